@@ -1,0 +1,114 @@
+// Reading and writing .vis files (docs/FORMAT.md).
+//
+// Layout: a 16-byte header (magic, format version), then sections, each one
+// zstd frame holding one serialized message of vis.proto, then the table of
+// contents (a zstd frame) and a 24-byte trailer that locates it. Sections may
+// come in any order; the table of contents says where each one is.
+//
+// VisWriter writes to a temporary file beside the target and renames it on
+// Commit(), so a failed or interrupted write never leaves a half-written
+// .vis. VisReader reads the header, trailer, table of contents and FileMeta
+// on Open(); everything else is read on demand.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "vis.pb.h"
+
+namespace graph_ascend::vis {
+
+inline constexpr char kMagic[8] = {'\x89', 'G', 'A', 'V', 'I', 'S', '\r', '\n'};
+inline constexpr char kTrailerMagic[8] = {'G', 'A', 'V', 'I', 'S', 'E', 'N', 'D'};
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kHeaderSize = 16;
+inline constexpr size_t kTrailerSize = 24;
+// Sections are kept well below protobuf's 64 MiB message limit.
+inline constexpr size_t kMaxSectionBytes = 48u << 20;
+
+class VisWriter {
+ public:
+  // Creates "<path>.tmp-<pid>" in the target's directory.
+  static Result<std::unique_ptr<VisWriter>> Create(const std::string& path, int zstd_level = 3);
+  ~VisWriter();  // removes the temporary file unless committed
+
+  VisWriter(const VisWriter&) = delete;
+  VisWriter& operator=(const VisWriter&) = delete;
+
+  Status WriteMeta(const FileMeta& meta);
+  Status WriteIndexChunk(Side side, const NodeIndexChunk& chunk);
+  Status WriteDetailBlock(Side side, const NodeDetailBlock& block);
+  Status WriteStackChunk(Side side, const StackChunk& chunk);
+
+  // Writes the table of contents and trailer, flushes, renames onto the target.
+  Status Commit();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  VisWriter(std::string path, std::string tmp, FILE* f, int level);
+  Status WriteSection(SectionKind kind, Side side, uint32_t first, uint32_t count,
+                      const google::protobuf::MessageLite& msg);
+  Status WriteBytes(const void* data, size_t n);
+
+  std::string path_;
+  std::string tmp_;
+  FILE* file_;
+  int level_;
+  uint64_t offset_ = 0;
+  bool committed_ = false;
+  TableOfContents toc_;
+  std::string buffer_;  // reused serialization buffer
+  std::string packed_;  // reused compression buffer
+};
+
+class VisReader {
+ public:
+  static Result<std::unique_ptr<VisReader>> Open(const std::string& path);
+  ~VisReader();
+
+  VisReader(const VisReader&) = delete;
+  VisReader& operator=(const VisReader&) = delete;
+
+  const std::string& path() const { return path_; }
+  uint64_t file_size() const { return size_; }
+  const FileMeta& meta() const { return meta_; }
+  const TableOfContents& toc() const { return toc_; }
+  bool has_side(Side side) const;
+
+  // The sections of one kind and side, ordered by `first`.
+  std::vector<const SectionRef*> Sections(SectionKind kind, Side side) const;
+
+  // Reads every index chunk of a side in node order. `progress` (may be
+  // empty) gets the fraction of index bytes read so far.
+  Status ReadIndex(Side side, const std::function<Status(NodeIndexChunk&)>& visit,
+                   const std::function<void(double)>& progress = {}) const;
+
+  // Reads the detail block holding `node`.
+  Result<NodeDetailBlock> ReadDetailBlock(Side side, uint32_t node) const;
+  Result<NodeDetail> ReadDetail(Side side, uint32_t node) const;
+
+  // Reads the chunk holding stack `id`.
+  Result<StackChunk> ReadStackChunk(Side side, uint32_t id) const;
+  Result<Stack> ReadStack(Side side, uint32_t id) const;
+
+  // Decompresses and parses one section.
+  Status ReadSection(const SectionRef& ref, google::protobuf::MessageLite* msg) const;
+
+ private:
+  VisReader(std::string path, int fd, uint64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
+  const SectionRef* Find(SectionKind kind, Side side, uint32_t index) const;
+
+  std::string path_;
+  int fd_;
+  uint64_t size_;
+  TableOfContents toc_;
+  FileMeta meta_;
+};
+
+}  // namespace graph_ascend::vis

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every system package graph-ascend needs on Debian 12 (build, tests, browser).
+# Idempotent: packages already present are skipped by apt.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc
+  nlohmann-json3-dev libboost-graph-dev libyaml-cpp-dev libzstd-dev
+  libgtest-dev libgmock-dev googletest
+  python3 python3-venv python3-pip
+  chromium
+  time curl ca-certificates
+)
+
+missing=()
+# Node.js with npm usually comes preinstalled (nodesource); only fall back to Debian's.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all system packages present"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

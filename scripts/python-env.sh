@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Creates (or refreshes) the project's Python virtual environment in .venv
+# with requirements-dev.txt. Prints nothing but errors unless it installs.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv="$root/.venv"
+stamp="$venv/.requirements.sha"
+want=$(sha256sum "$root/requirements-dev.txt" | cut -d' ' -f1)
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "python-env: installing requirements-dev.txt into .venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q -r "$root/requirements-dev.txt"
+  echo "$want" > "$stamp"
+fi

@@ -1,0 +1,134 @@
+#include "vis/vis_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace graph_ascend::vis {
+namespace {
+
+namespace fs = std::filesystem;
+
+class VisFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("vis_file_test_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Writes a build file of `n` nodes: a root with n-1 children, details in
+  // blocks of `block` nodes.
+  std::string WriteSample(uint32_t n, uint32_t block) {
+    std::string path = (dir_ / "sample.vis").string();
+    auto w = VisWriter::Create(path);
+    EXPECT_TRUE(w.ok());
+    FileMeta meta;
+    meta.set_format_version(kFormatVersion);
+    meta.set_kind(GRAPH_BUILD);
+    meta.set_micro_steps(1);
+    meta.mutable_npu()->set_node_count(n);
+    EXPECT_TRUE((*w)->WriteMeta(meta).ok());
+    NodeIndexChunk chunk;
+    for (uint32_t i = 0; i < n; ++i) {
+      chunk.add_name(i == 0 ? "DefaultModel" : "Torch.add." + std::to_string(i) + ".forward");
+      chunk.add_node_type(i == 0 ? NODE_MODULE : NODE_API);
+      chunk.add_parent(i == 0 ? -1 : 0);
+      chunk.add_child_count(i == 0 ? n - 1 : 0);
+      chunk.add_micro_step(-1);
+      chunk.add_precision_index(std::nan(""));
+      chunk.add_overflow_level(OVERFLOW_NONE);
+      chunk.add_matched(-1);
+      chunk.add_flags(0);
+    }
+    for (uint32_t i = 1; i < n; ++i) chunk.add_children(i);
+    EXPECT_TRUE((*w)->WriteIndexChunk(SIDE_NPU, chunk).ok());
+    for (uint32_t first = 0; first < n; first += block) {
+      NodeDetailBlock b;
+      b.set_first(first);
+      for (uint32_t i = first; i < std::min(n, first + block); ++i) {
+        Item* item = b.add_detail()->add_output();
+        item->set_key("node" + std::to_string(i) + ".output.0");
+      }
+      EXPECT_TRUE((*w)->WriteDetailBlock(SIDE_NPU, b).ok());
+    }
+    EXPECT_TRUE((*w)->Commit().ok());
+    return path;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(VisFileTest, RoundTripReadsIndexAndOneDetailByNode) {
+  std::string path = WriteSample(1000, 64);
+  auto r = VisReader::Open(path);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ((*r)->meta().npu().node_count(), 1000u);
+  EXPECT_TRUE((*r)->has_side(SIDE_NPU));
+  EXPECT_FALSE((*r)->has_side(SIDE_BENCH));
+  uint32_t seen = 0;
+  ASSERT_TRUE((*r)->ReadIndex(SIDE_NPU, [&](NodeIndexChunk& c) {
+                    seen += c.name_size();
+                    EXPECT_EQ(c.name(1), "Torch.add.1.forward");
+                    return Status::Ok();
+                  }).ok());
+  EXPECT_EQ(seen, 1000u);
+  auto d = (*r)->ReadDetail(SIDE_NPU, 777);
+  ASSERT_TRUE(d.ok()) << d.error().ToString();
+  EXPECT_EQ(d->output(0).key(), "node777.output.0");
+  EXPECT_FALSE((*r)->ReadDetail(SIDE_NPU, 1000).ok());
+}
+
+TEST_F(VisFileTest, NoTemporaryFileLeftAfterCommitOrAbandon) {
+  WriteSample(10, 4);
+  {
+    auto w = VisWriter::Create((dir_ / "abandoned.vis").string());
+    ASSERT_TRUE(w.ok());
+  }
+  std::vector<std::string> names;
+  for (auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_EQ(names[0], "sample.vis");
+}
+
+TEST_F(VisFileTest, TruncatedFileIsRejectedWithByteOffset) {
+  std::string path = WriteSample(100, 10);
+  auto size = fs::file_size(path);
+  fs::resize_file(path, size - 5);
+  auto r = VisReader::Open(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().ToString().find("truncated"), std::string::npos) << r.error().ToString();
+  EXPECT_NE(r.error().where.find("byte"), std::string::npos);
+}
+
+TEST_F(VisFileTest, JsonVisIsRecognisedAndNamed) {
+  std::string path = (dir_ / "old.vis").string();
+  std::ofstream(path) << "{\n    \"NPU\": {}, \"padding\": \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n}";
+  auto r = VisReader::Open(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("JSON .vis of msprobe"), std::string::npos);
+}
+
+TEST_F(VisFileTest, CorruptedSectionIsReportedNotCrashed) {
+  std::string path = WriteSample(200, 50);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    const char junk[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    f.write(junk, sizeof(junk));
+  }
+  auto r = VisReader::Open(path);
+  if (r.ok()) {
+    Status st = (*r)->ReadIndex(SIDE_NPU, [](NodeIndexChunk&) { return Status::Ok(); });
+    auto d = (*r)->ReadDetail(SIDE_NPU, 0);
+    EXPECT_FALSE(st.ok() && d.ok());
+  } else {
+    EXPECT_NE(r.error().where.find("byte"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace graph_ascend::vis
