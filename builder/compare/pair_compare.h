@@ -1,0 +1,42 @@
+// Comparing one matched pair of nodes (msprobe builder reference §6.4–§6.9).
+//
+// Works on the items as they are stored in a .vis (vis::NodeDetail), so the
+// builder (automatic matches) and the graph service (manual matches) give a
+// pair the same metrics and the same precision index.
+#pragma once
+
+#include <string>
+
+#include "vis.pb.h"
+
+namespace graph_ascend::compare {
+
+// Supplies tensor data for MODE_TENSOR; may be null in the other modes.
+class TensorSource;
+
+struct PairVerdict {
+  double precision_index = 0;  // meaningful when has_precision
+  bool has_precision = false;
+  std::string md5_result;      // MODE_MD5: "pass" or "Different"
+};
+
+// Computes the metrics of every NPU item paired with a Bench item (item j of
+// the NPU input++output list with item j of the Bench list), stores them in
+// npu->input/output[*].metric (replacing earlier metrics), and returns the
+// node's precision index. `node_name` is the NPU node's name (the ignore list
+// of §6.9 is by name).
+PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
+                        const vis::NodeDetail& bench, const TensorSource* tensors);
+
+// Removes every metric from the items of `detail` (unmatching).
+void ClearMetrics(vis::NodeDetail* detail);
+
+// The legend bucket of a precision index: the index into `legend` of the
+// first bucket with lo <= p < hi, where the last numeric bucket also holds
+// p == hi and a bucket [x, x] holds exactly x. -1 when none holds p.
+int BucketOf(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend, double p);
+
+// The index of the "not matched" entry of the legend, or -1.
+int UnmatchedBucket(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend);
+
+}  // namespace graph_ascend::compare
