@@ -1,0 +1,216 @@
+#include "graph_file.h"
+
+#include <sys/stat.h>
+
+#include <mutex>
+#include <thread>
+
+#include "compare/pair_compare.h"
+
+namespace graph_ascend::service {
+namespace {
+
+std::atomic<uint64_t> next_file_id{1};
+
+}  // namespace
+
+Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, const std::string& relative,
+                                                   const ProgressFn& progress) {
+  if (progress) progress(0.0, "reading meta");
+  auto reader = vis::VisReader::Open(abs_path);
+  if (!reader.ok()) {
+    Error e = reader.error();
+    e.file = relative;  // never show absolute paths of the server's machine
+    return e;
+  }
+  std::shared_ptr<GraphFile> f(new GraphFile());
+  f->relative_ = relative;
+  f->id_ = next_file_id++;
+  f->reader_ = std::move(*reader);
+  f->meta_ = f->reader_->meta();
+  struct stat st;
+  if (stat(abs_path.c_str(), &st) == 0) f->mtime_ns_ = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+
+  const bool two_sides = f->meta_.kind() == vis::GRAPH_COMPARE;
+  if (two_sides && !f->reader_->has_side(vis::SIDE_BENCH)) {
+    return MakeError(relative, "", "damaged .vis file (a compare file without a Bench node index)");
+  }
+  // Both sides load in parallel; progress is their mean.
+  std::atomic<double> frac[2] = {0.0, 0.0};
+  std::mutex progress_mu;
+  auto report = [&](int i, double v) {
+    frac[i] = v;
+    if (!progress) return;
+    std::lock_guard<std::mutex> l(progress_mu);
+    double sum = two_sides ? (frac[0] + frac[1]) / 2 : frac[0].load();
+    progress(0.02 + 0.96 * sum, "reading node index");
+  };
+  Result<std::unique_ptr<SideGraph>> bench = Error{};
+  std::thread bench_thread;
+  if (two_sides) {
+    bench_thread = std::thread([&] {
+      bench = SideGraph::Load(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); });
+    });
+  }
+  auto npu = SideGraph::Load(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); });
+  if (bench_thread.joinable()) bench_thread.join();
+  auto relabel = [&](Error e) {
+    if (e.file == abs_path) e.file = relative;
+    return e;
+  };
+  if (!npu.ok()) return relabel(npu.error());
+  f->npu_ = std::move(*npu);
+  if (two_sides) {
+    if (!bench.ok()) return relabel(bench.error());
+    f->bench_ = std::move(*bench);
+    for (vis::Side s : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+      const SideGraph& g = *f->side(s);
+      const SideGraph& o = f->other(s);
+      for (uint32_t i = 0; i < g.size(); ++i) {
+        if (g.matched(i) < -1 || g.matched(i) >= static_cast<int32_t>(o.size())) {
+          return MakeError(relative, s == vis::SIDE_NPU ? "NPU node index" : "Bench node index",
+                           "node " + std::to_string(i) + ": matched node out of range");
+        }
+      }
+    }
+  }
+  if (progress) progress(0.99, "colouring");
+  f->RefreshAllBuckets();
+  return f;
+}
+
+int32_t GraphFile::BucketFor(vis::Side s, uint32_t node) const {
+  if (!is_compare()) return -1;
+  const SideGraph& g = *side(s);
+  int32_t m = g.matched(node);
+  if (m < 0) return unmatched_bucket_;
+  // Bench nodes show the colour of their NPU partner (docs/API.md, "Colours").
+  const SideGraph& npu = *npu_;
+  uint32_t n = s == vis::SIDE_NPU ? node : static_cast<uint32_t>(m);
+  if (!npu.has_precision(n)) return -1;
+  return compare::BucketOf(meta_.legend(), npu.precision(n));
+}
+
+void GraphFile::RefreshBucket(vis::Side s, uint32_t node) {
+  mutable_side(s)->set_bucket(node, BucketFor(s, node));
+  if (is_compare()) {
+    int32_t m = side(s)->matched(node);
+    vis::Side o = s == vis::SIDE_NPU ? vis::SIDE_BENCH : vis::SIDE_NPU;
+    if (m >= 0) mutable_side(o)->set_bucket(static_cast<uint32_t>(m), BucketFor(o, static_cast<uint32_t>(m)));
+  }
+}
+
+void GraphFile::RefreshAllBuckets() {
+  unmatched_bucket_ = compare::UnmatchedBucket(meta_.legend());
+  for (vis::Side s : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+    SideGraph* g = mutable_side(s);
+    if (g == nullptr) continue;
+    for (uint32_t i = 0; i < g->size(); ++i) g->set_bucket(i, BucketFor(s, i));
+  }
+  summary_valid_ = false;
+}
+
+void GraphFile::SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend) {
+  *meta_.mutable_legend() = legend;
+  RefreshAllBuckets();
+}
+
+Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node) const {
+  auto it = edited_[s].find(node);
+  if (it != edited_[s].end()) return it->second;
+  auto d = reader_->ReadDetail(s, node);
+  if (!d.ok()) {
+    Error e = d.error();
+    if (e.file == reader_->path()) e.file = relative_;
+    return e;
+  }
+  return std::move(*d);
+}
+
+Result<std::vector<std::string>> GraphFile::Stack(vis::Side s, int32_t stack_id) const {
+  std::vector<std::string> out;
+  if (stack_id < 0) return out;
+  auto st = reader_->ReadStack(s, static_cast<uint32_t>(stack_id));
+  if (!st.ok()) {
+    Error e = st.error();
+    if (e.file == reader_->path()) e.file = relative_;
+    return e;
+  }
+  out.assign(st->frame().begin(), st->frame().end());
+  return out;
+}
+
+void GraphFile::SetDetail(vis::Side s, uint32_t node, vis::NodeDetail detail) { edited_[s][node] = std::move(detail); }
+
+void GraphFile::AddManualMatch(const std::string& npu, const std::string& bench) {
+  RemoveManualMatch(npu);
+  manual_.emplace_back(npu, bench);
+}
+
+void GraphFile::RemoveManualMatch(const std::string& npu) {
+  for (auto it = manual_.begin(); it != manual_.end(); ++it) {
+    if (it->first == npu) {
+      manual_.erase(it);
+      return;
+    }
+  }
+}
+
+SideSummary GraphFile::Summarize(vis::Side s) const {
+  SideSummary out;
+  const SideGraph* g = side(s);
+  if (g == nullptr) return out;
+  std::vector<uint32_t> counts(static_cast<size_t>(meta_.legend_size()), 0);
+  out.set_nodes(g->size());
+  uint32_t matched = 0, unmatched = 0, over[4] = {0, 0, 0, 0};
+  for (uint32_t i = 0; i < g->size(); ++i) {
+    if (!g->reachable(i)) continue;
+    if (is_compare()) (g->matched(i) >= 0 ? matched : unmatched)++;
+    if (g->overflow(i) < 4) over[g->overflow(i)]++;
+    int32_t b = g->bucket(i);
+    if (s == vis::SIDE_NPU && b >= 0 && b < static_cast<int32_t>(counts.size())) counts[b]++;
+  }
+  out.set_matched(matched);
+  out.set_unmatched(unmatched);
+  if (s == vis::SIDE_NPU && is_compare()) {
+    for (size_t b = 0; b < counts.size(); ++b) {
+      BucketCount* c = out.add_buckets();
+      c->set_bucket(static_cast<int32_t>(b));
+      c->set_count(counts[b]);
+    }
+  }
+  out.set_overflow_medium(over[vis::OVERFLOW_MEDIUM]);
+  out.set_overflow_high(over[vis::OVERFLOW_HIGH]);
+  out.set_overflow_critical(over[vis::OVERFLOW_CRITICAL]);
+  return out;
+}
+
+FileInfo GraphFile::Info() const {
+  FileInfo info;
+  info.set_file(relative_);
+  *info.mutable_meta() = meta_;
+  {
+    std::lock_guard<std::mutex> l(summary_mu_);
+    if (!summary_valid_) {
+      summary_[0] = Summarize(vis::SIDE_NPU);
+      summary_[1] = Summarize(vis::SIDE_BENCH);
+      summary_valid_ = true;
+    }
+    *info.mutable_npu() = summary_[0];
+    if (is_compare()) *info.mutable_bench() = summary_[1];
+  }
+  info.set_manual_matches(static_cast<uint32_t>(manual_.size()));
+  return info;
+}
+
+size_t GraphFile::MemoryBytes() const {
+  size_t bytes = sizeof(*this) + meta_.SpaceUsedLong();
+  if (npu_) bytes += npu_->MemoryBytes();
+  if (bench_) bytes += bench_->MemoryBytes();
+  for (const auto& m : edited_) {
+    for (const auto& [k, d] : m) bytes += d.SpaceUsedLong();
+  }
+  return bytes;
+}
+
+}  // namespace graph_ascend::service

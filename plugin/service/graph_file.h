@@ -1,0 +1,99 @@
+// An open .vis file: its meta, both sides' hierarchy index, and the edits
+// made through the service (manual matches, legend), shared by every client.
+//
+// Opening reads only the meta and the node index sections; node details and
+// stacks are read from the file on demand. Readers take shared(); edits take
+// exclusive(). Details of manually (un)matched nodes live in memory.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "graph_service.pb.h"
+#include "side_graph.h"
+#include "vis/vis_file.h"
+
+namespace graph_ascend::service {
+
+using ProgressFn = std::function<void(double fraction, const std::string& stage)>;
+
+class GraphFile {
+ public:
+  // `abs_path` is the resolved file; `relative` its name under the log directory.
+  static Result<std::shared_ptr<GraphFile>> Open(const std::string& abs_path, const std::string& relative,
+                                                 const ProgressFn& progress);
+
+  const std::string& relative() const { return relative_; }
+  const std::string& abs_path() const { return reader_->path(); }
+  uint64_t id() const { return id_; }
+  bool is_compare() const { return meta_.kind() == vis::GRAPH_COMPARE && bench_ != nullptr; }
+  uint64_t file_size() const { return reader_->file_size(); }
+  int64_t mtime_ns() const { return mtime_ns_; }
+
+  std::shared_mutex& mutex() const { return mu_; }
+
+  // --- under shared() or exclusive()
+  const vis::FileMeta& meta() const { return meta_; }
+  // Null for the Bench side of a build.
+  const SideGraph* side(vis::Side s) const { return s == vis::SIDE_NPU ? npu_.get() : bench_.get(); }
+  SideGraph* mutable_side(vis::Side s) { return s == vis::SIDE_NPU ? npu_.get() : bench_.get(); }
+  const SideGraph& other(vis::Side s) const { return s == vis::SIDE_NPU ? *bench_ : *npu_; }
+
+  // The node's details: the edited copy if matching changed it, else read from the file.
+  Result<vis::NodeDetail> Detail(vis::Side side, uint32_t node) const;
+  Result<std::vector<std::string>> Stack(vis::Side side, int32_t stack_id) const;
+
+  // The file info as the service answers it (summaries cached per edit).
+  FileInfo Info() const;
+
+  // Manual matches in the order they were made (npu name -> bench name).
+  const std::vector<std::pair<std::string, std::string>>& manual_matches() const { return manual_; }
+  bool dirty() const { return dirty_.load(); }
+  size_t MemoryBytes() const;
+
+  // --- under exclusive()
+  void SetDetail(vis::Side side, uint32_t node, vis::NodeDetail detail);
+  void AddManualMatch(const std::string& npu, const std::string& bench);
+  void RemoveManualMatch(const std::string& npu);
+  void SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend);
+  // Recomputes the colour bucket of `node` on `side` (and of its partner).
+  void RefreshBucket(vis::Side side, uint32_t node);
+  void RefreshAllBuckets();
+  void MarkEdited() {
+    dirty_ = true;
+    summary_valid_ = false;
+  }
+  void MarkSaved() { dirty_ = false; }
+
+ private:
+  GraphFile() = default;
+  int32_t BucketFor(vis::Side side, uint32_t node) const;
+  SideSummary Summarize(vis::Side side) const;
+
+  std::string relative_;
+  uint64_t id_ = 0;
+  int64_t mtime_ns_ = 0;
+  std::unique_ptr<vis::VisReader> reader_;
+  vis::FileMeta meta_;
+  std::unique_ptr<SideGraph> npu_;
+  std::unique_ptr<SideGraph> bench_;
+  int32_t unmatched_bucket_ = -1;
+
+  mutable std::shared_mutex mu_;
+  std::unordered_map<uint32_t, vis::NodeDetail> edited_[2];
+  std::vector<std::pair<std::string, std::string>> manual_;
+  std::atomic<bool> dirty_{false};
+  mutable std::mutex summary_mu_;
+  mutable bool summary_valid_ = false;
+  mutable SideSummary summary_[2];
+};
+
+}  // namespace graph_ascend::service

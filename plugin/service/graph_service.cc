@@ -1,0 +1,469 @@
+#include "graph_service.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <mutex>
+#include <regex>
+#include <shared_mutex>
+
+#include "base/version.h"
+#include "manual_match.h"
+#include "node_query.h"
+
+namespace graph_ascend::service {
+namespace {
+
+constexpr uint32_t kDefaultLimit = 200;
+constexpr uint32_t kMaxLimit = 10000;
+
+grpc::Status Fail(grpc::StatusCode code, const std::string& message) { return grpc::Status(code, message); }
+grpc::Status Fail(grpc::StatusCode code, const Error& e) { return grpc::Status(code, e.ToString()); }
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+const char* SideName(vis::Side s) { return s == vis::SIDE_NPU ? "NPU" : "Bench"; }
+
+void FillSummary(const GraphFile& f, vis::Side side, uint32_t n, NodeSummary* s) {
+  const SideGraph& g = *f.side(side);
+  s->set_index(static_cast<int32_t>(n));
+  s->set_name(std::string(g.name(n)));
+  s->set_node_type(g.node_type(n));
+  s->set_parent(g.parent(n));
+  for (uint32_t a : g.Ancestors(n)) s->add_ancestors(std::string(g.name(a)));
+  s->set_micro_step(g.micro_step(n));
+  s->set_has_precision(g.has_precision(n));
+  s->set_precision_index(g.has_precision(n) ? g.precision(n) : 0);
+  s->set_bucket(g.bucket(n));
+  s->set_overflow(static_cast<vis::OverflowLevel>(g.overflow(n)));
+  s->set_matched(g.matched(n));
+  if (g.matched(n) >= 0 && f.is_compare()) {
+    s->set_matched_name(std::string(f.other(side).name(static_cast<uint32_t>(g.matched(n)))));
+  }
+  s->set_child_count(g.child_count(n));
+}
+
+void FillHits(const SideGraph& g, const std::vector<uint32_t>& hits, uint32_t offset, uint32_t limit, NodeList* out) {
+  out->set_total(static_cast<uint32_t>(hits.size()));
+  if (limit == 0) limit = kDefaultLimit;
+  limit = std::min(limit, kMaxLimit);
+  for (size_t i = offset; i < hits.size() && i < static_cast<size_t>(offset) + limit; ++i) {
+    uint32_t n = hits[i];
+    NodeHit* h = out->add_hits();
+    h->set_index(static_cast<int32_t>(n));
+    h->set_name(std::string(g.name(n)));
+    for (uint32_t a : g.Ancestors(n)) h->add_ancestors(std::string(g.name(a)));
+    h->set_bucket(g.bucket(n));
+    h->set_overflow(static_cast<vis::OverflowLevel>(g.overflow(n)));
+    h->set_has_precision(g.has_precision(n));
+    h->set_precision_index(g.has_precision(n) ? g.precision(n) : 0);
+  }
+}
+
+// Checks the view key against the open file; returns the side graph.
+grpc::Status CheckView(const GraphFile& f, const ViewKey& key, const SideGraph** g) {
+  if (key.session().empty() || key.session().size() > 128) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, "view.session must be a non-empty id of at most 128 characters");
+  }
+  if (key.side() != vis::SIDE_NPU && key.side() != vis::SIDE_BENCH) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, "view.side must be SIDE_NPU or SIDE_BENCH");
+  }
+  *g = f.side(key.side());
+  if (*g == nullptr) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, f.relative() + ": a build file has no Bench side");
+  }
+  int32_t m = key.micro_step();
+  if (m < -1 || (m >= 0 && static_cast<uint32_t>(m) >= std::max<uint32_t>(1, f.meta().micro_steps()))) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT,
+                f.relative() + ": micro step " + std::to_string(m) + " out of range (-1 for all, 0.." +
+                    std::to_string(std::max<uint32_t>(1, f.meta().micro_steps()) - 1) + ")");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CheckNode(const GraphFile& f, vis::Side side, const SideGraph& g, int64_t node) {
+  if (!g.valid(node)) {
+    return Fail(grpc::StatusCode::NOT_FOUND, f.relative() + ": " + SideName(side) + " node " + std::to_string(node) +
+                                                 " does not exist (the side has " + std::to_string(g.size()) +
+                                                 " nodes)");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CheckLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend) {
+  static const std::regex kColor("^#[0-9A-Fa-f]{6}$");
+  if (legend.size() > 32) return Fail(grpc::StatusCode::INVALID_ARGUMENT, "legend: at most 32 entries");
+  int unmatched = 0;
+  for (int i = 0; i < legend.size(); ++i) {
+    const vis::ColorBucket& b = legend[i];
+    std::string where = "legend[" + std::to_string(i) + "]: ";
+    if (!std::regex_match(b.color(), kColor)) {
+      return Fail(grpc::StatusCode::INVALID_ARGUMENT, where + "color must be #RRGGBB, got \"" + b.color() + "\"");
+    }
+    if (b.description().size() > 4096 || b.name().size() > 256) {
+      return Fail(grpc::StatusCode::INVALID_ARGUMENT, where + "description or name too long");
+    }
+    if (b.unmatched()) {
+      if (++unmatched > 1) return Fail(grpc::StatusCode::INVALID_ARGUMENT, where + "a second \"unmatched\" entry");
+      continue;
+    }
+    if (!std::isfinite(b.lo()) || !std::isfinite(b.hi()) || b.lo() > b.hi()) {
+      return Fail(grpc::StatusCode::INVALID_ARGUMENT, where + "needs finite lo <= hi");
+    }
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GraphServiceImpl>> GraphServiceImpl::Create(const ServiceOptions& options) {
+  auto dir = LogDir::Open(options.logdir);
+  if (!dir.ok()) return dir.error();
+  return std::unique_ptr<GraphServiceImpl>(new GraphServiceImpl(std::move(*dir), options));
+}
+
+GraphServiceImpl::GraphServiceImpl(LogDir logdir, const ServiceOptions& options)
+    : logdir_(std::move(logdir)), cache_(options.cache_bytes), views_(options.max_views, options.idle_seconds) {}
+
+grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressFn& progress,
+                                    std::shared_ptr<GraphFile>* file) {
+  if (relative.empty()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, "file: missing (a .vis path relative to the log directory)");
+  if (!EndsWith(relative, ".vis")) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, relative + ": not a .vis file name");
+  }
+  bool missing = false;
+  auto abs = logdir_.Resolve(relative, true, &missing);
+  if (!abs.ok()) return Fail(missing ? grpc::StatusCode::NOT_FOUND : grpc::StatusCode::INVALID_ARGUMENT, abs.error());
+  auto f = cache_.Get(*abs, relative, progress);
+  if (!f.ok()) return Fail(grpc::StatusCode::DATA_LOSS, f.error());
+  *file = std::move(*f);
+  return grpc::Status::OK;
+}
+
+FileInfo GraphServiceImpl::InfoOf(const GraphFile& f) const {
+  FileInfo info = f.Info();
+  struct stat st;
+  info.set_matches_saved(stat((f.abs_path() + ".config").c_str(), &st) == 0);
+  return info;
+}
+
+grpc::Status GraphServiceImpl::Health(grpc::ServerContext*, const HealthRequest*, HealthReply* reply) {
+  reply->set_version(kVersion);
+  reply->set_logdir(logdir_.root());
+  reply->set_open_files(static_cast<uint32_t>(cache_.open_files()));
+  reply->set_sessions(static_cast<uint32_t>(views_.sessions()));
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::ListRuns(grpc::ServerContext*, const ListRunsRequest*, ListRunsReply* reply) {
+  for (const RunEntry& e : logdir_.ListRuns()) {
+    RunFile* r = reply->add_files();
+    r->set_path(e.path);
+    r->set_dir(e.dir);
+    r->set_name(e.name);
+    r->set_group(e.group);
+    r->set_step(e.step);
+    r->set_rank(e.rank);
+    r->set_size(e.size);
+    r->set_mtime_unix(e.mtime_unix);
+    r->set_kind(e.kind);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::OpenFile(grpc::ServerContext* ctx, const FileRequest* req,
+                                        grpc::ServerWriter<OpenProgress>* writer) {
+  std::mutex write_mu;
+  double last = -1;
+  std::string last_stage;
+  bool client_gone = false;
+  auto progress = [&](double f, const std::string& stage) {
+    std::lock_guard<std::mutex> l(write_mu);
+    if (client_gone || (f - last < 0.01 && stage == last_stage)) return;
+    last = f;
+    last_stage = stage;
+    OpenProgress p;
+    p.set_fraction(f);
+    p.set_stage(stage);
+    if (ctx->IsCancelled() || !writer->Write(p)) client_gone = true;  // the file still opens into the cache
+  };
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), progress, &file);
+  if (!st.ok()) return st;
+  OpenProgress done;
+  done.set_fraction(1.0);
+  done.set_stage("done");
+  done.set_done(true);
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    *done.mutable_info() = InfoOf(*file);
+  }
+  std::lock_guard<std::mutex> l(write_mu);
+  writer->Write(done);
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::GetFileInfo(grpc::ServerContext*, const FileRequest* req, FileInfo* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  std::shared_lock<std::shared_mutex> l(file->mutex());
+  *reply = InfoOf(*file);
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport,
+                                      ViewReply* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(key.file(), {}, &file);
+  if (!st.ok()) return st;
+  std::shared_lock<std::shared_mutex> file_lock(file->mutex());
+  const SideGraph* g = nullptr;
+  st = CheckView(*file, key, &g);
+  if (!st.ok()) return st;
+  if (op != ViewOp::kGet) {
+    st = CheckNode(*file, key.side(), *g, node);
+    if (!st.ok()) return st;
+  }
+  auto view = views_.Get(key.session(), file->id(), key.side(), key.micro_step());
+  std::lock_guard<std::mutex> view_lock(view->mu);
+  Status s = Status::Ok();
+  switch (op) {
+    case ViewOp::kGet: break;
+    case ViewOp::kExpand: s = view->state.Expand(*g, static_cast<uint32_t>(node)); break;
+    case ViewOp::kCollapse: s = view->state.Collapse(*g, static_cast<uint32_t>(node)); break;
+    case ViewOp::kReveal: s = view->state.Reveal(*g, static_cast<uint32_t>(node)); break;
+  }
+  if (!s.ok()) {
+    Error e = s.error();
+    e.file = file->relative() + " (" + SideName(key.side()) + ")";
+    return Fail(grpc::StatusCode::FAILED_PRECONDITION, e);
+  }
+  const std::vector<LayoutBox>& boxes = view->state.Layout(*g);
+  reply->set_total_visible(static_cast<uint32_t>(boxes.size()));
+  reply->set_width(boxes[0].width);
+  reply->set_height(boxes[0].height);
+  reply->set_focus(op == ViewOp::kGet ? -1 : node);
+  std::vector<uint32_t> cut;
+  bool use_cut = viewport != nullptr && viewport->width() > 0 && viewport->height() > 0;
+  if (use_cut) {
+    cut = view->state.Cut(Viewport{viewport->x(), viewport->y(), viewport->width(), viewport->height()});
+  }
+  size_t count = use_cut ? cut.size() : boxes.size();
+  reply->mutable_nodes()->Reserve(static_cast<int>(count));
+  for (size_t k = 0; k < count; ++k) {
+    const LayoutBox& b = boxes[use_cut ? cut[k] : k];
+    const uint32_t n = b.node;
+    LayoutNode* out = reply->add_nodes();
+    out->set_index(static_cast<int32_t>(n));
+    out->set_name(std::string(g->name(n)));
+    out->set_label(Label(*g, n));
+    out->set_x(b.x);
+    out->set_y(b.y);
+    out->set_width(b.width);
+    out->set_height(b.height);
+    out->set_node_type(g->node_type(n));
+    out->set_expandable(b.expandable);
+    out->set_expanded(b.expanded);
+    out->set_parent(b.parent_box < 0 ? -1 : static_cast<int32_t>(boxes[b.parent_box].node));
+    out->set_depth(b.depth);
+    out->set_has_precision(g->has_precision(n));
+    out->set_precision_index(g->has_precision(n) ? g->precision(n) : 0);
+    out->set_bucket(g->bucket(n));
+    out->set_overflow(static_cast<vis::OverflowLevel>(g->overflow(n)));
+    out->set_matched(g->matched(n));
+    out->set_distributed((g->flags(n) & vis::FLAG_DISTRIBUTED) != 0);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::GetView(grpc::ServerContext*, const ViewRequest* req, ViewReply* reply) {
+  return DoView(req->view(), ViewOp::kGet, -1, req->has_viewport() ? &req->viewport() : nullptr, reply);
+}
+grpc::Status GraphServiceImpl::Expand(grpc::ServerContext*, const NodeRequest* req, ViewReply* reply) {
+  return DoView(req->view(), ViewOp::kExpand, req->node(), req->has_viewport() ? &req->viewport() : nullptr, reply);
+}
+grpc::Status GraphServiceImpl::Collapse(grpc::ServerContext*, const NodeRequest* req, ViewReply* reply) {
+  return DoView(req->view(), ViewOp::kCollapse, req->node(), req->has_viewport() ? &req->viewport() : nullptr, reply);
+}
+grpc::Status GraphServiceImpl::Reveal(grpc::ServerContext*, const NodeRequest* req, ViewReply* reply) {
+  return DoView(req->view(), ViewOp::kReveal, req->node(), req->has_viewport() ? &req->viewport() : nullptr, reply);
+}
+
+grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest* req, NodeList* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->view().file(), {}, &file);
+  if (!st.ok()) return st;
+  std::shared_lock<std::shared_mutex> l(file->mutex());
+  const SideGraph* g = nullptr;
+  st = CheckView(*file, req->view(), &g);
+  if (!st.ok()) return st;
+  SearchSpec spec{req->query(), req->regex(), req->case_insensitive(), req->view().micro_step()};
+  auto hits = SearchNodes(*g, spec);
+  if (!hits.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, hits.error());
+  FillHits(*g, *hits, req->offset(), req->limit(), reply);
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest* req, NodeList* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->view().file(), {}, &file);
+  if (!st.ok()) return st;
+  std::shared_lock<std::shared_mutex> l(file->mutex());
+  const SideGraph* g = nullptr;
+  st = CheckView(*file, req->view(), &g);
+  if (!st.ok()) return st;
+  FilterSpec spec;
+  for (int32_t b : req->buckets()) {
+    if (b < 0 || b >= file->meta().legend_size()) {
+      return Fail(grpc::StatusCode::INVALID_ARGUMENT, file->relative() + ": bucket " + std::to_string(b) +
+                                                          " is not in the legend (" +
+                                                          std::to_string(file->meta().legend_size()) + " entries)");
+    }
+    spec.buckets.push_back(b);
+  }
+  for (int o : req->overflow()) {
+    if (o < vis::OVERFLOW_MEDIUM || o > vis::OVERFLOW_CRITICAL) {
+      return Fail(grpc::StatusCode::INVALID_ARGUMENT, "overflow levels are MEDIUM, HIGH or CRITICAL");
+    }
+    spec.overflow.push_back(static_cast<uint32_t>(o));
+  }
+  spec.unmatched = req->unmatched();
+  spec.leaves_only = req->leaves_only();
+  spec.micro_step = req->view().micro_step();
+  FillHits(*g, FilterNodes(*g, file->is_compare(), spec), req->offset(), req->limit(), reply);
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::GetNodeDetail(grpc::ServerContext*, const NodeRequest* req, NodeDetailReply* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->view().file(), {}, &file);
+  if (!st.ok()) return st;
+  std::shared_lock<std::shared_mutex> l(file->mutex());
+  const SideGraph* g = nullptr;
+  st = CheckView(*file, req->view(), &g);
+  if (!st.ok()) return st;
+  vis::Side side = req->view().side();
+  st = CheckNode(*file, side, *g, req->node());
+  if (!st.ok()) return st;
+  auto fill = [&](vis::Side s, uint32_t n, NodeSummary* summary, vis::NodeDetail* detail,
+                  google::protobuf::RepeatedPtrField<std::string>* stack) -> grpc::Status {
+    FillSummary(*file, s, n, summary);
+    auto d = file->Detail(s, n);
+    if (!d.ok()) return Fail(grpc::StatusCode::DATA_LOSS, d.error());
+    auto frames = file->Stack(s, d->stack_id());
+    if (!frames.ok()) return Fail(grpc::StatusCode::DATA_LOSS, frames.error());
+    for (auto& f : *frames) stack->Add(std::move(f));
+    *detail = std::move(*d);
+    return grpc::Status::OK;
+  };
+  uint32_t n = static_cast<uint32_t>(req->node());
+  st = fill(side, n, reply->mutable_node(), reply->mutable_detail(), reply->mutable_stack());
+  if (!st.ok()) return st;
+  if (file->is_compare() && g->matched(n) >= 0) {
+    vis::Side o = side == vis::SIDE_NPU ? vis::SIDE_BENCH : vis::SIDE_NPU;
+    st = fill(o, static_cast<uint32_t>(g->matched(n)), reply->mutable_matched(), reply->mutable_matched_detail(),
+              reply->mutable_matched_stack());
+    if (!st.ok()) return st;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, MatchReply* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req.file(), {}, &file);
+  if (!st.ok()) return st;
+  std::unique_lock<std::shared_mutex> l(file->mutex());
+  std::string why = MatchingUnsupported(*file);
+  if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
+  st = CheckNode(*file, vis::SIDE_NPU, *file->side(vis::SIDE_NPU), req.npu_node());
+  if (!st.ok()) return st;
+  st = CheckNode(*file, vis::SIDE_BENCH, *file->side(vis::SIDE_BENCH), req.bench_node());
+  if (!st.ok()) return st;
+  auto outcomes = match ? MatchNodes(file.get(), static_cast<uint32_t>(req.npu_node()),
+                                     static_cast<uint32_t>(req.bench_node()), req.with_children())
+                        : UnmatchNodes(file.get(), static_cast<uint32_t>(req.npu_node()),
+                                       static_cast<uint32_t>(req.bench_node()), req.with_children());
+  for (const PairOutcome& o : outcomes) {
+    MatchResult* r = reply->add_results();
+    r->set_npu(o.npu);
+    r->set_bench(o.bench);
+    r->set_ok(o.ok);
+    r->set_error(o.error);
+    r->set_precision_index(o.precision);
+    r->set_has_precision(o.has_precision);
+  }
+  *reply->mutable_info() = InfoOf(*file);
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::Match(grpc::ServerContext*, const MatchRequest* req, MatchReply* reply) {
+  return DoMatch(*req, true, reply);
+}
+grpc::Status GraphServiceImpl::Unmatch(grpc::ServerContext*, const MatchRequest* req, MatchReply* reply) {
+  return DoMatch(*req, false, reply);
+}
+
+grpc::Status GraphServiceImpl::SaveMatches(grpc::ServerContext*, const FileRequest* req, SaveMatchesReply* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  std::unique_lock<std::shared_mutex> l(file->mutex());
+  std::string why = MatchingUnsupported(*file);
+  if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
+  const std::string rel = file->relative() + ".config";
+  auto abs = logdir_.Resolve(rel, false);
+  if (!abs.ok()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, abs.error());
+  Status s = WriteMatchConfig(*file, *abs, rel);
+  if (!s.ok()) return Fail(grpc::StatusCode::INTERNAL, s.error());
+  file->MarkSaved();
+  reply->set_path(rel);
+  reply->set_matches(static_cast<uint32_t>(file->manual_matches().size()));
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::LoadMatches(grpc::ServerContext*, const LoadMatchesRequest* req, MatchReply* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  std::string rel = req->config().empty() ? file->relative() + ".config" : req->config();
+  if (!EndsWith(rel, ".config") && !EndsWith(rel, ".json")) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, rel + ": a match config file ends in .config or .json");
+  }
+  bool missing = false;
+  auto abs = logdir_.Resolve(rel, true, &missing);
+  if (!abs.ok()) return Fail(missing ? grpc::StatusCode::NOT_FOUND : grpc::StatusCode::INVALID_ARGUMENT, abs.error());
+  std::unique_lock<std::shared_mutex> l(file->mutex());
+  std::string why = MatchingUnsupported(*file);
+  if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
+  auto outcomes = ApplyMatchConfig(file.get(), *abs, rel);
+  if (!outcomes.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, outcomes.error());
+  for (const PairOutcome& o : *outcomes) {
+    MatchResult* r = reply->add_results();
+    r->set_npu(o.npu);
+    r->set_bench(o.bench);
+    r->set_ok(o.ok);
+    r->set_error(o.error);
+    r->set_precision_index(o.precision);
+    r->set_has_precision(o.has_precision);
+  }
+  *reply->mutable_info() = InfoOf(*file);
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::SetLegend(grpc::ServerContext*, const SetLegendRequest* req, FileInfo* reply) {
+  grpc::Status st = CheckLegend(req->legend());
+  if (!st.ok()) return st;
+  std::shared_ptr<GraphFile> file;
+  st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  std::unique_lock<std::shared_mutex> l(file->mutex());
+  file->SetLegend(req->legend());
+  file->MarkEdited();
+  *reply = InfoOf(*file);
+  return grpc::Status::OK;
+}
+
+}  // namespace graph_ascend::service

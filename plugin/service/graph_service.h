@@ -1,0 +1,64 @@
+// The gRPC GraphService (proto/graph_service.proto) over a log directory.
+//
+// Every request names its file relative to the log directory; the file is
+// resolved by LogDir (never outside it) and opened into the FileCache on
+// first use, so any RPC works on a fresh server (e.g. after a restart).
+// Errors map to gRPC codes: INVALID_ARGUMENT (bad request, path escape),
+// NOT_FOUND (file or node), FAILED_PRECONDITION (not possible on this file),
+// DATA_LOSS (not a .vis or damaged), INTERNAL.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "file_cache.h"
+#include "graph_service.grpc.pb.h"
+#include "log_dir.h"
+#include "view_store.h"
+
+namespace graph_ascend::service {
+
+struct ServiceOptions {
+  std::string logdir;
+  size_t cache_bytes = size_t{4} << 30;
+  size_t max_views = 4096;
+  int64_t idle_seconds = 6 * 3600;
+};
+
+class GraphServiceImpl final : public GraphService::Service {
+ public:
+  static Result<std::unique_ptr<GraphServiceImpl>> Create(const ServiceOptions& options);
+
+  grpc::Status Health(grpc::ServerContext*, const HealthRequest*, HealthReply*) override;
+  grpc::Status ListRuns(grpc::ServerContext*, const ListRunsRequest*, ListRunsReply*) override;
+  grpc::Status OpenFile(grpc::ServerContext*, const FileRequest*, grpc::ServerWriter<OpenProgress>*) override;
+  grpc::Status GetFileInfo(grpc::ServerContext*, const FileRequest*, FileInfo*) override;
+  grpc::Status GetView(grpc::ServerContext*, const ViewRequest*, ViewReply*) override;
+  grpc::Status Expand(grpc::ServerContext*, const NodeRequest*, ViewReply*) override;
+  grpc::Status Collapse(grpc::ServerContext*, const NodeRequest*, ViewReply*) override;
+  grpc::Status Reveal(grpc::ServerContext*, const NodeRequest*, ViewReply*) override;
+  grpc::Status Search(grpc::ServerContext*, const SearchRequest*, NodeList*) override;
+  grpc::Status Filter(grpc::ServerContext*, const FilterRequest*, NodeList*) override;
+  grpc::Status GetNodeDetail(grpc::ServerContext*, const NodeRequest*, NodeDetailReply*) override;
+  grpc::Status Match(grpc::ServerContext*, const MatchRequest*, MatchReply*) override;
+  grpc::Status Unmatch(grpc::ServerContext*, const MatchRequest*, MatchReply*) override;
+  grpc::Status SaveMatches(grpc::ServerContext*, const FileRequest*, SaveMatchesReply*) override;
+  grpc::Status LoadMatches(grpc::ServerContext*, const LoadMatchesRequest*, MatchReply*) override;
+  grpc::Status SetLegend(grpc::ServerContext*, const SetLegendRequest*, FileInfo*) override;
+
+ private:
+  GraphServiceImpl(LogDir logdir, const ServiceOptions& options);
+
+  // Resolves and opens `relative` (a .vis under the log directory).
+  grpc::Status Open(const std::string& relative, const ProgressFn& progress, std::shared_ptr<GraphFile>* file);
+  enum class ViewOp { kGet, kExpand, kCollapse, kReveal };
+  grpc::Status DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, ViewReply* reply);
+  grpc::Status DoMatch(const MatchRequest& req, bool match, MatchReply* reply);
+  FileInfo InfoOf(const GraphFile& f) const;
+
+  LogDir logdir_;
+  FileCache cache_;
+  ViewStore views_;
+};
+
+}  // namespace graph_ascend::service

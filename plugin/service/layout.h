@@ -1,0 +1,86 @@
+// The view of one side of one file for one client: which nodes are expanded,
+// and the containment layout of the visible nodes (docs/API.md, "Layout").
+//
+// The layout reproduces tb_graph_ascend's (plugin reference §6.3–§6.6) with
+// the same integer arithmetic: boxes nest, a node's children are grouped
+// into runs of equal type, leaf runs are laid in centred rows of at most 5,
+// other runs are stacked and centred. It is computed over visible nodes only,
+// iteratively (no recursion limit), and only after a change.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "base/status.h"
+#include "side_graph.h"
+
+namespace graph_ascend::service {
+
+inline constexpr int32_t kLeafWidth = 50;
+inline constexpr int32_t kHeaderHeight = 15;
+inline constexpr int32_t kHorizontalSpacing = 5;
+inline constexpr int32_t kVerticalSpacing = 10;
+inline constexpr int32_t kMaxPerRow = 5;
+inline constexpr int32_t kCharWidth = 6;
+
+// One visible node, in pre-order (parents before children).
+struct LayoutBox {
+  uint32_t node = 0;
+  int32_t parent_box = -1;
+  uint32_t end = 0;  // one past the last box of this node's subtree
+  int32_t depth = 0;
+  int32_t x = 0, y = 0, width = 0, height = 0;
+  bool expandable = false;
+  bool expanded = false;
+};
+
+// The display label of a node (§6.3): first-level nodes keep their name,
+// deeper ones keep the last 4 (modules) or 2 (others) dot-separated parts,
+// one more when that part is a number.
+std::string Label(const SideGraph& g, uint32_t node);
+
+// The layout type of a node (§6.1): its node type when it has children, else
+// 1 (an unexpandable box). An API node with children counts as a module.
+uint32_t LayoutType(const SideGraph& g, uint32_t node);
+
+struct Viewport {
+  int32_t x = 0, y = 0, width = 0, height = 0;
+  bool Intersects(const LayoutBox& b) const {
+    return b.x < x + width && x < b.x + b.width && b.y < y + height && y < b.y + b.height;
+  }
+};
+
+class ViewState {
+ public:
+  // micro_step -1: every first-level node; else only those of that micro step
+  // (and those without one).
+  explicit ViewState(int32_t micro_step) : micro_step_(micro_step) { expanded_.insert(0); }
+
+  int32_t micro_step() const { return micro_step_; }
+  // Whether the node belongs to this view's micro step.
+  bool InMicroStep(const SideGraph& g, uint32_t node) const;
+
+  // Expands `node` after revealing it. A node without children stays as it is.
+  Status Expand(const SideGraph& g, uint32_t node);
+  // Collapses `node` and forgets the expansion of its descendants. The root stays expanded.
+  Status Collapse(const SideGraph& g, uint32_t node);
+  // Expands every ancestor of `node`.
+  Status Reveal(const SideGraph& g, uint32_t node);
+  bool IsExpanded(uint32_t node) const { return expanded_.count(node) != 0; }
+
+  const std::vector<LayoutBox>& Layout(const SideGraph& g);
+  // Boxes intersecting `v` (their ancestors always do: boxes nest), in pre-order.
+  std::vector<uint32_t> Cut(const Viewport& v) const;
+
+ private:
+  Status CheckNode(const SideGraph& g, uint32_t node) const;
+
+  int32_t micro_step_;
+  std::unordered_set<uint32_t> expanded_;
+  std::vector<LayoutBox> boxes_;
+  bool stale_ = true;
+};
+
+}  // namespace graph_ascend::service

@@ -1,0 +1,199 @@
+#include "log_dir.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace graph_ascend::service {
+namespace {
+
+bool RealPath(const std::string& path, std::string* out) {
+  char* r = realpath(path.c_str(), nullptr);
+  if (r == nullptr) return false;
+  *out = r;
+  free(r);
+  return true;
+}
+
+bool IsDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  size_t n = strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+}  // namespace
+
+bool NaturalLess(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    bool da = isdigit(static_cast<unsigned char>(a[i])), db = isdigit(static_cast<unsigned char>(b[j]));
+    if (da && db) {
+      size_t ie = i, je = j;
+      while (ie < a.size() && isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
+      while (je < b.size() && isdigit(static_cast<unsigned char>(b[je]))) ++je;
+      size_t is = i, js = j;
+      while (is + 1 < ie && a[is] == '0') ++is;
+      while (js + 1 < je && b[js] == '0') ++js;
+      if (ie - is != je - js) return ie - is < je - js;
+      int c = a.compare(is, ie - is, b, js, je - js);
+      if (c != 0) return c < 0;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+      ++i;
+      ++j;
+    }
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return a < b;
+}
+
+void ParseRunName(const std::string& name, RunEntry* e) {
+  std::string stem = EndsWith(name, ".vis") ? name.substr(0, name.size() - 4) : name;
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t p = stem.find('_', start);
+    parts.push_back(stem.substr(start, p == std::string::npos ? std::string::npos : p - start));
+    if (p == std::string::npos) break;
+    start = p + 1;
+  }
+  e->kind.clear();
+  e->step.clear();
+  e->rank.clear();
+  e->group = stem;
+  if (parts.size() < 2 || (parts[0] != "build" && parts[0] != "compare")) {
+    if (parts[0] == "build" || parts[0] == "compare") e->kind = parts[0];
+    return;
+  }
+  e->kind = parts[0];
+  const std::string& ts = parts.back();
+  if (!IsDigits(ts)) return;  // not a batch-style name: the file is its own group
+  std::vector<std::string> unknown;
+  for (size_t i = 1; i + 1 < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    if (p.rfind("step", 0) == 0 && e->step.empty()) {
+      e->step = p;
+    } else if ((p.rfind("rank", 0) == 0 || p.rfind("merged", 0) == 0) && e->rank.empty()) {
+      e->rank = p;
+    } else {
+      unknown.push_back(p);
+    }
+  }
+  if (!unknown.empty()) return;  // e.g. "compare_my_model_2025...": keep the whole stem as group
+  e->group = e->kind + "_" + ts;
+}
+
+Result<LogDir> LogDir::Open(const std::string& path) {
+  std::string real;
+  if (!RealPath(path, &real)) return MakeError(path, "", std::string("cannot open log directory: ") + strerror(errno));
+  struct stat st;
+  if (stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return MakeError(path, "", "log directory is not a directory");
+  while (real.size() > 1 && real.back() == '/') real.pop_back();
+  return LogDir(real);
+}
+
+bool LogDir::Inside(const std::string& real) const {
+  if (real == root_) return true;
+  if (root_ == "/") return !real.empty() && real[0] == '/';
+  return real.size() > root_.size() && real.compare(0, root_.size(), root_) == 0 && real[root_.size()] == '/';
+}
+
+Result<std::string> LogDir::Resolve(const std::string& relative, bool must_exist, bool* missing) const {
+  if (missing != nullptr) *missing = false;
+  if (relative.empty()) return MakeError(relative, "", "empty file path");
+  if (relative.size() > 4096) return MakeError(relative.substr(0, 64) + "...", "", "file path too long");
+  if (relative.find('\0') != std::string::npos) return MakeError(relative, "", "file path contains a NUL byte");
+  if (relative[0] == '/' || relative[0] == '\\') {
+    return MakeError(relative, "", "absolute paths are not allowed; name files relative to the log directory");
+  }
+  size_t start = 0;
+  while (start <= relative.size()) {
+    size_t p = relative.find('/', start);
+    std::string part = relative.substr(start, p == std::string::npos ? std::string::npos : p - start);
+    if (part == "..") return MakeError(relative, "", "'..' is not allowed in file paths");
+    if (p == std::string::npos) break;
+    start = p + 1;
+  }
+  std::string joined = root_ + "/" + relative;
+  std::string real;
+  if (RealPath(joined, &real)) {
+    if (!Inside(real)) return MakeError(relative, "", "path leaves the log directory (symlink)");
+    struct stat st;
+    if (stat(real.c_str(), &st) != 0) return MakeError(relative, "", std::string("cannot stat: ") + strerror(errno));
+    if (!S_ISREG(st.st_mode)) return MakeError(relative, "", "not a regular file");
+    return real;
+  }
+  if (must_exist || errno != ENOENT) {
+    if (missing != nullptr) *missing = errno == ENOENT;
+    return MakeError(relative, "", errno == ENOENT ? "no such file in the log directory"
+                                                   : std::string("cannot open: ") + strerror(errno));
+  }
+  // A file to be created: its directory must resolve inside, and the name
+  // itself must not be a dangling symlink.
+  size_t slash = joined.rfind('/');
+  std::string dir = joined.substr(0, slash), base = joined.substr(slash + 1);
+  struct stat lst;
+  if (lstat(joined.c_str(), &lst) == 0) return MakeError(relative, "", "refusing to write through a dangling symlink");
+  std::string real_dir;
+  if (!RealPath(dir, &real_dir) || !Inside(real_dir)) {
+    return MakeError(relative, "", "directory does not exist inside the log directory");
+  }
+  return real_dir + "/" + base;
+}
+
+std::vector<RunEntry> LogDir::ListRuns() const {
+  std::vector<RunEntry> out;
+  std::vector<std::string> pending = {""};  // relative directories still to read
+  size_t visited = 0;
+  while (!pending.empty() && visited < 100000) {
+    std::string rel = std::move(pending.back());
+    pending.pop_back();
+    ++visited;
+    std::string abs = rel.empty() ? root_ : root_ + "/" + rel;
+    DIR* d = opendir(abs.c_str());
+    if (d == nullptr) continue;
+    while (struct dirent* ent = readdir(d)) {
+      std::string name = ent->d_name;
+      if (name == "." || name == "..") continue;
+      std::string child_rel = rel.empty() ? name : rel + "/" + name;
+      std::string child_abs = abs + "/" + name;
+      struct stat lst;
+      if (lstat(child_abs.c_str(), &lst) != 0) continue;
+      if (S_ISDIR(lst.st_mode)) {
+        pending.push_back(child_rel);
+        continue;
+      }
+      if (!EndsWith(name, ".vis")) continue;
+      struct stat st = lst;
+      if (S_ISLNK(lst.st_mode)) {
+        std::string real;
+        if (!RealPath(child_abs, &real) || !Inside(real) || stat(real.c_str(), &st) != 0) continue;
+      }
+      if (!S_ISREG(st.st_mode)) continue;
+      RunEntry e;
+      e.path = child_rel;
+      e.dir = rel;
+      e.name = name;
+      e.size = static_cast<uint64_t>(st.st_size);
+      e.mtime_unix = static_cast<int64_t>(st.st_mtime);
+      ParseRunName(name, &e);
+      e.group = rel.empty() ? e.group : rel + "/" + e.group;
+      out.push_back(std::move(e));
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end(), [](const RunEntry& a, const RunEntry& b) { return NaturalLess(a.path, b.path); });
+  return out;
+}
+
+}  // namespace graph_ascend::service

@@ -1,0 +1,328 @@
+#include "manual_match.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "compare/pair_compare.h"
+
+namespace graph_ascend::service {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool IsDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t p = s.find('.', start);
+    parts.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
+    if (p == std::string::npos) break;
+    start = p + 1;
+  }
+  return parts;
+}
+
+std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+
+// §6.9: an API collection under the root shows the worst of its children.
+void RefreshCollection(GraphFile* f, uint32_t node) {
+  SideGraph* g = f->mutable_side(vis::SIDE_NPU);
+  int32_t p = g->parent(node);
+  if (p <= 0 || g->parent(static_cast<uint32_t>(p)) != 0 || g->node_type(static_cast<uint32_t>(p)) != vis::NODE_API_COLLECTION) {
+    return;
+  }
+  bool md5 = f->meta().mode() == vis::MODE_MD5;
+  double agg = md5 ? 1.0 : 0.0;
+  const uint32_t* kids = g->children(static_cast<uint32_t>(p));
+  for (uint32_t k = 0; k < g->child_count(static_cast<uint32_t>(p)); ++k) {
+    double v = g->has_precision(kids[k]) ? g->precision(kids[k]) : (md5 ? 1.0 : 0.0);
+    agg = md5 ? std::min(agg, v) : std::max(agg, v);
+  }
+  g->set_precision(static_cast<uint32_t>(p), agg);
+  f->RefreshBucket(vis::SIDE_NPU, static_cast<uint32_t>(p));
+}
+
+PairOutcome MatchOne(GraphFile* f, uint32_t npu, uint32_t bench, bool check_type) {
+  SideGraph* n = f->mutable_side(vis::SIDE_NPU);
+  SideGraph* b = f->mutable_side(vis::SIDE_BENCH);
+  PairOutcome out;
+  out.npu = std::string(n->name(npu));
+  out.bench = std::string(b->name(bench));
+  if (n->matched(npu) == static_cast<int32_t>(bench) && b->matched(bench) == static_cast<int32_t>(npu)) {
+    out.ok = true;
+    out.has_precision = n->has_precision(npu);
+    out.precision = out.has_precision ? n->precision(npu) : 0;
+    return out;
+  }
+  if (n->matched(npu) >= 0) {
+    out.error = "NPU node is already matched with " + std::string(b->name(static_cast<uint32_t>(n->matched(npu)))) +
+                "; unmatch it first";
+    return out;
+  }
+  if (b->matched(bench) >= 0) {
+    out.error = "Bench node is already matched with " + std::string(n->name(static_cast<uint32_t>(b->matched(bench)))) +
+                "; unmatch it first";
+    return out;
+  }
+  if (check_type && n->node_type(npu) != b->node_type(bench)) {
+    out.error = "node types differ (" + std::to_string(n->node_type(npu)) + " and " +
+                std::to_string(b->node_type(bench)) + ")";
+    return out;
+  }
+  auto npu_detail = f->Detail(vis::SIDE_NPU, npu);
+  if (!npu_detail.ok()) {
+    out.error = npu_detail.error().ToString();
+    return out;
+  }
+  auto bench_detail = f->Detail(vis::SIDE_BENCH, bench);
+  if (!bench_detail.ok()) {
+    out.error = bench_detail.error().ToString();
+    return out;
+  }
+  compare::PairVerdict v = compare::ComparePair(f->meta().mode(), out.npu, &*npu_detail, *bench_detail, nullptr);
+  if (f->meta().mode() == vis::MODE_MD5) npu_detail->set_md5_result(v.md5_result);
+  n->set_precision(npu, v.has_precision ? v.precision_index : kNaN);
+  n->set_matched(npu, static_cast<int32_t>(bench));
+  b->set_matched(bench, static_cast<int32_t>(npu));
+  f->SetDetail(vis::SIDE_NPU, npu, std::move(*npu_detail));
+  f->AddManualMatch(out.npu, out.bench);
+  f->RefreshBucket(vis::SIDE_NPU, npu);
+  RefreshCollection(f, npu);
+  f->MarkEdited();
+  out.ok = true;
+  out.has_precision = v.has_precision;
+  out.precision = v.has_precision ? v.precision_index : 0;
+  return out;
+}
+
+void MatchChildren(GraphFile* f, uint32_t npu, uint32_t bench, std::vector<PairOutcome>* out) {
+  const SideGraph& n = *f->side(vis::SIDE_NPU);
+  const SideGraph& b = *f->side(vis::SIDE_BENCH);
+  if (n.child_count(npu) == 0 || b.child_count(bench) == 0) return;
+  std::map<std::string, std::vector<uint32_t>> bench_groups;
+  for (uint32_t k = 0; k < b.child_count(bench); ++k) {
+    uint32_t c = b.children(bench)[k];
+    if (b.matched(c) < 0) bench_groups[ChildKey(std::string(b.name(c)), b.node_type(c))].push_back(c);
+  }
+  std::map<std::string, size_t> taken;
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (uint32_t k = 0; k < n.child_count(npu); ++k) {
+    uint32_t c = n.children(npu)[k];
+    if (n.matched(c) >= 0) continue;
+    std::string key = ChildKey(std::string(n.name(c)), n.node_type(c));
+    auto it = bench_groups.find(key);
+    if (it == bench_groups.end()) continue;
+    size_t& i = taken[key];
+    if (i < it->second.size()) pairs.emplace_back(c, it->second[i++]);
+  }
+  for (auto [c, d] : pairs) {
+    PairOutcome o = MatchOne(f, c, d, true);
+    out->push_back(o);
+    if (o.ok) MatchChildren(f, c, d, out);
+  }
+}
+
+PairOutcome UnmatchOne(GraphFile* f, uint32_t npu, uint32_t bench) {
+  SideGraph* n = f->mutable_side(vis::SIDE_NPU);
+  SideGraph* b = f->mutable_side(vis::SIDE_BENCH);
+  PairOutcome out;
+  out.npu = std::string(n->name(npu));
+  out.bench = std::string(b->name(bench));
+  if (n->matched(npu) != static_cast<int32_t>(bench) || b->matched(bench) != static_cast<int32_t>(npu)) {
+    out.error = "the nodes are not matched with each other";
+    return out;
+  }
+  auto detail = f->Detail(vis::SIDE_NPU, npu);
+  if (!detail.ok()) {
+    out.error = detail.error().ToString();
+    return out;
+  }
+  compare::ClearMetrics(&*detail);
+  detail->clear_md5_result();
+  n->set_precision(npu, kNaN);
+  n->set_matched(npu, -1);
+  b->set_matched(bench, -1);
+  f->SetDetail(vis::SIDE_NPU, npu, std::move(*detail));
+  f->RemoveManualMatch(out.npu);
+  f->RefreshBucket(vis::SIDE_NPU, npu);
+  f->RefreshBucket(vis::SIDE_BENCH, bench);
+  RefreshCollection(f, npu);
+  f->MarkEdited();
+  out.ok = true;
+  return out;
+}
+
+void UnmatchChildren(GraphFile* f, uint32_t npu, std::vector<PairOutcome>* out) {
+  const SideGraph& n = *f->side(vis::SIDE_NPU);
+  for (uint32_t k = 0; k < n.child_count(npu); ++k) {
+    uint32_t c = n.children(npu)[k];
+    int32_t m = n.matched(c);
+    if (m >= 0) out->push_back(UnmatchOne(f, c, static_cast<uint32_t>(m)));
+    UnmatchChildren(f, c, out);
+  }
+}
+
+// The twin pair of §7.2, when both twins exist and differ from the pair.
+bool Twin(const GraphFile& f, uint32_t npu, uint32_t bench, uint32_t* tn, uint32_t* tb) {
+  const SideGraph& n = *f.side(vis::SIDE_NPU);
+  const SideGraph& b = *f.side(vis::SIDE_BENCH);
+  std::string on = OppositeName(std::string(n.name(npu))), ob = OppositeName(std::string(b.name(bench)));
+  if (on == n.name(npu) || ob == b.name(bench)) return false;
+  int32_t x = n.Find(on), y = b.Find(ob);
+  if (x < 0 || y < 0) return false;
+  *tn = static_cast<uint32_t>(x);
+  *tb = static_cast<uint32_t>(y);
+  return true;
+}
+
+}  // namespace
+
+std::string MatchingUnsupported(const GraphFile& f) {
+  if (!f.is_compare()) return "manual matching needs a compare file; this is a build";
+  if (f.meta().mode() == vis::MODE_TENSOR) {
+    return "manual matching of a tensor-mode compare needs the dumped tensors, which a .vis does not hold";
+  }
+  return "";
+}
+
+std::string ChildKey(const std::string& name, uint32_t node_type) {
+  std::vector<std::string> p = Split(name);
+  size_t n = p.size();
+  std::string s;
+  if (node_type == vis::NODE_MODULE) {
+    if (n >= 4 && !IsDigits(p[n - 4])) {
+      s = p[n - 4];
+    } else if (n > 5) {
+      s = p[n - 5];
+    }
+  } else {
+    if (n >= 2 && !IsDigits(p[n - 2])) {
+      s = p[n - 2];
+    } else if (n >= 3) {
+      s = p[n - 3];
+    }
+  }
+  return s + "." + std::to_string(node_type);
+}
+
+std::string OppositeName(const std::string& name) {
+  if (name.find("forward") != std::string::npos) return ReplaceAll(name, "forward", "backward");
+  return ReplaceAll(name, "backward", "forward");
+}
+
+std::vector<PairOutcome> MatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children) {
+  std::vector<PairOutcome> out;
+  uint32_t tn = 0, tb = 0;
+  bool twin = Twin(*f, npu, bench, &tn, &tb);
+  out.push_back(MatchOne(f, npu, bench, true));
+  if (out.back().ok && with_children) MatchChildren(f, npu, bench, &out);
+  if (twin) {
+    out.push_back(MatchOne(f, tn, tb, true));
+    if (out.back().ok && with_children) MatchChildren(f, tn, tb, &out);
+  }
+  return out;
+}
+
+std::vector<PairOutcome> UnmatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children) {
+  std::vector<PairOutcome> out;
+  uint32_t tn = 0, tb = 0;
+  bool twin = Twin(*f, npu, bench, &tn, &tb) && f->side(vis::SIDE_NPU)->matched(tn) == static_cast<int32_t>(tb);
+  out.push_back(UnmatchOne(f, npu, bench));
+  if (out.back().ok && with_children) UnmatchChildren(f, npu, &out);
+  if (twin) {
+    out.push_back(UnmatchOne(f, tn, tb));
+    if (out.back().ok && with_children) UnmatchChildren(f, tn, &out);
+  }
+  return out;
+}
+
+Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::string& abs_path,
+                                                  const std::string& display_path) {
+  std::ifstream in(abs_path, std::ios::binary);
+  if (!in) return MakeError(display_path, "", std::string("cannot read: ") + strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  if (text.size() > (64u << 20)) return MakeError(display_path, "", "config file larger than 64 MiB");
+  nlohmann::ordered_json doc;
+  try {
+    doc = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string msg = e.what();
+    size_t p = msg.find("parse error");
+    return MakeError(display_path, "byte " + std::to_string(e.byte), p == std::string::npos ? msg : msg.substr(p));
+  }
+  if (!doc.is_object()) return MakeError(display_path, "", "a match config is a JSON object {NPU node: Bench node}");
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (!it.value().is_string()) return MakeError(display_path, "key \"" + it.key() + "\"", "value is not a string");
+    pairs.emplace_back(it.key(), it.value().get<std::string>());
+  }
+  std::vector<PairOutcome> out;
+  const SideGraph& n = *f->side(vis::SIDE_NPU);
+  const SideGraph& b = *f->side(vis::SIDE_BENCH);
+  for (const auto& [npu, bench] : pairs) {
+    int32_t x = n.Find(npu), y = b.Find(bench);
+    if (x < 0 || y < 0) {
+      PairOutcome o;
+      o.npu = npu;
+      o.bench = bench;
+      o.error = x < 0 ? "no NPU node of that name" : "no Bench node of that name";
+      out.push_back(std::move(o));
+      continue;
+    }
+    out.push_back(MatchOne(f, static_cast<uint32_t>(x), static_cast<uint32_t>(y), false));
+  }
+  return out;
+}
+
+Status WriteMatchConfig(const GraphFile& f, const std::string& abs_path, const std::string& display_path) {
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  for (const auto& [npu, bench] : f.manual_matches()) doc[npu] = bench;
+  std::string text = doc.dump(4) + "\n";
+  std::string tmp = abs_path + ".tmp-" + std::to_string(getpid());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+  if (fd < 0) return MakeError(display_path, "", std::string("cannot create: ") + strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t w = write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int err = errno;
+      close(fd);
+      unlink(tmp.c_str());
+      return MakeError(display_path, "", std::string("write failed: ") + strerror(err));
+    }
+    done += static_cast<size_t>(w);
+  }
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    unlink(tmp.c_str());
+    return MakeError(display_path, "", std::string("flush failed: ") + strerror(errno));
+  }
+  if (rename(tmp.c_str(), abs_path.c_str()) != 0) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return MakeError(display_path, "", std::string("cannot rename temporary file: ") + strerror(err));
+  }
+  return Status::Ok();
+}
+
+}  // namespace graph_ascend::service

@@ -1,0 +1,57 @@
+// Manual matching of NPU and Bench nodes of a compare file (plugin reference
+// §7), and the match config file beside the .vis.
+//
+// Every function runs under the file's exclusive lock. A matched pair gets
+// its metrics and precision index from compare::ComparePair, exactly as the
+// builder's automatic matches, and its colour bucket from the legend.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "graph_file.h"
+
+namespace graph_ascend::service {
+
+struct PairOutcome {
+  std::string npu;
+  std::string bench;
+  bool ok = false;
+  std::string error;
+  double precision = 0;
+  bool has_precision = false;
+};
+
+// Why a file cannot be matched by hand ("" when it can): not a compare, or a
+// mode whose metrics cannot be recomputed from the .vis alone.
+std::string MatchingUnsupported(const GraphFile& f);
+
+// Matches the pair and its forward/backward twin (§7.2: every "forward" in
+// both names swapped for "backward", or the other way round, when both twins
+// exist). Both nodes must be unmatched and of the same node type (§7.1).
+// `with_children`: then pairs their unmatched children by the key
+// "<short name>.<node type>" in order, recursively (§7.4).
+std::vector<PairOutcome> MatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children);
+
+// Undoes a match of the pair (which must be matched with each other) and of
+// its twin; `with_children`: also every matched NPU descendant (§7.5).
+std::vector<PairOutcome> UnmatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children);
+
+// The short name of §7.4 used to pair children.
+std::string ChildKey(const std::string& name, uint32_t node_type);
+
+// "forward" <-> "backward" (§7.2); the name itself when it has neither.
+std::string OppositeName(const std::string& name);
+
+// Applies a config file: a JSON object {npu name: bench name}, pair by pair
+// in file order, without twins, type check or children (§7.6).
+Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::string& abs_path,
+                                                  const std::string& display_path);
+
+// Writes the manual matches as such a JSON object, atomically (temporary file
+// beside the target, fsync, rename).
+Status WriteMatchConfig(const GraphFile& f, const std::string& abs_path, const std::string& display_path);
+
+}  // namespace graph_ascend::service

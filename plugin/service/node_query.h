@@ -1,0 +1,42 @@
+// Finding nodes of one side: name search and the precision / match /
+// overflow filters. Results are node indices in node order.
+//
+// Search scans the side's names buffer once: memmem for a substring (over the
+// lowercase copy when case-insensitive), one RE2 scan in multi-line mode for
+// a regular expression (linear time, no backtracking).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "side_graph.h"
+#include "vis.pb.h"
+
+namespace graph_ascend::service {
+
+struct SearchSpec {
+  std::string query;
+  bool regex = false;
+  bool case_insensitive = false;
+  int32_t micro_step = -1;  // -1: all
+};
+
+// Nodes under the root whose name matches. An empty query matches nothing.
+Result<std::vector<uint32_t>> SearchNodes(const SideGraph& g, const SearchSpec& spec);
+
+struct FilterSpec {
+  std::vector<int32_t> buckets;     // legend indices (a node's colour bucket, see GraphFile)
+  bool unmatched = false;           // nodes without a match
+  std::vector<uint32_t> overflow;   // OverflowLevel values
+  bool leaves_only = false;
+  int32_t micro_step = -1;
+};
+
+// Nodes under the root (the root excluded) that satisfy any of the chosen
+// criteria (bucket, unmatched, overflow), restricted to leaves and to the
+// micro step when asked. `compare` tells whether "unmatched" applies.
+std::vector<uint32_t> FilterNodes(const SideGraph& g, bool compare, const FilterSpec& spec);
+
+}  // namespace graph_ascend::service

@@ -1,0 +1,147 @@
+// graph-ascend-server: serves the .vis files under a log directory over gRPC.
+//
+//   graph-ascend-server --logdir DIR (--socket PATH | --port N [--port-file F])
+//                       [--die-after-stdin] [--cache-mb N]
+//
+// Started by the TensorBoard plugin as a child on a Unix socket in a private
+// directory. It exits when stdin reaches EOF (--die-after-stdin: the parent
+// holds the pipe, so it closes when the parent dies, however it dies), when
+// the parent dies (PR_SET_PDEATHSIG), or on SIGTERM/SIGINT.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "base/version.h"
+#include "graph_service.h"
+
+namespace {
+
+int Usage(const char* why) {
+  std::fprintf(stderr,
+               "graph-ascend-server: %s\n"
+               "usage: graph-ascend-server --logdir DIR (--socket PATH | --port N [--port-file FILE])\n"
+               "                           [--die-after-stdin] [--cache-mb N]\n",
+               why);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string logdir, socket_path, port_file;
+  int port = -1;
+  bool die_after_stdin = false;
+  long cache_mb = 4096;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "graph-ascend-server: %s needs a value\n", name);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--logdir") {
+      logdir = value("--logdir");
+    } else if (a == "--socket") {
+      socket_path = value("--socket");
+    } else if (a == "--port") {
+      port = std::atoi(value("--port"));
+    } else if (a == "--port-file") {
+      port_file = value("--port-file");
+    } else if (a == "--die-after-stdin") {
+      die_after_stdin = true;
+    } else if (a == "--cache-mb") {
+      cache_mb = std::atol(value("--cache-mb"));
+    } else if (a == "--version") {
+      std::printf("graph-ascend-server %s\n", graph_ascend::kVersion);
+      return 0;
+    } else {
+      return Usage(("unknown argument " + a).c_str());
+    }
+  }
+  if (logdir.empty()) return Usage("--logdir is required");
+  if (socket_path.empty() == (port < 0)) return Usage("give exactly one of --socket and --port");
+  if (cache_mb <= 0) return Usage("--cache-mb must be positive");
+
+  // Die with the parent; handle termination signals on one thread.
+  pid_t parent = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) return 0;
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  graph_ascend::service::ServiceOptions options;
+  options.logdir = logdir;
+  options.cache_bytes = static_cast<size_t>(cache_mb) << 20;
+  auto service = graph_ascend::service::GraphServiceImpl::Create(options);
+  if (!service.ok()) {
+    std::fprintf(stderr, "graph-ascend-server: %s\n", service.error().ToString().c_str());
+    return 1;
+  }
+
+  grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxSendMessageSize(256 << 20);
+  int bound_port = 0;
+  std::string address;
+  if (!socket_path.empty()) {
+    struct stat st;
+    if (lstat(socket_path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) unlink(socket_path.c_str());
+    address = "unix:" + socket_path;
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+  } else {
+    address = "127.0.0.1:" + std::to_string(port);
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);
+  }
+  builder.RegisterService(service->get());
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr) {
+    std::fprintf(stderr, "graph-ascend-server: cannot listen on %s\n", address.c_str());
+    return 1;
+  }
+  if (!port_file.empty()) {
+    std::string tmp = port_file + ".tmp";
+    std::ofstream(tmp) << bound_port << "\n";
+    rename(tmp.c_str(), port_file.c_str());
+  }
+  std::fprintf(stderr, "graph-ascend-server %s: serving %s on %s\n", graph_ascend::kVersion, logdir.c_str(),
+               socket_path.empty() ? ("127.0.0.1:" + std::to_string(bound_port)).c_str() : address.c_str());
+
+  auto shutdown = [&server] { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2)); };
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    shutdown();
+  });
+  signal_thread.detach();
+  if (die_after_stdin) {
+    std::thread stdin_thread([&] {
+      char buf[256];
+      while (read(STDIN_FILENO, buf, sizeof(buf)) > 0) {
+      }
+      shutdown();
+    });
+    stdin_thread.detach();
+  }
+  server->Wait();
+  if (!socket_path.empty()) unlink(socket_path.c_str());
+  return 0;
+}

@@ -1,0 +1,180 @@
+#include "side_graph.h"
+
+#include <google/protobuf/arena.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace graph_ascend::service {
+namespace {
+
+template <typename Column, typename T>
+bool CopyColumn(const Column& col, uint32_t n, T fallback, std::vector<T>* out) {
+  if (col.size() == 0) {
+    out->insert(out->end(), n, fallback);
+    return true;
+  }
+  if (static_cast<uint32_t>(col.size()) != n) return false;
+  for (auto v : col) out->push_back(static_cast<T>(v));
+  return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SideGraph>> SideGraph::Load(const vis::VisReader& reader, vis::Side side,
+                                                   const std::function<void(double)>& progress) {
+  const std::string& path = reader.path();
+  auto sections = reader.Sections(vis::SECTION_NODE_INDEX, side);
+  if (sections.empty()) return MakeError(path, "", side == vis::SIDE_NPU ? "no NPU node index" : "no Bench node index");
+  uint64_t total_nodes = 0, total_bytes = 0, done_bytes = 0, raw_bytes = 0;
+  for (const auto* s : sections) {
+    total_nodes += s->count();
+    total_bytes += s->compressed_size();
+    raw_bytes += s->raw_size();
+  }
+  if (total_nodes == 0 || total_nodes >= static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    return MakeError(path, "node index", "bad node count " + std::to_string(total_nodes));
+  }
+  std::unique_ptr<SideGraph> g(new SideGraph());
+  const uint32_t n_total = static_cast<uint32_t>(total_nodes);
+  g->names_.reserve(raw_bytes);
+  g->name_offset_.reserve(n_total + 1);
+  g->node_type_.reserve(n_total);
+  g->parent_.reserve(n_total);
+  g->child_begin_.reserve(n_total + 1);
+  g->children_.reserve(n_total);
+  g->micro_step_.reserve(n_total);
+  g->precision_.reserve(n_total);
+  g->overflow_.reserve(n_total);
+  g->matched_.reserve(n_total);
+  g->flags_.reserve(n_total);
+  g->child_begin_.push_back(0);
+
+  uint32_t expect = 0;
+  for (const vis::SectionRef* ref : sections) {
+    google::protobuf::Arena arena;
+    auto* chunk = google::protobuf::Arena::CreateMessage<vis::NodeIndexChunk>(&arena);
+    GA_RETURN_IF_ERROR(reader.ReadSection(*ref, chunk));
+    const std::string where = "node index section at byte " + std::to_string(ref->offset());
+    const uint32_t n = static_cast<uint32_t>(chunk->name_size());
+    if (chunk->first() != expect || n != ref->count()) {
+      return MakeError(path, where, "damaged node index (chunks out of order)");
+    }
+    for (const std::string& name : chunk->name()) {
+      g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
+      if (name.find_first_of("\n\r") != std::string::npos) {
+        g->odd_names_[static_cast<uint32_t>(g->name_offset_.size() - 1)] = name;
+        std::string flat = name;
+        std::replace(flat.begin(), flat.end(), '\n', ' ');
+        std::replace(flat.begin(), flat.end(), '\r', ' ');
+        g->names_ += flat;
+      } else {
+        g->names_ += name;
+      }
+      g->names_.push_back('\n');
+    }
+    if (g->names_.size() >= std::numeric_limits<uint32_t>::max()) return MakeError(path, where, "names too large");
+    bool ok = CopyColumn(chunk->node_type(), n, uint8_t{0}, &g->node_type_) &&
+              CopyColumn(chunk->parent(), n, int32_t{-1}, &g->parent_) &&
+              CopyColumn(chunk->micro_step(), n, int32_t{-1}, &g->micro_step_) &&
+              CopyColumn(chunk->precision_index(), n, std::numeric_limits<double>::quiet_NaN(), &g->precision_) &&
+              CopyColumn(chunk->overflow_level(), n, uint8_t{0}, &g->overflow_) &&
+              CopyColumn(chunk->matched(), n, int32_t{-1}, &g->matched_) &&
+              CopyColumn(chunk->flags(), n, uint8_t{0}, &g->flags_);
+    if (!ok) return MakeError(path, where, "damaged node index (columns of different lengths)");
+    if (chunk->child_count_size() != 0 && static_cast<uint32_t>(chunk->child_count_size()) != n) {
+      return MakeError(path, where, "damaged node index (child_count column)");
+    }
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t c = chunk->child_count_size() ? chunk->child_count(static_cast<int>(i)) : 0;
+      sum += c;
+      g->child_begin_.push_back(static_cast<uint32_t>(g->child_begin_.back() + c));
+    }
+    if (sum != static_cast<uint64_t>(chunk->children_size())) {
+      return MakeError(path, where, "damaged node index (children do not add up to child_count)");
+    }
+    g->children_.insert(g->children_.end(), chunk->children().begin(), chunk->children().end());
+    expect += n;
+    done_bytes += ref->compressed_size();
+    if (progress) progress(0.8 * static_cast<double>(done_bytes) / static_cast<double>(total_bytes));
+  }
+  g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
+
+  // Hierarchy checks and derived columns: a breadth-first walk from the root.
+  const std::string where = side == vis::SIDE_NPU ? "NPU node index" : "Bench node index";
+  for (uint32_t c : g->children_) {
+    if (c >= n_total || c == 0) return MakeError(path, where, "child index " + std::to_string(c) + " out of range");
+  }
+  for (uint32_t i = 0; i < n_total; ++i) {
+    if (g->parent_[i] < -1 || g->parent_[i] >= static_cast<int32_t>(n_total)) {
+      return MakeError(path, where, "node " + std::to_string(i) + ": parent out of range");
+    }
+  }
+  g->depth_.assign(n_total, -1);
+  g->top_micro_step_.assign(n_total, -1);
+  g->depth_[0] = 0;
+  std::vector<uint32_t> queue = {0};
+  queue.reserve(n_total);
+  for (size_t qi = 0; qi < queue.size(); ++qi) {
+    uint32_t p = queue[qi];
+    for (uint32_t k = g->child_begin_[p]; k < g->child_begin_[p + 1]; ++k) {
+      uint32_t c = g->children_[k];
+      if (g->depth_[c] >= 0) {
+        return MakeError(path, where, "node " + std::to_string(c) + " is listed twice in the hierarchy");
+      }
+      if (g->parent_[c] != static_cast<int32_t>(p)) {
+        return MakeError(path, where, "node " + std::to_string(c) + ": parent column disagrees with children");
+      }
+      g->depth_[c] = g->depth_[p] + 1;
+      g->top_micro_step_[c] = p == 0 ? g->micro_step_[c] : g->top_micro_step_[p];
+      queue.push_back(c);
+    }
+  }
+  if (progress) progress(0.9);
+  g->folded_ = g->names_;
+  for (char& ch : g->folded_) {
+    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+  }
+  g->bucket_.assign(n_total, -1);
+  if (progress) progress(1.0);
+  return g;
+}
+
+std::string_view SideGraph::name(uint32_t n) const {
+  if (!odd_names_.empty()) {
+    auto it = odd_names_.find(n);
+    if (it != odd_names_.end()) return it->second;
+  }
+  return std::string_view(names_).substr(name_offset_[n], name_offset_[n + 1] - name_offset_[n] - 1);
+}
+
+uint32_t SideGraph::NodeAtOffset(size_t offset) const {
+  auto it = std::upper_bound(name_offset_.begin(), name_offset_.end(), static_cast<uint32_t>(offset));
+  return static_cast<uint32_t>(it - name_offset_.begin()) - 1;
+}
+
+int32_t SideGraph::Find(std::string_view name) const {
+  std::call_once(by_name_once_, [this] {
+    by_name_.reserve(size());
+    for (uint32_t i = 0; i < size(); ++i) by_name_.emplace(this->name(i), i);
+  });
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? -1 : static_cast<int32_t>(it->second);
+}
+
+std::vector<uint32_t> SideGraph::Ancestors(uint32_t n) const {
+  std::vector<uint32_t> out;
+  for (int32_t p = parent_[n]; p >= 0 && out.size() < size(); p = parent_[p]) out.push_back(static_cast<uint32_t>(p));
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+size_t SideGraph::MemoryBytes() const {
+  size_t per_node = sizeof(uint32_t) * 3 + sizeof(uint8_t) * 3 + sizeof(int32_t) * 5 + sizeof(double) + 1;
+  size_t bytes = names_.capacity() + folded_.capacity() + per_node * size() + children_.capacity() * sizeof(uint32_t);
+  if (!by_name_.empty()) bytes += by_name_.size() * 48;
+  return bytes;
+}
+
+}  // namespace graph_ascend::service

@@ -1,0 +1,53 @@
+// View state per client session: one ViewState per (session, file, side,
+// micro step), so two browser tabs never disturb each other.
+//
+// Bounded: at most `max_views` views; the least recently used go first, and
+// views idle for longer than `idle_seconds` are dropped.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "layout.h"
+
+namespace graph_ascend::service {
+
+struct View {
+  std::mutex mu;  // guards state
+  ViewState state;
+  explicit View(int32_t micro_step) : state(micro_step) {}
+};
+
+class ViewStore {
+ public:
+  ViewStore(size_t max_views, int64_t idle_seconds) : max_views_(max_views), idle_(idle_seconds) {}
+
+  // The view of the key, created (root expanded) when missing. `file_id`
+  // identifies the open file: a file opened again starts fresh views.
+  std::shared_ptr<View> Get(const std::string& session, uint64_t file_id, int side, int32_t micro_step);
+
+  size_t views() const;
+  size_t sessions() const;
+
+ private:
+  struct Slot {
+    std::shared_ptr<View> view;
+    std::string session;
+    std::chrono::steady_clock::time_point used;
+    std::list<std::string>::iterator lru;
+  };
+  void EvictLocked(std::chrono::steady_clock::time_point now);
+
+  const size_t max_views_;
+  const int64_t idle_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Slot> slots_;
+  std::list<std::string> lru_;  // most recent first
+};
+
+}  // namespace graph_ascend::service
