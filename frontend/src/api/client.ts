@@ -1,0 +1,154 @@
+// The one client of the graph service. Every RPC of proto/graph_service.proto
+// is a POST to ./api/<RpcName> (relative to the page, which the plugin serves
+// at /data/plugin/graph_ascend/index.html) with the request message in
+// protobuf's JSON mapping; the reply comes back in the same mapping. The
+// method table, the message types and their JSON codecs are generated from
+// the proto at build time (scripts/gen-proto.mjs), so they cannot drift.
+import { GraphServiceDefinition, type FileInfo, type OpenProgress } from "./gen/graph_service.js";
+
+export * from "./gen/graph_service.js";
+export * from "./gen/vis.js";
+// Both generated modules define these; the service's win.
+export { protobufPackage, protobufFileName, type MessageFns } from "./gen/graph_service.js";
+
+type Methods = typeof GraphServiceDefinition.methods;
+type StreamingMethod = "openFile";
+export type UnaryMethod = Exclude<keyof Methods, StreamingMethod>;
+type MessageOf<F> = F extends { fromJSON(object: unknown): infer T } ? T : never;
+export type RequestOf<M extends keyof Methods> = MessageOf<Methods[M]["requestType"]>;
+export type ReplyOf<M extends keyof Methods> = MessageOf<Methods[M]["responseType"]>;
+
+/** An error reply of the service ({"error": {"code", "message"}}) or a transport failure. */
+export class ApiError extends Error {
+  constructor(
+    readonly rpc: string,
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+export function isAbort(e: unknown): boolean {
+  return e instanceof DOMException && e.name === "AbortError";
+}
+
+interface Codec {
+  fromJSON(object: unknown): unknown;
+  toJSON(message: never): unknown;
+}
+
+export class GraphApi {
+  /** Requests in flight, for the busy indicator. */
+  inFlight = 0;
+  onBusyChange: (busy: boolean) => void = () => {};
+
+  constructor(private readonly base = "./api/") {}
+
+  /** Calls one unary RPC; rejects with ApiError on an error reply. */
+  async call<M extends UnaryMethod>(method: M, request: RequestOf<M>, signal?: AbortSignal): Promise<ReplyOf<M>> {
+    const def = GraphServiceDefinition.methods[method];
+    const body = JSON.stringify((def.requestType as unknown as Codec).toJSON(request as never));
+    const response = await this.post(def.name, body, signal);
+    const text = await response.text();
+    const json = parseJson(def.name, response.status, text);
+    throwIfError(def.name, response, json);
+    return (def.responseType as unknown as Codec).fromJSON(json) as ReplyOf<M>;
+  }
+
+  /**
+   * Opens a file and reports each progress message. The reply body is a
+   * stream of OpenProgress messages, one JSON object per line (docs/API.md);
+   * "data: " prefixes of server-sent events are accepted too.
+   */
+  async openFile(
+    request: RequestOf<"openFile">,
+    onProgress: (p: OpenProgress) => void,
+    signal?: AbortSignal,
+  ): Promise<FileInfo> {
+    const def = GraphServiceDefinition.methods.openFile;
+    const response = await this.post(def.name, JSON.stringify(def.requestType.toJSON(request)), signal);
+    if (!response.ok || !response.body) {
+      const text = await response.text();
+      throwIfError(def.name, response, parseJson(def.name, response.status, text));
+      throw new ApiError(def.name, response.status, "BAD_REPLY", `${def.name}: empty reply`);
+    }
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let pending = "";
+    let last: OpenProgress | undefined;
+    const consume = (line: string) => {
+      line = line.trim();
+      if (line.startsWith("data:")) line = line.slice(5).trim();
+      if (!line || line.startsWith(":") || line.startsWith("event:")) return;
+      const json = parseJson(def.name, response.status, line);
+      throwIfError(def.name, response, json);
+      last = def.responseType.fromJSON(json);
+      onProgress(last);
+    };
+    this.busy(+1);
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        pending += value;
+        let nl: number;
+        while ((nl = pending.indexOf("\n")) >= 0) {
+          consume(pending.slice(0, nl));
+          pending = pending.slice(nl + 1);
+        }
+      }
+      consume(pending);
+    } finally {
+      this.busy(-1);
+    }
+    const final = last as OpenProgress | undefined;
+    if (!final || !final.done || !final.info) {
+      throw new ApiError(def.name, response.status, "INCOMPLETE", `${def.name}: the stream ended before done`);
+    }
+    return final.info;
+  }
+
+  private async post(rpc: string, body: string, signal?: AbortSignal): Promise<Response> {
+    this.busy(+1);
+    try {
+      return await fetch(this.base + rpc, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body,
+        signal,
+        credentials: "same-origin",
+      });
+    } catch (e) {
+      if (isAbort(e)) throw e;
+      throw new ApiError(rpc, 0, "NETWORK", `${rpc}: ${(e as Error).message}`);
+    } finally {
+      this.busy(-1);
+    }
+  }
+
+  private busy(delta: number) {
+    const was = this.inFlight > 0;
+    this.inFlight += delta;
+    if (was !== this.inFlight > 0) this.onBusyChange(this.inFlight > 0);
+  }
+}
+
+function parseJson(rpc: string, status: number, text: string): unknown {
+  if (!text) return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(rpc, status, "BAD_REPLY", `${rpc}: the reply is not JSON (HTTP ${status})`);
+  }
+}
+
+function throwIfError(rpc: string, response: Response, json: unknown) {
+  const error = (json as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  if (error || !response.ok) {
+    const code = String(error?.code ?? response.status);
+    const message = String(error?.message ?? response.statusText ?? "error");
+    throw new ApiError(rpc, response.status, code, `${rpc}: ${message}`);
+  }
+}

@@ -1,0 +1,671 @@
+// The GRAPH_ASCEND page: pickers for the file, step, rank and micro step; one
+// graph, or the NPU and Bench graphs side by side; side panels for search,
+// filters and matching; the node detail board below.
+import {
+  type FileInfo,
+  type GraphApi,
+  type LayoutNode,
+  type RunFile,
+  type ViewKey,
+  GraphKind,
+  OverflowLevel,
+  Side,
+} from "./api/client";
+import { debounce, h, naturalCompare, option } from "./dom";
+import { GraphPane } from "./graph/pane";
+import { OVERFLOW_COLOURS, bucketLabel, unmatchedColour } from "./graph/paint";
+import { currentLang, onLangChange, setLang, t } from "./i18n";
+import type { AppContext } from "./ui/context";
+import { DetailPanel } from "./ui/detail_panel";
+import { FilterPanel } from "./ui/filter_panel";
+import { MatchPanel } from "./ui/match_panel";
+import { SearchPanel } from "./ui/search_panel";
+
+interface Place {
+  group: string;
+  names: Record<"npu" | "bench", string | null>;
+  views: Record<"npu" | "bench", { tx: number; ty: number; scale: number } | null>;
+}
+
+function sideKey(side: Side): "npu" | "bench" {
+  return side === Side.SIDE_BENCH ? "bench" : "npu";
+}
+
+function randomId(): string {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export class App implements AppContext {
+  readonly session = randomId();
+  private runs: RunFile[] = [];
+  private current: RunFile | null = null;
+  private fileInfo: FileInfo | null = null;
+  private microStep = -1;
+  private openSeq = 0;
+
+  private readonly root: HTMLElement;
+  private readonly runSel = h("select.picker", { "data-picker": "run" });
+  private readonly stepSel = h("select.picker", { "data-picker": "step" });
+  private readonly rankSel = h("select.picker", { "data-picker": "rank" });
+  private readonly microSel = h("select.picker", { "data-picker": "micro" });
+  private readonly syncCb = h("input", { type: "checkbox", checked: true, "data-toggle": "sync" });
+  private readonly minimapCb = h("input", { type: "checkbox", checked: true, "data-toggle": "minimap" });
+  private readonly langBtn = h("button.lang", { type: "button" });
+  private readonly fitBtn = h("button", { type: "button", "data-action": "fit" });
+  private readonly legendEl = h("div.legend");
+  private readonly graphsEl = h("div.graphs");
+  private readonly splitter = h("div.splitter", { title: "" });
+  private readonly overlay = h("div.overlay");
+  private readonly overlayTitle = h("div.overlay-title");
+  private readonly overlayStage = h("div.overlay-stage");
+  private readonly overlayBar = h("div.progress-bar", null, h("div.progress-fill"));
+  private readonly toasts = h("div.toasts");
+  private readonly tooltip = h("div.tooltip");
+  private readonly menu = h("div.context-menu");
+  private readonly emptyEl = h("div.empty-state");
+  private readonly helpEl = h("div.help");
+  private readonly tabs: Record<"search" | "filter" | "match", HTMLButtonElement>;
+  private readonly labels: Record<string, HTMLElement> = {};
+
+  readonly npu: GraphPane;
+  readonly bench: GraphPane;
+  private activePane: GraphPane;
+  private readonly searchPanel: SearchPanel;
+  private readonly filterPanel: FilterPanel;
+  private readonly matchPanel: MatchPanel;
+  private readonly detailPanel: DetailPanel;
+
+  constructor(
+    readonly api: GraphApi,
+    mount: HTMLElement,
+  ) {
+    this.tooltip.hidden = true;
+    this.menu.hidden = true;
+    this.overlay.hidden = true;
+    const events = {
+      select: (p: GraphPane, n: LayoutNode | null) => void this.nodeClicked(p, n),
+      toggle: (p: GraphPane, n: LayoutNode) => void this.toggle(p, n),
+      contextMenu: (p: GraphPane, n: LayoutNode, x: number, y: number) => this.showMenu(p, n, x, y),
+      error: (m: string) => this.toast(m, "error"),
+    };
+    this.npu = new GraphPane(api, Side.SIDE_NPU, events, this.tooltip);
+    this.bench = new GraphPane(api, Side.SIDE_BENCH, events, this.tooltip);
+    this.activePane = this.npu;
+    this.searchPanel = new SearchPanel(this);
+    this.filterPanel = new FilterPanel(this);
+    this.matchPanel = new MatchPanel(this);
+    this.detailPanel = new DetailPanel(this);
+
+    this.tabs = {
+      search: h("button.side-tab.active", { type: "button", "data-tab": "search" }),
+      filter: h("button.side-tab", { type: "button", "data-tab": "filter" }),
+      match: h("button.side-tab", { type: "button", "data-tab": "match" }),
+    };
+    const panels = { search: this.searchPanel.el, filter: this.filterPanel.el, match: this.matchPanel.el };
+    for (const [name, btn] of Object.entries(this.tabs) as [keyof typeof panels, HTMLButtonElement][]) {
+      btn.addEventListener("click", () => {
+        for (const [n, b] of Object.entries(this.tabs)) b.classList.toggle("active", n === name);
+        for (const [n, p] of Object.entries(panels)) p.hidden = n !== name;
+      });
+    }
+    this.filterPanel.el.hidden = true;
+    this.matchPanel.el.hidden = true;
+
+    for (const k of ["run", "step", "rank", "micro", "sync", "minimap", "help"]) this.labels[k] = h("span");
+    const topbar = h(
+      "header.topbar",
+      null,
+      h("span.brand", null, "GRAPH_ASCEND"),
+      h("label.pick", null, this.labels.run, this.runSel),
+      h("label.pick", null, this.labels.step, this.stepSel),
+      h("label.pick", null, this.labels.rank, this.rankSel),
+      h("label.pick", null, this.labels.micro, this.microSel),
+      h("span.spacer"),
+      h("label.check", null, this.syncCb, this.labels.sync),
+      h("label.check", null, this.minimapCb, this.labels.minimap),
+      this.fitBtn,
+      this.langBtn,
+    );
+    const sidebar = h(
+      "aside.sidebar",
+      null,
+      h("div.side-tabs", null, this.tabs.search, this.tabs.filter, this.tabs.match),
+      h("div.side-body", null, this.searchPanel.el, this.filterPanel.el, this.matchPanel.el),
+    );
+    this.graphsEl.append(this.npu.el, this.splitter, this.bench.el, this.emptyEl);
+    const vsplit = h("div.hsplitter");
+    const center = h(
+      "div.center",
+      null,
+      h("div.legend-bar", null, this.legendEl, this.helpEl),
+      this.graphsEl,
+      vsplit,
+      this.detailPanel.el,
+    );
+    this.overlay.append(h("div.overlay-box", null, this.overlayTitle, this.overlayBar, this.overlayStage));
+    this.root = h(
+      "div.app",
+      null,
+      topbar,
+      h("div.main", null, sidebar, center),
+      this.overlay,
+      this.toasts,
+      this.tooltip,
+      this.menu,
+    );
+    mount.append(this.root);
+
+    this.bindPickers();
+    this.bindSplitters(vsplit);
+    this.bindKeys();
+    this.syncCb.title = "";
+    this.minimapCb.addEventListener("change", () => {
+      this.npu.setMinimapVisible(this.minimapCb.checked);
+      this.bench.setMinimapVisible(this.minimapCb.checked);
+    });
+    this.fitBtn.addEventListener("click", () => {
+      this.npu.fit();
+      if (this.isCompare()) this.bench.fit();
+    });
+    this.langBtn.addEventListener("click", () => setLang(currentLang() === "zh" ? "en" : "zh"));
+    document.addEventListener("pointerdown", (e) => {
+      if (!this.menu.contains(e.target as Node)) this.menu.hidden = true;
+    });
+    onLangChange(() => this.relabel());
+    this.relabel();
+    this.setCompareLayout(false);
+  }
+
+  // ------------------------------------------------------------ AppContext
+
+  file(): RunFile | null {
+    return this.current;
+  }
+
+  info(): FileInfo | null {
+    return this.fileInfo;
+  }
+
+  isCompare(): boolean {
+    return this.fileInfo?.meta?.kind === GraphKind.GRAPH_COMPARE;
+  }
+
+  viewKey(side: Side): ViewKey {
+    return { session: this.session, file: this.current?.path ?? "", side, microStep: this.microStep };
+  }
+
+  pane(side: Side): GraphPane {
+    return side === Side.SIDE_BENCH ? this.bench : this.npu;
+  }
+
+  other(p: GraphPane): GraphPane | null {
+    if (!this.isCompare()) return null;
+    return p === this.npu ? this.bench : this.npu;
+  }
+
+  async jumpTo(side: Side, index: number): Promise<void> {
+    const p = this.pane(side);
+    try {
+      const n = await p.reveal(index);
+      if (n) await this.selectNode(p, n, true);
+    } catch {
+      // reported by the pane
+    }
+  }
+
+  toast(message: string, kind: "info" | "error" = "info") {
+    const el = h(`div.toast.${kind}`, { role: kind === "error" ? "alert" : "status" }, message);
+    this.toasts.append(el);
+    while (this.toasts.children.length > 4) this.toasts.firstElementChild!.remove();
+    setTimeout(() => el.remove(), kind === "error" ? 8000 : 3500);
+  }
+
+  async matchesChanged(info: FileInfo | undefined): Promise<void> {
+    if (info) this.fileInfo = { ...info, meta: info.meta ?? this.fileInfo?.meta };
+    this.renderLegend();
+    await Promise.all([this.npu.refresh(), this.bench.refresh()]);
+    this.filterPanel.reload();
+    await this.detailPanel.reload();
+    const shown = this.detailPanel.shownNode();
+    if (shown) {
+      const p = this.pane(shown.side);
+      const n = p.node(shown.index);
+      this.other(p)?.setCounterpart(n?.matched ?? -1);
+    }
+  }
+
+  // ------------------------------------------------------------ start-up
+
+  async start(): Promise<void> {
+    try {
+      const reply = await this.api.call("listRuns", {});
+      this.runs = reply.files.slice().sort((a, b) => naturalCompare(a.path, b.path));
+    } catch (e) {
+      this.showEmpty((e as Error).message);
+      return;
+    }
+    if (!this.runs.length) {
+      this.showEmpty(t("noRuns"));
+      return;
+    }
+    this.fillRunPicker();
+    const groups = this.groups();
+    const first = groups.keys().next().value as string;
+    await this.openGroup(first, null);
+  }
+
+  private showEmpty(message: string) {
+    this.emptyEl.textContent = message;
+    this.emptyEl.hidden = false;
+    this.npu.el.hidden = true;
+    this.bench.el.hidden = true;
+    this.splitter.hidden = true;
+  }
+
+  private groupOf(f: RunFile): string {
+    return f.group || f.path;
+  }
+
+  private groups(): Map<string, RunFile[]> {
+    const m = new Map<string, RunFile[]>();
+    for (const f of this.runs) {
+      const g = this.groupOf(f);
+      let list = m.get(g);
+      if (!list) m.set(g, (list = []));
+      list.push(f);
+    }
+    return m;
+  }
+
+  private fillRunPicker() {
+    const groups = this.groups();
+    this.runSel.replaceChildren(
+      ...[...groups.entries()].map(([g, files]) => {
+        const label = files.length > 1 ? `${g} (${files.length})` : files[0].path;
+        return option(g, label);
+      }),
+    );
+  }
+
+  private bindPickers() {
+    this.runSel.addEventListener("change", () => void this.openGroup(this.runSel.value, null));
+    const switchFile = () => {
+      const files = this.groups().get(this.runSel.value) ?? [];
+      const step = this.stepSel.value;
+      const rank = this.rankSel.value;
+      const f = files.find((x) => x.step === step && x.rank === rank) ?? files.find((x) => x.step === step) ?? files[0];
+      if (f) void this.openFile(f, this.place());
+    };
+    this.stepSel.addEventListener("change", switchFile);
+    this.rankSel.addEventListener("change", switchFile);
+    this.microSel.addEventListener("change", () => {
+      this.microStep = Number(this.microSel.value);
+      void this.openViews(this.place());
+    });
+  }
+
+  private async openGroup(group: string, place: Place | null) {
+    const files = (this.groups().get(group) ?? []).slice();
+    files.sort((a, b) => naturalCompare(a.step, b.step) || naturalCompare(a.rank, b.rank));
+    if (!files.length) return;
+    this.runSel.value = group;
+    await this.openFile(files[0], place);
+  }
+
+  private fillStepRank() {
+    const f = this.current!;
+    const files = this.groups().get(this.groupOf(f)) ?? [f];
+    const steps = [...new Set(files.map((x) => x.step))].sort(naturalCompare);
+    const ranks = [...new Set(files.filter((x) => x.step === f.step).map((x) => x.rank))].sort(naturalCompare);
+    this.stepSel.replaceChildren(...steps.map((s) => option(s, s || "-", s === f.step)));
+    this.rankSel.replaceChildren(...ranks.map((r) => option(r, r || "-", r === f.rank)));
+    this.stepSel.parentElement!.hidden = steps.length <= 1 && !f.step;
+    this.rankSel.parentElement!.hidden = ranks.length <= 1 && !f.rank;
+    this.stepSel.disabled = steps.length <= 1;
+    this.rankSel.disabled = ranks.length <= 1;
+  }
+
+  private fillMicroSteps() {
+    const n = this.fileInfo?.meta?.microSteps ?? 1;
+    const opts = [option("-1", t("all"), this.microStep === -1)];
+    for (let i = 0; i < n; i++) opts.push(option(String(i), String(i), this.microStep === i));
+    this.microSel.replaceChildren(...opts);
+    this.microSel.parentElement!.hidden = n <= 1;
+  }
+
+  /** What to keep when switching to another file of the same run (rank, step) or micro step. */
+  private place(): Place | null {
+    if (!this.current) return null;
+    const name = (p: GraphPane) => (p.selected >= 0 ? (p.node(p.selected)?.name ?? null) : null);
+    const view = (p: GraphPane) => ({ tx: p.tx, ty: p.ty, scale: p.scale });
+    return {
+      group: this.groupOf(this.current),
+      names: { npu: name(this.npu), bench: this.isCompare() ? name(this.bench) : null },
+      views: { npu: view(this.npu), bench: this.isCompare() ? view(this.bench) : null },
+    };
+  }
+
+  async openFile(f: RunFile, place: Place | null): Promise<void> {
+    const seq = ++this.openSeq;
+    const sameRun = !!place && !!this.current && place.group === this.groupOf(f);
+    this.current = f;
+    this.fillStepRank();
+    this.showProgress(t("opening", { file: f.path }), 0, "");
+    let info: FileInfo;
+    try {
+      info = await this.api.openFile({ file: f.path }, (p) => {
+        if (seq === this.openSeq) this.showProgress(t("opening", { file: f.path }), p.fraction, p.stage);
+      });
+    } catch (e) {
+      if (seq !== this.openSeq) return;
+      this.hideProgress();
+      this.toast(t("loadFailed", { file: f.path, message: (e as Error).message }), "error");
+      return;
+    }
+    if (seq !== this.openSeq) return;
+    this.fileInfo = info;
+    if (!sameRun) this.microStep = -1;
+    if (this.microStep >= (info.meta?.microSteps ?? 1)) this.microStep = -1;
+    this.fillMicroSteps();
+    this.setCompareLayout(this.isCompare());
+    this.renderLegend();
+    this.searchPanel.fileChanged();
+    this.filterPanel.fileChanged();
+    this.matchPanel.fileChanged();
+    this.detailPanel.fileChanged();
+    this.matchPanel.renderSummary(info);
+    await this.openViews(sameRun ? place : null, seq);
+    if (seq === this.openSeq) this.hideProgress();
+  }
+
+  /** (Re)opens the views of the current file and micro step, keeping the place if possible. */
+  private async openViews(place: Place | null, seq = this.openSeq): Promise<void> {
+    const compare = this.isCompare();
+    const legend = this.fileInfo?.meta?.legend ?? [];
+    this.detailPanel.clear();
+    try {
+      await Promise.all([
+        this.npu.open(this.viewKey(Side.SIDE_NPU), legend, compare),
+        compare ? this.bench.open(this.viewKey(Side.SIDE_BENCH), legend, compare) : Promise.resolve(),
+      ]);
+    } catch {
+      return;
+    }
+    if (seq !== this.openSeq || !place) return;
+    for (const side of compare ? [Side.SIDE_NPU, Side.SIDE_BENCH] : [Side.SIDE_NPU]) {
+      const v = place.views[sideKey(side)];
+      const p = this.pane(side);
+      if (v) {
+        p.tx = v.tx;
+        p.ty = v.ty;
+        p.scale = v.scale;
+        p.panBy(0, 0);
+      }
+    }
+    // The selected node again, found by name in the new file.
+    for (const side of compare ? [Side.SIDE_NPU, Side.SIDE_BENCH] : [Side.SIDE_NPU]) {
+      const name = place.names[sideKey(side)];
+      if (!name) continue;
+      const index = await this.findByName(side, name);
+      if (seq !== this.openSeq) return;
+      if (index >= 0) {
+        await this.jumpTo(side, index);
+        break;
+      }
+    }
+  }
+
+  private async findByName(side: Side, name: string): Promise<number> {
+    try {
+      const reply = await this.api.call("search", {
+        view: this.viewKey(side),
+        query: `^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`,
+        regex: true,
+        caseInsensitive: false,
+        offset: 0,
+        limit: 5,
+      });
+      return reply.hits.find((hit) => hit.name === name)?.index ?? -1;
+    } catch {
+      return -1;
+    }
+  }
+
+  private setCompareLayout(compare: boolean) {
+    this.emptyEl.hidden = true;
+    this.npu.el.hidden = false;
+    this.bench.el.hidden = !compare;
+    this.splitter.hidden = !compare;
+    this.graphsEl.classList.toggle("compare", compare);
+    this.npu.setTitle(compare ? t("npu") : "");
+    this.bench.setTitle(t("bench"));
+    this.syncCb.parentElement!.hidden = !compare;
+    this.tabs.match.hidden = !compare;
+    if (!compare && this.tabs.match.classList.contains("active")) this.tabs.search.click();
+  }
+
+  // ------------------------------------------------------------ selection and expansion
+
+  private async nodeClicked(p: GraphPane, n: LayoutNode | null) {
+    this.menu.hidden = true;
+    if (!n) {
+      p.setSelected(-1);
+      this.other(p)?.setCounterpart(-1);
+      return;
+    }
+    await this.selectNode(p, n, false);
+  }
+
+  /** Selects a node, highlights its matched node on the other side and shows the details. */
+  private async selectNode(p: GraphPane, n: LayoutNode, fromJump: boolean) {
+    p.setSelected(n.index);
+    p.setCounterpart(-1);
+    this.activePane = p;
+    const other = this.other(p);
+    if (other) {
+      other.setSelected(-1);
+      other.setCounterpart(n.matched);
+    }
+    this.matchPanel.nodeSelected(p.side, n.index, n.name);
+    const detail = this.detailPanel.show(p.side, n.index);
+    if (other && n.matched >= 0) {
+      if (other.node(n.matched)) {
+        if (!other.isOnScreen(n.matched)) other.centerOn(n.matched);
+      } else {
+        await other.reveal(n.matched, false).catch(() => null);
+        other.setCounterpart(n.matched);
+      }
+    } else if (other && !fromJump) {
+      // Nothing to show on the other side.
+    }
+    await detail;
+  }
+
+  private async toggle(p: GraphPane, n: LayoutNode) {
+    const expand = !n.expanded;
+    const work: Promise<unknown>[] = [expand ? p.expand(n.index) : p.collapse(n.index)];
+    const other = this.other(p);
+    if (other && this.syncCb.checked && n.matched >= 0) {
+      const m = other.node(n.matched);
+      if (expand && !(m && m.expanded)) {
+        work.push(
+          (async () => {
+            if (!m) await other.reveal(n.matched, false);
+            await other.expand(n.matched);
+          })(),
+        );
+      } else if (!expand && m && m.expanded) {
+        work.push(other.collapse(n.matched));
+      }
+    }
+    await Promise.allSettled(work);
+  }
+
+  private showMenu(p: GraphPane, n: LayoutNode, x: number, y: number) {
+    const other = this.other(p);
+    const items: HTMLElement[] = [];
+    if (other) {
+      const locate = h("button.menu-item", { type: "button" }, t("matched") + " →");
+      locate.addEventListener("click", () => {
+        this.menu.hidden = true;
+        if (n.matched < 0) this.toast(t("noMatchOnOtherSide"), "error");
+        else void this.jumpTo(other.side, n.matched);
+      });
+      items.push(locate);
+    }
+    const expand = h("button.menu-item", { type: "button" }, n.expanded ? "−" : "+");
+    expand.disabled = !n.expandable || n.parent < 0;
+    expand.addEventListener("click", () => {
+      this.menu.hidden = true;
+      void this.toggle(p, n);
+    });
+    items.push(expand);
+    this.menu.replaceChildren(h("div.menu-title", null, n.name), ...items);
+    this.menu.hidden = false;
+    this.menu.style.transform = `translate(${Math.min(x, window.innerWidth - 240)}px, ${Math.min(y, window.innerHeight - 100)}px)`;
+  }
+
+  // ------------------------------------------------------------ chrome
+
+  private renderLegend() {
+    const meta = this.fileInfo?.meta;
+    const legend = meta?.legend ?? [];
+    const items: HTMLElement[] = [];
+    const compare = this.isCompare();
+    for (const b of legend) {
+      const sw = h("span.swatch");
+      sw.style.background = b.color;
+      items.push(
+        h(
+          "span.legend-item",
+          { title: b.description || b.name, "data-bucket": b.name },
+          sw,
+          bucketLabel(b, t("unmatched")),
+        ),
+      );
+    }
+    if (compare && !legend.some((b) => b.unmatched)) {
+      const sw = h("span.swatch");
+      sw.style.background = unmatchedColour(legend);
+      items.push(h("span.legend-item", null, sw, t("unmatched")));
+    }
+    const npu = this.fileInfo?.npu;
+    if (meta?.overflowChecked || (npu && npu.overflowMedium + npu.overflowHigh + npu.overflowCritical > 0)) {
+      for (const [level, key] of [
+        [OverflowLevel.OVERFLOW_MEDIUM, "overflowMedium"],
+        [OverflowLevel.OVERFLOW_HIGH, "overflowHigh"],
+        [OverflowLevel.OVERFLOW_CRITICAL, "overflowCritical"],
+      ] as const) {
+        const mark = h("span.overflow-mark");
+        mark.style.borderTopColor = OVERFLOW_COLOURS[level];
+        items.push(h("span.legend-item", null, mark, `${t("overflow")}: ${t(key)}`));
+      }
+    }
+    items.push(
+      h("span.legend-item.shape", null, h("span.shape-module"), t("module")),
+      h("span.legend-item.shape", null, h("span.shape-api"), t("api")),
+      h("span.legend-item.shape", null, h("span.shape-collection"), t("collection")),
+    );
+    this.legendEl.replaceChildren(...items);
+  }
+
+  private relabel() {
+    this.labels.run.textContent = t("run");
+    this.labels.step.textContent = t("step");
+    this.labels.rank.textContent = t("rank");
+    this.labels.micro.textContent = t("microStep");
+    this.labels.sync.textContent = t("syncExpand");
+    this.syncCb.parentElement!.title = t("syncExpandTip");
+    this.labels.minimap.textContent = t("minimap");
+    this.fitBtn.textContent = t("fit");
+    this.langBtn.textContent = t("language");
+    this.langBtn.title = t("languageTip");
+    this.tabs.search.textContent = t("search");
+    this.tabs.filter.textContent = t("filter");
+    this.tabs.match.textContent = t("match");
+    this.helpEl.textContent = t("help");
+    this.npu.setTitle(this.isCompare() ? t("npu") : "");
+    this.bench.setTitle(t("bench"));
+    if (this.current) this.fillMicroSteps();
+    this.renderLegend();
+  }
+
+  private showProgress(title: string, fraction: number, stage: string) {
+    this.overlay.hidden = false;
+    this.overlayTitle.textContent = title;
+    this.overlayStage.textContent = stage ? `${stage} · ${Math.round(fraction * 100)}%` : t("loading");
+    (this.overlayBar.firstChild as HTMLElement).style.width =
+      `${Math.round(Math.max(0, Math.min(1, fraction)) * 100)}%`;
+    this.overlayBar.setAttribute("role", "progressbar");
+    this.overlayBar.setAttribute("aria-valuenow", String(Math.round(fraction * 100)));
+  }
+
+  private hideProgress() {
+    this.overlay.hidden = true;
+  }
+
+  private bindSplitters(vsplit: HTMLElement) {
+    // NPU | Bench, each side at least 160 px.
+    this.splitter.addEventListener("pointerdown", (e) => {
+      this.splitter.setPointerCapture(e.pointerId);
+      const move = (ev: PointerEvent) => {
+        const r = this.graphsEl.getBoundingClientRect();
+        const x = Math.min(r.width - 160, Math.max(160, ev.clientX - r.left));
+        this.npu.el.style.flex = `0 0 ${x}px`;
+      };
+      const up = () => {
+        this.splitter.removeEventListener("pointermove", move);
+        this.splitter.removeEventListener("pointerup", up);
+      };
+      this.splitter.addEventListener("pointermove", move);
+      this.splitter.addEventListener("pointerup", up);
+    });
+    // Graphs above, details below.
+    vsplit.addEventListener("pointerdown", (e) => {
+      vsplit.setPointerCapture(e.pointerId);
+      const detail = this.detailPanel.el;
+      const move = (ev: PointerEvent) => {
+        const r = detail.parentElement!.getBoundingClientRect();
+        const height = Math.min(r.height - 160, Math.max(60, r.bottom - ev.clientY));
+        detail.style.height = `${height}px`;
+      };
+      const up = () => {
+        vsplit.removeEventListener("pointermove", move);
+        vsplit.removeEventListener("pointerup", up);
+      };
+      vsplit.addEventListener("pointermove", move);
+      vsplit.addEventListener("pointerup", up);
+    });
+  }
+
+  private bindKeys() {
+    for (const p of [this.npu, this.bench]) p.el.addEventListener("pointerenter", () => (this.activePane = p));
+    const typing = (e: KeyboardEvent) => {
+      const el = e.target as HTMLElement | null;
+      return (
+        !!el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable)
+      );
+    };
+    window.addEventListener("keydown", (e) => {
+      if (e.ctrlKey || e.metaKey || e.altKey || typing(e)) return;
+      if (e.key === "Escape") {
+        this.menu.hidden = true;
+        return;
+      }
+      if (this.activePane.keyDown(e.key)) e.preventDefault();
+    });
+    window.addEventListener("keyup", (e) => {
+      this.npu.keyUp(e.key);
+      this.bench.keyUp(e.key);
+    });
+    window.addEventListener("blur", () => {
+      this.npu.releaseKeys();
+      this.bench.releaseKeys();
+    });
+    window.addEventListener(
+      "resize",
+      debounce(() => this.menu.setAttribute("hidden", ""), 50),
+    );
+  }
+}

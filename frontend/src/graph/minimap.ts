@@ -1,0 +1,118 @@
+// The minimap of a pane: the root box and the loaded nodes at a small scale,
+// with the screen as a rectangle. Clicking or dragging moves the screen.
+// The node layer is redrawn only when the layout changes.
+import { palette } from "../theme";
+import type { GraphPane } from "./pane";
+import { HEADER } from "./paint";
+
+const MAX_W = 160;
+const MAX_H = 200;
+
+export class Minimap {
+  readonly el: HTMLCanvasElement;
+  private readonly ctx: CanvasRenderingContext2D;
+  private base: HTMLCanvasElement = document.createElement("canvas");
+  private dirty = true;
+  private visible = true;
+  private k = 1; // minimap px per layout unit
+  private w = MAX_W;
+  private h = 60;
+
+  constructor(private readonly pane: GraphPane) {
+    this.el = document.createElement("canvas");
+    this.el.className = "minimap";
+    const ctx = this.el.getContext("2d");
+    if (!ctx) throw new Error("canvas 2d context unavailable");
+    this.ctx = ctx;
+    let dragging = false;
+    const move = (e: PointerEvent) => {
+      const r = this.el.getBoundingClientRect();
+      this.pane.lookAt((e.clientX - r.left) / this.k, (e.clientY - r.top) / this.k);
+    };
+    this.el.addEventListener("pointerdown", (e) => {
+      dragging = true;
+      this.el.setPointerCapture(e.pointerId);
+      move(e);
+    });
+    this.el.addEventListener("pointermove", (e) => dragging && move(e));
+    this.el.addEventListener("pointerup", () => (dragging = false));
+    this.el.addEventListener(
+      "wheel",
+      (e) => {
+        e.preventDefault();
+        this.pane.panBy(0, -e.deltaY);
+      },
+      { passive: false },
+    );
+  }
+
+  setVisible(on: boolean) {
+    this.visible = on;
+    this.el.hidden = !on;
+    if (on) this.pane.invalidate();
+  }
+
+  invalidate() {
+    this.dirty = true;
+  }
+
+  draw() {
+    const p = this.pane;
+    if (!this.visible || !p.rootWidth || !p.rootHeight) {
+      this.el.hidden = true;
+      return;
+    }
+    const v = p.viewRect();
+    // Hidden when the screen shows nearly all of the graph (reference §8.5).
+    const covers = v.x <= 0 && v.y <= 0 && v.x + v.width >= p.rootWidth && v.y + v.height >= p.rootHeight;
+    this.el.hidden = covers;
+    if (covers) return;
+    const dpr = window.devicePixelRatio || 1;
+    if (this.dirty) this.redrawBase(dpr);
+    const ctx = this.ctx;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, this.w, this.h);
+    ctx.drawImage(this.base, 0, 0, this.w, this.h);
+    const pal = palette();
+    const x = v.x * this.k;
+    const y = v.y * this.k;
+    ctx.fillStyle = pal.minimapViewport;
+    ctx.fillRect(x, y, v.width * this.k, v.height * this.k);
+    ctx.strokeStyle = pal.minimapViewportStroke;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(x + 0.5, y + 0.5, Math.max(2, v.width * this.k - 1), Math.max(2, v.height * this.k - 1));
+  }
+
+  private redrawBase(dpr: number) {
+    this.dirty = false;
+    const p = this.pane;
+    this.k = Math.min(MAX_W / p.rootWidth, MAX_H / p.rootHeight);
+    this.w = Math.max(20, Math.ceil(p.rootWidth * this.k));
+    this.h = Math.max(20, Math.ceil(p.rootHeight * this.k));
+    for (const c of [this.el, this.base]) {
+      c.width = Math.round(this.w * dpr);
+      c.height = Math.round(this.h * dpr);
+    }
+    this.el.style.width = `${this.w}px`;
+    this.el.style.height = `${this.h}px`;
+    const ctx = this.base.getContext("2d");
+    if (!ctx) return;
+    const pal = palette();
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = pal.minimapBackground;
+    ctx.fillRect(0, 0, this.w, this.h);
+    const k = this.k;
+    for (const n of p.nodes) {
+      const w = n.width * k;
+      if (w < 0.3) continue;
+      if (n.expanded) {
+        ctx.strokeStyle = pal.stroke;
+        ctx.lineWidth = 0.5;
+        ctx.strokeRect(n.x * k, n.y * k, w, n.height * k);
+      } else {
+        ctx.fillStyle = p.fillOf(n);
+        ctx.fillRect(n.x * k, n.y * k, Math.max(0.5, w), Math.max(0.5, HEADER * k));
+      }
+    }
+  }
+}

@@ -1,0 +1,811 @@
+// One graph (NPU, Bench or the single graph of a build) drawn on a canvas.
+//
+// The service lays the hierarchy out (reference §6) and answers with the
+// visible nodes in absolute layout units. The pane asks only for the part
+// around the screen when the graph is big (the viewport Rect of the request),
+// draws only the nodes that intersect the screen, and refetches when panning
+// leaves the fetched window. Drawing is batched by colour so that thousands of
+// nodes stay within a frame.
+import {
+  type ColorBucket,
+  type GraphApi,
+  type LayoutNode,
+  type Rect,
+  type ViewKey,
+  type ViewReply,
+  OverflowLevel,
+  Side,
+} from "../api/client";
+import { palette } from "../theme";
+import { Minimap } from "./minimap";
+import { HEADER, NODE_API, OVERFLOW_COLOURS, darken, isCollection, luminance, nodeFill, overflowRank } from "./paint";
+
+const MIN_SCALE = 0.01;
+const MAX_SCALE = 12;
+const KEY_SPEED = 700; // screen px per second for W/A/S/D
+
+export interface PaneEvents {
+  select(pane: GraphPane, node: LayoutNode | null): void;
+  toggle(pane: GraphPane, node: LayoutNode): void;
+  contextMenu?(pane: GraphPane, node: LayoutNode, x: number, y: number): void;
+  error(message: string): void;
+}
+
+interface Label {
+  text: string;
+  font: number; // layout units
+}
+
+export class GraphPane {
+  readonly el: HTMLDivElement;
+  readonly side: Side;
+  private readonly canvas: HTMLCanvasElement;
+  private readonly ctx: CanvasRenderingContext2D;
+  private readonly minimap: Minimap;
+  private readonly titleEl: HTMLDivElement;
+  private readonly statusEl: HTMLDivElement;
+  private readonly spinner: HTMLDivElement;
+  private readonly tooltip: HTMLDivElement;
+
+  key: ViewKey | null = null;
+  private legend: ColorBucket[] = [];
+  private compare = false;
+
+  nodes: LayoutNode[] = [];
+  private pos = new Map<number, number>();
+  private fills: string[] = [];
+  private labels: (Label | undefined)[] = [];
+  rootWidth = 0;
+  rootHeight = 0;
+  totalVisible = 0;
+  /** The layout region the nodes cover; null when the reply held every visible node. */
+  private window: Rect | null = null;
+
+  tx = 0;
+  ty = 0;
+  scale = 1;
+  private cssWidth = 1;
+  private cssHeight = 1;
+  private dpr = 1;
+
+  selected = -1;
+  counterpart = -1;
+  private hover = -1;
+
+  private frameRequested = false;
+  private epoch = 0; // bumped by every layout-changing request
+  private queue: Promise<unknown> = Promise.resolve();
+  private refetchTimer: ReturnType<typeof setTimeout> | undefined;
+  private refetchAbort: AbortController | null = null;
+  private animation: number | null = null;
+  private keysHeld = new Set<string>();
+  private keyLoop: number | null = null;
+  private lastKeyTime = 0;
+  private pending = 0;
+  /** Frame callbacks, for the frame-time benchmark. */
+  onFrame: ((ms: number) => void) | null = null;
+
+  constructor(
+    private readonly api: GraphApi,
+    side: Side,
+    private readonly events: PaneEvents,
+    tooltip: HTMLDivElement,
+  ) {
+    this.side = side;
+    this.tooltip = tooltip;
+    this.el = document.createElement("div");
+    this.el.className = "pane";
+    this.el.dataset.side = side === Side.SIDE_BENCH ? "bench" : "npu";
+    this.canvas = document.createElement("canvas");
+    this.canvas.className = "graph-canvas";
+    this.canvas.tabIndex = 0;
+    const ctx = this.canvas.getContext("2d", { alpha: false });
+    if (!ctx) throw new Error("canvas 2d context unavailable");
+    this.ctx = ctx;
+    this.titleEl = document.createElement("div");
+    this.titleEl.className = "pane-title";
+    this.statusEl = document.createElement("div");
+    this.statusEl.className = "pane-status";
+    this.spinner = document.createElement("div");
+    this.spinner.className = "pane-spinner";
+    this.spinner.hidden = true;
+    this.minimap = new Minimap(this);
+    this.el.append(this.canvas, this.titleEl, this.statusEl, this.spinner, this.minimap.el);
+    this.bindInput();
+    new ResizeObserver(() => this.resize()).observe(this.el);
+  }
+
+  setTitle(text: string) {
+    this.titleEl.textContent = text;
+  }
+
+  setMinimapVisible(on: boolean) {
+    this.minimap.setVisible(on);
+  }
+
+  /** Starts a fresh view of a file (the service creates it with the root expanded). */
+  async open(key: ViewKey, legend: ColorBucket[], compare: boolean): Promise<void> {
+    this.key = key;
+    this.legend = legend;
+    this.compare = compare;
+    this.nodes = [];
+    this.pos.clear();
+    this.selected = -1;
+    this.counterpart = -1;
+    this.hover = -1;
+    this.window = null;
+    this.resize();
+    this.scale = 1.5;
+    this.tx = 24;
+    this.ty = 16;
+    await this.mutate("getView", -1);
+    this.resetView();
+  }
+
+  setLegend(legend: ColorBucket[]) {
+    this.legend = legend;
+    this.recolour();
+  }
+
+  /** Re-reads the layout (after matching changed colours or links). */
+  refresh(): Promise<void> {
+    return this.mutate("getView", -1);
+  }
+
+  expand(index: number): Promise<void> {
+    return this.mutate("expand", index);
+  }
+
+  collapse(index: number): Promise<void> {
+    return this.mutate("collapse", index);
+  }
+
+  /** Expands every ancestor of the node, then centres and selects it. */
+  async reveal(index: number, select = true): Promise<LayoutNode | null> {
+    await this.mutate("reveal", index);
+    const n = this.node(index);
+    if (!n) return null;
+    if (select) this.selected = index;
+    this.centerOn(index);
+    return n;
+  }
+
+  node(index: number): LayoutNode | undefined {
+    const p = this.pos.get(index);
+    return p === undefined ? undefined : this.nodes[p];
+  }
+
+  setSelected(index: number) {
+    this.selected = index;
+    this.invalidate();
+  }
+
+  setCounterpart(index: number) {
+    this.counterpart = index;
+    this.invalidate();
+  }
+
+  /** Layout-space rectangle on screen. */
+  viewRect(): Rect {
+    return {
+      x: -this.tx / this.scale,
+      y: -this.ty / this.scale,
+      width: this.cssWidth / this.scale,
+      height: this.cssHeight / this.scale,
+    };
+  }
+
+  fit() {
+    if (!this.rootWidth || !this.rootHeight) return;
+    const s = clamp(
+      Math.min(this.cssWidth / (this.rootWidth + 24), this.cssHeight / (this.rootHeight + 24)),
+      MIN_SCALE,
+      3,
+    );
+    this.animateTo(s, (this.cssWidth - this.rootWidth * s) / 2, (this.cssHeight - this.rootHeight * s) / 2);
+  }
+
+  /** Puts the whole root width on screen at a readable scale, top aligned. */
+  private resetView() {
+    const s = clamp(Math.min(1.6, (this.cssWidth - 32) / Math.max(1, this.rootWidth)), 0.25, 1.6);
+    this.scale = s;
+    this.tx = Math.max(16, (this.cssWidth - this.rootWidth * s) / 2);
+    this.ty = 16;
+    this.viewChanged();
+  }
+
+  centerOn(index: number, animate = true) {
+    const n = this.node(index);
+    if (!n) return;
+    let s = this.scale;
+    if (n.width * s > this.cssWidth * 0.9) s = clamp((this.cssWidth * 0.9) / n.width, MIN_SCALE, MAX_SCALE);
+    if (s < 0.6 && n.width * 0.6 < this.cssWidth * 0.9) s = 0.6; // readable labels when a small node is the goal
+    const tx = this.cssWidth / 2 - (n.x + n.width / 2) * s;
+    const boxH = n.expanded ? n.height : HEADER;
+    const ty =
+      boxH * s > this.cssHeight * 0.7 ? this.cssHeight * 0.2 - n.y * s : this.cssHeight / 2 - (n.y + boxH / 2) * s;
+    if (animate) this.animateTo(s, tx, ty);
+    else {
+      this.scale = s;
+      this.tx = tx;
+      this.ty = ty;
+      this.viewChanged();
+    }
+  }
+
+  /** Whether the node is loaded and its header is on screen. */
+  isOnScreen(index: number): boolean {
+    const n = this.node(index);
+    if (!n) return false;
+    const sx = n.x * this.scale + this.tx;
+    const sy = n.y * this.scale + this.ty;
+    return sx + n.width * this.scale > 0 && sx < this.cssWidth && sy + HEADER * this.scale > 0 && sy < this.cssHeight;
+  }
+
+  panBy(dx: number, dy: number) {
+    this.tx += dx;
+    this.ty += dy;
+    this.viewChanged();
+  }
+
+  zoomAt(factor: number, sx: number, sy: number) {
+    const s = clamp(this.scale * factor, MIN_SCALE, MAX_SCALE);
+    const k = s / this.scale;
+    this.tx = sx - (sx - this.tx) * k;
+    this.ty = sy - (sy - this.ty) * k;
+    this.scale = s;
+    this.viewChanged();
+  }
+
+  /** Centres the screen on a layout point (the minimap uses it). */
+  lookAt(lx: number, ly: number) {
+    this.tx = this.cssWidth / 2 - lx * this.scale;
+    this.ty = this.cssHeight / 2 - ly * this.scale;
+    this.viewChanged();
+  }
+
+  keyDown(key: string): boolean {
+    const k = key.toLowerCase();
+    if (k === "w" || k === "a" || k === "s" || k === "d") {
+      this.keysHeld.add(k);
+      if (this.keyLoop === null) {
+        this.lastKeyTime = performance.now();
+        this.keyLoop = requestAnimationFrame(this.keyStep);
+      }
+      return true;
+    }
+    if (k === "=" || k === "+") {
+      this.zoomAt(1.25, this.cssWidth / 2, this.cssHeight / 2);
+      return true;
+    }
+    if (k === "-" || k === "_") {
+      this.zoomAt(0.8, this.cssWidth / 2, this.cssHeight / 2);
+      return true;
+    }
+    if (k === "f") {
+      this.fit();
+      return true;
+    }
+    return false;
+  }
+
+  keyUp(key: string) {
+    this.keysHeld.delete(key.toLowerCase());
+  }
+
+  releaseKeys() {
+    this.keysHeld.clear();
+  }
+
+  private keyStep = (now: number) => {
+    const dt = Math.min(0.05, (now - this.lastKeyTime) / 1000);
+    this.lastKeyTime = now;
+    let dx = 0;
+    let dy = 0;
+    // The keys move the view: W looks up (the graph moves down), and so on.
+    if (this.keysHeld.has("w")) dy += 1;
+    if (this.keysHeld.has("s")) dy -= 1;
+    if (this.keysHeld.has("a")) dx += 1;
+    if (this.keysHeld.has("d")) dx -= 1;
+    if (dx || dy) this.panBy(dx * KEY_SPEED * dt, dy * KEY_SPEED * dt);
+    this.keyLoop = this.keysHeld.size ? requestAnimationFrame(this.keyStep) : null;
+  };
+
+  // ---------------------------------------------------------------- requests
+
+  private mutate(kind: "getView" | "expand" | "collapse" | "reveal", index: number): Promise<void> {
+    const run = async () => {
+      if (!this.key) return;
+      const epoch = ++this.epoch;
+      this.cancelRefetch();
+      const viewport = this.wantRect();
+      this.setBusy(+1);
+      try {
+        let reply: ViewReply;
+        if (kind === "getView") reply = await this.api.call("getView", { view: this.key, viewport });
+        else reply = await this.api.call(kind, { view: this.key, node: index, viewport });
+        if (kind === "reveal" && reply.nodes.every((n) => n.index !== index)) {
+          // The node lies outside the requested window: fetch its neighbourhood without a cut.
+          reply = await this.api.call("getView", { view: this.key, viewport: undefined });
+          this.apply(reply, null);
+        } else {
+          this.apply(reply, viewport);
+        }
+      } catch (e) {
+        this.events.error((e as Error).message);
+        throw e;
+      } finally {
+        this.setBusy(-1);
+        if (epoch === this.epoch) this.scheduleRefetch();
+      }
+    };
+    const p = this.queue.then(run, run);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  private setBusy(delta: number) {
+    this.pending += delta;
+    this.spinner.hidden = this.pending <= 0;
+  }
+
+  /** The screen's layout rectangle grown by half a screen on each side, in whole units. */
+  private wantRect(): Rect {
+    const v = this.viewRect();
+    const mx = v.width * 0.5;
+    const my = v.height * 0.5;
+    const x = Math.floor(Math.max(0, v.x - mx));
+    const y = Math.floor(Math.max(0, v.y - my));
+    return { x, y, width: Math.ceil(v.x + v.width + mx) - x, height: Math.ceil(v.y + v.height + my) - y };
+  }
+
+  private apply(reply: ViewReply, cut: Rect | null) {
+    this.nodes = reply.nodes;
+    this.pos.clear();
+    for (let i = 0; i < this.nodes.length; i++) this.pos.set(this.nodes[i].index, i);
+    this.rootWidth = reply.width;
+    this.rootHeight = reply.height;
+    this.totalVisible = reply.totalVisible;
+    this.window = this.nodes.length >= reply.totalVisible ? null : cut;
+    this.labels = new Array(this.nodes.length);
+    this.recolour();
+    this.statusEl.textContent = `${reply.totalVisible}`;
+    this.minimap.invalidate();
+  }
+
+  private recolour() {
+    this.fills = this.nodes.map((n) => nodeFill(n, this.legend, this.compare));
+    this.invalidate();
+  }
+
+  /** Whether the screen has left the fetched window. */
+  private needsRefetch(): boolean {
+    if (!this.window || !this.key) return false;
+    const v = this.viewRect();
+    const w = this.window;
+    const left = Math.max(0, v.x);
+    const top = Math.max(0, v.y);
+    const right = Math.min(this.rootWidth, v.x + v.width);
+    const bottom = Math.min(this.rootHeight, v.y + v.height);
+    if (right <= left || bottom <= top) return false; // nothing of the graph on screen
+    return left < w.x || top < w.y || right > w.x + w.width || bottom > w.y + w.height;
+  }
+
+  private scheduleRefetch() {
+    if (!this.needsRefetch()) return;
+    if (this.refetchTimer !== undefined) return;
+    this.refetchTimer = setTimeout(() => {
+      this.refetchTimer = undefined;
+      void this.refetch();
+    }, 60);
+  }
+
+  private cancelRefetch() {
+    if (this.refetchTimer !== undefined) clearTimeout(this.refetchTimer);
+    this.refetchTimer = undefined;
+    this.refetchAbort?.abort();
+    this.refetchAbort = null;
+  }
+
+  private async refetch() {
+    if (!this.key || !this.needsRefetch()) return;
+    const epoch = this.epoch;
+    const viewport = this.wantRect();
+    this.refetchAbort?.abort();
+    const abort = new AbortController();
+    this.refetchAbort = abort;
+    try {
+      const reply = await this.api.call("getView", { view: this.key, viewport }, abort.signal);
+      if (epoch !== this.epoch || abort.signal.aborted) return;
+      this.apply(reply, viewport);
+    } catch (e) {
+      if (!abort.signal.aborted) this.events.error((e as Error).message);
+    } finally {
+      if (this.refetchAbort === abort) this.refetchAbort = null;
+    }
+    this.scheduleRefetch();
+  }
+
+  // ---------------------------------------------------------------- drawing
+
+  private resize() {
+    const r = this.el.getBoundingClientRect();
+    const w = Math.max(1, Math.round(r.width));
+    const hgt = Math.max(1, Math.round(r.height));
+    const dpr = window.devicePixelRatio || 1;
+    if (w === this.cssWidth && hgt === this.cssHeight && dpr === this.dpr) return;
+    this.cssWidth = w;
+    this.cssHeight = hgt;
+    this.dpr = dpr;
+    this.canvas.width = Math.round(w * dpr);
+    this.canvas.height = Math.round(hgt * dpr);
+    this.canvas.style.width = `${w}px`;
+    this.canvas.style.height = `${hgt}px`;
+    this.viewChanged();
+  }
+
+  private viewChanged() {
+    this.invalidate();
+    this.scheduleRefetch();
+  }
+
+  invalidate() {
+    if (this.frameRequested) return;
+    this.frameRequested = true;
+    requestAnimationFrame(() => {
+      this.frameRequested = false;
+      const t0 = performance.now();
+      this.draw();
+      this.minimap.draw();
+      this.onFrame?.(performance.now() - t0);
+    });
+  }
+
+  private draw() {
+    const ctx = this.ctx;
+    const pal = palette();
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.fillStyle = pal.background;
+    ctx.fillRect(0, 0, this.cssWidth, this.cssHeight);
+    const s = this.scale;
+    const tx = this.tx;
+    const ty = this.ty;
+    const v = this.viewRect();
+    const vx2 = v.x + v.width;
+    const vy2 = v.y + v.height;
+    const nodes = this.nodes;
+
+    const visible: number[] = [];
+    for (let i = 0; i < nodes.length; i++) {
+      const n = nodes[i];
+      if (n.x > vx2 || n.y > vy2 || n.x + n.width < v.x || n.y + n.height < v.y) continue;
+      visible.push(i);
+    }
+
+    // Expanded containers: a faint background, nested ones a little darker.
+    ctx.fillStyle = pal.containerFill;
+    for (const i of visible) {
+      const n = nodes[i];
+      if (!n.expanded || n.parent < 0) continue;
+      ctx.fillRect(n.x * s + tx, n.y * s + ty, n.width * s, n.height * s);
+    }
+
+    // Headers, batched by fill colour.
+    const byFill = new Map<string, number[]>();
+    for (const i of visible) {
+      const f = this.fills[i];
+      let list = byFill.get(f);
+      if (!list) byFill.set(f, (list = []));
+      list.push(i);
+    }
+    const round = s >= 0.35;
+    for (const [fill, list] of byFill) {
+      ctx.beginPath();
+      for (const i of list) {
+        const n = nodes[i];
+        const x = n.x * s + tx;
+        const y = n.y * s + ty;
+        const w = Math.max(1, n.width * s);
+        const hh = Math.max(1, HEADER * s);
+        if (round) ctx.roundRect(x, y, w, hh, radius(n) * s);
+        else ctx.rect(x, y, w, hh);
+      }
+      ctx.fillStyle = fill;
+      ctx.fill();
+    }
+
+    // Outlines: per fill for NPU (darkened fill, §8.3), one colour for Bench, dashed for collections.
+    if (s >= 0.08) {
+      ctx.lineWidth = 1;
+      for (const [fill, list] of byFill) {
+        ctx.beginPath();
+        let dashed = false;
+        for (const i of list) {
+          const n = nodes[i];
+          if (isCollection(n.nodeType)) {
+            dashed = true;
+            continue;
+          }
+          this.outline(n, round);
+        }
+        ctx.strokeStyle =
+          this.side === Side.SIDE_BENCH ? pal.benchStroke : fill === pal.noColourFill ? pal.stroke : darken(fill, 40);
+        ctx.stroke();
+        if (dashed) {
+          ctx.beginPath();
+          for (const i of list) if (isCollection(nodes[i].nodeType)) this.outline(nodes[i], round);
+          ctx.setLineDash([4, 3]);
+          ctx.strokeStyle = pal.stroke;
+          ctx.stroke();
+          ctx.setLineDash([]);
+        }
+      }
+    }
+
+    // Overflow marks: a corner triangle per level, in the level's colour.
+    if (s >= 0.15) {
+      for (const level of [
+        OverflowLevel.OVERFLOW_MEDIUM,
+        OverflowLevel.OVERFLOW_HIGH,
+        OverflowLevel.OVERFLOW_CRITICAL,
+      ]) {
+        ctx.beginPath();
+        let any = false;
+        const size = Math.min(10, 5 + overflowRank(level) * 1.5) * Math.min(1.5, s);
+        for (const i of visible) {
+          const n = nodes[i];
+          if (n.overflow !== level) continue;
+          any = true;
+          const x2 = (n.x + n.width) * s + tx;
+          const y = n.y * s + ty;
+          ctx.moveTo(x2 - size, y);
+          ctx.lineTo(x2, y);
+          ctx.lineTo(x2, y + size);
+          ctx.closePath();
+        }
+        if (any) {
+          ctx.fillStyle = OVERFLOW_COLOURS[level];
+          ctx.fill();
+        }
+      }
+    }
+
+    // Labels, once the header is tall enough to read.
+    if (HEADER * s >= 8) {
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      let font = -1;
+      let colour = "";
+      for (const i of visible) {
+        const n = nodes[i];
+        const w = n.width * s;
+        if (w < 12) continue;
+        const label = this.label(i);
+        if (!label.text) continue;
+        const px = label.font * s;
+        if (px < 5) continue;
+        if (px !== font) {
+          font = px;
+          ctx.font = `${px}px system-ui, sans-serif`;
+        }
+        const fill = this.fills[i];
+        const c = luminance(fill) > 0.55 ? pal.textOnFill : pal.text;
+        if (c !== colour) {
+          colour = c;
+          ctx.fillStyle = c;
+        }
+        ctx.fillText(label.text, n.x * s + tx + w / 2, (n.y + HEADER / 2) * s + ty + 0.5);
+      }
+    }
+
+    // Selection, the matched node of the other side's selection, hover.
+    this.ring(this.hover, pal.hover, 1.5);
+    this.ring(this.counterpart, pal.counterpart, 2.5);
+    this.ring(this.selected, pal.selected, 2.5);
+  }
+
+  private outline(n: LayoutNode, round: boolean) {
+    const s = this.scale;
+    const x = n.x * s + this.tx + 0.5;
+    const y = n.y * s + this.ty + 0.5;
+    const w = Math.max(1, n.width * s - 1);
+    const hh = Math.max(1, (n.expanded ? n.height : HEADER) * s - 1);
+    if (round) this.ctx.roundRect(x, y, w, hh, radius(n) * s);
+    else this.ctx.rect(x, y, w, hh);
+  }
+
+  private ring(index: number, colour: string, width: number) {
+    if (index < 0) return;
+    const n = this.node(index);
+    if (!n) return;
+    const ctx = this.ctx;
+    ctx.beginPath();
+    this.outline(n, this.scale >= 0.35);
+    ctx.lineWidth = width;
+    ctx.strokeStyle = colour;
+    ctx.stroke();
+    ctx.lineWidth = 1;
+  }
+
+  /** The label fitted to the node width, measured once in layout units. */
+  private label(i: number): Label {
+    let l = this.labels[i];
+    if (l) return l;
+    const n = this.nodes[i];
+    const font = n.nodeType === NODE_API && !n.expandable ? 6 : 8;
+    const ctx = this.ctx;
+    ctx.font = `${font}px system-ui, sans-serif`;
+    const avail = n.width - 4;
+    let text = n.label || n.name;
+    const full = ctx.measureText(text).width;
+    if (full > avail) {
+      if (avail < font) text = "";
+      else {
+        let keep = Math.max(1, Math.floor((text.length * avail) / full) - 1);
+        while (keep > 1 && ctx.measureText(text.slice(0, keep) + "…").width > avail) keep--;
+        text = text.slice(0, keep) + "…";
+      }
+    }
+    l = { text, font };
+    this.labels[i] = l;
+    return l;
+  }
+
+  // ---------------------------------------------------------------- input
+
+  /** The deepest loaded node under a screen point. */
+  nodeAt(sx: number, sy: number): LayoutNode | null {
+    const lx = (sx - this.tx) / this.scale;
+    const ly = (sy - this.ty) / this.scale;
+    for (let i = this.nodes.length - 1; i >= 0; i--) {
+      const n = this.nodes[i];
+      const hgt = n.expanded ? n.height : HEADER;
+      if (lx >= n.x && lx <= n.x + n.width && ly >= n.y && ly <= n.y + hgt) return n;
+    }
+    return null;
+  }
+
+  private bindInput() {
+    const c = this.canvas;
+    let drag: { x: number; y: number; moved: boolean } | null = null;
+    c.addEventListener("pointerdown", (e) => {
+      if (e.button !== 0) return;
+      c.setPointerCapture(e.pointerId);
+      drag = { x: e.clientX, y: e.clientY, moved: false };
+      this.stopAnimation();
+    });
+    c.addEventListener("pointermove", (e) => {
+      if (drag) {
+        const dx = e.clientX - drag.x;
+        const dy = e.clientY - drag.y;
+        if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 4) return;
+        drag.moved = true;
+        drag.x = e.clientX;
+        drag.y = e.clientY;
+        c.style.cursor = "grabbing";
+        this.hideTooltip();
+        this.panBy(dx, dy);
+        return;
+      }
+      this.updateHover(e);
+    });
+    c.addEventListener("pointerup", (e) => {
+      const d = drag;
+      drag = null;
+      c.style.cursor = "";
+      if (d && !d.moved) {
+        const p = this.local(e);
+        this.events.select(this, this.nodeAt(p.x, p.y));
+      }
+    });
+    c.addEventListener("pointerleave", () => {
+      this.hover = -1;
+      this.hideTooltip();
+      this.invalidate();
+    });
+    c.addEventListener("dblclick", (e) => {
+      const p = this.local(e);
+      const n = this.nodeAt(p.x, p.y);
+      if (n && n.expandable && n.parent >= 0) this.events.toggle(this, n);
+    });
+    c.addEventListener("contextmenu", (e) => {
+      const p = this.local(e);
+      const n = this.nodeAt(p.x, p.y);
+      if (n && this.events.contextMenu) {
+        e.preventDefault();
+        this.events.contextMenu(this, n, e.clientX, e.clientY);
+      }
+    });
+    c.addEventListener(
+      "wheel",
+      (e) => {
+        e.preventDefault();
+        this.stopAnimation();
+        const p = this.local(e);
+        const delta = e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY;
+        this.zoomAt(Math.exp(-delta * 0.0015), p.x, p.y);
+      },
+      { passive: false },
+    );
+  }
+
+  private local(e: MouseEvent) {
+    const r = this.canvas.getBoundingClientRect();
+    return { x: e.clientX - r.left, y: e.clientY - r.top };
+  }
+
+  private updateHover(e: PointerEvent) {
+    const p = this.local(e);
+    const n = this.nodeAt(p.x, p.y);
+    const idx = n ? n.index : -1;
+    if (idx !== this.hover) {
+      this.hover = idx;
+      this.invalidate();
+    }
+    if (!n) return this.hideTooltip();
+    const tip = this.tooltip;
+    tip.textContent =
+      n.name +
+      (n.hasPrecision ? `\nprecision ${formatIndex(n.precisionIndex)}` : "") +
+      (n.overflow !== OverflowLevel.OVERFLOW_NONE
+        ? `\n${n.overflow.replace("OVERFLOW_", "overflow ").toLowerCase()}`
+        : "");
+    tip.hidden = false;
+    const x = Math.min(e.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
+    const y = Math.min(e.clientY + 16, window.innerHeight - tip.offsetHeight - 8);
+    tip.style.transform = `translate(${Math.max(0, x)}px, ${Math.max(0, y)}px)`;
+  }
+
+  private hideTooltip() {
+    this.tooltip.hidden = true;
+  }
+
+  private animateTo(scale: number, tx: number, ty: number) {
+    this.stopAnimation();
+    const from = { s: this.scale, x: this.tx, y: this.ty };
+    const start = performance.now();
+    const duration = 280;
+    const step = (now: number) => {
+      const k = Math.min(1, (now - start) / duration);
+      const e = 1 - Math.pow(1 - k, 3);
+      this.scale = from.s + (scale - from.s) * e;
+      this.tx = from.x + (tx - from.x) * e;
+      this.ty = from.y + (ty - from.y) * e;
+      this.viewChanged();
+      this.animation = k < 1 ? requestAnimationFrame(step) : null;
+    };
+    this.animation = requestAnimationFrame(step);
+  }
+
+  private stopAnimation() {
+    if (this.animation !== null) cancelAnimationFrame(this.animation);
+    this.animation = null;
+  }
+
+  /** Waits for every queued layout request. */
+  idle(): Promise<unknown> {
+    return this.queue;
+  }
+
+  size() {
+    return { width: this.cssWidth, height: this.cssHeight };
+  }
+
+  fillOf(n: LayoutNode): string {
+    const p = this.pos.get(n.index);
+    return p === undefined ? nodeFill(n, this.legend, this.compare) : this.fills[p];
+  }
+}
+
+function radius(n: LayoutNode): number {
+  if (isCollection(n.nodeType)) return 2;
+  return n.nodeType === NODE_API && !n.expandable ? 7 : 3;
+}
+
+function clamp(v: number, lo: number, hi: number) {
+  return Math.min(hi, Math.max(lo, v));
+}
+
+export function formatIndex(v: number): string {
+  return Number.isFinite(v) ? String(Number(v.toFixed(4))) : String(v);
+}
