@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Regenerates the real msprobe dumps under samples/ (not part of CI: needs PyPI, ~6 GB venv).
+#
+#   samples/generate/generate.sh            # every case
+#   samples/generate/generate.sh cnn_md5 …  # only these cases
+#
+# Creates the throwaway venv samples/.venv from samples/generate/requirements.txt (Python 3.11:
+# the pinned mindstudio-probe wheel is cp311), runs each case's bench and npu side on CPU under
+# msprobe's PrecisionDebugger straight into samples/<case>/{bench,npu}/, then writes the
+# compare.json files (write_compare_json.py) and samples/versions.txt.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+samples=$(dirname "$here")
+venv="$samples/.venv"
+py=${PYTHON:-python3.11}
+command -v "$py" >/dev/null || py=python3
+
+all_cases=(cnn_statistics cnn_md5 gpt_tensor gpt_statistics dist_gloo l1_api structure overflow_nan
+  layer_mapping parallel_merge)
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
+
+if [ ! -x "$venv/bin/python" ]; then
+  "$py" -m venv "$venv"
+fi
+stamp="$venv/.requirements.sha"
+want=$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "generate: installing samples/generate/requirements.txt into samples/.venv"
+  "$venv/bin/python" -m pip install -q -r "$here/requirements.txt"
+  echo "$want" >"$stamp"
+fi
+
+# Single-threaded and deterministic; no accelerator is used or needed.
+export OMP_NUM_THREADS=1 CUDA_VISIBLE_DEVICES=""
+port=29511
+run_side() { # case side
+  local case=$1 side=$2 out="$samples/$1/$2"
+  rm -rf "$out"
+  mkdir -p "$samples/$case"
+  echo "generate: $case $side"
+  case $case in
+    dist_gloo)
+      "$venv/bin/torchrun" --nproc_per_node 2 --master_addr 127.0.0.1 --master_port $port \
+        "$here/run_case.py" "$case" "$side" "$out" ;;
+    parallel_merge)
+      if [ "$side" = npu ]; then
+        "$venv/bin/torchrun" --nproc_per_node 4 --master_addr 127.0.0.1 --master_port $port \
+          "$here/run_case.py" "$case" "$side" "$out"
+      else
+        "$venv/bin/python" "$here/run_case.py" "$case" "$side" "$out"
+      fi ;;
+    *)
+      "$venv/bin/python" "$here/run_case.py" "$case" "$side" "$out" ;;
+  esac
+}
+
+log_dir=$(mktemp -d)
+for case in "${cases[@]}"; do
+  for side in bench npu; do
+    if ! run_side "$case" "$side" >"$log_dir/$case-$side.log" 2>&1; then
+      echo "generate: $case $side failed, log:" >&2
+      tail -40 "$log_dir/$case-$side.log" >&2
+      exit 1
+    fi
+  done
+  "$venv/bin/python" "$here/write_compare_json.py" "$samples/$case"
+done
+rm -rf "$log_dir"
+
+{
+  echo "# Environment that generated the dumps under samples/ (samples/generate/generate.sh)."
+  echo "python $("$venv/bin/python" -c 'import platform; print(platform.python_version())')"
+  echo "platform $(uname -srm)"
+  "$venv/bin/python" -c 'import torch; print("torch.__version__", torch.__version__)'
+  echo "msprobe -V: $("$venv/bin/msprobe" -V 2>/dev/null | grep -m1 '^msprobe ')"
+  "$venv/bin/python" -m pip freeze --all | sort -f
+} >"$samples/versions.txt"
+du -sh "$samples" --exclude=.venv

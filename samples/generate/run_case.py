@@ -1,0 +1,319 @@
+"""Runs one sample case on CPU under msprobe's PrecisionDebugger and writes its dump.
+
+Usage:  python run_case.py CASE SIDE DUMP_PATH
+        torchrun --nproc_per_node 2 run_case.py CASE SIDE DUMP_PATH   (distributed cases)
+
+SIDE is "bench" (the baseline) or "npu" (the run with one known, localised precision
+difference). Both sides build the same model from the same seed and feed the same data, so
+their dumps agree bit for bit up to the culprit. msprobe writes DUMP_PATH/step{N}/rank{R}/.
+
+Nothing here fakes the dump format: every file under samples/ is written by msprobe itself.
+See samples/README.md for the cases and their culprits.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+from msprobe.pytorch import PrecisionDebugger
+
+SEED = 1234
+
+
+# --------------------------------------------------------------------------- msprobe config
+
+
+def write_config(path, dump_path, task, level, summary_mode="statistics"):
+    """msprobe's config.json (see msprobe's config.json template): every step, every rank."""
+    config = {
+        "task": task,
+        "dump_path": dump_path,
+        "rank": [],
+        "step": [],
+        "level": level,
+        "async_dump": False,
+        "statistics": {"scope": [], "list": [], "data_mode": ["all"], "summary_mode": summary_mode},
+        "tensor": {"scope": [], "list": [], "data_mode": ["all"]},
+    }
+    with open(path, "w") as f:
+        json.dump(config, f, indent=2)
+
+
+# --------------------------------------------------------------------------- models
+
+
+def make_resnet18(side):
+    """torchvision's resnet18 with random weights. npu: layer2.0.bn2 has eps 0.1 instead of 1e-5."""
+    import torchvision
+
+    model = torchvision.models.resnet18(weights=None, num_classes=10)
+    if side == "npu":
+        model.layer2[0].bn2.eps = 0.1
+    return model
+
+
+class SmallCNN(nn.Module):
+    """A compact CNN for the L1 and structure cases. npu: block2's BatchNorm eps is 0.1."""
+
+    def __init__(self, side):
+        super().__init__()
+        self.block1 = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+        self.block2 = nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU())
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(16, 10)
+        if side == "npu":
+            self.block2[1].eps = 0.1
+
+    def forward(self, x):
+        x = F.max_pool2d(self.block1(x), 2)
+        x = self.block2(x)
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
+def make_llama(side, layers, hidden, bf16_mlp_layer=None, eps_layer=None):
+    """A LLaMA-style causal LM (Hugging Face transformers) built from a config, random weights.
+
+    npu differences (one per case): bf16_mlp_layer runs that decoder layer's MLP under bf16
+    autocast; eps_layer gives that layer's post_attention_layernorm eps 1e-2 instead of 1e-6.
+    """
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=4 * hidden,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=hidden // 8,
+        num_key_value_heads=hidden // 16,
+        max_position_embeddings=64,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=False,
+    )
+    model = LlamaForCausalLM(config)
+    if side == "npu" and eps_layer is not None:
+        model.model.layers[eps_layer].post_attention_layernorm.variance_epsilon = 1e-2
+    if side == "npu" and bf16_mlp_layer is not None:
+        mlp = model.model.layers[bf16_mlp_layer].mlp
+        plain_forward = mlp.forward
+
+        def bf16_forward(*args, **kwargs):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return plain_forward(*args, **kwargs)
+
+        mlp.forward = bf16_forward
+    return model
+
+
+class NaiveSoftmax(nn.Module):
+    """exp(x) / sum(exp(x)) without the max subtraction, computed in `compute_dtype`.
+
+    In float32 the scores used here stay far below exp's overflow; in float16 exp(x) overflows
+    to inf for x > 11.09 and inf / inf gives NaN: the npu side of the overflow case.
+    """
+
+    def __init__(self, compute_dtype):
+        super().__init__()
+        self.compute_dtype = compute_dtype
+
+    def forward(self, scores):
+        e = torch.exp(scores.to(self.compute_dtype))
+        return (e / e.sum(dim=-1, keepdim=True)).to(scores.dtype)
+
+
+class AttentionBlock(nn.Module):
+    def __init__(self, dim, compute_dtype):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.softmax = NaiveSoftmax(compute_dtype)
+        self.proj = nn.Linear(dim, dim)
+        self.temperature = 24.0 # sharpens the scores so that fp16 exp() overflows
+
+    def forward(self, x):
+        q, k, v = self.qkv(self.norm(x)).chunk(3, dim=-1)
+        scores = torch.matmul(q, k.transpose(-2, -1)) * (self.temperature / math.sqrt(q.shape[-1]))
+        return x + self.proj(torch.matmul(self.softmax(scores), v))
+
+
+class OverflowNet(nn.Module):
+    """Two attention blocks; npu: blocks.1's softmax runs in float16 and overflows."""
+
+    def __init__(self, side, dim=16):
+        super().__init__()
+        self.embed = nn.Linear(8, dim)
+        fp16 = torch.float16 if side == "npu" else torch.float32
+        self.blocks = nn.ModuleList([AttentionBlock(dim, torch.float32), AttentionBlock(dim, fp16)])
+        self.head = nn.Linear(dim, 4)
+
+    def forward(self, x):
+        x = self.embed(x)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x.mean(dim=1))
+
+
+class DistMLP(nn.Module):
+    """Replica trained data-parallel on 2 ranks. npu: rank 1's norm has eps 1e-2 (instead of 1e-5)."""
+
+    def __init__(self, side, rank):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.norm = nn.LayerNorm(32, eps=1e-2 if (side == "npu" and rank == 1) else 1e-5)
+        self.fc2 = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.norm(self.fc1(x))))
+
+
+# --------------------------------------------------------------------------- training loops
+
+
+def train(model, batches, loss_fn, debugger, lr=0.05, rank_id=None):
+    """Real training steps under msprobe: start, forward, backward, optimizer step, stop, step."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    model.train()
+    for inputs, target in batches:
+        debugger.start(model, rank_id=rank_id)
+        loss = loss_fn(model(inputs), target)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        debugger.stop()
+        debugger.step()
+
+
+def image_batches(steps, batch, size):
+    g = torch.Generator().manual_seed(SEED + 1)
+    return [(torch.randn(batch, 3, size, size, generator=g), torch.randint(0, 10, (batch,), generator=g))
+            for _ in range(steps)]
+
+
+def run_cnn(side, debugger):
+    torch.manual_seed(SEED)
+    model = make_resnet18(side)
+    train(model, image_batches(2, 2, 32), F.cross_entropy, debugger, rank_id=0)
+
+
+def run_small_cnn(side, debugger):
+    torch.manual_seed(SEED)
+    model = SmallCNN(side)
+    # Single-process runs without rank_id: msprobe names the folder proc<pid> (kept as written).
+    train(model, image_batches(1, 2, 16), F.cross_entropy, debugger, rank_id=None)
+
+
+def run_llama(side, debugger, layers, steps, hidden, batch, seq, dump_optimizer, **culprit):
+    """AdamW training steps of the LLaMA-style model on random token ids (labels = inputs).
+
+    dump_optimizer=False stops the debugger before optimizer.step(): the tensor case keeps
+    forward and backward but not AdamW's ~10 element-wise ops per parameter (size budget)."""
+    torch.manual_seed(SEED)
+    model = make_llama(side, layers, hidden, **culprit)
+    g = torch.Generator().manual_seed(SEED + 1)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model.train()
+    for _ in range(steps):
+        ids = torch.randint(0, 4 * hidden, (batch, seq), generator=g)
+        debugger.start(model, rank_id=0)
+        out = model(input_ids=ids, labels=ids)
+        out.loss.backward()
+        if not dump_optimizer:
+            debugger.stop()
+        optimizer.step()
+        optimizer.zero_grad()
+        if dump_optimizer:
+            debugger.stop()
+        debugger.step()
+
+
+def run_overflow(side, debugger):
+    torch.manual_seed(SEED)
+    model = OverflowNet(side)
+    g = torch.Generator().manual_seed(SEED + 1)
+    batches = [(torch.randn(2, 6, 8, generator=g) * 4, torch.randint(0, 4, (2,), generator=g))]
+    train(model, batches, F.cross_entropy, debugger, rank_id=0)
+
+
+def run_dist(side, debugger):
+    """Data parallel on gloo: rank 0 loads each batch and sends rank 1 its shard (send/recv),
+    both ranks run forward/backward, gradients are averaged with all_reduce, the loss is
+    all_reduced for logging."""
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(SEED)
+    model = DistMLP(side, rank)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    dp_group = dist.new_group(ranks=list(range(world)))  # passed explicitly, as Megatron does
+    g = torch.Generator().manual_seed(SEED + 1)
+    for _ in range(2):
+        debugger.start(model)
+        if rank == 0:
+            data = torch.randn(world, 4, 16, generator=g)
+            for peer in range(1, world):
+                dist.send(tensor=data[peer].contiguous(), dst=peer)
+            x = data[0]
+        else:
+            x = torch.zeros(4, 16)  # zeros, not empty: keeps the dump deterministic
+            dist.recv(tensor=x, src=0)
+        target = (x.sum(dim=1) > 0).long() + 2 * (x[:, 0] > 0).long()
+        loss = F.cross_entropy(model(x), target)
+        loss.backward()
+        for p in model.parameters():
+            dist.all_reduce(p.grad, op=dist.ReduceOp.SUM, group=dp_group)
+            p.grad.div_(world)
+        optimizer.step()
+        optimizer.zero_grad()
+        logged = loss.detach().clone()
+        dist.all_reduce(logged, group=dp_group)
+        debugger.stop()
+        debugger.step()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+# --------------------------------------------------------------------------- cases
+
+# case -> (task, level, summary_mode, runner)
+CASES = {
+    "cnn_statistics": ("statistics", "mix", "statistics", run_cnn),
+    "cnn_md5": ("statistics", "mix", "md5", run_cnn),
+    "gpt_tensor": ("tensor", "mix", "statistics",
+                   lambda s, d: run_llama(s, d, layers=2, steps=1, hidden=16, batch=1, seq=4,
+                                         dump_optimizer=False, eps_layer=1)),
+    "gpt_statistics": ("statistics", "mix", "statistics",
+                       lambda s, d: run_llama(s, d, layers=3, steps=2, hidden=32, batch=2, seq=8,
+                                             dump_optimizer=True, bf16_mlp_layer=1)),
+    "dist_gloo": ("statistics", "mix", "statistics", run_dist),
+    "l1_api": ("statistics", "L1", "statistics", run_small_cnn),
+    "structure": ("structure", "mix", "statistics", run_small_cnn),
+    "overflow_nan": ("statistics", "mix", "statistics", run_overflow),
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("case", choices=sorted(CASES))
+    parser.add_argument("side", choices=["bench", "npu"])
+    parser.add_argument("dump_path")
+    args = parser.parse_args()
+
+    torch.set_num_threads(1)  # deterministic and light: bench and npu agree bit for bit up to the culprit
+    task, level, summary_mode, runner = CASES[args.case]
+    dump_path = os.path.abspath(args.dump_path)
+    with tempfile.TemporaryDirectory() as tmp:
+        config_path = os.path.join(tmp, "config.json")
+        write_config(config_path, dump_path, task, level, summary_mode)
+        debugger = PrecisionDebugger(config_path=config_path)
+        runner(args.side, debugger)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
