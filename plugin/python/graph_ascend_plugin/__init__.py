@@ -1,0 +1,1 @@
+"""The GRAPH_ASCEND TensorBoard plugin: a thin forwarder to graph-ascend-server."""

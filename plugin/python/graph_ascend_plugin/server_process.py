@@ -1,0 +1,215 @@
+"""The graph-ascend-server child process and the gRPC channel to it.
+
+The server runs as a child of TensorBoard on a Unix socket in a private
+temporary directory (mode 0700). It holds the read end of a pipe on its
+stdin and exits when that pipe closes, i.e. when TensorBoard exits however
+it exits (it also asks the kernel for SIGTERM on parent death). The plugin
+starts it on first use, checks it before each call and restarts it when it
+died; a call that fails because the server went away is retried once on the
+new server.
+"""
+
+import atexit
+import logging
+import os
+import pathlib
+import shutil
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+
+import grpc
+
+from graph_ascend_plugin._proto import graph_service_pb2
+from graph_ascend_plugin._proto import graph_service_pb2_grpc
+
+logger = logging.getLogger(__name__)
+
+BINARY_ENV = "GRAPH_ASCEND_SERVER_BINARY"
+START_TIMEOUT_S = 20.0
+CALL_TIMEOUT_S = 120.0
+WATCH_INTERVAL_S = 2.0
+_MAX_MESSAGE = 256 << 20
+
+
+class ServerUnavailable(Exception):
+    """The server could not be started; the message says why."""
+
+
+def server_binary() -> pathlib.Path:
+    """The server executable: $GRAPH_ASCEND_SERVER_BINARY, else the packaged one."""
+    if os.environ.get(BINARY_ENV):
+        return pathlib.Path(os.environ[BINARY_ENV])
+    return pathlib.Path(__file__).resolve().parent / "_bin" / "graph-ascend-server"
+
+
+def exited(proc: subprocess.Popen) -> bool:
+    """Whether `proc` is gone (waiting briefly for it to be reaped)."""
+    try:
+        proc.wait(timeout=0.5)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+class ServerProcess:
+    """Owns one graph-ascend-server child serving `logdir`."""
+
+    def __init__(self, logdir: str, binary: pathlib.Path = None):
+        self._logdir = logdir
+        self._binary = pathlib.Path(binary) if binary else server_binary()
+        self._lock = threading.Lock()
+        self._proc = None
+        self._tmpdir = None
+        self._channel = None
+        self._stub = None
+        self._starts = 0
+        self._closed = False
+        self._watchdog = None
+        atexit.register(self.close)
+
+    @property
+    def pid(self):
+        proc = self._proc
+        return proc.pid if proc is not None else None
+
+    @property
+    def starts(self) -> int:
+        return self._starts
+
+    def stub(self) -> graph_service_pb2_grpc.GraphServiceStub:
+        """A stub to a live server, starting or restarting it when needed."""
+        return self._live()[0]
+
+    def _live(self):
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                if self._proc is not None:
+                    logger.warning(
+                        "graph-ascend-server (pid %d) exited with %s; restarting",
+                        self._proc.pid,
+                        self._proc.returncode,
+                    )
+                self._start_locked()
+            return self._stub, self._proc
+
+    def call(self, method: str, request, timeout: float = CALL_TIMEOUT_S):
+        """Calls a unary RPC, retrying once on a fresh server if this one died."""
+        for attempt in range(2):
+            stub, proc = self._live()
+            try:
+                return getattr(stub, method)(request, timeout=timeout)
+            except grpc.RpcError as e:
+                if attempt == 0 and e.code() == grpc.StatusCode.UNAVAILABLE and exited(proc):
+                    continue
+                raise
+        raise AssertionError("unreachable")
+
+    def stream(self, method: str, request, timeout: float = CALL_TIMEOUT_S):
+        """Starts a server-streaming RPC; returns its iterator and the process it talks to."""
+        stub, proc = self._live()
+        return getattr(stub, method)(request, timeout=timeout), proc
+
+    def _watch(self) -> None:
+        """Restarts a server that died between requests, so the next one does not wait."""
+        while not self._closed:
+            time.sleep(WATCH_INTERVAL_S)
+            proc = self._proc
+            if self._closed or proc is None or proc.poll() is None:
+                continue
+            try:
+                self.stub()
+            except ServerUnavailable as e:
+                logger.error("graph-ascend-server restart failed: %s", e)
+
+    def _runnable_binary(self) -> pathlib.Path:
+        binary = self._binary
+        if not binary.is_file():
+            raise ServerUnavailable(f"graph-ascend-server not found at {binary} (reinstall the plugin or set {BINARY_ENV})")
+        if os.access(binary, os.X_OK):
+            return binary
+        try:  # package managers sometimes drop the executable bit
+            binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+            return binary
+        except OSError:
+            copy = pathlib.Path(self._tmpdir) / "graph-ascend-server"
+            shutil.copyfile(binary, copy)
+            copy.chmod(0o700)
+            return copy
+
+    def _start_locked(self) -> None:
+        self._stop_locked()
+        self._tmpdir = tempfile.mkdtemp(prefix="graph-ascend-")
+        socket_path = os.path.join(self._tmpdir, "server.sock")
+        log_path = os.path.join(self._tmpdir, "server.log")
+        binary = self._runnable_binary()
+        with open(log_path, "wb") as log:
+            self._proc = subprocess.Popen(
+                [str(binary), "--logdir", self._logdir, "--socket", socket_path, "--die-after-stdin"],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                close_fds=True,
+            )
+        self._starts += 1
+        if self._watchdog is None:
+            self._watchdog = threading.Thread(target=self._watch, name="graph-ascend-watchdog", daemon=True)
+            self._watchdog.start()
+        options = [
+            ("grpc.max_receive_message_length", _MAX_MESSAGE),
+            ("grpc.max_send_message_length", 64 << 20),
+        ]
+        self._channel = grpc.insecure_channel("unix://" + socket_path, options=options)
+        self._stub = graph_service_pb2_grpc.GraphServiceStub(self._channel)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if self._proc.poll() is not None:
+                message = self._read_log(log_path)
+                self._stop_locked()
+                raise ServerUnavailable(f"graph-ascend-server exited at start: {message}")
+            try:
+                self._stub.Health(graph_service_pb2.HealthRequest(), timeout=1.0)
+                logger.info("graph-ascend-server pid %d serving %s", self._proc.pid, self._logdir)
+                return
+            except grpc.RpcError:
+                if time.monotonic() > deadline:
+                    self._stop_locked()
+                    raise ServerUnavailable("graph-ascend-server did not answer within %.0f s" % START_TIMEOUT_S)
+                time.sleep(0.05)
+
+    @staticmethod
+    def _read_log(path: str) -> str:
+        try:
+            with open(path, "rb") as f:
+                return f.read()[-2000:].decode("utf-8", "replace").strip() or "(no output)"
+        except OSError:
+            return "(no output)"
+
+    def _stop_locked(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+        self._channel = None
+        self._stub = None
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=3)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
+    def close(self) -> None:
+        self._closed = True
+        with self._lock:
+            self._stop_locked()

@@ -1,0 +1,314 @@
+// The gRPC surface: a real server on a Unix socket, driven through a stub.
+#include "graph_service.h"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "service_fixture.h"
+
+namespace graph_ascend::service {
+namespace {
+
+using testing::TempDir;
+
+class GraphServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    graph_ = testing::ResnetLike();
+    std::filesystem::create_directories(dir_.Join("runs/a"));
+    testing::WriteCompare(dir_.Join("runs/a/compare.vis"), graph_, {});
+    ServiceOptions options;
+    options.logdir = dir_.path();
+    auto impl = GraphServiceImpl::Create(options);
+    ASSERT_TRUE(impl.ok()) << impl.error().ToString();
+    impl_ = std::move(*impl);
+    grpc::ServerBuilder builder;
+    address_ = "unix:" + sock_.Join("s.sock");
+    builder.AddListeningPort(address_, grpc::InsecureServerCredentials());
+    builder.RegisterService(impl_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    stub_ = GraphService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+  }
+  int32_t Node(const std::string& name) const { return graph_.Find(name); }
+  ViewKey Key(const std::string& session, vis::Side side = vis::SIDE_NPU, int32_t micro = -1) const {
+    ViewKey k;
+    k.set_session(session);
+    k.set_file("runs/a/compare.vis");
+    k.set_side(side);
+    k.set_micro_step(micro);
+    return k;
+  }
+  grpc::Status Expand(const std::string& session, int32_t node, ViewReply* reply) {
+    grpc::ClientContext ctx;
+    NodeRequest req;
+    *req.mutable_view() = Key(session);
+    req.set_node(node);
+    return stub_->Expand(&ctx, req, reply);
+  }
+  grpc::Status View(const std::string& session, ViewReply* reply) {
+    grpc::ClientContext ctx;
+    ViewRequest req;
+    *req.mutable_view() = Key(session);
+    return stub_->GetView(&ctx, req, reply);
+  }
+
+  TempDir dir_;
+  TempDir sock_;
+  testing::FixtureGraph graph_;
+  std::unique_ptr<GraphServiceImpl> impl_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<GraphService::Stub> stub_;
+  std::string address_;
+};
+
+TEST_F(GraphServiceTest, ListsRunsAndStreamsOpenProgress) {
+  grpc::ClientContext ctx;
+  ListRunsReply runs;
+  ASSERT_TRUE(stub_->ListRuns(&ctx, ListRunsRequest(), &runs).ok());
+  ASSERT_EQ(runs.files_size(), 1);
+  EXPECT_EQ(runs.files(0).path(), "runs/a/compare.vis");
+  EXPECT_EQ(runs.files(0).dir(), "runs/a");
+  EXPECT_EQ(runs.files(0).kind(), "compare");
+
+  grpc::ClientContext octx;
+  FileRequest req;
+  req.set_file("runs/a/compare.vis");
+  auto reader = stub_->OpenFile(&octx, req);
+  OpenProgress p;
+  std::vector<OpenProgress> all;
+  while (reader->Read(&p)) all.push_back(p);
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_FALSE(all.empty());
+  for (size_t i = 1; i < all.size(); ++i) EXPECT_GE(all[i].fraction(), all[i - 1].fraction());
+  const OpenProgress& done = all.back();
+  EXPECT_TRUE(done.done());
+  EXPECT_EQ(done.info().file(), "runs/a/compare.vis");
+  EXPECT_EQ(done.info().npu().nodes(), graph_.nodes.size());
+  EXPECT_EQ(done.info().npu().unmatched(), 2u);
+  EXPECT_EQ(done.info().npu().overflow_critical(), 1u);
+  EXPECT_EQ(done.info().meta().legend_size(), 6);
+  uint32_t bucketed = 0;
+  for (const auto& b : done.info().npu().buckets()) bucketed += b.count();
+  EXPECT_EQ(bucketed, graph_.nodes.size() - 1);  // all but the root (no precision): unmatched ones are grey
+
+  grpc::ClientContext hctx;
+  HealthReply health;
+  ASSERT_TRUE(stub_->Health(&hctx, HealthRequest(), &health).ok());
+  EXPECT_EQ(health.open_files(), 1u);
+}
+
+TEST_F(GraphServiceTest, SessionsKeepTheirOwnViews) {
+  ViewReply a, b;
+  ASSERT_TRUE(Expand("tab-a", Node("Module.layer1.Sequential.forward.0"), &a).ok());
+  EXPECT_EQ(a.total_visible(), 23u);
+  EXPECT_EQ(a.height(), 360);
+  EXPECT_EQ(a.focus(), Node("Module.layer1.Sequential.forward.0"));
+  ASSERT_TRUE(View("tab-b", &b).ok());
+  EXPECT_EQ(b.total_visible(), 21u);
+  EXPECT_EQ(b.height(), 300);
+  ASSERT_TRUE(View("tab-a", &a).ok());
+  EXPECT_EQ(a.total_visible(), 23u);
+  // Parents come before children and carry what the page draws.
+  const LayoutNode& root = a.nodes(0);
+  EXPECT_EQ(root.index(), 0);
+  EXPECT_EQ(root.parent(), -1);
+  EXPECT_TRUE(root.expanded());
+  for (const auto& n : a.nodes()) {
+    if (n.name() == "Module.fc.Linear.forward.0") {
+      EXPECT_EQ(n.bucket(), 5);
+      EXPECT_EQ(n.matched(), -1);
+      EXPECT_FALSE(n.expandable());
+    }
+    if (n.name() == "Module.relu.ReLU.forward.0") {
+      EXPECT_EQ(n.overflow(), vis::OVERFLOW_CRITICAL);
+    }
+  }
+}
+
+TEST_F(GraphServiceTest, RevealWithViewportSendsOnlyWhatIsOnScreen) {
+  grpc::ClientContext ctx;
+  NodeRequest req;
+  *req.mutable_view() = Key("s");
+  req.set_node(Node("Module.layer4.1.bn1.BatchNorm2d.backward.0"));
+  req.mutable_viewport()->set_x(0);
+  req.mutable_viewport()->set_y(0);
+  req.mutable_viewport()->set_width(400);
+  req.mutable_viewport()->set_height(40);
+  ViewReply reply;
+  ASSERT_TRUE(stub_->Reveal(&ctx, req, &reply).ok());
+  EXPECT_EQ(reply.total_visible(), 21u + 2 + 2);
+  EXPECT_LT(static_cast<uint32_t>(reply.nodes_size()), reply.total_visible());
+  for (const auto& n : reply.nodes()) EXPECT_LT(n.y(), 40);
+}
+
+TEST_F(GraphServiceTest, SearchAndFilterGiveAncestorPaths) {
+  grpc::ClientContext ctx;
+  SearchRequest req;
+  *req.mutable_view() = Key("s");
+  req.set_query("LAYER3.1.BN1");
+  req.set_case_insensitive(true);
+  NodeList list;
+  ASSERT_TRUE(stub_->Search(&ctx, req, &list).ok());
+  ASSERT_EQ(list.total(), 2u);
+  EXPECT_EQ(list.hits(0).name(), "Module.layer3.1.bn1.BatchNorm2d.forward.0");
+  EXPECT_EQ(std::vector<std::string>(list.hits(0).ancestors().begin(), list.hits(0).ancestors().end()),
+            (std::vector<std::string>{"DefaultModel", "Module.layer3.Sequential.forward.0",
+                                      "Module.layer3.1.BasicBlock.forward.0"}));
+
+  grpc::ClientContext fctx;
+  FilterRequest f;
+  *f.mutable_view() = Key("s", vis::SIDE_BENCH);
+  f.set_unmatched(true);
+  ASSERT_TRUE(stub_->Filter(&fctx, f, &list).ok());
+  EXPECT_EQ(list.total(), 2u);
+
+  grpc::ClientContext pctx;
+  FilterRequest paged;
+  *paged.mutable_view() = Key("s");
+  paged.add_buckets(0);
+  paged.add_buckets(1);
+  paged.add_buckets(2);
+  paged.add_buckets(3);
+  paged.add_buckets(4);
+  paged.set_offset(5);
+  paged.set_limit(3);
+  ASSERT_TRUE(stub_->Filter(&pctx, paged, &list).ok());
+  EXPECT_EQ(list.total(), graph_.nodes.size() - 3);
+  EXPECT_EQ(list.hits_size(), 3);
+}
+
+TEST_F(GraphServiceTest, NodeDetailCarriesTheMatchedNode) {
+  grpc::ClientContext ctx;
+  NodeRequest req;
+  *req.mutable_view() = Key("s", vis::SIDE_BENCH);
+  req.set_node(Node("Module.layer1.0.conv1.Conv2d.forward.0"));
+  NodeDetailReply reply;
+  ASSERT_TRUE(stub_->GetNodeDetail(&ctx, req, &reply).ok());
+  EXPECT_EQ(reply.node().name(), "Module.layer1.0.conv1.Conv2d.forward.0");
+  EXPECT_EQ(reply.node().matched_name(), "Module.layer1.0.conv1.Conv2d.forward.0");
+  EXPECT_EQ(reply.detail().output_size(), 1);
+  EXPECT_EQ(reply.detail().output(0).metric_size(), 0);  // metrics live on the NPU side
+  ASSERT_TRUE(reply.has_matched());
+  EXPECT_GT(reply.matched_detail().output(0).metric_size(), 0);
+  EXPECT_EQ(reply.stack_size(), 1);
+  EXPECT_TRUE(reply.matched().has_precision());
+}
+
+TEST_F(GraphServiceTest, MatchSaveAndLoadThroughTheService) {
+  MatchRequest m;
+  m.set_file("runs/a/compare.vis");
+  m.set_npu_node(Node("Module.fc.Linear.forward.0"));
+  m.set_bench_node(Node("Module.fc.Linear.forward.0"));
+  MatchReply reply;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->Match(&ctx, m, &reply).ok());
+  }
+  ASSERT_EQ(reply.results_size(), 2);
+  EXPECT_TRUE(reply.results(0).ok());
+  EXPECT_EQ(reply.info().npu().unmatched(), 0u);
+  EXPECT_EQ(reply.info().manual_matches(), 2u);
+  EXPECT_FALSE(reply.info().matches_saved());
+  SaveMatchesReply saved;
+  {
+    grpc::ClientContext ctx;
+    FileRequest f;
+    f.set_file("runs/a/compare.vis");
+    ASSERT_TRUE(stub_->SaveMatches(&ctx, f, &saved).ok());
+  }
+  EXPECT_EQ(saved.path(), "runs/a/compare.vis.config");
+  EXPECT_EQ(saved.matches(), 2u);
+  EXPECT_TRUE(std::filesystem::exists(dir_.Join("runs/a/compare.vis.config")));
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->Unmatch(&ctx, m, &reply).ok());
+    EXPECT_EQ(reply.info().npu().unmatched(), 2u);
+    EXPECT_TRUE(reply.info().matches_saved());
+  }
+  {
+    grpc::ClientContext ctx;
+    LoadMatchesRequest l;
+    l.set_file("runs/a/compare.vis");
+    ASSERT_TRUE(stub_->LoadMatches(&ctx, l, &reply).ok());
+    EXPECT_EQ(reply.info().npu().unmatched(), 0u);
+  }
+}
+
+TEST_F(GraphServiceTest, SetLegendRecolours) {
+  SetLegendRequest req;
+  req.set_file("runs/a/compare.vis");
+  auto* low = req.add_legend();
+  low->set_color("#00FF00");
+  low->set_lo(0);
+  low->set_hi(0.5);
+  auto* high = req.add_legend();
+  high->set_color("#FF0000");
+  high->set_lo(0.5);
+  high->set_hi(1);
+  FileInfo info;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->SetLegend(&ctx, req, &info).ok());
+  }
+  ASSERT_EQ(info.npu().buckets_size(), 2);
+  EXPECT_EQ(info.npu().buckets(0).count() + info.npu().buckets(1).count(), graph_.nodes.size() - 3);
+  req.mutable_legend(0)->set_color("red");
+  grpc::ClientContext ctx;
+  grpc::Status st = stub_->SetLegend(&ctx, req, &info);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(st.error_message().find("legend[0]"), std::string::npos);
+}
+
+TEST_F(GraphServiceTest, BadRequestsGetFittingCodes) {
+  std::ofstream(dir_.Join("runs/notes.vis")) << "{\"NPU\": {}}";
+  std::ofstream(dir_.Join("runs/readme.txt")) << "hello";
+  {
+    std::ifstream in(dir_.Join("runs/a/compare.vis"), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(dir_.Join("runs/truncated.vis"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  auto info = [&](const std::string& file) {
+    grpc::ClientContext ctx;
+    FileRequest req;
+    req.set_file(file);
+    FileInfo reply;
+    return stub_->GetFileInfo(&ctx, req, &reply);
+  };
+  EXPECT_EQ(info("runs/none.vis").error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(info("../etc/passwd.vis").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(info("/etc/passwd").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(info("runs/readme.txt").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  grpc::Status json = info("runs/notes.vis");
+  EXPECT_EQ(json.error_code(), grpc::StatusCode::DATA_LOSS);
+  EXPECT_NE(json.error_message().find("runs/notes.vis"), std::string::npos);
+  grpc::Status cut = info("runs/truncated.vis");
+  EXPECT_EQ(cut.error_code(), grpc::StatusCode::DATA_LOSS);
+  EXPECT_NE(cut.error_message().find("runs/truncated.vis"), std::string::npos);
+  EXPECT_EQ(cut.error_message().find(dir_.path()), std::string::npos);  // no absolute paths
+
+  ViewReply reply;
+  EXPECT_EQ(Expand("s", 100000, &reply).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Expand("", 1, &reply).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  grpc::ClientContext ctx;
+  ViewRequest bad_micro;
+  *bad_micro.mutable_view() = Key("s", vis::SIDE_NPU, 7);
+  EXPECT_EQ(stub_->GetView(&ctx, bad_micro, &reply).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  grpc::ClientContext sctx;
+  SearchRequest regex;
+  *regex.mutable_view() = Key("s");
+  regex.set_query("(");
+  regex.set_regex(true);
+  NodeList list;
+  EXPECT_EQ(stub_->Search(&sctx, regex, &list).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace graph_ascend::service

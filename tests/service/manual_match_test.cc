@@ -1,0 +1,172 @@
+#include "manual_match.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "compare/pair_compare.h"
+#include "service_fixture.h"
+
+namespace graph_ascend::service {
+namespace {
+
+using testing::TempDir;
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ManualMatchTest : public ::testing::Test {
+ protected:
+  void Open(const testing::FixtureOptions& options) {
+    graph_ = testing::ResnetLike();
+    testing::WriteCompare(dir_.Join("compare.vis"), graph_, options);
+    auto f = GraphFile::Open(dir_.Join("compare.vis"), "compare.vis", {});
+    ASSERT_TRUE(f.ok()) << f.error().ToString();
+    file_ = *f;
+  }
+  uint32_t Node(const std::string& name) const { return static_cast<uint32_t>(graph_.Find(name)); }
+  const SideGraph& npu() const { return *file_->side(vis::SIDE_NPU); }
+  const SideGraph& bench() const { return *file_->side(vis::SIDE_BENCH); }
+
+  TempDir dir_;
+  testing::FixtureGraph graph_;
+  std::shared_ptr<GraphFile> file_;
+};
+
+TEST(ManualMatchNamesTest, ChildKeyAndOppositeName) {
+  EXPECT_EQ(ChildKey("Module.layer1.0.conv1.Conv2d.forward.0", 0), "conv1.0");
+  EXPECT_EQ(ChildKey("Module.layer1.0.BasicBlock.forward.0", 0), "layer1.0");
+  EXPECT_EQ(ChildKey("Module.layer1.Sequential.forward.0", 0), "layer1.0");
+  EXPECT_EQ(ChildKey("Torch.matmul.3.forward", 1), "matmul.1");
+  EXPECT_EQ(ChildKey("Tensor.add.0", 1), "add.1");
+  EXPECT_EQ(OppositeName("Module.fc.Linear.forward.0"), "Module.fc.Linear.backward.0");
+  EXPECT_EQ(OppositeName("Module.fc.Linear.backward.0"), "Module.fc.Linear.forward.0");
+  EXPECT_EQ(OppositeName("DefaultModel"), "DefaultModel");
+}
+
+TEST_F(ManualMatchTest, MatchingAPairAlsoMatchesItsTwinWithTheBuildersMetrics) {
+  Open({});
+  uint32_t fwd = Node("Module.fc.Linear.forward.0"), bwd = Node("Module.fc.Linear.backward.0");
+  EXPECT_EQ(npu().bucket(fwd), 5);  // grey: unmatched
+  auto out = MatchNodes(file_.get(), fwd, fwd, false);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].ok) << out[0].error;
+  EXPECT_TRUE(out[1].ok) << out[1].error;
+  EXPECT_EQ(out[1].npu, "Module.fc.Linear.backward.0");
+  EXPECT_EQ(npu().matched(fwd), static_cast<int32_t>(fwd));
+  EXPECT_EQ(bench().matched(bwd), static_cast<int32_t>(bwd));
+
+  // The same metrics and index as ComparePair gives the builder.
+  auto d = file_->Detail(vis::SIDE_NPU, fwd);
+  ASSERT_TRUE(d.ok());
+  auto bench_d = file_->Detail(vis::SIDE_BENCH, fwd);
+  ASSERT_TRUE(bench_d.ok());
+  vis::NodeDetail npu_detail = *d, bench_detail = *bench_d;
+  compare::PairVerdict v = compare::ComparePair(vis::MODE_STATISTICS, out[0].npu, &npu_detail, bench_detail, nullptr);
+  ASSERT_TRUE(v.has_precision);
+  EXPECT_DOUBLE_EQ(npu().precision(fwd), v.precision_index);
+  EXPECT_EQ(npu().bucket(fwd), compare::BucketOf(file_->meta().legend(), v.precision_index));
+  EXPECT_EQ(bench().bucket(fwd), npu().bucket(fwd));  // Bench shows its partner's colour
+  ASSERT_GT(d->output(0).metric_size(), 0);
+  EXPECT_EQ(d->output(0).metric_size(), npu_detail.output(0).metric_size());
+  EXPECT_EQ(file_->manual_matches().size(), 2u);
+  EXPECT_TRUE(file_->dirty());
+
+  // Matching an already matched node is refused; unmatching restores the state.
+  auto again = MatchNodes(file_.get(), fwd, Node("Module.conv1.Conv2d.forward.0"), false);
+  EXPECT_FALSE(again[0].ok);
+  auto un = UnmatchNodes(file_.get(), fwd, fwd, false);
+  ASSERT_EQ(un.size(), 2u);
+  EXPECT_TRUE(un[0].ok && un[1].ok);
+  EXPECT_EQ(npu().matched(fwd), -1);
+  EXPECT_FALSE(npu().has_precision(fwd));
+  EXPECT_EQ(npu().bucket(bwd), 5);
+  EXPECT_EQ(file_->Detail(vis::SIDE_NPU, fwd)->output(0).metric_size(), 0);
+  EXPECT_TRUE(file_->manual_matches().empty());
+  EXPECT_FALSE(UnmatchNodes(file_.get(), fwd, fwd, false)[0].ok);
+}
+
+TEST_F(ManualMatchTest, WithChildrenPairsChildrenByShortName) {
+  testing::FixtureOptions options;
+  options.unmatched.clear();
+  for (const auto& n : testing::ResnetLike().nodes) {
+    if (n.name.find("layer4") != std::string::npos) options.unmatched.push_back(n.name);
+  }
+  Open(options);
+  uint32_t seq = Node("Module.layer4.Sequential.forward.0");
+  auto out = MatchNodes(file_.get(), seq, seq, true);
+  // The pair, its two blocks and four leaves, then the same for the backward twin.
+  ASSERT_EQ(out.size(), 14u);
+  for (const auto& o : out) {
+    EXPECT_TRUE(o.ok) << o.npu << ": " << o.error;
+    EXPECT_EQ(o.npu, o.bench);
+  }
+  for (uint32_t n = 0; n < npu().size(); ++n) EXPECT_GE(npu().matched(n), 0) << npu().name(n);
+  auto un = UnmatchNodes(file_.get(), seq, seq, true);
+  EXPECT_EQ(un.size(), 14u);
+  for (const auto& n : options.unmatched) EXPECT_EQ(npu().matched(Node(n)), -1) << n;
+}
+
+TEST_F(ManualMatchTest, ConfigRoundTripInTheReferenceFormat) {
+  Open({});
+  uint32_t fwd = Node("Module.fc.Linear.forward.0");
+  MatchNodes(file_.get(), fwd, fwd, false);
+  std::string config = dir_.Join("compare.vis.config");
+  ASSERT_TRUE(WriteMatchConfig(*file_, config, "compare.vis.config").ok());
+  EXPECT_EQ(Read(config),
+            "{\n    \"Module.fc.Linear.forward.0\": \"Module.fc.Linear.forward.0\",\n"
+            "    \"Module.fc.Linear.backward.0\": \"Module.fc.Linear.backward.0\"\n}\n");
+
+  // A fresh open of the file applies it again, pair by pair.
+  auto f = GraphFile::Open(dir_.Join("compare.vis"), "compare.vis", {});
+  ASSERT_TRUE(f.ok());
+  auto out = ApplyMatchConfig(f->get(), config, "compare.vis.config");
+  ASSERT_TRUE(out.ok()) << out.error().ToString();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_TRUE((*out)[0].ok && (*out)[1].ok);
+  EXPECT_EQ((*f)->side(vis::SIDE_NPU)->matched(fwd), static_cast<int32_t>(fwd));
+  EXPECT_DOUBLE_EQ((*f)->side(vis::SIDE_NPU)->precision(fwd), npu().precision(fwd));
+}
+
+TEST_F(ManualMatchTest, BadConfigsNameTheFileAndPlace) {
+  Open({});
+  std::string path = dir_.Join("bad.vis.config");
+  std::ofstream(path) << "{\"Module.fc.Linear.forward.0\": ";
+  auto out = ApplyMatchConfig(file_.get(), path, "bad.vis.config");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().file, "bad.vis.config");
+  EXPECT_NE(out.error().where.find("byte"), std::string::npos);
+  std::ofstream(path, std::ios::trunc) << "{\"Module.fc.Linear.forward.0\": 3}";
+  out = ApplyMatchConfig(file_.get(), path, "bad.vis.config");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().where, "key \"Module.fc.Linear.forward.0\"");
+  std::ofstream(path, std::ios::trunc) << "{\"No.such.node\": \"Module.fc.Linear.forward.0\"}";
+  out = ApplyMatchConfig(file_.get(), path, "bad.vis.config");
+  ASSERT_TRUE(out.ok());
+  EXPECT_FALSE((*out)[0].ok);
+  EXPECT_EQ((*out)[0].error, "no NPU node of that name");
+}
+
+TEST(ManualMatchModeTest, BuildsAndTensorComparesCannotBeMatchedByHand) {
+  TempDir dir;
+  testing::FixtureOptions build;
+  build.kind = vis::GRAPH_BUILD;
+  testing::WriteCompare(dir.Join("build.vis"), testing::ResnetLike(), build);
+  auto f = GraphFile::Open(dir.Join("build.vis"), "build.vis", {});
+  ASSERT_TRUE(f.ok()) << f.error().ToString();
+  EXPECT_NE(MatchingUnsupported(**f), "");
+  testing::FixtureOptions tensor;
+  tensor.mode = vis::MODE_TENSOR;
+  testing::WriteCompare(dir.Join("tensor.vis"), testing::ResnetLike(), tensor);
+  auto t = GraphFile::Open(dir.Join("tensor.vis"), "tensor.vis", {});
+  ASSERT_TRUE(t.ok());
+  EXPECT_NE(MatchingUnsupported(**t), "");
+}
+
+}  // namespace
+}  // namespace graph_ascend::service

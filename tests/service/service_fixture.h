@@ -1,0 +1,62 @@
+// Small .vis files written with VisWriter for the service tests: a
+// ResNet-like compare graph shaped like the plugin reference's fixture
+// (§3.1, §6.6: 20 first-level nodes, 151-node-like layout) so that the
+// reference's worked layout example can be checked number by number.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vis.pb.h"
+
+namespace graph_ascend::service::testing {
+
+struct FixtureNode {
+  std::string name;
+  int32_t parent = -1;
+  uint32_t type = 0;  // vis::NodeType
+  int32_t micro_step = -1;
+  uint32_t overflow = 0;
+};
+
+struct FixtureGraph {
+  std::vector<FixtureNode> nodes;  // node 0 is the root
+  int32_t Add(const std::string& name, int32_t parent, uint32_t type = 0);
+  int32_t Find(const std::string& name) const;
+};
+
+// The ResNet-like hierarchy: root DefaultModel with conv1/bn1/relu/maxpool
+// leaves, layer1..4 forward Sequentials (two BasicBlocks of two leaves each),
+// avgpool/fc leaves, their backward twins, and backward leaves.
+FixtureGraph ResnetLike();
+
+struct FixtureOptions {
+  vis::GraphKind kind = vis::GRAPH_COMPARE;
+  vis::CompareMode mode = vis::MODE_STATISTICS;
+  // NPU names left unmatched (and their Bench namesakes).
+  std::vector<std::string> unmatched = {"Module.fc.Linear.forward.0", "Module.fc.Linear.backward.0"};
+  uint32_t micro_steps = 1;
+};
+
+// Writes the graph on both sides (Bench = same names), matching equal names
+// except `unmatched`, with statistics that give matched leaves a spread of
+// precision indices. The NPU precision of matched leaf i is (i % 10) / 10.
+void WriteCompare(const std::string& path, const FixtureGraph& g, const FixtureOptions& options);
+
+// The statistics legend of msprobe (§6.10).
+void StatisticsLegend(vis::FileMeta* meta);
+
+// A fresh temporary directory (removed by the caller's TempDir).
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string Join(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace graph_ascend::service::testing
