@@ -1,0 +1,40 @@
+// A read-only memory map of an input file. Large dump files are parsed in
+// place; Release() hands already-parsed pages back to the kernel so that the
+// resident size stays bounded however large the file is.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace graph_ascend {
+
+class MappedFile {
+ public:
+  static Result<MappedFile> Open(const std::string& path);
+  MappedFile() = default;
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  std::string_view text() const { return {data_, size_}; }
+  const std::string& path() const { return path_; }
+
+  // Drops resident pages below `offset` (they are re-read if touched again).
+  void Release(size_t offset);
+
+ private:
+  std::string path_;
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t released_ = 0;
+};
+
+// Reads a whole (small) file into a string.
+Result<std::string> ReadFileToString(const std::string& path);
+
+}  // namespace graph_ascend

@@ -1,0 +1,23 @@
+// Python's text forms of numbers, which msprobe's outputs are made of
+// ("20.0%", "1e-05", "inf"). Reproducing them lets graph-ascend give the
+// same strings as msprobe for the same numbers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace graph_ascend {
+
+// repr(float): shortest round-trip digits, "1e-05", "3.0", "inf", "nan".
+std::string PyRepr(double x);
+
+// round(x, 6) as Python does it (correctly rounded decimal), then repr.
+std::string PyRound6(double x);
+
+// "{:.6e}".format(x), e.g. "1.123123e-11".
+std::string PyExp6(double x);
+
+// CRC-32 (zlib polynomial) of `s`, as "%08x".
+std::string Crc32Hex(const std::string& s);
+
+}  // namespace graph_ascend

@@ -1,0 +1,17 @@
+// The commands of graph-ascend. Each returns the process exit status:
+// 0 on success, 2 on bad input or usage (after printing one message).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace graph_ascend::cli {
+
+int GraphCommand(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int InfoCommand(const std::vector<std::string>& args);
+int ExportCommand(const std::vector<std::string>& args);
+
+// Prints "graph-ascend: <error>" to stderr and returns 2.
+int Fail(const std::string& message);
+
+}  // namespace graph_ascend::cli

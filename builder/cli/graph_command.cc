@@ -1,0 +1,121 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "cli/commands.h"
+#include "job/graph_job.h"
+
+namespace graph_ascend::cli {
+namespace {
+
+const char* kGraphUsage =
+    "usage: graph-ascend graph -i COMPARE_JSON -o OUTPUT_DIR [-oc] [-cs] [-f] [-lm [YAML]] [-v]\n"
+    "\n"
+    "Builds (npu_path only) or compares (npu_path and bench_path) msprobe dumps named in\n"
+    "COMPARE_JSON into .vis files in OUTPUT_DIR: build_<time>.vis, compare_<time>.vis, or one\n"
+    "file per rank (and step) for rank*/ and step*/rank*/ layouts. Same flags as msprobe graph.\n"
+    "\n"
+    "  -i, --input_path FILE      compare.json: {\"npu_path\": DIR, \"bench_path\": DIR}\n"
+    "  -o, --output_path DIR      output directory (created if missing)\n"
+    "  -oc, --overflow_check      mark nodes whose inputs or outputs overflow (medium/high/critical)\n"
+    "  -cs, --complete_stack      keep whole call stacks instead of the user's line\n"
+    "  -f, --fuzzy_match          match modules by name and their APIs by call order\n"
+    "  -lm, --layer_mapping [YAML]  match by name mapping (across suites or frameworks)\n"
+    "  -v, --verbose              print what is being done\n"
+    "  -h, --help                 this help\n";
+
+// A progress bar on stderr when it is a terminal.
+class ProgressBar {
+ public:
+  ProgressBar() : enabled_(isatty(fileno(stderr))) {}
+  ~ProgressBar() { Done(); }
+  void Update(const std::string& name, double f) {
+    if (!enabled_) return;
+    int pct = static_cast<int>(f * 100);
+    if (pct == last_pct_ && name == last_name_) return;
+    last_pct_ = pct;
+    last_name_ = name;
+    int filled = pct * 30 / 100;
+    fprintf(stderr, "\r[%.*s%.*s] %3d%% %s", filled, "##############################", 30 - filled,
+            "..............................", pct, name.c_str());
+    fflush(stderr);
+    shown_ = true;
+  }
+  void Done() {
+    if (shown_) fputc('\n', stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  int last_pct_ = -1;
+  std::string last_name_;
+};
+
+}  // namespace
+
+int Fail(const std::string& message) {
+  fprintf(stderr, "graph-ascend: error: %s\n", message.c_str());
+  return 2;
+}
+
+int GraphCommand(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
+  std::string input, output;
+  bool verbose = false;
+  job::GraphOptions options;
+  options.argv = argv;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string* out) -> bool {
+      if (i + 1 >= args.size() || (args[i + 1].size() > 1 && args[i + 1][0] == '-')) return false;
+      *out = args[++i];
+      return true;
+    };
+    if (a == "-h" || a == "--help") {
+      fputs(kGraphUsage, stdout);
+      return 0;
+    } else if (a == "-i" || a == "--input_path") {
+      if (!value(&input)) return Fail(a + " needs a compare.json path");
+    } else if (a == "-o" || a == "--output_path") {
+      if (!value(&output)) return Fail(a + " needs an output directory");
+    } else if (a == "-oc" || a == "--overflow_check") {
+      options.overflow_check = true;
+    } else if (a == "-cs" || a == "--complete_stack") {
+      options.complete_stack = true;
+    } else if (a == "-f" || a == "--fuzzy_match") {
+      options.fuzzy_match = true;
+    } else if (a == "-lm" || a == "--layer_mapping") {
+      options.layer_mapping = true;
+      value(&options.layer_mapping_file);
+    } else if (a == "-v" || a == "--verbose") {
+      verbose = true;
+    } else {
+      return Fail("unknown option '" + a + "'\n\n" + kGraphUsage);
+    }
+  }
+  if (input.empty() || output.empty()) return Fail(std::string("-i and -o are required\n\n") + kGraphUsage);
+  if (options.fuzzy_match && options.layer_mapping) {
+    return Fail("-f (fuzzy match) and -lm (layer mapping) cannot be used together: pick one matching rule");
+  }
+  if (options.fuzzy_match || options.layer_mapping) {
+    return Fail(std::string(options.fuzzy_match ? "-f (fuzzy match)" : "-lm (layer mapping)") +
+                " is not supported yet");
+  }
+  ProgressBar bar;
+  options.progress = [&bar](const std::string& name, double f) { bar.Update(name, f); };
+  if (verbose) {
+    options.log = [&bar](const std::string& s) {
+      bar.Done();
+      fprintf(stderr, "graph-ascend: %s\n", s.c_str());
+    };
+  }
+  auto result = job::RunGraph(input, output, options);
+  bar.Done();
+  if (!result.ok()) return Fail(result.error().ToString());
+  for (const std::string& p : result->outputs) printf("%s\n", p.c_str());
+  return 0;
+}
+
+}  // namespace graph_ascend::cli

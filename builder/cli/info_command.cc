@@ -1,0 +1,119 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "cli/commands.h"
+#include "compare/pair_compare.h"
+#include "vis/vis_index.h"
+
+namespace graph_ascend::cli {
+namespace {
+
+const char* kInfoUsage =
+    "usage: graph-ascend info FILE.vis\n"
+    "\n"
+    "Prints the mode, nodes per side, matched and unmatched counts, nodes per colour bucket,\n"
+    "overflow counts and the ten worst nodes in execution order.\n";
+
+const char* ModeName(vis::CompareMode m) {
+  switch (m) {
+    case vis::MODE_STATISTICS: return "statistics";
+    case vis::MODE_MD5: return "md5";
+    case vis::MODE_TENSOR: return "tensor";
+    case vis::MODE_STRUCTURE: return "structure";
+    default: return "build";
+  }
+}
+
+const char* NodeTypeName(uint8_t t) {
+  switch (t) {
+    case 0: return "module";
+    case 1: return "api";
+    case 9: return "api collection";
+    default: return "node";
+  }
+}
+
+void PrintSide(const char* label, const vis::SideIndex& s, bool compare, const vis::FileMeta& meta) {
+  uint32_t matched = 0, overflow[4] = {0, 0, 0, 0}, distributed = 0;
+  for (uint32_t n = 0; n < s.size(); ++n) {
+    if (s.matched[n] >= 0) ++matched;
+    ++overflow[std::min<uint8_t>(s.overflow[n], 3)];
+    if (s.flags[n] & vis::FLAG_DISTRIBUTED) ++distributed;
+  }
+  printf("%s: %u nodes\n", label, s.size());
+  if (compare) printf("  matched %u, unmatched %u\n", matched, s.size() - matched);
+  if (meta.overflow_checked()) {
+    printf("  overflow: critical %u, high %u, medium %u\n", overflow[3], overflow[2], overflow[1]);
+  }
+  if (distributed > 0) printf("  nodes linked across ranks: %u\n", distributed);
+}
+
+}  // namespace
+
+int InfoCommand(const std::vector<std::string>& args) {
+  if (args.size() == 1 && (args[0] == "-h" || args[0] == "--help")) {
+    fputs(kInfoUsage, stdout);
+    return 0;
+  }
+  if (args.size() != 1) return Fail(std::string("info takes one .vis file\n\n") + kInfoUsage);
+  auto reader = vis::VisReader::Open(args[0]);
+  if (!reader.ok()) return Fail(reader.error().ToString());
+  const vis::FileMeta& meta = (*reader)->meta();
+  bool compare = meta.kind() == vis::GRAPH_COMPARE;
+  auto npu = vis::LoadSideIndex(**reader, vis::SIDE_NPU);
+  if (!npu.ok()) return Fail(npu.error().ToString());
+  printf("file: %s\n", args[0].c_str());
+  printf("written by: %s\n", meta.writer().c_str());
+  printf("kind: %s, mode: %s, task: %s\n", compare ? "compare" : "build", ModeName(meta.mode()), meta.task().c_str());
+  if (!meta.step().empty() || !meta.rank().empty()) printf("step: %s, rank: %s\n", meta.step().c_str(), meta.rank().c_str());
+  printf("micro steps: %u\n", meta.micro_steps());
+  printf("npu dump: %s (%s)\n", meta.npu().dump_path().c_str(), meta.npu().framework().c_str());
+  if (compare) printf("bench dump: %s (%s)\n", meta.bench().dump_path().c_str(), meta.bench().framework().c_str());
+  PrintSide("NPU", *npu, compare, meta);
+  if (compare) {
+    auto bench = vis::LoadSideIndex(**reader, vis::SIDE_BENCH);
+    if (!bench.ok()) return Fail(bench.error().ToString());
+    PrintSide("Bench", *bench, compare, meta);
+  }
+  if (!compare || meta.mode() == vis::MODE_STRUCTURE) return 0;
+
+  // Colour buckets of the NPU nodes, by the file's own legend.
+  std::vector<uint32_t> counts(meta.legend_size(), 0);
+  int unmatched = compare::UnmatchedBucket(meta.legend());
+  for (uint32_t n = 1; n < npu->size(); ++n) {
+    int b = npu->matched[n] < 0 && std::isnan(npu->precision[n]) ? unmatched : compare::BucketOf(meta.legend(), npu->precision[n]);
+    if (b >= 0) ++counts[b];
+  }
+  printf("colour buckets (NPU nodes):\n");
+  for (int i = 0; i < meta.legend_size(); ++i) {
+    const vis::ColorBucket& b = meta.legend(i);
+    printf("  %s %-12s %u\n", b.color().c_str(), b.name().c_str(), counts[i]);
+  }
+
+  // The ten worst nodes, listed in execution order.
+  bool md5 = meta.mode() == vis::MODE_MD5;
+  std::vector<uint32_t> order = npu->PreOrder();
+  std::vector<std::pair<double, size_t>> ranked;  // (badness, position in execution order)
+  for (size_t i = 0; i < order.size(); ++i) {
+    uint32_t n = order[i];
+    if (n == 0 || npu->node_type[n] == 9 || std::isnan(npu->precision[n])) continue;
+    double bad = md5 ? 1 - npu->precision[n] : npu->precision[n];
+    if (bad > 0) ranked.emplace_back(bad, i);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  if (ranked.size() > 10) ranked.resize(10);
+  std::sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  printf("worst nodes, in execution order:\n");
+  if (ranked.empty()) printf("  none: every compared node is in the best bucket\n");
+  for (auto& [bad, pos] : ranked) {
+    uint32_t n = order[pos];
+    int b = compare::BucketOf(meta.legend(), npu->precision[n]);
+    printf("  %-10g %-8s %-15s %.*s\n", npu->precision[n], b >= 0 ? meta.legend(b).color().c_str() : "",
+           NodeTypeName(npu->node_type[n]), static_cast<int>(npu->Name(n).size()), npu->Name(n).data());
+  }
+  return 0;
+}
+
+}  // namespace graph_ascend::cli

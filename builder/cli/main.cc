@@ -1,0 +1,47 @@
+// graph-ascend: the command line. Parses arguments, runs one command and is
+// the one place that prints errors.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/version.h"
+#include "cli/commands.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: graph-ascend <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  graph   build or compare msprobe dumps into .vis files (msprobe graph)\n"
+    "  info    summarise a .vis file: nodes, matches, colour buckets, overflow, worst nodes\n"
+    "  export  write a .vis as msprobe's JSON .vis for older tools\n"
+    "\n"
+    "Run 'graph-ascend <command> --help' for a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // msprobe's framework flag comes before the command: "-f pytorch graph ...".
+  if (args.size() >= 2 && (args[0] == "-f" || args[0] == "--framework")) args.erase(args.begin(), args.begin() + 2);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
+    fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    printf("graph-ascend %s\n", graph_ascend::kVersion);
+    return 0;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  std::vector<std::string> full(argv, argv + argc);
+  if (command == "graph") return graph_ascend::cli::GraphCommand(args, full);
+  if (command == "info") return graph_ascend::cli::InfoCommand(args);
+  if (command == "export") return graph_ascend::cli::ExportCommand(args);
+  fprintf(stderr, "graph-ascend: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 2;
+}

@@ -1,0 +1,119 @@
+#include "compare/item_view.h"
+
+#include <cmath>
+
+#include "base/py_format.h"
+#include "json/json_reader.h"
+
+namespace graph_ascend::compare {
+namespace {
+
+// Converts compact JSON to Python repr: true -> True, null -> None,
+// "s" -> 's', objects -> {'k': v}.
+void JsonToPy(json::JsonReader* r, std::string* out) {
+  auto t = r->Peek();
+  if (!t.ok()) return;
+  switch (*t) {
+    case json::JsonType::kObject: {
+      if (!r->EnterObject().ok()) return;
+      out->push_back('{');
+      std::string_view key;
+      bool first = true;
+      for (;;) {
+        auto more = r->NextMember(&key);
+        if (!more.ok() || !*more) break;
+        if (!first) out->append(", ");
+        first = false;
+        out->append("'").append(key).append("': ");
+        JsonToPy(r, out);
+      }
+      out->push_back('}');
+      return;
+    }
+    case json::JsonType::kArray: {
+      if (!r->EnterArray().ok()) return;
+      out->push_back('[');
+      bool first = true;
+      for (;;) {
+        auto more = r->NextElement();
+        if (!more.ok() || !*more) break;
+        if (!first) out->append(", ");
+        first = false;
+        JsonToPy(r, out);
+      }
+      out->push_back(']');
+      return;
+    }
+    case json::JsonType::kString: {
+      auto s = r->ReadString();
+      if (s.ok()) out->append("'").append(*s).append("'");
+      return;
+    }
+    case json::JsonType::kBool: {
+      auto b = r->ReadBool();
+      if (b.ok()) out->append(*b ? "True" : "False");
+      return;
+    }
+    case json::JsonType::kNull:
+      (void)r->ReadNull();
+      out->append("None");
+      return;
+    case json::JsonType::kNumber: {
+      auto n = r->ReadNumber();
+      if (n.ok()) out->append(n->is_integer ? std::to_string(n->integer) : PyRepr(n->number));
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+const vis::Value* FindField(const vis::Item& item, std::string_view name) {
+  for (const vis::Field& f : item.field()) {
+    if (f.name() == name) return &f.value();
+  }
+  return nullptr;
+}
+
+bool IsNumber(const vis::Value* v) {
+  return v != nullptr && (v->kind_case() == vis::Value::kInteger || v->kind_case() == vis::Value::kNumber);
+}
+
+double AsDouble(const vis::Value& v) {
+  return v.kind_case() == vis::Value::kInteger ? static_cast<double>(v.integer()) : v.number();
+}
+
+bool IsNonFiniteFloat(const vis::Value* v) {
+  return v != nullptr && v->kind_case() == vis::Value::kNumber && !std::isfinite(v->number());
+}
+
+bool IsNull(const vis::Value* v) {
+  return v == nullptr || v->kind_case() == vis::Value::kNull || v->kind_case() == vis::Value::KIND_NOT_SET;
+}
+
+std::string PyStr(const vis::Value* v) {
+  if (IsNull(v)) return "None";
+  switch (v->kind_case()) {
+    case vis::Value::kBoolean: return v->boolean() ? "True" : "False";
+    case vis::Value::kInteger: return std::to_string(v->integer());
+    case vis::Value::kNumber: return PyRepr(v->number());
+    case vis::Value::kText: return v->text();
+    case vis::Value::kJson: {
+      std::string out;
+      json::JsonReader r(v->json(), "");
+      JsonToPy(&r, &out);
+      return out;
+    }
+    default: return "None";
+  }
+}
+
+std::string ItemMd5(const vis::Item& item) {
+  const vis::Value* md5 = FindField(item, "md5");
+  if (md5 != nullptr && md5->kind_case() == vis::Value::kText && !md5->text().empty()) return md5->text();
+  const vis::Value* value = FindField(item, "value");
+  if (value == nullptr) return Crc32Hex("");
+  return Crc32Hex(PyStr(value));
+}
+
+}  // namespace graph_ascend::compare

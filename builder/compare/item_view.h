@@ -1,0 +1,31 @@
+// Read access to the fields of a stored item (vis::Item), shared by the
+// comparison, the exporter and the service.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "vis.pb.h"
+
+namespace graph_ascend::compare {
+
+// The value of field `name`, or null when the item has no such field.
+const vis::Value* FindField(const vis::Item& item, std::string_view name);
+
+// True for an integer or a float (not a bool).
+bool IsNumber(const vis::Value* v);
+double AsDouble(const vis::Value& v);
+// A float that is NaN or infinite (msprobe's "float NaN/inf" tests).
+bool IsNonFiniteFloat(const vis::Value* v);
+// Null or absent.
+bool IsNull(const vis::Value* v);
+
+// Python's str() of the value as msprobe loaded it from JSON:
+// None, True, 3, 0.5, 'text' inside containers, [2, 3].
+std::string PyStr(const vis::Value* v);
+
+// The md5 msprobe compares for an item (§4.2): the dumped md5 when present,
+// else CRC-32 of str(value).
+std::string ItemMd5(const vis::Item& item);
+
+}  // namespace graph_ascend::compare

@@ -1,0 +1,286 @@
+#include "compare/pair_compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "base/py_format.h"
+#include "compare/item_view.h"
+#include "compare/tensor_compare.h"
+
+namespace graph_ascend::compare {
+namespace {
+
+const char* const kStatNames[4] = {"Max", "Min", "Mean", "Norm"};
+const char* const kDiffNames[4] = {"Max diff", "Min diff", "Mean diff", "L2norm diff"};
+const char* const kRelNames[4] = {"MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"};
+
+// "Requires_grad Consistent": equality of the two requires_grad values
+// (absent counts as None).
+void AddRequiresGrad(vis::Item* npu, const vis::Item& bench) {
+  bool same = PyStr(FindField(*npu, "requires_grad")) == PyStr(FindField(bench, "requires_grad"));
+  vis::Metric* m = npu->add_metric();
+  m->set_name("Requires_grad Consistent");
+  m->set_text(same ? "True" : "False");
+  m->set_value(same ? 1 : 0);
+  m->set_has_value(true);
+}
+
+// One row of the statistics table (§6.4): four differences, four relative
+// errors, requires_grad consistency.
+void StatisticsRow(vis::Item* npu, const vis::Item& bench) {
+  vis::Metric diff[4], rel[4];
+  for (int k = 0; k < 4; ++k) {
+    const vis::Value* a = FindField(*npu, kStatNames[k]);
+    const vis::Value* b = FindField(bench, kStatNames[k]);
+    diff[k].set_name(kDiffNames[k]);
+    rel[k].set_name(kRelNames[k]);
+    if (!IsNumber(a) || !IsNumber(b)) {
+      diff[k].set_text("N/A");
+      rel[k].set_text("N/A");
+      continue;
+    }
+    double d;
+    if (a->kind_case() == vis::Value::kInteger && b->kind_case() == vis::Value::kInteger) {
+      int64_t di = a->integer() - b->integer();
+      d = static_cast<double>(di);
+      diff[k].set_text(std::to_string(di));
+    } else {
+      d = AsDouble(*a) - AsDouble(*b);
+      diff[k].set_text(PyRepr(d));
+    }
+    if (std::isnan(d)) {
+      diff[k].set_text("Nan");
+      rel[k].set_text("Nan");
+      continue;
+    }
+    diff[k].set_value(d);
+    diff[k].set_has_value(std::isfinite(d));
+    // msprobe marks infinite differences with a trailing tab.
+    if (std::isinf(d)) diff[k].set_text(diff[k].text() + "\t");
+    double bv = AsDouble(*b);
+    if (bv == 0) {
+      rel[k].set_text("N/A");
+      continue;
+    }
+    double r = std::fabs(d / bv * 100);
+    rel[k].set_text(PyRepr(r) + "%");
+    rel[k].set_value(r / 100);
+    rel[k].set_has_value(!std::isnan(r));
+  }
+  for (auto& m : diff) *npu->add_metric() = m;
+  for (auto& m : rel) *npu->add_metric() = m;
+  AddRequiresGrad(npu, bench);
+}
+
+// str2float of the reference: "20.0%" -> 0.2, anything unparsable -> 0;
+// "Nan" parses to NaN.
+double Str2Float(const std::string& s) {
+  std::string t = s;
+  while (!t.empty() && (t.back() == '%' || t.back() == '\t')) t.pop_back();
+  char* end = nullptr;
+  double v = strtod(t.c_str(), &end);
+  if (t.empty() || end == t.c_str() || *end != '\0') {
+    if (t == "Nan" || t == "nan" || t == "NaN") return std::numeric_limits<double>::quiet_NaN();
+    return 0;
+  }
+  return v / 100;
+}
+
+const vis::Metric* FindMetric(const vis::Item& item, std::string_view name) {
+  for (const vis::Metric& m : item.metric()) {
+    if (m.name() == name) return &m;
+  }
+  return nullptr;
+}
+
+// The NPU items paired with Bench items: the k-th item of each state with
+// the k-th item of the same state (§6.4, without the reference's window
+// shift for unequal counts).
+struct Pairs {
+  std::vector<std::pair<vis::Item*, const vis::Item*>> list;
+};
+
+Pairs PairItems(vis::NodeDetail* npu, const vis::NodeDetail& bench) {
+  std::vector<const vis::Item*> bench_by_state[4];
+  for (const auto* items : {&bench.input(), &bench.output()}) {
+    for (const vis::Item& it : *items) bench_by_state[it.state()].push_back(&it);
+  }
+  size_t used[4] = {0, 0, 0, 0};
+  Pairs p;
+  for (auto* items : {npu->mutable_input(), npu->mutable_output()}) {
+    for (vis::Item& it : *items) {
+      int s = it.state();
+      if (used[s] < bench_by_state[s].size()) p.list.emplace_back(&it, bench_by_state[s][used[s]++]);
+    }
+  }
+  return p;
+}
+
+bool IsIgnoredApi(const std::string& name) {
+  size_t a = name.find('.');
+  if (a == std::string::npos) return false;
+  size_t b = name.find('.', a + 1);
+  std::string api = name.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+  static const char* const kIgnored[] = {"empty",     "empty_like", "empty_with_format", "new_empty_strided",
+                                         "new_empty", "empty_strided"};
+  for (const char* k : kIgnored) {
+    if (api == k) return true;
+  }
+  return false;
+}
+
+std::string DataName(const vis::Item& item) {
+  const vis::Value* v = FindField(item, "data_name");
+  if (v == nullptr || v->kind_case() != vis::Value::kText || v->text().empty() || v->text() == "-1") return "";
+  return v->text();
+}
+
+void TensorRow(vis::Item* npu, const vis::Item& bench, const TensorSource* tensors) {
+  std::string npu_name = DataName(*npu), bench_name = DataName(bench);
+  TensorMetrics m;
+  if (npu_name.empty() || bench_name.empty() || tensors == nullptr) {
+    m = UnsupportedTensorMetrics("unsupported");
+  } else {
+    auto a = tensors->Load(vis::SIDE_NPU, npu_name);
+    auto b = tensors->Load(vis::SIDE_BENCH, bench_name);
+    m = (a.ok() && b.ok()) ? CompareTensors(*a, *b) : UnsupportedTensorMetrics("unsupported");
+  }
+  for (auto& metric : m.metric) *npu->add_metric() = metric;
+  AddRequiresGrad(npu, bench);
+}
+
+}  // namespace
+
+void ClearMetrics(vis::NodeDetail* detail) {
+  for (auto* items : {detail->mutable_input(), detail->mutable_output()}) {
+    for (vis::Item& it : *items) it.clear_metric();
+  }
+  detail->clear_md5_result();
+}
+
+PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
+                        const vis::NodeDetail& bench, const TensorSource* tensors) {
+  ClearMetrics(npu);
+  PairVerdict v;
+  if (mode == vis::MODE_STRUCTURE || mode == vis::MODE_NONE) return v;
+  Pairs pairs = PairItems(npu, bench);
+  for (auto& [a, b] : pairs.list) {
+    switch (mode) {
+      case vis::MODE_STATISTICS: StatisticsRow(a, *b); break;
+      case vis::MODE_MD5: {
+        bool same = ItemMd5(*a) == ItemMd5(*b);
+        vis::Metric* m = a->add_metric();
+        m->set_name("Result");
+        m->set_text(same ? "pass" : "Different");
+        m->set_value(same ? 1 : 0);
+        m->set_has_value(true);
+        AddRequiresGrad(a, *b);
+        break;
+      }
+      case vis::MODE_TENSOR: TensorRow(a, *b, tensors); break;
+      default: break;
+    }
+  }
+
+  if (mode == vis::MODE_STATISTICS) {
+    // §6.5: the worst relative error among the outputs, 1 for a NaN/inf
+    // NPU statistic, capped at 1.
+    double r = 0;
+    for (const vis::Item& it : npu->output()) {
+      const vis::Value* max = FindField(it, "Max");
+      if (IsNull(max)) continue;
+      for (const char* rel : kRelNames) {
+        const vis::Metric* m = FindMetric(it, rel);
+        if (m == nullptr) continue;
+        double x = Str2Float(m->text());
+        if (x > r) r = x;  // Python max(): NaN never wins
+      }
+      if (IsNonFiniteFloat(max) || IsNonFiniteFloat(FindField(it, "Min"))) r = 1;
+    }
+    v.precision_index = std::min(r, 1.0);
+    v.has_precision = true;
+  } else if (mode == vis::MODE_MD5) {
+    // §6.6: 1 when every compared item is equal, else 0.
+    double r = 1;
+    for (const auto* items : {&npu->input(), &npu->output()}) {
+      for (const vis::Item& it : *items) {
+        const vis::Metric* m = FindMetric(it, "Result");
+        if (m != nullptr && m->text() != "pass") r = 0;
+      }
+    }
+    v.precision_index = r;
+    v.has_precision = true;
+  } else if (mode == vis::MODE_TENSOR) {
+    // §6.7: the drop of the minimum one-thousandth ratio from the inputs to
+    // the outputs. A side is "N/A" when an NPU statistic is NaN/inf.
+    struct SideValue {
+      bool any = false, na = false;
+      double min = 1.0;
+    };
+    auto side = [](const google::protobuf::RepeatedPtrField<vis::Item>& items) {
+      SideValue s;
+      for (const vis::Item& it : items) {
+        const vis::Value* max = FindField(it, "Max");
+        if (IsNull(max)) continue;
+        const vis::Metric* m = FindMetric(it, "One Thousandth Err Ratio");
+        const vis::Value* shape = FindField(it, "shape");
+        bool scalar_tensor = shape != nullptr && shape->kind_case() == vis::Value::kJson && shape->json() == "[]";
+        if (m != nullptr && !scalar_tensor && m->has_value()) {
+          s.any = true;
+          s.min = std::min(s.min, m->value());
+        }
+        if (IsNonFiniteFloat(max) || IsNonFiniteFloat(FindField(it, "Min"))) {
+          s.any = true;
+          s.na = true;
+        }
+      }
+      return s;
+    };
+    SideValue in = side(npu->input()), out = side(npu->output());
+    double r = 0;
+    if (out.any && out.na) {
+      r = 1;
+    } else if (in.any && in.na) {
+      r = 0;
+    } else if (in.any && out.any) {
+      r = in.min - out.min;
+    }
+    v.precision_index = std::clamp(r, 0.0, 1.0);
+    v.has_precision = true;
+  }
+  if (v.has_precision && IsIgnoredApi(node_name)) v.precision_index = mode == vis::MODE_MD5 ? 1 : 0;
+  if (mode == vis::MODE_MD5) {
+    v.md5_result = v.precision_index == 1 ? "pass" : "Different";
+    npu->set_md5_result(v.md5_result);
+  }
+  return v;
+}
+
+int BucketOf(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend, double p) {
+  if (std::isnan(p)) return -1;
+  int last_numeric = -1;
+  for (int i = 0; i < legend.size(); ++i) {
+    if (!legend[i].unmatched()) last_numeric = i;
+  }
+  for (int i = 0; i < legend.size(); ++i) {
+    const vis::ColorBucket& b = legend[i];
+    if (b.unmatched()) continue;
+    if (b.lo() == b.hi()) {
+      if (p == b.lo()) return i;
+      continue;
+    }
+    if (p >= b.lo() && (p < b.hi() || (i == last_numeric && p == b.hi()))) return i;
+  }
+  return -1;
+}
+
+int UnmatchedBucket(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend) {
+  for (int i = 0; i < legend.size(); ++i) {
+    if (legend[i].unmatched()) return i;
+  }
+  return -1;
+}
+
+}  // namespace graph_ascend::compare

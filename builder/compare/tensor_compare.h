@@ -1,0 +1,56 @@
+// Tensor (real data) comparison (reference §6.7): .npy files of both runs,
+// compared element by element.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "vis.pb.h"
+
+namespace graph_ascend::compare {
+
+struct Tensor {
+  std::vector<double> values;  // C order
+  std::vector<int64_t> shape;
+  std::string dtype;           // numpy descr without byte order, e.g. "f4", "b1"
+};
+
+// Reads a .npy file (format 1.0–3.0; float16/32/64, bfloat16 stored as
+// 2-byte void, signed and unsigned integers, bool; either byte order;
+// C or Fortran order).
+Result<Tensor> ReadNpy(const std::string& path);
+
+// Where the tensors of each side are.
+class TensorSource {
+ public:
+  virtual ~TensorSource() = default;
+  virtual Result<Tensor> Load(vis::Side side, const std::string& data_name) const = 0;
+};
+
+// Tensors from "<dump dir>/dump_tensor_data/<data_name>" (§3.5).
+class DumpTensorSource : public TensorSource {
+ public:
+  DumpTensorSource(std::string npu_dump_dir, std::string bench_dump_dir)
+      : npu_(std::move(npu_dump_dir)), bench_(std::move(bench_dump_dir)) {}
+  Result<Tensor> Load(vis::Side side, const std::string& data_name) const override;
+
+ private:
+  std::string npu_, bench_;
+};
+
+// The six metrics of one tensor pair, in the order of the reference's
+// columns: Cosine, EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth Err
+// Ratio, Five Thousandths Err Ratio. Each is a number or a marker string
+// ("unsupported", "shape unmatched", "N/A", "Nan").
+struct TensorMetrics {
+  vis::Metric metric[6];
+};
+
+extern const char* const kTensorMetricNames[6];
+
+TensorMetrics CompareTensors(const Tensor& npu, const Tensor& bench);
+TensorMetrics UnsupportedTensorMetrics(const std::string& marker);
+
+}  // namespace graph_ascend::compare

@@ -1,0 +1,611 @@
+// Reading dump.json (reference §3.2) and flattening its entries into items
+// (§4), with the overflow scenes of §7 computed in the same pass.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string_view>
+#include <unordered_set>
+
+#include "base/mapped_file.h"
+#include "dump/dump_data.h"
+#include "json/json_reader.h"
+
+namespace graph_ascend::dump {
+namespace {
+
+using json::JsonNumber;
+using json::JsonReader;
+using json::JsonType;
+
+constexpr int kMaxNesting = 400;  // msprobe's recursion limit (§4.1)
+
+// What the overflow check needs to know about one value (§7 step 2).
+struct Anomaly {
+  bool any = false;        // recursive test (lists descend)
+  bool own = false;        // non-recursive test: a dict whose own Max/Min/Mean is inf/nan
+  bool torch_tensor = false;
+  bool has_norm = false;   // a non-null, non-NaN Norm
+  double norm = 0;
+};
+
+bool AnomalousText(std::string_view s) {
+  std::string lower(s);
+  for (char& c : lower) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  return lower == "inf" || lower == "-inf" || lower == "nan";
+}
+
+// The rules of msprobe's overflow false-positive filter (§7 step 4).
+struct IgnoreRule {
+  const char* key;
+  std::vector<int> inputs;
+  std::vector<const char*> kwargs;
+  std::vector<int> outputs;
+  bool has_inputs, has_kwargs, has_outputs;
+};
+
+const std::vector<IgnoreRule>& IgnoreRules() {
+  static const std::vector<IgnoreRule> rules = {
+      {"torch.empty", {}, {}, {0}, false, false, true},
+      {"torch.empty_like", {}, {}, {0}, false, false, true},
+      {"torch.empty_strided", {}, {}, {0}, false, false, true},
+      {"distributed.recv", {0}, {"tensor"}, {}, true, true, false},
+      {"distributed.all_gather", {0}, {}, {}, true, false, false},
+      {"distributed._reduce_scatter_base", {0}, {}, {}, true, false, false},
+      {"distributed.all_gather_into_tensor", {0}, {}, {}, true, false, false},
+      {"distributed.reduce_scatter_tensor", {0}, {}, {}, true, false, false},
+      {"distributed.reduce_scatter", {0}, {"output"}, {}, true, true, false},
+      {"tensor.masked_fill_", {0}, {}, {}, true, false, false},
+  };
+  return rules;
+}
+
+// The per-entry state of the parse: items per category before they are
+// split into input_data / output_data.
+struct PendingItem {
+  std::string key;  // full key (node name + suffix) or data_name-derived key
+  ItemState state;
+  uint8_t flags;
+  uint32_t first_field;
+  uint16_t field_count;
+};
+
+class DumpParser {
+ public:
+  DumpParser(JsonReader* r, StringPool* pool, DumpData* out, const DumpOptions& options, MappedFile* file)
+      : r_(r), pool_(pool), out_(out), options_(options), file_(file) {
+    k_type_ = pool_->Intern("type");
+    k_data_name_ = pool_->Intern("data_name");
+    k_md5_ = pool_->Intern("md5");
+  }
+
+  Status ParseTop();
+
+ private:
+  Status ParseData();
+  Status ParseEntry(std::string_view name);
+  // Parses one value at traversal name `name` (§4.1), appending items to
+  // pending_. `p2p` collects batch_isend_irecv operations at that level.
+  Status ParseValue(std::string* name, ItemState state, bool pgrad, int depth, int p2p, Anomaly* anomaly);
+  Status ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
+                     Anomaly* anomaly);
+  Status ReadFieldValue(Value* v, Anomaly* own, bool is_stat);
+  void FinishEntry(uint32_t name_id, std::string_view name);
+  Status ExpectType(JsonType want, const char* what, const std::string& key);
+
+  JsonReader* r_;
+  StringPool* pool_;
+  DumpData* out_;
+  DumpOptions options_;
+  MappedFile* file_;
+  uint32_t k_type_, k_data_name_, k_md5_;
+
+  // Per entry, reused.
+  std::vector<PendingItem> pending_;
+  std::vector<Anomaly> in_elems_, kw_elems_, out_elems_;
+  std::vector<std::string> kw_names_;
+  bool has_input_args_ = false;
+  std::vector<Anomaly> input_elems_;  // the "input" key (backward entries)
+  bool has_md5_ = false;
+  std::string scratch_;
+  bool saw_data_ = false;
+  // The P2POp being read (§5.7).
+  uint32_t p2p_op_ = 0;
+  uint32_t p2p_group_ = 0;
+  int64_t p2p_peer_ = -1;
+  bool p2p_has_peer_ = false;
+};
+
+Status DumpParser::ExpectType(JsonType want, const char* what, const std::string& key) {
+  auto t = r_->Peek();
+  if (!t.ok()) return t.error();
+  if (*t != want) return r_->ErrorHere(std::string("key ") + key + ": expected " + what);
+  return Status::Ok();
+}
+
+Status DumpParser::ParseTop() {
+  auto t = r_->Peek();
+  if (!t.ok()) {
+    if (r_->offset() == 0 || t.error().message.find("end of input") != std::string::npos) {
+      return r_->ErrorHere("empty or truncated dump.json: expected a JSON object");
+    }
+    return t.error();
+  }
+  if (*t != JsonType::kObject) return r_->ErrorHere("dump.json must be a JSON object");
+  GA_RETURN_IF_ERROR(r_->EnterObject());
+  std::string_view key;
+  for (;;) {
+    auto more = r_->NextMember(&key);
+    if (!more.ok()) return more.error();
+    if (!*more) break;
+    auto read_text = [&](std::string* dst, bool* present, const char* name) -> Status {
+      auto type = r_->Peek();
+      if (!type.ok()) return type.error();
+      if (*type == JsonType::kNull) {
+        if (present) *present = false;
+        return r_->ReadNull();
+      }
+      if (*type != JsonType::kString) return r_->ErrorHere(std::string("key ") + name + ": expected a string or null");
+      auto s = r_->ReadString();
+      if (!s.ok()) return s.error();
+      dst->assign(*s);
+      if (present) *present = true;
+      return Status::Ok();
+    };
+    if (key == "task") {
+      GA_RETURN_IF_ERROR(read_text(&out_->task, nullptr, "task"));
+    } else if (key == "level") {
+      GA_RETURN_IF_ERROR(read_text(&out_->level, nullptr, "level"));
+    } else if (key == "framework") {
+      GA_RETURN_IF_ERROR(read_text(&out_->framework, nullptr, "framework"));
+    } else if (key == "dump_data_dir") {
+      GA_RETURN_IF_ERROR(read_text(&out_->dump_data_dir, &out_->has_dump_data_dir, "dump_data_dir"));
+    } else if (key == "data") {
+      GA_RETURN_IF_ERROR(ExpectType(JsonType::kObject, "an object of dump entries", "data"));
+      saw_data_ = true;
+      GA_RETURN_IF_ERROR(ParseData());
+    } else {
+      GA_RETURN_IF_ERROR(r_->Skip());
+    }
+  }
+  GA_RETURN_IF_ERROR(r_->ExpectEnd());
+  if (!saw_data_) return Error{out_->path, "", "no \"data\" key: this is not a msprobe dump.json"};
+  if (out_->framework == "pytorch" || out_->framework == "mindspore") out_->detected_framework = out_->framework;
+  return Status::Ok();
+}
+
+Status DumpParser::ParseData() {
+  GA_RETURN_IF_ERROR(r_->EnterObject());
+  std::string_view key;
+  std::string name;
+  for (;;) {
+    auto more = r_->NextMember(&key);
+    if (!more.ok()) return more.error();
+    if (!*more) break;
+    name.assign(key);
+    auto t = r_->Peek();
+    if (!t.ok()) return t.error();
+    if (*t != JsonType::kObject) {
+      return r_->ErrorHere("key data." + name + ": expected an object (a dump entry)");
+    }
+    GA_RETURN_IF_ERROR(ParseEntry(name));
+    if (file_ != nullptr && (out_->entries.size() & 1023) == 0) file_->Release(r_->offset());
+    if (options_.progress && (out_->entries.size() & 255) == 0) options_.progress(r_->offset());
+  }
+  return Status::Ok();
+}
+
+Status DumpParser::ParseEntry(std::string_view name) {
+  pending_.clear();
+  in_elems_.clear();
+  kw_elems_.clear();
+  kw_names_.clear();
+  out_elems_.clear();
+  input_elems_.clear();
+  has_input_args_ = false;
+  has_md5_ = false;
+  size_t p2p_start = out_->p2p.size();
+  uint32_t name_id = pool_->Intern(name);
+
+  size_t last_dot = name.rfind('.');
+  bool pgrad = name.substr(last_dot == std::string_view::npos ? 0 : last_dot + 1) == "parameters_grad";
+  bool batch_p2p = name.find("batch_isend_irecv") != std::string_view::npos;
+
+  GA_RETURN_IF_ERROR(r_->EnterObject());
+  std::string_view key;
+  std::string traversal;
+  // Items of each category, in the fixed order of §4.1 step 2.
+  struct Category {
+    const char* key;
+    const char* suffix;
+    ItemState state;
+  };
+  static const Category kCategories[] = {
+      {"input_args", ".input", ItemState::kInput},   {"input_kwargs", ".input", ItemState::kInput},
+      {"input", ".input", ItemState::kInput},        {"output", ".output", ItemState::kOutput},
+      {"parameters", ".parameters", ItemState::kParameters},
+  };
+  // Each category is parsed where it appears in the file but its items are
+  // ordered by category afterwards.
+  std::vector<std::pair<int, size_t>> spans;  // (category, first pending index)
+  for (;;) {
+    auto more = r_->NextMember(&key);
+    if (!more.ok()) return more.error();
+    if (!*more) break;
+    if (pgrad) {
+      traversal.assign(name);
+      traversal += '.';
+      traversal += key;
+      spans.emplace_back(0, pending_.size());
+      Anomaly a;
+      GA_RETURN_IF_ERROR(ParseValue(&traversal, ItemState::kParametersGrad, true, 1, 0, &a));
+      continue;
+    }
+    int cat = -1;
+    for (int c = 0; c < 5; ++c) {
+      if (key == kCategories[c].key) cat = c;
+    }
+    if (cat < 0) {
+      GA_RETURN_IF_ERROR(r_->Skip());
+      continue;
+    }
+    spans.emplace_back(cat, pending_.size());
+    traversal.assign(name);
+    traversal += kCategories[cat].suffix;
+    auto t = r_->Peek();
+    if (!t.ok()) return t.error();
+    // Top-level elements of input_args / input / output and values of
+    // input_kwargs are what the overflow check looks at.
+    if ((cat == 0 || cat == 2 || cat == 3) && *t == JsonType::kArray) {
+      if (cat == 0) has_input_args_ = true;
+      std::vector<Anomaly>& elems = cat == 0 ? in_elems_ : cat == 2 ? input_elems_ : out_elems_;
+      GA_RETURN_IF_ERROR(r_->EnterArray());
+      size_t base = traversal.size();
+      for (int i = 0;; ++i) {
+        auto el = r_->NextElement();
+        if (!el.ok()) return el.error();
+        if (!*el) break;
+        traversal.resize(base);
+        traversal += '.';
+        traversal += std::to_string(i);
+        Anomaly a;
+        int p2p = (batch_p2p && cat == 3 && i == 0) ? 1 : 0;
+        GA_RETURN_IF_ERROR(ParseValue(&traversal, kCategories[cat].state, false, 2, p2p, &a));
+        elems.push_back(a);
+      }
+    } else if (cat == 1 && *t == JsonType::kObject) {
+      // A kwargs object that is itself a leaf (has a string "type") is one item.
+      Anomaly a;
+      GA_RETURN_IF_ERROR(ParseObject(&traversal, ItemState::kInput, false, 1, 0, true, &a));
+    } else {
+      Anomaly a;
+      GA_RETURN_IF_ERROR(ParseValue(&traversal, kCategories[cat].state, false, 1, 0, &a));
+      if (cat == 3) out_elems_.push_back(a);
+    }
+  }
+  if (has_md5_) out_->summary_md5 = true;
+
+  // Order the pending items by category (stable), then split into
+  // input_data / output_data by key (§4.3), last duplicate wins in place.
+  std::vector<size_t> order;
+  order.reserve(pending_.size());
+  for (int c = 0; c < 5; ++c) {
+    for (size_t s = 0; s < spans.size(); ++s) {
+      if (spans[s].first != c) continue;
+      size_t end = s + 1 < spans.size() ? spans[s + 1].second : pending_.size();
+      for (size_t i = spans[s].second; i < end; ++i) order.push_back(i);
+    }
+  }
+  std::vector<size_t> inputs, outputs;
+  auto place = [&](std::vector<size_t>* list, size_t idx) {
+    const std::string& k = pending_[idx].key;
+    for (size_t& existing : *list) {
+      if (pending_[existing].key == k) {
+        existing = idx;
+        return;
+      }
+    }
+    list->push_back(idx);
+  };
+  for (size_t idx : order) {
+    const std::string& k = pending_[idx].key;
+    bool is_output = k.find(".output.") != std::string::npos && k.find(".input.") == std::string::npos;
+    place(is_output ? &outputs : &inputs, idx);
+  }
+
+  DumpEntry entry;
+  entry.name = name_id;
+  entry.first_item = static_cast<uint32_t>(out_->items.size());
+  entry.input_count = static_cast<uint32_t>(inputs.size());
+  entry.output_count = static_cast<uint32_t>(outputs.size());
+  entry.first_p2p = static_cast<uint32_t>(p2p_start);
+  entry.p2p_count = static_cast<uint32_t>(out_->p2p.size() - p2p_start);
+  entry.has_md5 = has_md5_;
+  for (const auto* list : {&inputs, &outputs}) {
+    for (size_t idx : *list) {
+      const PendingItem& p = pending_[idx];
+      DumpItem item;
+      item.first_field = p.first_field;
+      item.field_count = p.field_count;
+      item.state = p.state;
+      item.flags = p.flags;
+      std::string_view k = p.key;
+      if (k.size() > name.size() && k.substr(0, name.size()) == name && k[name.size()] == '.') {
+        item.key = pool_->Intern(k.substr(name.size()));
+      } else {
+        item.key = pool_->Intern(k);
+        item.flags |= kItemFullKey;
+      }
+      out_->items.push_back(item);
+    }
+  }
+
+  if (options_.overflow_check) {
+    // §7: inputs are input_args, or "input" when there are no input_args.
+    const std::vector<Anomaly>& in = has_input_args_ ? in_elems_ : input_elems_;
+    bool in_any = false, out_any = false;
+    for (const Anomaly& a : in) in_any |= a.any;
+    for (const Anomaly& a : kw_elems_) in_any |= a.any;
+    for (const Anomaly& a : out_elems_) out_any |= a.any;
+    OverflowLevel level = OverflowLevel::kNone;
+    if (!in_any && out_any) {
+      level = OverflowLevel::kCritical;
+    } else if (in_any && out_any) {
+      level = OverflowLevel::kHigh;
+    } else if (in_any) {
+      level = OverflowLevel::kMedium;
+    } else {
+      double max_in = -1, max_out = -1;
+      for (const std::vector<Anomaly>* list : {&in, static_cast<const std::vector<Anomaly>*>(&kw_elems_)}) {
+        for (const Anomaly& a : *list) {
+          if (a.torch_tensor && a.has_norm) max_in = std::max(max_in, a.norm);
+        }
+      }
+      for (const Anomaly& a : out_elems_) {
+        if (a.torch_tensor && a.has_norm) max_out = std::max(max_out, a.norm);
+      }
+      if (max_in >= 0 && max_out >= 0 && (max_in == 0 ? max_out > 100 : max_out / max_in > 100)) {
+        level = OverflowLevel::kHigh;
+      }
+    }
+    if (level != OverflowLevel::kNone) {
+      // The false-positive filter keys on the first two name segments.
+      size_t d1 = name.find('.');
+      size_t d2 = d1 == std::string_view::npos ? d1 : name.find('.', d1 + 1);
+      std::string rule_key(name.substr(0, d2));
+      for (char& c : rule_key) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+      for (const IgnoreRule& rule : IgnoreRules()) {
+        if (rule_key != rule.key) continue;
+        auto listed = [](const std::vector<int>& idx, int i) {
+          return std::find(idx.begin(), idx.end(), i) != idx.end();
+        };
+        bool covered = true;
+        if (rule.has_inputs) {
+          for (size_t i = 0; i < in.size(); ++i) covered &= !in[i].own || listed(rule.inputs, static_cast<int>(i));
+        }
+        if (rule.has_kwargs) {
+          for (size_t i = 0; i < kw_elems_.size(); ++i) {
+            bool ok = !kw_elems_[i].own;
+            for (const char* k : rule.kwargs) ok |= i < kw_names_.size() && kw_names_[i] == k;
+            covered &= ok;
+          }
+        }
+        if (rule.has_outputs) {
+          for (size_t i = 0; i < out_elems_.size(); ++i) {
+            covered &= !out_elems_[i].own || listed(rule.outputs, static_cast<int>(i));
+          }
+        }
+        if (covered) level = OverflowLevel::kNone;
+      }
+    }
+    entry.overflow = level;
+  }
+
+  auto [it, inserted] = out_->entry_of.emplace(name_id, static_cast<uint32_t>(out_->entries.size()));
+  if (inserted) {
+    out_->entries.push_back(entry);
+  } else {
+    out_->entries[it->second] = entry;  // a repeated key: the last one wins (§14.1)
+  }
+  return Status::Ok();
+}
+
+Status DumpParser::ParseValue(std::string* name, ItemState state, bool pgrad, int depth, int p2p, Anomaly* anomaly) {
+  if (depth > kMaxNesting) return r_->ErrorHere("values nested deeper than " + std::to_string(kMaxNesting) + " levels");
+  auto t = r_->Peek();
+  if (!t.ok()) return t.error();
+  switch (*t) {
+    case JsonType::kNull: {
+      GA_RETURN_IF_ERROR(r_->ReadNull());
+      PendingItem p{*name, state, kItemNull, static_cast<uint32_t>(out_->fields.size()), 0};
+      pending_.push_back(std::move(p));
+      return Status::Ok();
+    }
+    case JsonType::kArray: {
+      GA_RETURN_IF_ERROR(r_->EnterArray());
+      size_t base = name->size();
+      for (int i = 0;; ++i) {
+        auto el = r_->NextElement();
+        if (!el.ok()) return el.error();
+        if (!*el) break;
+        if (!pgrad) {
+          name->resize(base);
+          *name += '.';
+          *name += std::to_string(i);
+        }
+        Anomaly a;
+        GA_RETURN_IF_ERROR(ParseValue(name, state, pgrad, depth + 1, p2p == 1 ? 2 : 0, &a));
+        anomaly->any |= a.any;
+      }
+      name->resize(base);
+      return Status::Ok();
+    }
+    case JsonType::kObject:
+      return ParseObject(name, state, pgrad, depth, p2p, false, anomaly);
+    default:
+      // Bare numbers, strings and booleans carry no item (§4.1).
+      return r_->Skip();
+  }
+}
+
+Status DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat) {
+  auto t = r_->Peek();
+  if (!t.ok()) return t.error();
+  switch (*t) {
+    case JsonType::kNull:
+      v->kind = ValueKind::kNull;
+      return r_->ReadNull();
+    case JsonType::kBool: {
+      auto b = r_->ReadBool();
+      if (!b.ok()) return b.error();
+      v->kind = ValueKind::kBool;
+      v->boolean = *b;
+      return Status::Ok();
+    }
+    case JsonType::kNumber: {
+      auto n = r_->ReadNumber();
+      if (!n.ok()) return n.error();
+      if (n->is_integer) {
+        v->kind = ValueKind::kInteger;
+        v->integer = n->integer;
+      } else {
+        v->kind = ValueKind::kNumber;
+        v->number = n->number;
+        if (is_stat && !std::isfinite(n->number)) own->own = true;
+      }
+      return Status::Ok();
+    }
+    case JsonType::kString: {
+      auto s = r_->ReadString();
+      if (!s.ok()) return s.error();
+      if (is_stat && AnomalousText(*s)) own->own = true;
+      v->kind = ValueKind::kString;
+      v->string = pool_->Intern(*s);
+      return Status::Ok();
+    }
+    default: {
+      scratch_.clear();
+      GA_RETURN_IF_ERROR(r_->ReadCompact(&scratch_));
+      v->kind = ValueKind::kJson;
+      v->string = pool_->Intern(scratch_);
+      return Status::Ok();
+    }
+  }
+}
+
+Status DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
+                               Anomaly* anomaly) {
+  // First pass: read the members as fields. An object with a string "type"
+  // is a leaf (one item); any other object is re-read as a container.
+  size_t start = r_->offset();
+  size_t depth_before = r_->depth();
+  size_t fields_start = out_->fields.size();
+  GA_RETURN_IF_ERROR(r_->EnterObject());
+  std::string_view key;
+  bool leaf = false;
+  bool has_md5 = false;
+  std::string data_name;
+  Anomaly own;
+  Value norm;
+  uint32_t type_string = 0;
+  std::string key_copy;
+  for (;;) {
+    auto more = r_->NextMember(&key);
+    if (!more.ok()) return more.error();
+    if (!*more) break;
+    key_copy.assign(key);
+    bool is_stat = key_copy == "Max" || key_copy == "Min" || key_copy == "Mean";
+    Field f;
+    f.name = pool_->Intern(key_copy);
+    GA_RETURN_IF_ERROR(ReadFieldValue(&f.value, &own, is_stat));
+    if (f.name == k_type_ && f.value.kind == ValueKind::kString) {
+      leaf = true;
+      type_string = f.value.string;
+    }
+    if (f.name == k_md5_) has_md5 = true;
+    if (f.name == k_data_name_ && f.value.kind == ValueKind::kString) data_name.assign(pool_->Get(f.value.string));
+    if (key_copy == "Norm") norm = f.value;
+    if (p2p == 2) {
+      // A P2POp of batch_isend_irecv (§5.7).
+      if (key_copy == "op" && f.value.kind == ValueKind::kString) p2p_op_ = f.value.string;
+      if (key_copy == "peer" && f.value.kind == ValueKind::kInteger) {
+        p2p_peer_ = f.value.integer;
+        p2p_has_peer_ = true;
+      }
+      if (key_copy == "group_id" && f.value.kind == ValueKind::kString) p2p_group_ = f.value.string;
+    }
+    out_->fields.push_back(f);
+  }
+  if (p2p == 2) {
+    if (p2p_op_ != 0 || p2p_has_peer_) out_->p2p.push_back(P2POp{p2p_op_, p2p_has_peer_ ? p2p_peer_ : -1, p2p_group_});
+    p2p_op_ = 0;
+    p2p_group_ = 0;
+    p2p_has_peer_ = false;
+  }
+  anomaly->own = own.own;
+  anomaly->any = own.own;
+  if (leaf) {
+    std::string_view type = pool_->Get(type_string);
+    anomaly->torch_tensor = type == "torch.Tensor";
+    if (norm.kind == ValueKind::kNumber && !std::isnan(norm.number)) {
+      anomaly->has_norm = true;
+      anomaly->norm = norm.number;
+    } else if (norm.kind == ValueKind::kInteger) {
+      anomaly->has_norm = true;
+      anomaly->norm = static_cast<double>(norm.integer);
+    }
+    if (has_md5 && depth <= 2) has_md5_ = true;
+    if (out_->detected_framework.empty()) {
+      if (type.substr(0, 9) == "mindspore") out_->detected_framework = "mindspore";
+      else if (type.substr(0, 5) == "torch") out_->detected_framework = "pytorch";
+    }
+    PendingItem p{*name, state, 0, static_cast<uint32_t>(fields_start),
+                  static_cast<uint16_t>(std::min<size_t>(out_->fields.size() - fields_start, 65535))};
+    if (!data_name.empty() && data_name != "-1") {
+      size_t dot = data_name.rfind('.');
+      p.key = dot == std::string::npos ? data_name : data_name.substr(0, dot);
+    }
+    pending_.push_back(std::move(p));
+    return Status::Ok();
+  }
+  // Not a leaf: drop the fields and read the object again as a container.
+  out_->fields.resize(fields_start);
+  r_->Rewind(start, depth_before);
+  GA_RETURN_IF_ERROR(r_->EnterObject());
+  size_t base = name->size();
+  for (;;) {
+    auto more = r_->NextMember(&key);
+    if (!more.ok()) return more.error();
+    if (!*more) break;
+    name->resize(base);
+    *name += '.';
+    *name += key;
+    std::string member(key);
+    Anomaly a;
+    GA_RETURN_IF_ERROR(ParseValue(name, state, pgrad, depth + 1, 0, &a));
+    if (kwargs_top) {
+      kw_names_.push_back(member);
+      kw_elems_.push_back(a);
+    }
+  }
+  name->resize(base);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<DumpData> ReadDumpJson(const std::string& path, StringPool* pool, const DumpOptions& options) {
+  auto file = MappedFile::Open(path);
+  if (!file.ok()) return file.error();
+  DumpData data;
+  data.path = path;
+  if (file->text().find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return Error{path, "", "empty file: expected a msprobe dump.json object"};
+  }
+  JsonReader reader(file->text(), path);
+  DumpParser parser(&reader, pool, &data, options, &*file);
+  GA_RETURN_IF_ERROR(parser.ParseTop());
+  if (options.progress) options.progress(file->text().size());
+  return data;
+}
+
+}  // namespace graph_ascend::dump

@@ -1,0 +1,363 @@
+#include "graph/graph_builder.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace graph_ascend::graph {
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Splits "a.b.c" into its segments.
+std::vector<std::string_view> Segments(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (;;) {
+    size_t dot = s.find('.', start);
+    out.push_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return out;
+}
+
+// If `s` ends with ".<word>.<digits>", returns the position of that dot and
+// the digits; used for ".forward.N" / ".backward.N".
+bool SplitTrailing(std::string_view s, std::string_view word, size_t* dot, std::string_view* digits) {
+  size_t last = s.rfind('.');
+  if (last == std::string_view::npos || last + 1 >= s.size()) return false;
+  std::string_view d = s.substr(last + 1);
+  for (char c : d) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  std::string_view head = s.substr(0, last);
+  std::string suffix = "." + std::string(word);
+  if (!EndsWith(head, suffix)) return false;
+  *dot = last - suffix.size();
+  *digits = d;
+  return true;
+}
+
+std::string ReplaceAll(std::string_view s, std::string_view from, std::string_view to) {
+  std::string out;
+  size_t start = 0;
+  for (;;) {
+    size_t at = s.find(from, start);
+    if (at == std::string_view::npos) break;
+    out.append(s.substr(start, at - start));
+    out.append(to);
+    start = at + from.size();
+  }
+  out.append(s.substr(start));
+  return out;
+}
+
+// True if `line` has "<Word>Template(" (with a word boundary before the
+// capital), "api_template(" or "api_instance(" (§5.6).
+bool HasTemplateCall(std::string_view line) {
+  for (size_t at = line.find("Template("); at != std::string_view::npos; at = line.find("Template(", at + 1)) {
+    size_t s = at;
+    while (s > 0 && std::isalpha(static_cast<unsigned char>(line[s - 1]))) --s;
+    if (s < at && std::isupper(static_cast<unsigned char>(line[s])) && (s == 0 || !IsWordChar(line[s - 1]))) {
+      return true;
+    }
+  }
+  for (std::string_view word : {std::string_view("api_template("), std::string_view("api_instance(")}) {
+    for (size_t at = line.find(word); at != std::string_view::npos; at = line.find(word, at + 1)) {
+      if (at == 0 || !IsWordChar(line[at - 1])) return true;
+    }
+  }
+  return false;
+}
+
+bool IsDir(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+class SideBuilder {
+ public:
+  SideBuilder(Side* side, const BuildOptions& options) : side_(side), options_(options) {}
+
+  Status Build();
+
+ private:
+  uint32_t GetOrCreate(uint32_t name_id);
+  uint32_t RepairBackwardParent(uint32_t child, uint32_t parent);
+  void AttachStack(uint32_t node);
+  void GroupApiCollections();
+  void AddParametersGrad();
+  void AttachOrphans();
+
+  Side* side_;
+  BuildOptions options_;
+  Graph* g_ = nullptr;
+  // Order in which nodes became (or would have become) children of the root.
+  std::vector<uint64_t> root_seq_;
+  uint64_t seq_ = 0;
+  std::vector<std::string_view> scratch_lines_;
+  std::vector<uint32_t> scratch_ids_;
+};
+
+uint32_t SideBuilder::GetOrCreate(uint32_t name_id) {
+  int32_t found = g_->Find(name_id);
+  if (found != kNoNode) return static_cast<uint32_t>(found);
+  std::string_view name = side_->pool->Get(name_id);
+  uint32_t n = g_->AddNode(name_id, ClassifyNode(name));
+  root_seq_.push_back(seq_++);
+  auto it = side_->dump.entry_of.find(name_id);
+  if (it != side_->dump.entry_of.end()) g_->entry[n] = static_cast<int32_t>(it->second);
+  AttachStack(n);
+  return n;
+}
+
+void SideBuilder::AttachStack(uint32_t node) {
+  std::string_view name = g_->Name(node);
+  const dump::StackData::Range* raw = side_->stacks.Find(g_->name[node]);
+  if (raw != nullptr && raw->count > 0) {
+    const uint32_t* lines = side_->stacks.lines.data() + raw->first;
+    size_t first = 0, count = raw->count;
+    if (!options_.complete_stack) {
+      scratch_lines_.clear();
+      for (uint32_t i = 0; i < raw->count; ++i) scratch_lines_.push_back(side_->pool->Get(lines[i]));
+      std::tie(first, count) = SimplifyStack(name, scratch_lines_);
+    }
+    g_->stack[node] = g_->stacks.Intern(lines + first, count);
+    return;
+  }
+  // A backward node without a stack borrows its forward twin's (§5.6):
+  // "X.backward.N" -> "X.forward.0", "X.backward" -> replace all.
+  size_t dot;
+  std::string_view digits;
+  std::string forward;
+  if (SplitTrailing(name, "backward", &dot, &digits)) {
+    forward = std::string(name.substr(0, dot)) + ".forward.0";
+  } else if (EndsWith(name, ".backward")) {
+    forward = ReplaceAll(name, "backward", "forward");
+  } else {
+    return;
+  }
+  int32_t twin = g_->Find(std::string_view(forward));
+  if (twin == kNoNode) {
+    uint32_t line = side_->pool->Intern(
+        "This backward node cannot find the forward node and cannot retrieve stack information.");
+    g_->stack[node] = g_->stacks.Intern(&line, 1);
+  } else {
+    g_->stack[node] = g_->stack[twin];
+  }
+}
+
+uint32_t SideBuilder::RepairBackwardParent(uint32_t child_id, uint32_t parent_id) {
+  if (parent_id != 0) return parent_id;
+  const dump::ConstructData& c = side_->construct;
+  std::string_view child = side_->pool->Get(child_id);
+  size_t dot;
+  std::string_view digits;
+  auto parent_of = [&](std::string_view name) -> int64_t {
+    int64_t id = side_->pool->Find(name);
+    if (id < 0) return -1;
+    auto it = c.edge_of.find(static_cast<uint32_t>(id));
+    return it == c.edge_of.end() ? -1 : c.edges[it->second].parent;
+  };
+  std::string candidate;
+  if (SplitTrailing(child, "backward", &dot, &digits)) {
+    std::string forward = std::string(child.substr(0, dot)) + ".forward." + std::string(digits);
+    int64_t fp = parent_of(forward);
+    if (fp <= 0) return 0;
+    std::string_view fparent = side_->pool->Get(static_cast<uint32_t>(fp));
+    size_t fdot;
+    std::string_view fdigits;
+    if (SplitTrailing(fparent, "forward", &fdot, &fdigits)) {
+      candidate = std::string(fparent.substr(0, fdot)) + ".backward." + std::string(fdigits);
+    } else {
+      candidate = std::string(fparent);
+    }
+  } else if (EndsWith(child, ".backward")) {
+    int64_t fp = parent_of(ReplaceAll(child, "backward", "forward"));
+    if (fp <= 0) return 0;
+    candidate = ReplaceAll(side_->pool->Get(static_cast<uint32_t>(fp)), "forward", "backward");
+  } else {
+    return 0;
+  }
+  int64_t id = side_->pool->Find(candidate);
+  if (id > 0 && c.IsKey(static_cast<uint32_t>(id))) return static_cast<uint32_t>(id);
+  return 0;
+}
+
+void SideBuilder::AttachOrphans() {
+  // Parents that are never keys of construct.json are put under the root
+  // at the place they were first referenced (the reference leaves them
+  // unreachable; docs/COMPATIBILITY.md).
+  std::vector<uint32_t> top;
+  for (uint32_t n = 1; n < g_->size(); ++n) {
+    if (g_->parent[n] == kNoNode) top.push_back(n);
+  }
+  if (top.empty()) return;
+  std::vector<uint32_t> children = g_->Children(0);
+  children.insert(children.end(), top.begin(), top.end());
+  std::stable_sort(children.begin(), children.end(),
+                   [&](uint32_t a, uint32_t b) { return root_seq_[a] < root_seq_[b]; });
+  g_->SetChildren(0, children);
+}
+
+void SideBuilder::GroupApiCollections() {
+  std::vector<uint32_t> children = g_->Children(0);
+  std::vector<uint32_t> grouped;
+  uint32_t k = 0;
+  for (size_t i = 0; i < children.size();) {
+    size_t j = i;
+    while (j < children.size() && g_->op[children[j]] == NodeOp::kApi) ++j;
+    if (j - i >= 2) {
+      uint32_t name = side_->pool->Intern("Apis_Between_Modules." + std::to_string(k++));
+      uint32_t coll = g_->AddNode(name, NodeOp::kApiCollection);
+      root_seq_.push_back(seq_++);
+      std::vector<uint32_t> members(children.begin() + static_cast<long>(i), children.begin() + static_cast<long>(j));
+      g_->SetChildren(coll, members);
+      g_->parent[coll] = 0;
+      grouped.push_back(coll);
+      i = j;
+    } else if (j > i) {
+      grouped.push_back(children[i]);
+      ++i;
+    } else {
+      grouped.push_back(children[i]);
+      ++i;
+    }
+  }
+  g_->SetChildren(0, grouped);
+}
+
+void SideBuilder::AddParametersGrad() {
+  // For "P.parameters_grad" in dump.json: the last child of P.backward.N
+  // with the largest N (§5.9).
+  std::unordered_map<std::string_view, std::pair<long long, uint32_t>> last_backward;
+  for (uint32_t n = 0; n < g_->size(); ++n) {
+    std::string_view name = g_->Name(n);
+    size_t dot;
+    std::string_view digits;
+    if (!SplitTrailing(name, "backward", &dot, &digits) || digits.size() > 18) continue;
+    long long count = std::stoll(std::string(digits));
+    auto [it, inserted] = last_backward.emplace(name.substr(0, dot), std::make_pair(count, n));
+    if (!inserted && count > it->second.first) it->second = {count, n};
+  }
+  for (uint32_t e = 0; e < side_->dump.entries.size(); ++e) {
+    uint32_t name_id = side_->dump.entries[e].name;
+    std::string_view name = side_->pool->Get(name_id);
+    if (!EndsWith(name, ".parameters_grad") || g_->Find(name_id) != kNoNode) continue;
+    auto it = last_backward.find(name.substr(0, name.size() - std::string_view(".parameters_grad").size()));
+    if (it == last_backward.end()) continue;
+    uint32_t n = g_->AddNode(name_id, NodeOp::kModule);
+    root_seq_.push_back(seq_++);
+    g_->entry[n] = static_cast<int32_t>(e);
+    g_->AppendChild(it->second.second, n);
+  }
+}
+
+Status SideBuilder::Build() {
+  side_->graph = std::make_unique<Graph>(side_->pool);
+  g_ = side_->graph.get();
+  uint32_t root = g_->AddNode(side_->pool->Intern("DefaultModel"), NodeOp::kModule);
+  root_seq_.push_back(seq_++);
+  (void)root;
+  const dump::ConstructData& c = side_->construct;
+  if (c.edges.empty()) {
+    // Level L1 dumps have no construct.json content: every dumped API is a
+    // top-level node in dump order (the reference refuses such dumps).
+    for (const dump::DumpEntry& e : side_->dump.entries) {
+      if (EndsWith(side_->pool->Get(e.name), ".parameters_grad")) continue;
+      uint32_t n = GetOrCreate(e.name);
+      if (g_->parent[n] == kNoNode && n != 0) g_->AppendChild(0, n);
+    }
+  }
+  for (const dump::ConstructData::Edge& edge : c.edges) {
+    uint32_t parent_id = RepairBackwardParent(edge.child, edge.parent);
+    uint32_t parent = 0;
+    if (parent_id != 0) parent = GetOrCreate(parent_id);
+    uint32_t child = GetOrCreate(edge.child);
+    // add_upnode: ignored for itself or when the node already has a parent.
+    if (child == parent || child == 0 || g_->parent[child] != kNoNode) continue;
+    g_->AppendChild(parent, child);
+    if (parent == 0) root_seq_[child] = seq_++;
+  }
+  AttachOrphans();
+  GroupApiCollections();
+  AddParametersGrad();
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::pair<size_t, size_t> SimplifyStack(std::string_view name, const std::vector<std::string_view>& lines) {
+  if (IsModuleName(name)) {
+    std::vector<std::string_view> seg = Segments(name);
+    if (seg.size() < 4) return {0, lines.size()};
+    std::string call = std::string(seg[seg.size() - 4]) + "(";
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i].find(call) != std::string_view::npos) return {i, 1};
+    }
+    return {0, lines.size()};
+  }
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (HasTemplateCall(lines[i])) return {i + 1, 1};
+  }
+  return {0, lines.size()};
+}
+
+uint32_t AssignMicroSteps(Graph* g) {
+  uint32_t step = 0;
+  bool backward = false;
+  for (int32_t c = g->first_child[0]; c != kNoNode; c = g->next_sibling[c]) {
+    if (g->op[c] == NodeOp::kModule) {
+      if (g->Name(c).find(".forward.") != std::string_view::npos) {
+        if (backward) {
+          ++step;
+          backward = false;
+        }
+      } else {
+        backward = true;
+      }
+    }
+    g->micro_step[c] = static_cast<int32_t>(step);
+  }
+  g->micro_steps = step + 1;
+  return step + 1;
+}
+
+Result<std::unique_ptr<Side>> BuildSide(const std::string& dir, StringPool* pool, const BuildOptions& options) {
+  auto side = std::make_unique<Side>();
+  side->dir = dir;
+  side->pool = pool;
+  if (!IsDir(dir)) return Error{dir, "", "not a directory"};
+  std::string base = dir.back() == '/' ? dir : dir + "/";
+  dump::DumpOptions dump_options;
+  dump_options.overflow_check = options.overflow_check;
+  if (options.progress) {
+    struct stat st;
+    size_t total = stat((base + "dump.json").c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
+    dump_options.progress = [&options, total](size_t done) { options.progress(done, total); };
+  }
+  auto dump = dump::ReadDumpJson(base + "dump.json", side->pool, dump_options);
+  if (!dump.ok()) return dump.error();
+  side->dump = std::move(*dump);
+  auto construct = dump::ReadConstructJson(base + "construct.json", side->pool);
+  if (!construct.ok()) return construct.error();
+  side->construct = std::move(*construct);
+  auto stacks = dump::ReadStackJson(base + "stack.json", side->pool);
+  if (!stacks.ok()) return stacks.error();
+  side->stacks = std::move(*stacks);
+  if (side->construct.edges.empty() && side->dump.entries.empty()) {
+    return Error{base + "dump.json", "", "empty dump: no nodes in construct.json and no entries in dump.json"};
+  }
+  SideBuilder builder(side.get(), options);
+  GA_RETURN_IF_ERROR(builder.Build());
+  return side;
+}
+
+}  // namespace graph_ascend::graph

@@ -1,0 +1,59 @@
+// Building one side's graph from its dump directory (reference §5).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "base/status.h"
+#include "dump/dump_data.h"
+#include "graph/graph.h"
+
+namespace graph_ascend::graph {
+
+struct BuildOptions {
+  bool complete_stack = false;  // -cs: keep whole stacks (§5.6)
+  bool overflow_check = false;  // -oc: compute overflow levels while reading (§7)
+  std::function<void(size_t done, size_t total)> progress;  // bytes of dump.json parsed
+};
+
+// Everything of one side: the parsed files and the graph. The strings are
+// interned in a pool shared by both sides of a compare, so that equal names
+// have equal ids across sides.
+struct Side {
+  std::string dir;  // the dump directory
+  StringPool* pool = nullptr;
+  dump::DumpData dump;
+  dump::ConstructData construct;
+  dump::StackData stacks;
+  std::unique_ptr<Graph> graph;
+
+  // Cross-rank communication links (§8), filled in batch mode. Links of a
+  // node form a list through `next`, starting at distributed_first[node].
+  struct DistributedLink {
+    std::string type;        // send / receive / send_receive
+    int32_t rank;
+    std::string peer_node;
+    std::string peer_index;  // str() of the peer's precision index or overflow level
+    int32_t next;
+  };
+  std::vector<DistributedLink> distributed;
+  std::vector<int32_t> distributed_first;  // per node, or empty
+  std::unordered_set<uint32_t> distributed_is_list;
+};
+
+// Reads dump.json, construct.json and stack.json from `dir` and builds the
+// graph: root, hierarchy with backward-parent repair, orphan parents put
+// under the root, API collections, parameters_grad nodes, simplified stacks.
+Result<std::unique_ptr<Side>> BuildSide(const std::string& dir, StringPool* pool, const BuildOptions& options);
+
+// Simplifies a stack for node `name` (§5.6): returns the [first, count) part
+// of `lines` to keep.
+std::pair<size_t, size_t> SimplifyStack(std::string_view name, const std::vector<std::string_view>& lines);
+
+// Splits the root's children into micro steps (§5.10) and returns their
+// number (>= 1); sets micro_step on the root's children.
+uint32_t AssignMicroSteps(Graph* graph);
+
+}  // namespace graph_ascend::graph

@@ -1,0 +1,314 @@
+#include "job/compare_config.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "base/mapped_file.h"
+#include "json/json_reader.h"
+
+namespace graph_ascend::job {
+namespace {
+
+using json::JsonReader;
+using json::JsonType;
+
+bool Exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+bool IsDir(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string DirName(const std::string& p) {
+  size_t slash = p.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return p.substr(0, slash);
+}
+
+std::string Resolve(const std::string& config_path, const std::string& p) {
+  if (p.empty() || p[0] == '/') return p;
+  std::string beside = DirName(config_path) + "/" + p;
+  if (Exists(beside) || !Exists(p)) return beside;
+  return p;
+}
+
+Status ReadParallel(JsonReader* r, ParallelParams* out, const std::string& key) {
+  GA_RETURN_IF_ERROR(r->EnterObject());
+  std::string_view k;
+  for (;;) {
+    auto more = r->NextMember(&k);
+    if (!more.ok()) return more.error();
+    if (!*more) break;
+    std::string name(k);
+    if (name == "order") {
+      auto t = r->Peek();
+      if (!t.ok()) return t.error();
+      if (*t != JsonType::kString) return r->ErrorHere("key " + key + ".order: expected a string");
+      auto s = r->ReadString();
+      if (!s.ok()) return s.error();
+      out->order.assign(*s);
+      continue;
+    }
+    int* field = name == "rank_size" ? &out->rank_size
+                 : name == "tp"      ? &out->tp
+                 : name == "pp"      ? &out->pp
+                 : name == "vpp"     ? &out->vpp
+                                     : nullptr;
+    if (field == nullptr) {
+      GA_RETURN_IF_ERROR(r->Skip());
+      continue;
+    }
+    auto t = r->Peek();
+    if (!t.ok()) return t.error();
+    if (*t != JsonType::kNumber) return r->ErrorHere("key " + key + "." + name + ": expected a positive integer");
+    auto n = r->ReadNumber();
+    if (!n.ok()) return n.error();
+    if (!n->is_integer || n->integer <= 0 || n->integer > 1000000) {
+      return r->ErrorHere("key " + key + "." + name + ": expected a positive integer");
+    }
+    *field = static_cast<int>(n->integer);
+  }
+  return Status::Ok();
+}
+
+// The entries of a directory, sorted.
+Result<std::vector<std::string>> List(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return Error{dir, "", std::string("cannot read directory: ") + strerror(errno)};
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool MatchesNumbered(const std::string& name, const std::string& prefix, bool allow_bare) {
+  if (name.compare(0, prefix.size(), prefix) != 0) return false;
+  std::string rest = name.substr(prefix.size());
+  if (rest.empty()) return allow_bare;
+  if (rest.size() > 1 && rest[0] == '0') return false;
+  return std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+// The rank (or step) folders of `dir`: every entry must be "<prefix>N" (§2.5).
+Result<std::vector<std::string>> Numbered(const std::string& dir, const std::string& prefix) {
+  auto names = List(dir);
+  if (!names.ok()) return names.error();
+  for (const std::string& n : *names) {
+    if (!MatchesNumbered(n, prefix, prefix == "rank")) {
+      return Error{dir + "/" + n, "", "unexpected entry: every entry of " + dir + " must be a folder named " + prefix +
+                                          "<N> (msprobe's dump layout)"};
+    }
+    if (!IsDir(dir + "/" + n)) return Error{dir + "/" + n, "", "expected a directory"};
+  }
+  return names;
+}
+
+int RankNumber(const std::string& folder) {
+  std::string digits = folder.substr(4);
+  return digits.empty() ? 0 : std::atoi(digits.c_str());
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+Status SameNames(const std::vector<std::string>& a, const std::vector<std::string>& b, const std::string& what,
+                 const CompareConfig& config) {
+  if (a == b) return Status::Ok();
+  return Error{config.path, "", "the npu and bench runs have different " + what + " folders: npu has [" + Join(a) +
+                                    "], bench has [" + Join(b) + "]"};
+}
+
+}  // namespace
+
+Result<CompareConfig> ReadCompareConfig(const std::string& path) {
+  auto text = ReadFileToString(path);
+  if (!text.ok()) return text.error();
+  CompareConfig c;
+  c.path = path;
+  JsonReader r(*text, path);
+  auto t = r.Peek();
+  if (!t.ok()) return t.error();
+  if (*t != JsonType::kObject) return r.ErrorHere("compare.json must be a JSON object with \"npu_path\"");
+  GA_RETURN_IF_ERROR(r.EnterObject());
+  std::string_view key;
+  bool has_npu = false;
+  for (;;) {
+    auto more = r.NextMember(&key);
+    if (!more.ok()) return more.error();
+    if (!*more) break;
+    std::string k(key);
+    auto vt = r.Peek();
+    if (!vt.ok()) return vt.error();
+    if (k == "npu_path" || k == "bench_path") {
+      if (*vt == JsonType::kNull && k == "bench_path") {
+        GA_RETURN_IF_ERROR(r.ReadNull());
+        continue;
+      }
+      if (*vt != JsonType::kString) return r.ErrorHere("key " + k + ": expected a path string");
+      auto s = r.ReadString();
+      if (!s.ok()) return s.error();
+      if (k == "npu_path") {
+        c.npu_path = std::string(*s);
+        has_npu = true;
+      } else {
+        c.bench_path = std::string(*s);
+      }
+    } else if (k == "is_print_compare_log") {
+      if (*vt != JsonType::kBool) return r.ErrorHere("key is_print_compare_log: expected true or false");
+      auto b = r.ReadBool();
+      if (!b.ok()) return b.error();
+      c.is_print_compare_log = *b;
+    } else if (k == "parallel_merge") {
+      if (*vt == JsonType::kNull) {
+        GA_RETURN_IF_ERROR(r.ReadNull());
+        continue;
+      }
+      if (*vt != JsonType::kObject) return r.ErrorHere("key parallel_merge: expected an object with npu and bench");
+      GA_RETURN_IF_ERROR(r.EnterObject());
+      std::string_view side;
+      for (;;) {
+        auto m = r.NextMember(&side);
+        if (!m.ok()) return m.error();
+        if (!*m) break;
+        std::string s(side);
+        auto st = r.Peek();
+        if (!st.ok()) return st.error();
+        if ((s == "npu" || s == "bench") && *st == JsonType::kObject) {
+          GA_RETURN_IF_ERROR(ReadParallel(&r, s == "npu" ? &c.npu_parallel : &c.bench_parallel, "parallel_merge." + s));
+          if (s == "npu") c.parallel_merge = true;
+          if (s == "bench") c.has_bench_parallel = true;
+        } else {
+          GA_RETURN_IF_ERROR(r.Skip());
+        }
+      }
+    } else {
+      GA_RETURN_IF_ERROR(r.Skip());
+    }
+  }
+  GA_RETURN_IF_ERROR(r.ExpectEnd());
+  if (!has_npu || c.npu_path.empty()) return Error{path, "key npu_path", "missing: compare.json must name the npu dump"};
+  c.npu_path = Resolve(path, c.npu_path);
+  if (!c.bench_path.empty()) c.bench_path = Resolve(path, c.bench_path);
+  return c;
+}
+
+Result<DirKind> ClassifyDir(const std::string& dir) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) return Error{dir, "", std::string("cannot open: ") + strerror(errno)};
+  if (!S_ISDIR(st.st_mode)) return Error{dir, "", "expected a dump directory, found a file"};
+  auto names = List(dir);
+  if (!names.ok()) return names.error();
+  if (names->empty()) return Error{dir, "", "the directory is empty"};
+  bool all_files = true;
+  std::vector<std::string> dirs;
+  for (const std::string& n : *names) {
+    if (n == "dump_tensor_data") return DirKind::kFiles;
+    if (IsDir(dir + "/" + n)) {
+      all_files = false;
+      dirs.push_back(n);
+    }
+  }
+  if (all_files) return DirKind::kFiles;
+  if (*names == std::vector<std::string>{"rank"}) return DirKind::kRanks;
+  auto all = [&](const char* prefix) {
+    return std::all_of(dirs.begin(), dirs.end(), [&](const std::string& n) { return MatchesNumbered(n, prefix, false); });
+  };
+  if (all("rank")) return DirKind::kRanks;
+  if (all("step")) return DirKind::kSteps;
+  return Error{dir, "", "the folder layout is not msprobe's: expected dump files, rank<N> folders or step<N> folders"};
+}
+
+Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, const std::string& ts) {
+  bool compare = !config.bench_path.empty();
+  auto npu_kind = ClassifyDir(config.npu_path);
+  if (!npu_kind.ok()) return npu_kind.error();
+  DirKind bench_kind = *npu_kind;
+  if (compare) {
+    auto k = ClassifyDir(config.bench_path);
+    if (!k.ok()) return k.error();
+    bench_kind = *k;
+    if (bench_kind != *npu_kind) {
+      return Error{config.path, "", "the directory structures of npu_path and bench_path are inconsistent (one holds "
+                                    "dump files, rank folders or step folders, the other does not)"};
+    }
+  }
+  std::string prefix = compare ? "compare" : "build";
+  std::vector<std::vector<PairJob>> plan;
+  auto ranks_of = [&](const std::string& npu, const std::string& bench,
+                      const std::string& step) -> Result<std::vector<PairJob>> {
+    auto nr = Numbered(npu, "rank");
+    if (!nr.ok()) return nr.error();
+    std::vector<std::string> ranks = *nr;
+    if (compare) {
+      auto br = Numbered(bench, "rank");
+      if (!br.ok()) return br.error();
+      GA_RETURN_IF_ERROR(SameNames(ranks, *br, step.empty() ? "rank" : step + " rank", config));
+    }
+    std::sort(ranks.begin(), ranks.end(), [](const std::string& a, const std::string& b) {
+      return RankNumber(a) != RankNumber(b) ? RankNumber(a) < RankNumber(b) : a < b;
+    });
+    std::vector<PairJob> jobs;
+    for (const std::string& rank : ranks) {
+      PairJob j;
+      j.npu_dir = npu + "/" + rank;
+      if (compare) j.bench_dir = bench + "/" + rank;
+      j.step = step;
+      j.rank = rank;
+      j.rank_number = RankNumber(rank);
+      j.output_name = prefix + "_" + (step.empty() ? "" : step + "_") + rank + "_" + ts + ".vis";
+      jobs.push_back(std::move(j));
+    }
+    return jobs;
+  };
+  switch (*npu_kind) {
+    case DirKind::kFiles: {
+      PairJob j;
+      j.npu_dir = config.npu_path;
+      j.bench_dir = config.bench_path;
+      j.output_name = prefix + "_" + ts + ".vis";
+      plan.push_back({j});
+      break;
+    }
+    case DirKind::kRanks: {
+      auto jobs = ranks_of(config.npu_path, config.bench_path, "");
+      if (!jobs.ok()) return jobs.error();
+      plan.push_back(std::move(*jobs));
+      break;
+    }
+    case DirKind::kSteps: {
+      auto ns = Numbered(config.npu_path, "step");
+      if (!ns.ok()) return ns.error();
+      if (compare) {
+        auto bs = Numbered(config.bench_path, "step");
+        if (!bs.ok()) return bs.error();
+        GA_RETURN_IF_ERROR(SameNames(*ns, *bs, "step", config));
+      }
+      for (const std::string& step : *ns) {
+        auto jobs = ranks_of(config.npu_path + "/" + step, compare ? config.bench_path + "/" + step : "", step);
+        if (!jobs.ok()) return jobs.error();
+        plan.push_back(std::move(*jobs));
+      }
+      break;
+    }
+  }
+  return plan;
+}
+
+}  // namespace graph_ascend::job

@@ -1,0 +1,54 @@
+// compare.json and the directory layouts it points at (reference §2.3–§2.5):
+// which graphs to build and compare, and the names of the output files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace graph_ascend::job {
+
+struct ParallelParams {
+  int rank_size = 0;
+  int tp = 1;
+  int pp = 1;
+  int vpp = 1;
+  std::string order = "tp-cp-ep-dp-pp";
+};
+
+struct CompareConfig {
+  std::string path;        // the compare.json
+  std::string npu_path;    // resolved
+  std::string bench_path;  // resolved; empty for a build
+  bool is_print_compare_log = true;
+  bool parallel_merge = false;
+  ParallelParams npu_parallel;
+  ParallelParams bench_parallel;
+  bool has_bench_parallel = false;
+};
+
+// Reads compare.json. Relative paths are resolved against the directory of
+// compare.json, falling back to the working directory (msprobe's rule).
+Result<CompareConfig> ReadCompareConfig(const std::string& path);
+
+enum class DirKind { kFiles, kRanks, kSteps };
+
+// §2.4 step 3.
+Result<DirKind> ClassifyDir(const std::string& dir);
+
+// One output file: a build of npu_dir, or a compare of npu_dir with bench_dir.
+struct PairJob {
+  std::string npu_dir;
+  std::string bench_dir;  // empty for a build
+  std::string step;       // "step0" or ""
+  std::string rank;       // "rank1", "rank" or ""
+  int rank_number = 0;
+  std::string output_name;
+};
+
+// The jobs of a run, grouped by step (ranks of one step are linked
+// together, §8). `timestamp` is YYYYmmddHHMMSS.
+Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, const std::string& timestamp);
+
+}  // namespace graph_ascend::job

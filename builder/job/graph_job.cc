@@ -1,0 +1,263 @@
+#include "job/graph_job.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <memory>
+
+#include "base/version.h"
+#include "compare/legend.h"
+#include "compare/pair_compare.h"
+#include "compare/tensor_compare.h"
+#include "graph/graph_builder.h"
+#include "match/matcher.h"
+#include "vis/graph_writer.h"
+
+namespace graph_ascend::job {
+namespace {
+
+using graph::Graph;
+using graph::kNoNode;
+using graph::NodeOp;
+using graph::Side;
+
+std::string Now() {
+  time_t t = time(nullptr);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
+  return buf;
+}
+
+Status MakeOutputDir(const std::string& dir) {
+  std::string partial;
+  for (size_t i = 0; i <= dir.size(); ++i) {
+    if (i == dir.size() || (dir[i] == '/' && i > 0)) {
+      partial = dir.substr(0, i);
+      struct stat st;
+      if (stat(partial.c_str(), &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) return Error{partial, "", "output path is not a directory"};
+        continue;
+      }
+      if (mkdir(partial.c_str(), 0750) != 0 && errno != EEXIST) {
+        return Error{partial, "", std::string("cannot create output directory: ") + strerror(errno)};
+      }
+    }
+  }
+  if (access(dir.c_str(), W_OK) != 0) return Error{dir, "", "output directory is not writable"};
+  return Status::Ok();
+}
+
+// §6.1: the compare mode from the two dump.json files.
+Result<vis::CompareMode> DetectMode(const Side& npu, const Side* bench) {
+  auto check = [](const Side& s) -> Status {
+    const std::string& t = s.dump.task;
+    if (t == "statistics" || t == "tensor" || t == "structure") return Status::Ok();
+    if (t.empty()) return Error{s.dump.path, "key task", "missing: expected statistics, tensor or structure"};
+    return Error{s.dump.path, "key task", "unknown task '" + t + "': expected statistics, tensor or structure"};
+  };
+  GA_RETURN_IF_ERROR(check(npu));
+  if (bench == nullptr) return vis::MODE_NONE;
+  GA_RETURN_IF_ERROR(check(*bench));
+  if (npu.dump.task != bench->dump.task) {
+    return Error{bench->dump.path, "key task", "the npu dump has task '" + npu.dump.task + "' (" + npu.dump.path +
+                                                   ") but the bench dump has task '" + bench->dump.task +
+                                                   "': both runs must be dumped with the same task"};
+  }
+  if (npu.dump.task == "tensor") return vis::MODE_TENSOR;
+  if (npu.dump.task == "structure") return vis::MODE_STRUCTURE;
+  if (npu.dump.summary_md5 != bench->dump.summary_md5) {
+    const Side& with = npu.dump.summary_md5 ? npu : *bench;
+    const Side& without = npu.dump.summary_md5 ? *bench : npu;
+    return Error{without.dump.path, "", "has no md5 values but " + with.dump.path +
+                                            " does (summary_mode md5): both runs must use the same summary_mode"};
+  }
+  return npu.dump.summary_md5 ? vis::MODE_MD5 : vis::MODE_STATISTICS;
+}
+
+// §5.10 for a compare: the NPU splits, matched Bench top-level nodes follow.
+void AssignCompareMicroSteps(Graph* npu, Graph* bench) {
+  uint32_t steps = graph::AssignMicroSteps(npu);
+  for (int32_t c = npu->first_child[0]; c != kNoNode; c = npu->next_sibling[c]) {
+    if (npu->matched[c] != kNoNode) bench->micro_step[npu->matched[c]] = npu->micro_step[c];
+  }
+  for (int32_t c = bench->first_child[0]; c != kNoNode; c = bench->next_sibling[c]) {
+    if (bench->micro_step[c] != kNoNode) continue;
+    std::string_view name = bench->Name(static_cast<uint32_t>(c));
+    std::string_view last = name.substr(name.rfind('.') + 1);
+    int32_t v = 0;
+    bool digits = !last.empty() && last.size() < 9;
+    for (char ch : last) digits &= ch >= '0' && ch <= '9';
+    if (digits) v = std::atoi(std::string(last).c_str());
+    bench->micro_step[c] = v;
+  }
+  npu->micro_steps = bench->micro_steps = steps;
+}
+
+// §6.9: API collections under the root take the worst index of their
+// children, matched or not.
+void AggregateCollections(Graph* g, vis::CompareMode mode) {
+  bool md5 = mode == vis::MODE_MD5;
+  for (int32_t c = g->first_child[0]; c != kNoNode; c = g->next_sibling[c]) {
+    if (g->op[c] != NodeOp::kApiCollection) continue;
+    double v = md5 ? 1 : 0;
+    for (int32_t k = g->first_child[c]; k != kNoNode; k = g->next_sibling[k]) {
+      double p = std::isnan(g->precision[k]) ? (md5 ? 1 : 0) : g->precision[k];
+      v = md5 ? std::min(v, p) : std::max(v, p);
+    }
+    g->precision[c] = v;
+  }
+}
+
+void ApplyOverflow(Side* side) {
+  Graph& g = *side->graph;
+  for (uint32_t n = 0; n < g.size(); ++n) {
+    if (g.entry[n] != kNoNode) g.overflow[n] = side->dump.entries[g.entry[n]].overflow;
+  }
+}
+
+class JobRunner {
+ public:
+  JobRunner(const CompareConfig& config, const GraphOptions& options, std::string output_dir)
+      : config_(config), options_(options), output_dir_(std::move(output_dir)) {}
+
+  Status Run(const PairJob& job, std::string* written);
+
+ private:
+  void Log(const std::string& s) const {
+    if (options_.log) options_.log(s);
+  }
+
+  const CompareConfig& config_;
+  const GraphOptions& options_;
+  std::string output_dir_;
+};
+
+Status JobRunner::Run(const PairJob& job, std::string* written) {
+  const std::string& name = job.output_name;
+  auto report = [&](double f) {
+    if (options_.progress) options_.progress(name, f);
+  };
+  bool compare = !job.bench_dir.empty();
+  StringPool pool;
+  graph::BuildOptions build;
+  build.complete_stack = options_.complete_stack;
+  build.overflow_check = options_.overflow_check;
+  double span = compare ? 0.3 : 0.6;
+  build.progress = [&](size_t done, size_t total) { report(total ? span * done / total : 0); };
+  Log("reading " + job.npu_dir);
+  auto npu = graph::BuildSide(job.npu_dir, &pool, build);
+  if (!npu.ok()) return npu.error();
+  std::unique_ptr<Side> bench;
+  if (compare) {
+    build.progress = [&](size_t done, size_t total) { report(0.3 + (total ? 0.3 * done / total : 0)); };
+    Log("reading " + job.bench_dir);
+    auto b = graph::BuildSide(job.bench_dir, &pool, build);
+    if (!b.ok()) return b.error();
+    bench = std::move(*b);
+  }
+  auto mode = DetectMode(**npu, bench.get());
+  if (!mode.ok()) return mode.error();
+
+  vis::FileMeta meta;
+  meta.set_format_version(1);
+  meta.set_writer(std::string("graph-ascend ") + kVersion);
+  meta.set_kind(compare ? vis::GRAPH_COMPARE : vis::GRAPH_BUILD);
+  meta.set_mode(*mode);
+  meta.set_task(compare ? compare::TaskName(*mode) : (*npu)->dump.task);
+  meta.set_step(job.step);
+  meta.set_rank(job.rank);
+  meta.set_created_unix(static_cast<int64_t>(time(nullptr)));
+  meta.set_overflow_checked(options_.overflow_check);
+  vis::BuildFlags* flags = meta.mutable_flags();
+  flags->set_overflow_check(options_.overflow_check);
+  flags->set_complete_stack(options_.complete_stack);
+  flags->set_fuzzy_match(options_.fuzzy_match);
+  flags->set_layer_mapping(options_.layer_mapping);
+  flags->set_layer_mapping_file(options_.layer_mapping_file);
+  flags->set_compare_json(config_.path);
+  for (const std::string& a : options_.argv) flags->add_argv(a);
+  auto graph_meta = [](const Side& s, vis::GraphMeta* m) {
+    m->set_root("DefaultModel");
+    m->set_dump_data_dir(s.dump.dump_data_dir);
+    m->set_has_dump_data_dir(s.dump.has_dump_data_dir);
+    m->set_dump_path(s.dir);
+    m->set_framework(s.dump.framework.empty() ? s.dump.detected_framework : s.dump.framework);
+    m->set_task(s.dump.task);
+  };
+  graph_meta(**npu, meta.mutable_npu());
+  Graph& g = *(*npu)->graph;
+
+  std::unique_ptr<compare::DumpTensorSource> tensors;
+  vis::WriteRequest request;
+  request.npu = npu->get();
+  if (compare) {
+    graph_meta(*bench, meta.mutable_bench());
+    const std::string& fa = (*npu)->dump.detected_framework;
+    const std::string& fb = bench->dump.detected_framework;
+    if (!fa.empty() && !fb.empty() && fa != fb && !options_.layer_mapping) {
+      return Error{config_.path, "", "the npu dump is " + fa + " and the bench dump is " + fb +
+                                         ": a cross-framework compare needs a layer mapping (-lm FILE)"};
+    }
+    meta.set_match(vis::MATCH_DEFAULT);
+    uint32_t pairs = match::MatchDefault(npu->get(), bench.get());
+    Log("matched " + std::to_string(pairs) + " of " + std::to_string(g.size()) + " npu nodes");
+    AssignCompareMicroSteps(&g, bench->graph.get());
+    if (*mode == vis::MODE_TENSOR) tensors = std::make_unique<compare::DumpTensorSource>(job.npu_dir, job.bench_dir);
+    request.bench = bench.get();
+    vis::CompareMode m = *mode;
+    compare::TensorSource* source = tensors.get();
+    request.compare_pair = [&g, m, source](uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) {
+      compare::PairVerdict v = compare::ComparePair(m, std::string(g.Name(n)), a, b, source);
+      if (v.has_precision) g.precision[n] = v.precision_index;
+    };
+    request.after_compare = [&g, m]() { AggregateCollections(&g, m); };
+  } else {
+    graph::AssignMicroSteps(&g);
+  }
+  meta.set_micro_steps(g.micro_steps);
+  compare::SetLegendAndTooltips(&meta);
+  if (options_.overflow_check) {
+    ApplyOverflow(npu->get());
+    if (bench) ApplyOverflow(bench.get());
+  }
+  request.meta = meta;
+  request.progress = [&](double f) { report(0.6 + 0.4 * f); };
+  std::string path = output_dir_ + "/" + name;
+  GA_RETURN_IF_ERROR(vis::WriteVis(path, request));
+  *written = path;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<GraphResult> RunGraph(const std::string& compare_json, const std::string& output_dir,
+                             const GraphOptions& options) {
+  auto config = ReadCompareConfig(compare_json);
+  if (!config.ok()) return config.error();
+  std::string ts = options.timestamp.empty() ? Now() : options.timestamp;
+  auto plan = PlanJobs(*config, ts);
+  if (!plan.ok()) return plan.error();
+  GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
+  GraphResult result;
+  JobRunner runner(*config, options, output_dir);
+  for (const std::vector<PairJob>& step : *plan) {
+    for (const PairJob& job : step) {
+      std::string written;
+      Status st = runner.Run(job, &written);
+      if (!st.ok()) {
+        for (const std::string& p : result.outputs) unlink(p.c_str());
+        return st.error();
+      }
+      result.outputs.push_back(written);
+    }
+  }
+  return result;
+}
+
+}  // namespace graph_ascend::job

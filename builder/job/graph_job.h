@@ -1,0 +1,37 @@
+// Running `graph-ascend graph`: building, matching, comparing and writing
+// every output file of a compare.json (reference §1 pipeline).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "job/compare_config.h"
+
+namespace graph_ascend::job {
+
+struct GraphOptions {
+  bool overflow_check = false;       // -oc
+  bool complete_stack = false;       // -cs
+  bool fuzzy_match = false;          // -f
+  bool layer_mapping = false;        // -lm
+  std::string layer_mapping_file;    // -lm FILE
+  std::vector<std::string> argv;     // recorded in the file
+  std::string timestamp;             // YYYYmmddHHMMSS; now when empty
+  // Progress of the current file: its name and a fraction in [0, 1].
+  std::function<void(const std::string&, double)> progress;
+  // Detail messages (-v).
+  std::function<void(const std::string&)> log;
+};
+
+struct GraphResult {
+  std::vector<std::string> outputs;  // paths of the .vis files written
+};
+
+// Reads `compare_json`, writes the .vis files into `output_dir` (created if
+// missing). On any error nothing of this run is left in `output_dir`.
+Result<GraphResult> RunGraph(const std::string& compare_json, const std::string& output_dir,
+                             const GraphOptions& options);
+
+}  // namespace graph_ascend::job

@@ -1,0 +1,165 @@
+#include "vis/graph_writer.h"
+
+#include "vis/vis_file.h"
+
+namespace graph_ascend::vis {
+namespace {
+
+constexpr uint32_t kIndexChunkNodes = 65536;
+constexpr uint32_t kDetailBlockNodes = 128;
+constexpr size_t kDetailBlockBytes = 1u << 20;
+constexpr uint32_t kStackChunk = 4096;
+
+void SetValue(const StringPool& pool, const dump::Value& in, Value* out) {
+  switch (in.kind) {
+    case dump::ValueKind::kNull: out->set_null(true); break;
+    case dump::ValueKind::kBool: out->set_boolean(in.boolean); break;
+    case dump::ValueKind::kInteger: out->set_integer(in.integer); break;
+    case dump::ValueKind::kNumber: out->set_number(in.number); break;
+    case dump::ValueKind::kString: out->set_text(std::string(pool.Get(in.string))); break;
+    case dump::ValueKind::kJson: out->set_json(std::string(pool.Get(in.string))); break;
+  }
+}
+
+Status WriteDetails(VisWriter* w, Side side_id, graph::Side* side, graph::Side* other,
+                    const WriteRequest& req, double progress_base, double progress_span) {
+  graph::Graph& g = *side->graph;
+  NodeDetailBlock block;
+  size_t bytes = 0;
+  NodeDetail peer;
+  auto flush = [&]() -> Status {
+    if (block.detail_size() == 0) return Status::Ok();
+    GA_RETURN_IF_ERROR(w->WriteDetailBlock(side_id, block));
+    block.Clear();
+    bytes = 0;
+    return Status::Ok();
+  };
+  for (uint32_t n = 0; n < g.size(); ++n) {
+    if (block.detail_size() == 0) block.set_first(n);
+    NodeDetail* d = block.add_detail();
+    FillDetail(*side, n, d);
+    if (other != nullptr && req.compare_pair && g.matched[n] != graph::kNoNode) {
+      peer.Clear();
+      FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
+      req.compare_pair(n, d, peer);
+    }
+    bytes += d->ByteSizeLong();
+    if (block.detail_size() >= static_cast<int>(kDetailBlockNodes) || bytes >= kDetailBlockBytes) {
+      GA_RETURN_IF_ERROR(flush());
+    }
+    if (req.progress && (n & 4095) == 0) req.progress(progress_base + progress_span * n / g.size());
+  }
+  return flush();
+}
+
+Status WriteIndex(VisWriter* w, Side side_id, const graph::Side& side) {
+  const graph::Graph& g = *side.graph;
+  for (uint32_t first = 0; first < g.size(); first += kIndexChunkNodes) {
+    uint32_t end = std::min(g.size(), first + kIndexChunkNodes);
+    NodeIndexChunk c;
+    c.set_first(first);
+    for (uint32_t n = first; n < end; ++n) {
+      c.add_name(std::string(g.Name(n)));
+      c.add_node_type(static_cast<uint32_t>(g.op[n]));
+      c.add_parent(g.parent[n]);
+      c.add_child_count(g.child_count[n]);
+      for (int32_t ch = g.first_child[n]; ch != graph::kNoNode; ch = g.next_sibling[ch]) {
+        c.add_children(static_cast<uint32_t>(ch));
+      }
+      c.add_micro_step(g.micro_step[n]);
+      c.add_precision_index(g.precision[n]);
+      c.add_overflow_level(static_cast<uint32_t>(g.overflow[n]));
+      c.add_matched(g.matched[n]);
+      uint32_t flags = 0;
+      if (g.entry[n] != graph::kNoNode) flags |= FLAG_HAS_DATA;
+      if (n < side.distributed_first.size() && side.distributed_first[n] != graph::kNoNode) flags |= FLAG_DISTRIBUTED;
+      c.add_flags(flags);
+    }
+    GA_RETURN_IF_ERROR(w->WriteIndexChunk(side_id, c));
+  }
+  return Status::Ok();
+}
+
+Status WriteStacks(VisWriter* w, Side side_id, const graph::Side& side) {
+  const graph::StackTable& t = side.graph->stacks;
+  uint32_t total = static_cast<uint32_t>(t.stacks.size());
+  for (uint32_t first = 0; first < total; first += kStackChunk) {
+    StackChunk c;
+    c.set_first(first);
+    for (uint32_t s = first; s < std::min(total, first + kStackChunk); ++s) {
+      Stack* st = c.add_stack();
+      const graph::StackTable::Range& r = t.stacks[s];
+      for (uint32_t i = 0; i < r.count; ++i) st->add_frame(std::string(side.pool->Get(t.lines[r.first + i])));
+    }
+    GA_RETURN_IF_ERROR(w->WriteStackChunk(side_id, c));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out) {
+  const graph::Graph& g = *side.graph;
+  out->set_stack_id(g.stack[node]);
+  if (node < side.distributed_first.size() && side.distributed_first[node] != graph::kNoNode) {
+    const auto& links = side.distributed;
+    for (int32_t i = side.distributed_first[node]; i != graph::kNoNode; i = links[i].next) {
+      DistributedLink* l = out->add_distributed();
+      l->set_communications_type(links[i].type);
+      l->set_rank(links[i].rank);
+      l->set_peer_node(links[i].peer_node);
+      l->set_peer_index(links[i].peer_index);
+    }
+    out->set_distributed_is_list(side.distributed_is_list.count(node) != 0);
+  }
+  if (g.entry[node] == graph::kNoNode) return;
+  const dump::DumpData& d = side.dump;
+  const dump::DumpEntry& e = d.entries[g.entry[node]];
+  std::string_view name = g.Name(node);
+  for (uint32_t k = 0; k < e.input_count + e.output_count; ++k) {
+    const dump::DumpItem& it = d.items[e.first_item + k];
+    Item* item = k < e.input_count ? out->add_input() : out->add_output();
+    std::string_view key = side.pool->Get(it.key);
+    if (it.flags & dump::kItemFullKey) {
+      item->set_key(std::string(key));
+    } else {
+      std::string full;
+      full.reserve(name.size() + key.size());
+      full.append(name).append(key);
+      item->set_key(std::move(full));
+    }
+    item->set_state(static_cast<ItemState>(it.state));
+    if (it.flags & dump::kItemNull) item->set_is_null(true);
+    for (uint32_t f = it.first_field; f < it.first_field + it.field_count; ++f) {
+      Field* field = item->add_field();
+      field->set_name(std::string(side.pool->Get(d.fields[f].name)));
+      SetValue(*side.pool, d.fields[f].value, field->mutable_value());
+    }
+  }
+}
+
+Status WriteVis(const std::string& path, WriteRequest& req) {
+  auto writer = VisWriter::Create(path);
+  if (!writer.ok()) return writer.error();
+  VisWriter* w = writer->get();
+  bool compare = req.bench != nullptr;
+  GA_RETURN_IF_ERROR(WriteDetails(w, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
+  if (req.after_compare) req.after_compare();
+  if (compare) GA_RETURN_IF_ERROR(WriteDetails(w, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
+  GA_RETURN_IF_ERROR(WriteIndex(w, SIDE_NPU, *req.npu));
+  GA_RETURN_IF_ERROR(WriteStacks(w, SIDE_NPU, *req.npu));
+  req.meta.mutable_npu()->set_node_count(req.npu->graph->size());
+  req.meta.mutable_npu()->set_stack_count(static_cast<uint32_t>(req.npu->graph->stacks.stacks.size()));
+  if (compare) {
+    GA_RETURN_IF_ERROR(WriteIndex(w, SIDE_BENCH, *req.bench));
+    GA_RETURN_IF_ERROR(WriteStacks(w, SIDE_BENCH, *req.bench));
+    req.meta.mutable_bench()->set_node_count(req.bench->graph->size());
+    req.meta.mutable_bench()->set_stack_count(static_cast<uint32_t>(req.bench->graph->stacks.stacks.size()));
+  }
+  GA_RETURN_IF_ERROR(w->WriteMeta(req.meta));
+  GA_RETURN_IF_ERROR(w->Commit());
+  if (req.progress) req.progress(1.0);
+  return Status::Ok();
+}
+
+}  // namespace graph_ascend::vis

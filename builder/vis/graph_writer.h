@@ -1,0 +1,32 @@
+// Writing built (and compared) graphs into a .vis file.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "base/status.h"
+#include "graph/graph_builder.h"
+#include "vis.pb.h"
+
+namespace graph_ascend::vis {
+
+struct WriteRequest {
+  FileMeta meta;                   // node counts are filled in by WriteVis
+  graph::Side* npu = nullptr;
+  graph::Side* bench = nullptr;    // null for a build
+  // Called for every matched NPU node while its details are written: fills
+  // the metrics of `npu_detail` and sets the node's precision.
+  std::function<void(uint32_t npu_node, NodeDetail* npu_detail, const NodeDetail& bench_detail)> compare_pair;
+  // Called after all NPU details are written, before the index (API
+  // collection aggregation needs every node's precision).
+  std::function<void()> after_compare;
+  std::function<void(double)> progress;  // 0..1
+};
+
+// Writes the .vis atomically (temporary file + rename).
+Status WriteVis(const std::string& path, WriteRequest& request);
+
+// The stored details of one node: its dump items and stack reference.
+void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out);
+
+}  // namespace graph_ascend::vis

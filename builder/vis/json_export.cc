@@ -1,0 +1,501 @@
+#include "vis/json_export.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+
+#include "base/py_format.h"
+#include "compare/item_view.h"
+#include "json/json_reader.h"
+#include "json/json_writer.h"
+#include "vis/vis_index.h"
+
+namespace graph_ascend::vis {
+namespace {
+
+using compare::PyStr;
+
+// §10.5 for a string value.
+std::string FormatText(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c != '\'') out.push_back(c);
+  }
+  for (size_t at = out.find("None"); at != std::string::npos; at = out.find("None", at + 4)) out.replace(at, 4, "null");
+  if (out == " ") return "null";
+  // "^\d{1,20}\.\d{1,20}%?$" with more than 6 decimals -> 6 decimals.
+  size_t dot = out.find('.');
+  bool percent = !out.empty() && out.back() == '%';
+  std::string body = percent ? out.substr(0, out.size() - 1) : out;
+  if (dot != std::string::npos && dot >= 1 && dot <= 20) {
+    std::string intpart = body.substr(0, dot), frac = body.substr(dot + 1);
+    auto digits = [](const std::string& x) {
+      return !x.empty() && x.size() <= 20 && x.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (digits(intpart) && digits(frac) && frac.size() > 6) {
+      char buf[64];
+      snprintf(buf, sizeof(buf), "%.6f", strtod(body.c_str(), nullptr));
+      return std::string(buf) + (percent ? "%" : "");
+    }
+  }
+  return out;
+}
+
+// §10.5 for a float.
+std::string FormatFloat(double x) {
+  std::string r = PyRepr(x);
+  if (r.find('e') != std::string::npos && r.size() < 50) return PyExp6(x);
+  return PyRound6(x);
+}
+
+std::string FormatValue(const Value* v) {
+  if (compare::IsNull(v)) return "null";
+  switch (v->kind_case()) {
+    case Value::kBoolean: return v->boolean() ? "True" : "False";
+    case Value::kInteger: return std::to_string(v->integer());
+    case Value::kNumber: return FormatFloat(v->number());
+    case Value::kText: return FormatText(v->text());
+    case Value::kJson: return FormatText(PyStr(v));
+    default: return "null";
+  }
+}
+
+std::string FormatMetric(const Metric& m) {
+  const std::string& t = m.text();
+  if (m.has_value() && !t.empty() && t.back() != '%') {
+    bool integer = t.find_first_not_of("-0123456789") == std::string::npos;
+    if (integer) return t;
+    if (t == "True" || t == "False") return t;
+    return FormatFloat(m.value());
+  }
+  return FormatText(t);
+}
+
+std::string PyTypeName(const Value* v) {
+  if (compare::IsNull(v)) return "<class 'NoneType'>";
+  switch (v->kind_case()) {
+    case Value::kBoolean: return "<class 'bool'>";
+    case Value::kInteger: return "<class 'int'>";
+    case Value::kNumber: return "<class 'float'>";
+    case Value::kText: return "<class 'str'>";
+    case Value::kJson: return v->json().size() && v->json()[0] == '{' ? "<class 'dict'>" : "<class 'list'>";
+    default: return "<class 'NoneType'>";
+  }
+}
+
+// An ordered dict of already formatted strings.
+class Row {
+ public:
+  void Set(const std::string& k, std::string v) {
+    for (auto& kv : kv_) {
+      if (kv.first == k) {
+        kv.second = std::move(v);
+        return;
+      }
+    }
+    kv_.emplace_back(k, std::move(v));
+  }
+  bool Has(const std::string& k) const {
+    for (auto& kv : kv_) {
+      if (kv.first == k) return true;
+    }
+    return false;
+  }
+  const std::string* Get(const std::string& k) const {
+    for (auto& kv : kv_) {
+      if (kv.first == k) return &kv.second;
+    }
+    return nullptr;
+  }
+  void Erase(const std::string& k) {
+    for (size_t i = 0; i < kv_.size(); ++i) {
+      if (kv_[i].first == k) {
+        kv_.erase(kv_.begin() + static_cast<long>(i));
+        return;
+      }
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> kv_;
+};
+
+const char* ModeTask(CompareMode m) {
+  switch (m) {
+    case MODE_STATISTICS: return "summary";
+    case MODE_MD5: return "md5";
+    case MODE_TENSOR: return "all";
+    case MODE_STRUCTURE: return "structure";
+    default: return "";
+  }
+}
+
+std::string Number(double x) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
+  if (x == std::floor(x) && std::fabs(x) < 1e15) return std::to_string(static_cast<long long>(x));
+  return PyRepr(x);
+}
+
+const char* OverflowName(uint8_t level) {
+  switch (level) {
+    case OVERFLOW_MEDIUM: return "medium";
+    case OVERFLOW_HIGH: return "high";
+    case OVERFLOW_CRITICAL: return "critical";
+    default: return nullptr;
+  }
+}
+
+class Exporter {
+ public:
+  Exporter(const VisReader& reader, FILE* out) : reader_(reader), out_(out), w_(&buf_) {}
+
+  Status Run();
+
+ private:
+  Status Flush(bool force = false) {
+    if (!force && buf_.size() < (1u << 20)) return Status::Ok();
+    if (fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) {
+      return Error{"", "", std::string("write failed: ") + strerror(errno)};
+    }
+    buf_.clear();
+    return Status::Ok();
+  }
+  Status WriteGraph(Side side, const SideIndex& idx, const SideIndex* other, const GraphMeta& gm);
+  void WriteItems(const char* key, const google::protobuf::RepeatedPtrField<Item>& items, const std::string& node);
+
+  const VisReader& reader_;
+  FILE* out_;
+  std::string buf_;
+  json::JsonWriter w_;
+  CompareMode mode_ = MODE_NONE;
+};
+
+void Exporter::WriteItems(const char* key, const google::protobuf::RepeatedPtrField<Item>& items,
+                          const std::string& node) {
+  w_.Key(key);
+  w_.BeginObject();
+  for (const Item& item : items) {
+    w_.Key(item.key());
+    w_.BeginObject();
+    for (auto& [k, v] : FormatItem(item, mode_, node)) {
+      w_.Key(k);
+      w_.String(v);
+    }
+    w_.EndObject();
+  }
+  w_.EndObject();
+}
+
+Status Exporter::WriteGraph(Side side, const SideIndex& idx, const SideIndex* other, const GraphMeta& gm) {
+  // Stacks are deduplicated in the .vis; read them all once.
+  std::vector<std::vector<std::string>> stacks;
+  for (const SectionRef* ref : reader_.Sections(SECTION_STACKS, side)) {
+    StackChunk chunk;
+    GA_RETURN_IF_ERROR(reader_.ReadSection(*ref, &chunk));
+    for (const Stack& s : chunk.stack()) stacks.emplace_back(s.frame().begin(), s.frame().end());
+  }
+  w_.Key("root");
+  w_.String(idx.size() ? idx.Name(0) : "DefaultModel");
+  w_.Key("dump_data_dir");
+  if (gm.has_dump_data_dir()) {
+    w_.String(gm.dump_data_dir());
+  } else {
+    w_.Null();
+  }
+  w_.Key("node");
+  w_.BeginObject();
+  NodeDetailBlock block;
+  bool have_block = false;
+  for (uint32_t n = 0; n < idx.size(); ++n) {
+    if (!have_block || n < block.first() || n >= block.first() + static_cast<uint32_t>(block.detail_size())) {
+      auto b = reader_.ReadDetailBlock(side, n);
+      if (!b.ok()) return b.error();
+      block = std::move(*b);
+      have_block = true;
+    }
+    const NodeDetail& d = block.detail(static_cast<int>(n - block.first()));
+    std::string name(idx.Name(n));
+    w_.Key(name);
+    w_.BeginObject();
+    w_.Key("id");
+    w_.String(name);
+    w_.Key("node_type");
+    w_.Raw(std::to_string(idx.node_type[n]));
+    WriteItems("output_data", d.output(), name);
+    WriteItems("input_data", d.input(), name);
+    w_.Key("upnode");
+    w_.String(idx.parent[n] >= 0 ? idx.Name(static_cast<uint32_t>(idx.parent[n])) : "None");
+    w_.Key("subnodes");
+    w_.BeginArray();
+    for (uint32_t i = idx.child_offset[n]; i < idx.child_offset[n + 1]; ++i) w_.String(idx.Name(idx.children[i]));
+    w_.EndArray();
+    w_.Key("matched_node_link");
+    w_.BeginArray();
+    if (other != nullptr && idx.matched[n] >= 0 && static_cast<uint32_t>(idx.matched[n]) < other->size()) {
+      uint32_t m = static_cast<uint32_t>(idx.matched[n]);
+      for (uint32_t a : other->Ancestors(m)) w_.String(other->Name(a));
+      w_.String(other->Name(m));
+    }
+    w_.EndArray();
+    w_.Key("suggestions");
+    w_.BeginObject();
+    for (const auto& [k, v] : d.suggestions()) {
+      w_.Key(k);
+      w_.String(v);
+    }
+    w_.EndObject();
+    w_.Key("stack_info");
+    w_.BeginArray();
+    if (d.stack_id() >= 0 && static_cast<size_t>(d.stack_id()) < stacks.size()) {
+      for (const std::string& line : stacks[d.stack_id()]) w_.String(line);
+    }
+    w_.EndArray();
+    if (idx.parent[n] == 0 && idx.micro_step[n] >= 0) {
+      w_.Key("micro_step_id");
+      w_.Raw(std::to_string(idx.micro_step[n]));
+    }
+    w_.Key("data");
+    w_.BeginObject();
+    if (side == SIDE_NPU && !std::isnan(idx.precision[n])) {
+      w_.Key("precision_index");
+      w_.Raw(Number(idx.precision[n]));
+    }
+    if (!d.md5_result().empty()) {
+      w_.Key("Result");
+      w_.String(d.md5_result());
+    }
+    if (const char* level = OverflowName(idx.overflow[n])) {
+      w_.Key("overflow_level");
+      w_.String(level);
+    }
+    w_.EndObject();
+    if (d.distributed_size() > 0) {
+      w_.Key("matched_distributed");
+      auto one = [&](const DistributedLink& l) {
+        w_.BeginObject();
+        w_.Key("communications_type");
+        w_.String(l.communications_type());
+        w_.Key("nodes_info");
+        w_.BeginObject();
+        w_.Key(std::to_string(l.rank()));
+        w_.BeginArray();
+        w_.String(l.peer_index());
+        w_.String(l.peer_node());
+        w_.EndArray();
+        w_.EndObject();
+        w_.EndObject();
+      };
+      if (d.distributed_is_list()) {
+        w_.BeginArray();
+        for (const DistributedLink& l : d.distributed()) one(l);
+        w_.EndArray();
+      } else {
+        // One dict: links of one type merged into nodes_info.
+        w_.BeginObject();
+        w_.Key("communications_type");
+        w_.String(d.distributed(0).communications_type());
+        w_.Key("nodes_info");
+        w_.BeginObject();
+        for (const DistributedLink& l : d.distributed()) {
+          w_.Key(std::to_string(l.rank()));
+          w_.BeginArray();
+          w_.String(l.peer_index());
+          w_.String(l.peer_node());
+          w_.EndArray();
+        }
+        w_.EndObject();
+        w_.EndObject();
+      }
+    }
+    if (d.parallel_merge_info_size() > 0) {
+      w_.Key("parallel_merge_info");
+      w_.BeginArray();
+      for (const std::string& s : d.parallel_merge_info()) w_.String(s);
+      w_.EndArray();
+    }
+    w_.EndObject();
+    GA_RETURN_IF_ERROR(Flush());
+  }
+  w_.EndObject();
+  return Status::Ok();
+}
+
+Status Exporter::Run() {
+  const FileMeta& meta = reader_.meta();
+  mode_ = meta.mode();
+  auto npu = LoadSideIndex(reader_, SIDE_NPU);
+  if (!npu.ok()) return npu.error();
+  bool compare = meta.kind() == GRAPH_COMPARE;
+  w_.BeginObject();
+  if (!compare) {
+    // A build is the graph object itself plus MicroSteps / OverflowCheck.
+    GA_RETURN_IF_ERROR(WriteGraph(SIDE_NPU, *npu, nullptr, meta.npu()));
+  } else {
+    auto bench = LoadSideIndex(reader_, SIDE_BENCH);
+    if (!bench.ok()) return bench.error();
+    w_.Key("NPU");
+    w_.BeginObject();
+    GA_RETURN_IF_ERROR(WriteGraph(SIDE_NPU, *npu, &*bench, meta.npu()));
+    w_.EndObject();
+    w_.Key("Bench");
+    w_.BeginObject();
+    GA_RETURN_IF_ERROR(WriteGraph(SIDE_BENCH, *bench, &*npu, meta.bench()));
+    w_.EndObject();
+    if (meta.tooltips_size() > 0) {
+      std::string tip = "{";
+      for (int i = 0; i < meta.tooltips_size(); ++i) {
+        if (i) tip += ", ";
+        json::AppendQuoted(meta.tooltips(i).key(), &tip, true);
+        tip += ": ";
+        json::AppendQuoted(meta.tooltips(i).text(), &tip, true);
+      }
+      tip += "}";
+      w_.Key("ToolTip");
+      w_.String(tip);
+    }
+    if (meta.legend_size() > 0) {
+      w_.Key("Colors");
+      w_.BeginObject();
+      for (const ColorBucket& b : meta.legend()) {
+        w_.Key(b.color());
+        w_.BeginObject();
+        w_.Key("value");
+        w_.BeginArray();
+        if (!b.unmatched()) {
+          w_.Raw(Number(b.lo()));
+          w_.Raw(Number(b.hi()));
+        }
+        w_.EndArray();
+        w_.Key("description");
+        w_.String(b.description());
+        w_.EndObject();
+      }
+      w_.EndObject();
+    }
+  }
+  w_.Key("MicroSteps");
+  w_.Raw(std::to_string(std::max<uint32_t>(1, meta.micro_steps())));
+  if (compare && *ModeTask(mode_)) {
+    w_.Key("task");
+    w_.String(ModeTask(mode_));
+  }
+  w_.Key("OverflowCheck");
+  w_.Bool(meta.overflow_checked());
+  w_.EndObject();
+  return Flush(true);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> FormatItem(const Item& item, CompareMode mode,
+                                                            const std::string& node_name) {
+  if (item.is_null()) return {{"value", "null"}};
+  // §4.2: the leaf, normalised.
+  Row row;
+  const Value* value = nullptr;
+  const Value* type = nullptr;
+  const Value* group_ranks = nullptr;
+  bool has_dtype = false;
+  for (const Field& f : item.field()) {
+    if (f.name() == "value") value = &f.value();
+    if (f.name() == "type") type = &f.value();
+    if (f.name() == "group_ranks") group_ranks = &f.value();
+    if (f.name() == "dtype" && !compare::IsNull(&f.value()) &&
+        !(f.value().kind_case() == Value::kText && f.value().text().empty())) {
+      has_dtype = true;
+    }
+    row.Set(f.name(), FormatValue(&f.value()));
+  }
+  const std::string* dn = row.Get("data_name");
+  if (dn == nullptr || *dn == "null" || dn->empty()) row.Set("data_name", "-1");
+  if (!row.Has("requires_grad")) row.Set("requires_grad", "null");
+  static const char* const kStats[] = {"Max", "Min", "Mean", "Norm"};
+  for (const char* s : kStats) {
+    if (!row.Has(s)) row.Set(s, "null");
+  }
+  std::string type_text = type != nullptr && type->kind_case() == Value::kText ? type->text() : "";
+  std::string last = item.key().substr(item.key().rfind('.') + 1);
+  if (!has_dtype) {
+    auto stats = [&](const std::string& v) {
+      for (const char* s : kStats) row.Set(s, v);
+    };
+    if (type_text == "torch.Size") {
+      row.Set("dtype", "torch.Size");
+      row.Set("shape", FormatText(PyStr(value)));
+    } else if (type_text == "slice") {
+      row.Set("dtype", "slice");
+      size_t n = 0;
+      if (value != nullptr && value->kind_case() == Value::kJson) {
+        int depth = 0;
+        for (char c : value->json()) {
+          if (c == '[') ++depth;
+          else if (c == ']') --depth;
+          else if (c == ',' && depth == 1) ++n;
+        }
+        if (value->json() != "[]") ++n;
+      }
+      row.Set("shape", "(" + std::to_string(n) + ",)");
+    } else if (type_text == "ellipsis") {
+      row.Set("dtype", "ellipsis");
+      row.Set("shape", "[]");
+      stats(FormatValue(value));
+    } else if (last == "src" || last == "dst" || last == "group_src" || last == "group_dst") {
+      row.Set("dtype", FormatText(type_text));
+      row.Set("shape", "[]");
+      stats(FormatText(PyStr(value)));
+      row.Set("md5", FormatText(PyStr(value)));
+    } else if (type_text == "torch.ProcessGroup") {
+      row.Set("dtype", type_text);
+      row.Set("shape", "[]");
+      stats(FormatText(PyStr(group_ranks)));
+      row.Set("md5", FormatText(PyStr(group_ranks)));
+    } else {
+      row.Set("dtype", FormatText(PyTypeName(value)));
+      row.Set("shape", "[]");
+      stats(FormatValue(value));
+    }
+  }
+  if (!row.Has("md5")) row.Set("md5", compare::ItemMd5(item));
+  // §10.5: what export removes.
+  if (mode != MODE_MD5) row.Erase("md5");
+  if (node_name.find("batch_isend_irecv") != std::string::npos) {
+    for (const char* k : {"op", "peer", "tag", "group_id"}) row.Erase(k);
+  }
+  if (type_text == "torch.ProcessGroup") {
+    Row kept;
+    for (const char* k : {"type", "group_ranks", "group_id", "data_name"}) {
+      if (const std::string* v = row.Get(k)) kept.Set(k, *v);
+    }
+    row = kept;
+  }
+  for (const Metric& m : item.metric()) row.Set(m.name(), FormatMetric(m));
+  const std::string* max = row.Get("Max");
+  if (max != nullptr && *max == "null") return {{"value", "null"}};
+  return row.kv_;
+}
+
+Status ExportJson(const std::string& vis_path, const std::string& json_path) {
+  auto reader = VisReader::Open(vis_path);
+  if (!reader.ok()) return reader.error();
+  std::string tmp = json_path + ".tmp-" + std::to_string(getpid());
+  FILE* f = fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return Error{json_path, "", std::string("cannot create: ") + strerror(errno)};
+  Exporter exporter(**reader, f);
+  Status st = exporter.Run();
+  if (fclose(f) != 0 && st.ok()) st = Error{json_path, "", std::string("write failed: ") + strerror(errno)};
+  if (!st.ok()) {
+    unlink(tmp.c_str());
+    if (st.error().file.empty()) st.error().file = json_path;
+    return st;
+  }
+  if (rename(tmp.c_str(), json_path.c_str()) != 0) {
+    unlink(tmp.c_str());
+    return Error{json_path, "", std::string("cannot rename temporary file: ") + strerror(errno)};
+  }
+  return Status::Ok();
+}
+
+}  // namespace graph_ascend::vis

@@ -1,0 +1,22 @@
+// Exporting a .vis as msprobe's JSON .vis (reference §10), so that tools
+// that read msprobe 1.2–8.1 output (tb_graph_ascend 8.x) read ours.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "vis.pb.h"
+
+namespace graph_ascend::vis {
+
+// Writes `vis_path` as JSON to `json_path` (temporary file + rename).
+Status ExportJson(const std::string& vis_path, const std::string& json_path);
+
+// One item as msprobe exports it (§4.2 normalisation, §10.5 formatting):
+// ordered key/value strings; a single ("value", "null") for null items.
+std::vector<std::pair<std::string, std::string>> FormatItem(const Item& item, CompareMode mode,
+                                                            const std::string& node_name);
+
+}  // namespace graph_ascend::vis
