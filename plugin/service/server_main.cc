@@ -6,7 +6,10 @@
 // Started by the TensorBoard plugin as a child on a Unix socket in a private
 // directory. It exits when stdin reaches EOF (--die-after-stdin: the parent
 // holds the pipe, so it closes when the parent dies, however it dies), when
-// the parent dies (PR_SET_PDEATHSIG), or on SIGTERM/SIGINT.
+// the parent process dies (checked on PR_SET_PDEATHSIG and every second), or
+// on SIGTERM/SIGINT/SIGHUP. The kernel sends the parent-death signal when the
+// *thread* that started the server exits, and TensorBoard starts it from a
+// request thread, so that signal only triggers a check of getppid().
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -18,6 +21,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -77,16 +81,17 @@ int main(int argc, char** argv) {
   if (cache_mb <= 0) return Usage("--cache-mb must be positive");
 
   // Die with the parent; handle termination signals on one thread.
-  pid_t parent = getppid();
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != parent) return 0;
+  const pid_t parent = getppid();
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGHUP);
+  sigaddset(&signals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  prctl(PR_SET_PDEATHSIG, SIGUSR1);
+  if (getppid() != parent) return 0;
 
   graph_ascend::service::ServiceOptions options;
   options.logdir = logdir;
@@ -125,13 +130,25 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "graph-ascend-server %s: serving %s on %s\n", graph_ascend::kVersion, logdir.c_str(),
                socket_path.empty() ? ("127.0.0.1:" + std::to_string(bound_port)).c_str() : address.c_str());
 
-  auto shutdown = [&server] { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2)); };
+  std::once_flag shutdown_once;
+  auto shutdown = [&] {
+    std::call_once(shutdown_once,
+                   [&] { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2)); });
+  };
   std::thread signal_thread([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
+    while (true) {
+      int sig = 0;
+      sigwait(&signals, &sig);
+      if (sig != SIGUSR1 || getppid() != parent) break;
+    }
     shutdown();
   });
   signal_thread.detach();
+  std::thread parent_thread([&] {
+    while (getppid() == parent) std::this_thread::sleep_for(std::chrono::seconds(1));
+    shutdown();
+  });
+  parent_thread.detach();
   if (die_after_stdin) {
     std::thread stdin_thread([&] {
       char buf[256];
@@ -143,5 +160,7 @@ int main(int argc, char** argv) {
   }
   server->Wait();
   if (!socket_path.empty()) unlink(socket_path.c_str());
-  return 0;
+  // Detached watcher threads still reference the server: leave without destructors.
+  std::fflush(nullptr);
+  _exit(0);
 }

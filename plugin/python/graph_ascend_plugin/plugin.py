@@ -183,12 +183,12 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
                 raise
 
         def lines():
-            yield _to_json(first) + "\n"
+            yield (_to_json(first) + "\n").encode()
             try:
                 for reply in replies:
-                    yield _to_json(reply) + "\n"
+                    yield (_to_json(reply) + "\n").encode()
             except grpc.RpcError as e:
-                yield json.dumps({"error": {"code": e.code().name, "message": e.details()}}) + "\n"
+                yield (json.dumps({"error": {"code": e.code().name, "message": e.details()}}) + "\n").encode()
 
         response = wrappers.Response(lines(), content_type="application/x-ndjson", direct_passthrough=True)
         for key, value in SECURITY_HEADERS:
