@@ -110,11 +110,7 @@ class StepDump:
         if not ops or not params or len(ops) % len(params):
             return
         k = len(ops) // len(params)
-        chunk_shapes = []
-        for i in range(0, len(ops), k):
-            first = self.data.get(ops[i]) or {}
-            args = first.get("input_args") or [{}]
-            chunk_shapes.append(tuple(args[0].get("shape") or ()) if isinstance(args[0], dict) else ())
+        chunk_shapes = [self._chunk_shape(ops[i:i + k]) for i in range(0, len(ops), k)]
         layer_params = [p for p in params if p[0] != GLOBAL]
         layers = sorted({p[0] for p in layer_params})
         if not layers:
@@ -129,6 +125,17 @@ class StepDump:
                         for op in ops[c * k:(c + 1) * k]:
                             self.layer[op] = layer
                 return
+
+
+    def _chunk_shape(self, ops):
+        """The parameter shape a chunk of optimizer ops works on: their most common first-input
+        shape (AdamW starts each parameter with a scalar step counter update)."""
+        shapes = []
+        for op in ops:
+            args = (self.data.get(op) or {}).get("input_args") or [None]
+            if isinstance(args[0], dict) and args[0].get("shape"):
+                shapes.append(tuple(args[0]["shape"]))
+        return max(set(shapes), key=shapes.count) if shapes else ()
 
 
 def runs(names, layer_of):

@@ -1,0 +1,237 @@
+"""Checks every committed msprobe sample under samples/ (see samples/README.md).
+
+The samples were written by real msprobe (samples/generate/); these tests do not regenerate them
+(that needs torch and PyPI). They check that each case is well-formed msprobe output of the
+expected kind, that its compare.json files point where they should, and that the npu side
+diverges from bench exactly at the documented culprit.
+"""
+
+import json
+import os
+import re
+
+import pytest
+
+from samples_check import (
+    check_compare_json,
+    check_dump_folder,
+    dump_layout,
+    first_difference,
+    has_anomaly,
+    load_json,
+)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLES = os.path.join(ROOT, "samples")
+SIZE_LIMIT = 20 * 2**20
+
+# case -> what msprobe was asked for, the layout it wrote and the culprit (first npu entry that
+# differs from bench in the first step and rank; for dist_gloo the rank-1 culprit, checked below).
+CASES = {
+    "cnn_statistics": dict(task="statistics", level="mix", steps=2, ranks=1, culprit="Functional.batch_norm.6.forward",
+                           culprit_parent="Module.layer2.0.bn2.BatchNorm2d.forward.0"),
+    "cnn_md5": dict(task="statistics", level="mix", steps=2, ranks=1, md5=True,
+                    culprit="Functional.batch_norm.6.forward",
+                    culprit_parent="Module.layer2.0.bn2.BatchNorm2d.forward.0"),
+    "gpt_tensor": dict(task="tensor", level="mix", steps=1, ranks=1, culprit="Tensor.__add__.10.forward",
+                       culprit_parent="Module.model.layers.1.post_attention_layernorm.LlamaRMSNorm.forward.0"),
+    "gpt_statistics": dict(task="statistics", level="mix", steps=2, ranks=1, culprit="Functional.linear.11.forward",
+                           culprit_parent="Module.model.layers.1.mlp.gate_proj.Linear.forward.0"),
+    "dist_gloo": dict(task="statistics", level="mix", steps=2, ranks=2, culprit="Distributed.all_reduce.0.forward",
+                      culprit_parent=None),
+    "l1_api": dict(task="statistics", level="L1", steps=1, ranks=1, proc=True, culprit="Functional.batch_norm.1.forward",
+                   culprit_parent=None),
+    "structure": dict(task="structure", level="mix", steps=1, ranks=1, proc=True, culprit=None, culprit_parent=None),
+    "overflow_nan": dict(task="statistics", level="mix", steps=1, ranks=1, culprit="Torch.exp.1.forward",
+                         culprit_parent="Module.blocks.1.softmax.NaiveSoftmax.forward.0"),
+}
+
+
+def case_path(case, *parts):
+    return os.path.join(SAMPLES, case, *parts)
+
+
+def folders(case, side):
+    return [(step, rank, case_path(case, side, step, rank)) for step, ranks in dump_layout(case_path(case, side))
+            for rank in ranks]
+
+
+def dump_data(folder):
+    return load_json(os.path.join(folder, "dump.json"))["data"]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_case_layout(case):
+    spec = CASES[case]
+    layouts = {side: dump_layout(case_path(case, side)) for side in ("npu", "bench")}
+    for side, layout in layouts.items():
+        assert [s for s, _ in layout] == [f"step{i}" for i in range(spec["steps"])], f"{case}/{side}: steps {layout}"
+        for step, ranks in layout:
+            if spec.get("proc"):
+                assert len(ranks) == 1 and re.fullmatch(r"proc\d+", ranks[0]), f"{case}/{side}/{step}: {ranks}"
+            else:
+                assert ranks == [f"rank{r}" for r in range(spec["ranks"])], f"{case}/{side}/{step}: {ranks}"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_dump_folders_are_msprobe_output(case):
+    spec = CASES[case]
+    for side in ("npu", "bench"):
+        for _, _, folder in folders(case, side):
+            check_dump_folder(folder, spec["task"], spec["level"], md5=spec.get("md5", False))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_sides_have_the_same_structure(case):
+    npu, bench = folders(case, "npu"), folders(case, "bench")
+    assert len(npu) == len(bench)
+    for (_, _, n), (_, _, b) in zip(npu, bench):
+        assert list(dump_data(n)) == list(dump_data(b)), f"{n} and {b} hold different dump names"
+        npu_construct = load_json(os.path.join(n, "construct.json"))
+        bench_construct = load_json(os.path.join(b, "construct.json"))
+        moved = [k for k in npu_construct if npu_construct[k] != bench_construct.get(k)]
+        reordered = [x for x, y in zip(npu_construct, bench_construct) if x != y]
+        assert set(npu_construct) == set(bench_construct)
+        if case == "overflow_nan":
+            # The npu side's float16 casts are real autograd nodes, bench's float32 casts are no-ops:
+            # msprobe sees two backward calls in another order and under another module.
+            assert moved == ["Tensor.to.2.backward"], moved
+            assert reordered == ["Tensor.to.3.backward", "Tensor.__truediv__.1.backward"], reordered
+        else:
+            assert moved == [] and reordered == [], (moved, reordered)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_culprit_is_the_first_divergence(case):
+    spec = CASES[case]
+    _, _, npu = folders(case, "npu")[0]
+    _, _, bench = folders(case, "bench")[0]
+    npu_data, bench_data = dump_data(npu), dump_data(bench)
+    # md5 on CPU: msprobe hashes tensors on a worker thread after in-place ops may have changed
+    # them (samples/README.md), so the md5 case's culprit is located by its statistics.
+    culprit = first_difference(npu_data, bench_data, ignore_md5=spec.get("md5", False))
+    assert culprit == spec["culprit"]
+    if spec["culprit_parent"]:
+        construct = load_json(os.path.join(npu, "construct.json"))
+        assert construct[culprit] == spec["culprit_parent"]
+    if culprit:
+        names = list(npu_data)
+        before = names[: names.index(culprit)]
+        assert before, "the culprit should not be the very first entry"
+        if not spec.get("md5"):
+            assert all(json.dumps(npu_data[n]) == json.dumps(bench_data[n]) for n in before)
+
+
+def test_md5_case_has_md5_on_every_tensor():
+    for side in ("npu", "bench"):
+        for _, _, folder in folders("cnn_md5", side):
+            text = open(os.path.join(folder, "dump.json")).read()
+            assert text.count('"type": "torch.Tensor"') == text.count('"md5": "'), folder
+
+
+def test_md5_and_statistics_cases_are_the_same_run():
+    """cnn_md5 is cnn_statistics with summary_mode md5: same names, same statistics."""
+    stats = dump_data(case_path("cnn_statistics", "npu", "step0", "rank0"))
+    md5 = dump_data(case_path("cnn_md5", "npu", "step0", "rank0"))
+    assert list(stats) == list(md5)
+    assert first_difference(stats, md5, ignore_md5=True) is None
+
+
+def test_tensor_case_has_tensor_files():
+    folder = case_path("gpt_tensor", "npu", "step0", "rank0")
+    files = os.listdir(os.path.join(folder, "dump_tensor_data"))
+    assert len(files) > 100
+    assert "Tensor.__add__.10.forward.output.0.pt" in files
+
+
+def test_distributed_case_links_ranks():
+    for side in ("npu", "bench"):
+        for step in ("step0", "step1"):
+            rank0 = dump_data(case_path("dist_gloo", side, step, "rank0"))
+            rank1 = dump_data(case_path("dist_gloo", side, step, "rank1"))
+            send = rank0["Distributed.send.0.forward"]["input_kwargs"]
+            recv = rank1["Distributed.recv.0.forward"]["input_kwargs"]
+            assert send["dst"] == {"type": "int", "value": 1}
+            assert recv["src"] == {"type": "int", "value": 0}
+            assert send["tensor"]["shape"] == recv["tensor"]["shape"]
+            assert rank1["Distributed.recv.0.forward"]["output"][0] == send["tensor"] | {"requires_grad": False}
+            for rank in (rank0, rank1):
+                reduces = [n for n in rank if n.startswith("Distributed.all_reduce.")]
+                assert len(reduces) == 7, reduces  # one per parameter, one for the logged loss
+                for name in reduces:
+                    group = rank[name]["input_kwargs"]["group"]
+                    assert group["type"] == "torch.ProcessGroup" and group["group_ranks"] == [0, 1]
+            # all_reduce makes the gradients equal on both ranks
+            assert rank0["Distributed.all_reduce.0.forward"]["output"] == rank1["Distributed.all_reduce.0.forward"]["output"]
+
+
+def test_distributed_culprit_is_on_rank1():
+    npu = dump_data(case_path("dist_gloo", "npu", "step0", "rank1"))
+    bench = dump_data(case_path("dist_gloo", "bench", "step0", "rank1"))
+    assert first_difference(npu, bench) == "Functional.layer_norm.0.forward"
+
+
+def test_overflow_case():
+    npu = dump_data(case_path("overflow_nan", "npu", "step0", "rank0"))
+    bench = dump_data(case_path("overflow_nan", "bench", "step0", "rank0"))
+    assert not any(has_anomaly(entry) for entry in bench.values())
+    flagged = [n for n, e in npu.items() if has_anomaly(e.get("output", []))]
+    assert flagged[0] == "Torch.exp.1.forward"
+    exp = npu["Torch.exp.1.forward"]
+    assert not has_anomaly(exp["input_args"]) and exp["output"][0]["Max"] == float("inf")
+    assert exp["output"][0]["dtype"] == "torch.float16"
+    assert has_anomaly(npu["Tensor.__truediv__.1.forward"]["output"])  # inf / inf = NaN
+
+
+def test_l1_and_structure_cases():
+    for side in ("npu", "bench"):
+        (_, _, l1), = folders("l1_api", side)
+        assert load_json(os.path.join(l1, "construct.json")) == {}
+        (_, _, structure), = folders("structure", side)
+        construct = load_json(os.path.join(structure, "construct.json"))
+        assert any(name.startswith("Module.block2.1.BatchNorm2d.forward") for name in construct)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_compare_json_files(case):
+    spec = CASES[case]
+    directory = case_path(case)
+    check_compare_json(directory, "build.json", want_bench=False, want_kind="files")
+    compare = check_compare_json(directory, "compare.json", want_bench=True, want_kind="files")
+    npu_step = compare["npu_path"].split("/")[1]
+    assert compare["bench_path"].split("/")[1] == npu_step
+    batch = os.path.join(directory, "batch.json")
+    if spec["steps"] > 1:
+        check_compare_json(directory, "batch.json", want_bench=True, want_kind="steps")
+    elif spec["ranks"] > 1:
+        check_compare_json(directory, "batch.json", want_bench=True, want_kind="ranks")
+    else:
+        assert not os.path.exists(batch), f"{batch}: single step and rank, no batch mode"
+
+
+def test_versions_are_recorded():
+    text = open(os.path.join(SAMPLES, "versions.txt")).read()
+    assert re.search(r"^mindstudio-probe==\d+\.\d+", text, re.M)
+    assert re.search(r"^torch==\d+\.\d+", text, re.M)
+    generated = set()
+    for case in CASES:
+        text = open(os.path.join(SAMPLES, case, "npu", "step0", os.listdir(case_path(case, "npu", "step0"))[0],
+                                 "stack.json")).read()
+        generated.add("samples/generate/run_case.py" in text)
+    assert generated == {True}, "every sample's stacks should come from samples/generate/run_case.py"
+
+
+def test_samples_fit_the_size_budget():
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(SAMPLES):
+        dirnames[:] = [d for d in dirnames if d != ".venv"]
+        total += sum(os.stat(os.path.join(dirpath, f)).st_blocks * 512 for f in filenames)
+    assert total < SIZE_LIMIT, f"samples/ takes {total / 2**20:.1f} MiB on disk"
+
+
+def test_readme_names_every_case():
+    text = open(os.path.join(SAMPLES, "README.md")).read()
+    for case, spec in CASES.items():
+        assert f"`{case}`" in text
+        if spec["culprit"]:
+            assert spec["culprit"] in text, f"README does not name {case}'s culprit"
