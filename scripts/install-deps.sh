@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libprotobuf-dev protobuf-compiler
+  libprotobuf-dev protobuf-compiler libre2-dev
   libgrpc++-dev protobuf-compiler-grpc
   nlohmann-json3-dev libboost-graph-dev libyaml-cpp-dev libzstd-dev
   libgtest-dev libgmock-dev googletest

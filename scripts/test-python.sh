@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Python tests: sample checks, plugin tests against a real tensorboard.
+# Installs the TensorBoard plugin (with the graph-ascend-server just built
+# into $GA_BUILD_DIR, default build/) into .venv first.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+build="${GA_BUILD_DIR:-$root/build}"
+GA_BUILD_DIR="$build" GA_SERVER_BINARY="$build/bin/graph-ascend-server" \
+  "$root/.venv/bin/python" -m pip install -q --no-build-isolation --no-deps "$root/plugin/python"
 cd "$root"
-"$root/.venv/bin/python" -m pytest -q tests/python
+GA_BUILD_DIR="$build" "$root/.venv/bin/python" -m pytest -q tests/python

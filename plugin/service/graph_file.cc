@@ -16,7 +16,8 @@ std::atomic<uint64_t> next_file_id{1};
 
 Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, const std::string& relative,
                                                    const ProgressFn& progress) {
-  if (progress) progress(0.0, "reading meta");
+  // No progress before the header, trailer and meta are checked: a file that
+  // is no .vis fails before the first progress message.
   auto reader = vis::VisReader::Open(abs_path);
   if (!reader.ok()) {
     Error e = reader.error();
@@ -168,7 +169,8 @@ SideSummary GraphFile::Summarize(vis::Side s) const {
     if (is_compare()) (g->matched(i) >= 0 ? matched : unmatched)++;
     if (g->overflow(i) < 4) over[g->overflow(i)]++;
     int32_t b = g->bucket(i);
-    if (s == vis::SIDE_NPU && b >= 0 && b < static_cast<int32_t>(counts.size())) counts[b]++;
+    // The root is no operator: like `graph-ascend info`, the buckets count the nodes below it.
+    if (s == vis::SIDE_NPU && i != 0 && b >= 0 && b < static_cast<int32_t>(counts.size())) counts[b]++;
   }
   out.set_matched(matched);
   out.set_unmatched(unmatched);
