@@ -108,9 +108,55 @@ std::string PyStr(const vis::Value* v) {
   }
 }
 
+namespace {
+
+enum class LeafKind { kTensor, kSize, kSlice, kEllipsis, kRankArg, kProcessGroup, kScalar };
+
+LeafKind KindOf(const vis::Item& item) {
+  const vis::Value* dtype = FindField(item, "dtype");
+  if (dtype != nullptr && !IsNull(dtype) && !(dtype->kind_case() == vis::Value::kText && dtype->text().empty())) {
+    return LeafKind::kTensor;
+  }
+  const vis::Value* type = FindField(item, "type");
+  std::string t = type != nullptr && type->kind_case() == vis::Value::kText ? type->text() : "";
+  if (t == "torch.Size") return LeafKind::kSize;
+  if (t == "slice") return LeafKind::kSlice;
+  if (t == "ellipsis") return LeafKind::kEllipsis;
+  std::string last = item.key().substr(item.key().rfind('.') + 1);
+  if (last == "src" || last == "dst" || last == "group_src" || last == "group_dst") return LeafKind::kRankArg;
+  if (t == "torch.ProcessGroup") return LeafKind::kProcessGroup;
+  return LeafKind::kScalar;
+}
+
+}  // namespace
+
+vis::Value NormalizedStat(const vis::Item& item, int k) {
+  static const char* const kStats[4] = {"Max", "Min", "Mean", "Norm"};
+  vis::Value out;
+  const vis::Value* v = nullptr;
+  switch (KindOf(item)) {
+    case LeafKind::kTensor:
+    case LeafKind::kSize:
+    case LeafKind::kSlice: v = FindField(item, kStats[k]); break;
+    case LeafKind::kEllipsis:
+    case LeafKind::kScalar: v = FindField(item, "value"); break;
+    case LeafKind::kRankArg: out.set_text(PyStr(FindField(item, "value"))); return out;
+    case LeafKind::kProcessGroup: out.set_text(PyStr(FindField(item, "group_ranks"))); return out;
+  }
+  if (v == nullptr) {
+    out.set_null(true);
+  } else {
+    out = *v;
+  }
+  return out;
+}
+
 std::string ItemMd5(const vis::Item& item) {
   const vis::Value* md5 = FindField(item, "md5");
   if (md5 != nullptr && md5->kind_case() == vis::Value::kText && !md5->text().empty()) return md5->text();
+  LeafKind kind = KindOf(item);
+  if (kind == LeafKind::kRankArg) return PyStr(FindField(item, "value"));
+  if (kind == LeafKind::kProcessGroup) return PyStr(FindField(item, "group_ranks"));
   const vis::Value* value = FindField(item, "value");
   if (value == nullptr) return Crc32Hex("");
   return Crc32Hex(PyStr(value));

@@ -24,7 +24,13 @@ bool IsNull(const vis::Value* v);
 // None, True, 3, 0.5, 'text' inside containers, [2, 3].
 std::string PyStr(const vis::Value* v);
 
+// Statistic k (0 Max, 1 Min, 2 Mean, 3 Norm) as msprobe sees it after
+// normalising the leaf (§4.2): a tensor's own field; for other leaves the
+// value (or its text for src/dst and process groups); null when absent.
+vis::Value NormalizedStat(const vis::Item& item, int k);
+
 // The md5 msprobe compares for an item (§4.2): the dumped md5 when present,
+// str(value) for src/dst arguments, str(group_ranks) for process groups,
 // else CRC-32 of str(value).
 std::string ItemMd5(const vis::Item& item);
 

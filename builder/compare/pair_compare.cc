@@ -32,8 +32,9 @@ void AddRequiresGrad(vis::Item* npu, const vis::Item& bench) {
 void StatisticsRow(vis::Item* npu, const vis::Item& bench) {
   vis::Metric diff[4], rel[4];
   for (int k = 0; k < 4; ++k) {
-    const vis::Value* a = FindField(*npu, kStatNames[k]);
-    const vis::Value* b = FindField(bench, kStatNames[k]);
+    vis::Value av = NormalizedStat(*npu, k), bv_value = NormalizedStat(bench, k);
+    const vis::Value* a = &av;
+    const vis::Value* b = &bv_value;
     diff[k].set_name(kDiffNames[k]);
     rel[k].set_name(kRelNames[k]);
     if (!IsNumber(a) || !IsNumber(b)) {
@@ -166,6 +167,8 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
   PairVerdict v;
   if (mode == vis::MODE_STRUCTURE || mode == vis::MODE_NONE) return v;
   Pairs pairs = PairItems(npu, bench);
+  // A pair without a single compared item gets no index (§6.8).
+  if (pairs.list.empty()) return v;
   for (auto& [a, b] : pairs.list) {
     switch (mode) {
       case vis::MODE_STATISTICS: StatisticsRow(a, *b); break;
@@ -189,15 +192,15 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
     // NPU statistic, capped at 1.
     double r = 0;
     for (const vis::Item& it : npu->output()) {
-      const vis::Value* max = FindField(it, "Max");
-      if (IsNull(max)) continue;
+      vis::Value max = NormalizedStat(it, 0), min = NormalizedStat(it, 1);
+      if (IsNull(&max)) continue;
       for (const char* rel : kRelNames) {
         const vis::Metric* m = FindMetric(it, rel);
         if (m == nullptr) continue;
         double x = Str2Float(m->text());
         if (x > r) r = x;  // Python max(): NaN never wins
       }
-      if (IsNonFiniteFloat(max) || IsNonFiniteFloat(FindField(it, "Min"))) r = 1;
+      if (IsNonFiniteFloat(&max) || IsNonFiniteFloat(&min)) r = 1;
     }
     v.precision_index = std::min(r, 1.0);
     v.has_precision = true;
@@ -222,7 +225,8 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
     auto side = [](const google::protobuf::RepeatedPtrField<vis::Item>& items) {
       SideValue s;
       for (const vis::Item& it : items) {
-        const vis::Value* max = FindField(it, "Max");
+        vis::Value max_value = NormalizedStat(it, 0), min_value = NormalizedStat(it, 1);
+        const vis::Value* max = &max_value;
         if (IsNull(max)) continue;
         const vis::Metric* m = FindMetric(it, "One Thousandth Err Ratio");
         const vis::Value* shape = FindField(it, "shape");
@@ -231,7 +235,7 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
           s.any = true;
           s.min = std::min(s.min, m->value());
         }
-        if (IsNonFiniteFloat(max) || IsNonFiniteFloat(FindField(it, "Min"))) {
+        if (IsNonFiniteFloat(max) || IsNonFiniteFloat(&min_value)) {
           s.any = true;
           s.na = true;
         }

@@ -130,42 +130,16 @@ Result<Tensor> ReadNpy(const std::string& path) {
   bool swap = order == '>' && width > 1;
   t.values.resize(count);
   const unsigned char* p = reinterpret_cast<const unsigned char*>(d.data() + data_at);
+  if (kind != 'f' && kind != 'V' && kind != 'i' && kind != 'u' && kind != 'b') {
+    return Error{path, "header", "unsupported dtype '" + descr + "'"};
+  }
+  if ((kind == 'f' && width != 2 && width != 4 && width != 8) || (kind == 'V' && width != 2)) {
+    return Error{path, "header", "unsupported dtype '" + descr + "'"};
+  }
   for (size_t i = 0; i < count; ++i, p += width) {
     unsigned char raw[8];
     for (size_t k = 0; k < width; ++k) raw[k] = swap ? p[width - 1 - k] : p[k];
-    double v;
-    if (kind == 'f') {
-      if (width == 2) {
-        uint16_t h;
-        memcpy(&h, raw, 2);
-        v = HalfToDouble(h);
-      } else if (width == 4) {
-        float f;
-        memcpy(&f, raw, 4);
-        v = f;
-      } else if (width == 8) {
-        memcpy(&v, raw, 8);
-      } else {
-        return Error{path, "header", "unsupported dtype '" + descr + "'"};
-      }
-    } else if (kind == 'V' && width == 2) {
-      uint16_t b;
-      memcpy(&b, raw, 2);
-      v = BFloat16ToDouble(b);  // bfloat16 written as 2-byte void (ml_dtypes)
-    } else if (kind == 'i') {
-      int64_t x = 0;
-      memcpy(&x, raw, width);
-      int shift = static_cast<int>(64 - 8 * width);
-      x = (x << shift) >> shift;  // sign-extend
-      v = static_cast<double>(x);
-    } else if (kind == 'u' || kind == 'b') {
-      uint64_t x = 0;
-      memcpy(&x, raw, width);
-      v = static_cast<double>(x);
-    } else {
-      return Error{path, "header", "unsupported dtype '" + descr + "'"};
-    }
-    t.values[i] = v;
+    t.values[i] = DecodeElement(reinterpret_cast<const char*>(raw), kind, static_cast<int>(width));
   }
   if (fortran == "True" && t.shape.size() > 1) {
     // Reorder column-major data to row-major.
@@ -185,12 +159,50 @@ Result<Tensor> ReadNpy(const std::string& path) {
   return t;
 }
 
+double DecodeElement(const char* p, char kind, int width) {
+  switch (kind) {
+    case 'f': {
+      if (width == 2) {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        return HalfToDouble(h);
+      }
+      if (width == 4) {
+        float f;
+        memcpy(&f, p, 4);
+        return f;
+      }
+      double d;
+      memcpy(&d, p, 8);
+      return d;
+    }
+    case 'V': {
+      uint16_t b;
+      memcpy(&b, p, 2);
+      return BFloat16ToDouble(b);  // bfloat16 (ml_dtypes writes it as a 2-byte void)
+    }
+    case 'i': {
+      int64_t x = 0;
+      memcpy(&x, p, static_cast<size_t>(width));
+      int shift = 64 - 8 * width;
+      return static_cast<double>(shift > 0 ? (x << shift) >> shift : x);  // sign-extend
+    }
+    default: {
+      uint64_t x = 0;
+      memcpy(&x, p, static_cast<size_t>(width));
+      return static_cast<double>(x);
+    }
+  }
+}
+
 Result<Tensor> DumpTensorSource::Load(vis::Side side, const std::string& data_name) const {
   const std::string& dir = side == vis::SIDE_NPU ? npu_ : bench_;
   if (data_name.find('/') != std::string::npos || data_name.find("..") != std::string::npos) {
     return Error{dir, "data_name " + data_name, "a data_name must be a plain file name"};
   }
-  return ReadNpy(dir + "/dump_tensor_data/" + data_name);
+  std::string path = dir + "/dump_tensor_data/" + data_name;
+  if (data_name.size() > 3 && data_name.compare(data_name.size() - 3, 3, ".pt") == 0) return ReadPt(path);
+  return ReadNpy(path);
 }
 
 TensorMetrics UnsupportedTensorMetrics(const std::string& marker) {

@@ -22,6 +22,13 @@ struct Tensor {
 // C or Fortran order).
 Result<Tensor> ReadNpy(const std::string& path);
 
+// Reads a tensor written by torch.save (PyTorch tensor dumps, §3.5).
+Result<Tensor> ReadPt(const std::string& path);
+
+// One element of raw little-endian tensor data: kind 'f' (float), 'V'
+// (bfloat16), 'i' (signed), 'u' / 'b' (unsigned, bool); width in bytes.
+double DecodeElement(const char* p, char kind, int width);
+
 // Where the tensors of each side are.
 class TensorSource {
  public:
@@ -29,7 +36,7 @@ class TensorSource {
   virtual Result<Tensor> Load(vis::Side side, const std::string& data_name) const = 0;
 };
 
-// Tensors from "<dump dir>/dump_tensor_data/<data_name>" (§3.5).
+// Tensors from "<dump dir>/dump_tensor_data/<data_name>" (§3.5): .npy or .pt.
 class DumpTensorSource : public TensorSource {
  public:
   DumpTensorSource(std::string npu_dump_dir, std::string bench_dump_dir)

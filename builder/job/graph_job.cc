@@ -213,6 +213,7 @@ Status JobRunner::Run(const PairJob& job, std::string* written) {
     vis::CompareMode m = *mode;
     compare::TensorSource* source = tensors.get();
     request.compare_pair = [&g, m, source](uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) {
+      if (n == 0) return;  // the root never gets an index
       compare::PairVerdict v = compare::ComparePair(m, std::string(g.Name(n)), a, b, source);
       if (v.has_precision) g.precision[n] = v.precision_index;
     };

@@ -65,14 +65,16 @@ std::string FormatValue(const Value* v) {
 }
 
 std::string FormatMetric(const Metric& m) {
+  // Numbers the reference kept as Python numbers (differences, tensor
+  // metrics) are formatted as numbers; everything else ("20.0%", "N/A",
+  // "pass", "True") as text.
   const std::string& t = m.text();
-  if (m.has_value() && !t.empty() && t.back() != '%') {
-    bool integer = t.find_first_not_of("-0123456789") == std::string::npos;
-    if (integer) return t;
-    if (t == "True" || t == "False") return t;
-    return FormatFloat(m.value());
-  }
-  return FormatText(t);
+  char* end = nullptr;
+  strtod(t.c_str(), &end);
+  bool numeric = m.has_value() && !t.empty() && end != nullptr && *end == '\0';
+  if (!numeric) return FormatText(t);
+  if (t.find_first_not_of("-0123456789") == std::string::npos) return t;
+  return FormatFloat(m.value());
 }
 
 std::string PyTypeName(const Value* v) {
