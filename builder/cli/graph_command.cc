@@ -99,10 +99,6 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
   if (options.fuzzy_match && options.layer_mapping) {
     return Fail("-f (fuzzy match) and -lm (layer mapping) cannot be used together: pick one matching rule");
   }
-  if (options.fuzzy_match || options.layer_mapping) {
-    return Fail(std::string(options.fuzzy_match ? "-f (fuzzy match)" : "-lm (layer mapping)") +
-                " is not supported yet");
-  }
   ProgressBar bar;
   options.progress = [&bar](const std::string& name, double f) { bar.Update(name, f); };
   if (verbose) {

@@ -131,7 +131,7 @@ Result<StackData> ReadStackJson(const std::string& path, StringPool* pool) {
     if (!more.ok()) return more.error();
     if (!*more) break;
     name.assign(key);
-    if (first) grouped = name == "0";  // the grouped format starts with group "0"
+    if (first) grouped = out.grouped = name == "0";  // the grouped format starts with group "0"
     first = false;
     auto t = r.Peek();
     if (!t.ok()) return t.error();

@@ -128,6 +128,7 @@ struct StackData {
   };
   std::vector<Range> stacks;
   std::unordered_map<uint32_t, uint32_t> stack_of;  // name -> index in stacks
+  bool grouped = false;  // the {"0": [[names], [lines]]} format
 
   const Range* Find(uint32_t name) const {
     auto it = stack_of.find(name);

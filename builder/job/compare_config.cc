@@ -103,12 +103,16 @@ bool MatchesNumbered(const std::string& name, const std::string& prefix, bool al
   return std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
+// A rank-level folder: "rank", "rankN", or "procN" (newer msprobe names the
+// folder of a non-distributed process after its pid).
+bool IsRankFolder(const std::string& n) { return MatchesNumbered(n, "rank", true) || MatchesNumbered(n, "proc", false); }
+
 // The rank (or step) folders of `dir`: every entry must be "<prefix>N" (§2.5).
 Result<std::vector<std::string>> Numbered(const std::string& dir, const std::string& prefix) {
   auto names = List(dir);
   if (!names.ok()) return names.error();
   for (const std::string& n : *names) {
-    if (!MatchesNumbered(n, prefix, prefix == "rank")) {
+    if (prefix == "rank" ? !IsRankFolder(n) : !MatchesNumbered(n, prefix, false)) {
       return Error{dir + "/" + n, "", "unexpected entry: every entry of " + dir + " must be a folder named " + prefix +
                                           "<N> (msprobe's dump layout)"};
     }
@@ -118,6 +122,7 @@ Result<std::vector<std::string>> Numbered(const std::string& dir, const std::str
 }
 
 int RankNumber(const std::string& folder) {
+  if (folder.compare(0, 4, "proc") == 0) return 0;  // one process per run
   std::string digits = folder.substr(4);
   return digits.empty() ? 0 : std::atoi(digits.c_str());
 }
@@ -230,7 +235,7 @@ Result<DirKind> ClassifyDir(const std::string& dir) {
   auto all = [&](const char* prefix) {
     return std::all_of(dirs.begin(), dirs.end(), [&](const std::string& n) { return MatchesNumbered(n, prefix, false); });
   };
-  if (all("rank")) return DirKind::kRanks;
+  if (std::all_of(dirs.begin(), dirs.end(), IsRankFolder)) return DirKind::kRanks;
   if (all("step")) return DirKind::kSteps;
   return Error{dir, "", "the folder layout is not msprobe's: expected dump files, rank<N> folders or step<N> folders"};
 }
@@ -256,10 +261,14 @@ Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, 
     auto nr = Numbered(npu, "rank");
     if (!nr.ok()) return nr.error();
     std::vector<std::string> ranks = *nr;
+    std::vector<std::string> bench_ranks = ranks;
     if (compare) {
       auto br = Numbered(bench, "rank");
       if (!br.ok()) return br.error();
-      GA_RETURN_IF_ERROR(SameNames(ranks, *br, step.empty() ? "rank" : step + " rank", config));
+      bench_ranks = *br;
+      // Two single-process runs pair their one folder whatever its pid.
+      bool single = ranks.size() == 1 && br->size() == 1;
+      if (!single) GA_RETURN_IF_ERROR(SameNames(ranks, *br, step.empty() ? "rank" : step + " rank", config));
     }
     std::sort(ranks.begin(), ranks.end(), [](const std::string& a, const std::string& b) {
       return RankNumber(a) != RankNumber(b) ? RankNumber(a) < RankNumber(b) : a < b;
@@ -268,7 +277,7 @@ Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, 
     for (const std::string& rank : ranks) {
       PairJob j;
       j.npu_dir = npu + "/" + rank;
-      if (compare) j.bench_dir = bench + "/" + rank;
+      if (compare) j.bench_dir = bench + "/" + (ranks.size() == 1 ? bench_ranks[0] : rank);
       j.step = step;
       j.rank = rank;
       j.rank_number = RankNumber(rank);

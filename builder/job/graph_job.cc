@@ -14,6 +14,7 @@
 #include "compare/pair_compare.h"
 #include "compare/tensor_compare.h"
 #include "graph/graph_builder.h"
+#include "match/layer_mapping.h"
 #include "match/matcher.h"
 #include "vis/graph_writer.h"
 
@@ -204,8 +205,22 @@ Status JobRunner::Run(const PairJob& job, std::string* written) {
       return Error{config_.path, "", "the npu dump is " + fa + " and the bench dump is " + fb +
                                          ": a cross-framework compare needs a layer mapping (-lm FILE)"};
     }
-    meta.set_match(vis::MATCH_DEFAULT);
-    uint32_t pairs = match::MatchDefault(npu->get(), bench.get());
+    uint32_t pairs;
+    if (options_.layer_mapping) {
+      meta.set_match(vis::MATCH_LAYER_MAPPING);
+      auto mapping = match::NameMapping::Build(**npu, *bench, options_.layer_mapping_file);
+      if (!mapping.ok()) return mapping.error();
+      Log("layer mapping: " + std::to_string(mapping->mapped()) + " dump names mapped, " +
+          std::to_string(mapping->unmapped()) + " without a counterpart, " +
+          std::to_string(mapping->yaml_entries_used()) + " yaml entries used");
+      pairs = match::MatchMapped(npu->get(), bench.get(), *mapping);
+    } else if (options_.fuzzy_match) {
+      meta.set_match(vis::MATCH_FUZZY);
+      pairs = match::MatchFuzzy(npu->get(), bench.get());
+    } else {
+      meta.set_match(vis::MATCH_DEFAULT);
+      pairs = match::MatchDefault(npu->get(), bench.get());
+    }
     Log("matched " + std::to_string(pairs) + " of " + std::to_string(g.size()) + " npu nodes");
     AssignCompareMicroSteps(&g, bench->graph.get());
     if (*mode == vis::MODE_TENSOR) tensors = std::make_unique<compare::DumpTensorSource>(job.npu_dir, job.bench_dir);
@@ -244,6 +259,10 @@ Result<GraphResult> RunGraph(const std::string& compare_json, const std::string&
   std::string ts = options.timestamp.empty() ? Now() : options.timestamp;
   auto plan = PlanJobs(*config, ts);
   if (!plan.ok()) return plan.error();
+  if (config->bench_path.empty() && (options.fuzzy_match || options.layer_mapping)) {
+    return Error{compare_json, "", std::string(options.fuzzy_match ? "-f (fuzzy match)" : "-lm (layer mapping)") +
+                                       " pairs nodes of two runs: it needs a bench_path (this is a build)"};
+  }
   GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
   GraphResult result;
   JobRunner runner(*config, options, output_dir);

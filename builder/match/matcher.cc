@@ -1,6 +1,9 @@
 #include "match/matcher.h"
 
+#include <algorithm>
 #include <deque>
+#include <string>
+#include <unordered_map>
 
 namespace graph_ascend::match {
 namespace {
@@ -62,7 +65,113 @@ bool SameStructure(const graph::Side& a, int32_t ea, const graph::Side& b, int32
   return true;
 }
 
+// The shapes of a node's inputs and outputs, for fuzzy equality. A leaf
+// without a shape field is msprobe's "[]" (normalised non-tensors).
+struct Shapes {
+  std::vector<uint32_t> in, out;
+};
+
+Shapes ShapesOf(const graph::Side& side, int32_t entry, uint32_t shape_key, uint32_t scalar) {
+  Shapes s;
+  if (entry == kNoNode) return s;
+  const dump::DumpEntry& e = side.dump.entries[entry];
+  for (uint32_t k = 0; k < e.input_count + e.output_count; ++k) {
+    const dump::DumpItem& item = side.dump.items[e.first_item + k];
+    uint32_t shape = scalar;
+    for (uint32_t f = item.first_field; f < item.first_field + item.field_count; ++f) {
+      const dump::Field& field = side.dump.fields[f];
+      if (field.name == shape_key) {
+        shape = (field.value.kind == dump::ValueKind::kJson || field.value.kind == dump::ValueKind::kString)
+                    ? field.value.string
+                    : 0;
+      }
+    }
+    (k < e.input_count ? s.in : s.out).push_back(shape);
+  }
+  return s;
+}
+
+bool ZipEqual(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+void Link(Graph* a, uint32_t n, Graph* b, uint32_t t) {
+  a->matched[n] = static_cast<int32_t>(t);
+  b->matched[t] = static_cast<int32_t>(n);
+}
+
 }  // namespace
+
+std::string FuzzyKey(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  size_t i = 0;
+  while (i < name.size()) {
+    if (name[i] == '.') {
+      size_t j = i + 1;
+      while (j < name.size() && name[j] >= '0' && name[j] <= '9') ++j;
+      if (j > i + 1 && j < name.size() && name[j] == '.') {
+        out.push_back('.');
+        i = j + 1;  // the trailing dot belongs to the match (non-overlapping)
+        continue;
+      }
+    }
+    if (name.compare(i, 5, "_rank") == 0) {
+      size_t j = i + 5;
+      while (j < name.size() && name[j] >= '0' && name[j] <= '9') ++j;
+      if (j > i + 5) {
+        i = j;
+        continue;
+      }
+    }
+    out.push_back(name[i++]);
+  }
+  return out;
+}
+
+uint32_t MatchFuzzy(graph::Side* npu, graph::Side* bench, bool check_shape) {
+  Graph& a = *npu->graph;
+  Graph& b = *bench->graph;
+  uint32_t shape_key = npu->pool->Intern("shape");
+  uint32_t scalar = npu->pool->Intern("[]");
+  auto fuzzy_eq = [&](uint32_t n, uint32_t t) {
+    if (!check_shape) return true;
+    Shapes x = ShapesOf(*npu, a.entry[n], shape_key, scalar);
+    Shapes y = ShapesOf(*bench, b.entry[t], shape_key, scalar);
+    return ZipEqual(x.in, y.in) && ZipEqual(x.out, y.out);
+  };
+  // API children keyed by their fuzzy name and occurrence: "Torch.matmul.forward1".
+  auto api_keys = [](const Graph& g, uint32_t parent) {
+    std::unordered_map<std::string, uint32_t> keys;
+    std::unordered_map<std::string, uint32_t> seen;
+    for (int32_t c = g.first_child[parent]; c != kNoNode; c = g.next_sibling[c]) {
+      if (g.op[c] != graph::NodeOp::kApi) continue;
+      std::string k = FuzzyKey(g.Name(static_cast<uint32_t>(c)));
+      uint32_t occurrence = ++seen[k];
+      keys.emplace(k + std::to_string(occurrence), static_cast<uint32_t>(c));
+    }
+    return keys;
+  };
+  uint32_t matched = 0;
+  for (uint32_t n : BreadthFirst(a)) {
+    if (a.op[n] == graph::NodeOp::kApi) continue;  // APIs match through their parent
+    int32_t t = b.Find(a.name[n]);
+    if (t == kNoNode || b.matched[t] != kNoNode || !fuzzy_eq(n, static_cast<uint32_t>(t))) continue;
+    Link(&a, n, &b, static_cast<uint32_t>(t));
+    ++matched;
+    auto bench_apis = api_keys(b, static_cast<uint32_t>(t));
+    for (auto& [key, child] : api_keys(a, n)) {
+      auto it = bench_apis.find(key);
+      if (it == bench_apis.end() || b.matched[it->second] != kNoNode || !fuzzy_eq(child, it->second)) continue;
+      Link(&a, child, &b, it->second);
+      ++matched;
+    }
+  }
+  return matched;
+}
 
 std::vector<uint32_t> BreadthFirst(const Graph& g) {
   std::vector<uint32_t> order;
