@@ -278,6 +278,126 @@ def run_dist(side, debugger):
     dist.destroy_process_group()
 
 
+def _llama_from_megatron(config, weights):
+    """transformers' LlamaForCausalLM holding the same weights as the Megatron-style model."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    model = LlamaForCausalLM(LlamaConfig(
+        vocab_size=config["vocab"], hidden_size=config["hidden"], intermediate_size=config["ffn"],
+        num_hidden_layers=config["layers"], num_attention_heads=config["heads"],
+        num_key_value_heads=config["kv_heads"], max_position_embeddings=64, rms_norm_eps=config["eps"],
+        tie_word_embeddings=False))
+    names = {"model.embed_tokens.weight": "embedding.word_embeddings.weight", "model.norm.weight":
+             "decoder.final_layernorm.weight", "lm_head.weight": "output_layer.weight"}
+    for i in range(config["layers"]):
+        hf, mg = f"model.layers.{i}.", f"decoder.layers.{i}."
+        names.update({hf + "self_attn.q_proj.weight": mg + "q", hf + "self_attn.k_proj.weight": mg + "k",
+                      hf + "self_attn.v_proj.weight": mg + "v", hf + "mlp.gate_proj.weight": mg + "gate",
+                      hf + "mlp.up_proj.weight": mg + "up",
+                      hf + "self_attn.o_proj.weight": mg + "self_attention.linear_proj.weight",
+                      hf + "mlp.down_proj.weight": mg + "mlp.linear_fc2.weight",
+                      hf + "input_layernorm.weight": mg + "input_layernorm.weight",
+                      hf + "post_attention_layernorm.weight": mg + "pre_mlp_layernorm.weight"})
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            param.copy_(weights[names[name]])
+    return model
+
+
+def _gpt_loss(logits, ids):
+    return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+
+
+LM_CONFIG = dict(vocab=128, hidden=32, heads=4, kv_heads=2, ffn=64, layers=2, eps=1e-6)
+
+
+def run_layer_mapping(side, debugger):
+    """One GPT, two code bases: npu = Megatron-style names (hand-written), bench = Hugging Face
+    LlamaForCausalLM; same weights and data, same math up to fused vs split linears."""
+    import megatron_model as mm
+
+    torch.manual_seed(SEED)
+    weights = mm.full_weights(LM_CONFIG, SEED)
+    if side == "npu":
+        model = mm.GPTModel(LM_CONFIG, mm.ParallelState())
+        mm.load_shard(model, LM_CONFIG, weights, model.state)
+    else:
+        model = _llama_from_megatron(LM_CONFIG, weights)
+    ids = torch.randint(0, LM_CONFIG["vocab"], (2, 8), generator=torch.Generator().manual_seed(SEED + 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    debugger.start(model, rank_id=0)
+    if side == "npu":
+        loss = _gpt_loss(model(ids, ids.shape[1]), ids)
+    else:
+        loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    debugger.stop()
+    debugger.step()
+
+
+PM_CONFIG = dict(vocab=64, hidden=32, heads=4, kv_heads=2, ffn=64, layers=2, eps=1e-6)
+
+
+def run_parallel_merge(side, debugger):
+    """npu: torchrun with 4 ranks, tp=2 x pp=2 (Megatron order tp-cp-ep-dp-pp: ranks 0,1 = stage 0,
+    ranks 2,3 = stage 1), activations and their gradients passed with batch_isend_irecv;
+    bench: the same model unsplit in one process."""
+    import megatron_model as mm
+
+    torch.manual_seed(SEED)
+    weights = mm.full_weights(PM_CONFIG, SEED)
+    ids = torch.randint(0, PM_CONFIG["vocab"], (2, 8), generator=torch.Generator().manual_seed(SEED + 1))
+    if side == "bench":
+        model = mm.GPTModel(PM_CONFIG, mm.ParallelState())
+        mm.load_shard(model, PM_CONFIG, weights, model.state)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        debugger.start(model, rank_id=0)
+        _gpt_loss(model(ids, ids.shape[1]), ids).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        debugger.stop()
+        debugger.step()
+        return
+
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    tp, pp = 2, 2
+    assert world == tp * pp, "parallel_merge npu side runs with torchrun --nproc_per_node 4"
+    tp_groups = [dist.new_group(ranks=[s * tp + r for r in range(tp)]) for s in range(pp)]
+    state = mm.ParallelState(tp_size=tp, pp_size=pp, tp_group=tp_groups[rank // tp], tp_rank=rank % tp,
+                             pp_rank=rank // tp, pp_prev=rank - tp, pp_next=rank + tp)
+    model = mm.GPTModel(PM_CONFIG, state)
+    mm.load_shard(model, PM_CONFIG, weights, state)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    shape = (ids.shape[0], ids.shape[1], PM_CONFIG["hidden"])
+
+    def exchange(op, tensor, peer):
+        for request in dist.batch_isend_irecv([dist.P2POp(op, tensor, peer)]):
+            request.wait()
+
+    debugger.start(model)
+    if state.pre_process:
+        hidden = model(ids, ids.shape[1])
+        exchange(dist.isend, hidden.detach().contiguous(), state.pp_next)
+        grad = torch.zeros(shape)
+        exchange(dist.irecv, grad, state.pp_next)
+        torch.autograd.backward(hidden, grad)
+    else:
+        hidden = torch.zeros(shape)
+        exchange(dist.irecv, hidden, state.pp_prev)
+        hidden.requires_grad_()
+        _gpt_loss(model(hidden, ids.shape[1]), ids).backward()
+        exchange(dist.isend, hidden.grad.contiguous(), state.pp_prev)
+    optimizer.step()
+    optimizer.zero_grad()
+    debugger.stop()
+    debugger.step()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
 # --------------------------------------------------------------------------- cases
 
 # case -> (task, level, summary_mode, runner)
@@ -294,6 +414,8 @@ CASES = {
     "l1_api": ("statistics", "L1", "statistics", run_small_cnn),
     "structure": ("structure", "mix", "statistics", run_small_cnn),
     "overflow_nan": ("statistics", "mix", "statistics", run_overflow),
+    "layer_mapping": ("statistics", "mix", "statistics", run_layer_mapping),
+    "parallel_merge": ("statistics", "mix", "statistics", run_parallel_merge),
 }
 
 
