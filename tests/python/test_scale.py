@@ -146,3 +146,46 @@ def test_refuses_tensor_and_layerless_cases(tmp_path):
         assert result.returncode == 1
         assert message in result.stderr and "dump.json" in result.stderr or message in result.stderr
         assert not os.path.exists(tmp_path / case / "compare.json")
+
+
+# bench/reference: the runner's input translation and the measurement of process trees.
+sys.path.insert(0, os.path.join(ROOT, "bench", "reference"))
+import measure  # noqa: E402
+import run_msprobe  # noqa: E402
+
+
+def test_reference_runner_resolves_paths_against_the_compare_json():
+    config = run_msprobe.absolute_input(os.path.join(ROOT, "samples", "cnn_statistics", "compare.json"))
+    assert config["npu_path"] == os.path.join(ROOT, "samples", "cnn_statistics", "npu", "step0", "rank0")
+    assert config["bench_path"] == os.path.join(ROOT, "samples", "cnn_statistics", "bench", "step0", "rank0")
+    command = run_msprobe.msprobe_command("/venv", "8.1.2", config, "/out", "/tmp", ["-oc"])
+    assert command[:4] == ["/venv/bin/msprobe", "-f", "pytorch", "graph"] and command[-3:] == ["-o", "/out", "-oc"]
+
+
+def test_reference_runner_translates_parallel_merge_for_graph_visualize():
+    config = run_msprobe.absolute_input(os.path.join(ROOT, "samples", "parallel_merge", "compare.json"))
+    command = run_msprobe.msprobe_command("/venv", "26.2.0", config, "/out", "/tmp", [])
+    text = " ".join(command)
+    assert command[1] == "graph_visualize"
+    assert f"-tp {ROOT}/samples/parallel_merge/npu/step0" in text
+    assert f"-gp {ROOT}/samples/parallel_merge/bench/step0" in text
+    assert "--rank_size 4 1 --tp 2 1 --pp 2 1 --vpp 1 1" in text
+
+
+def test_reference_runner_rejects_bad_input(tmp_path):
+    bad = tmp_path / "compare.json"
+    bad.write_text('{"npu_path": "npu",}')
+    with pytest.raises(SystemExit, match="compare.json: line 1 column"):
+        run_msprobe.absolute_input(str(bad))
+    bad.write_text('{"npu_path": "missing"}')
+    with pytest.raises(SystemExit, match="npu_path: not a directory"):
+        run_msprobe.absolute_input(str(bad))
+
+
+def test_measure_counts_child_processes(tmp_path):
+    # The parent stays small; a child holds ~200 MiB: the tree peak must include it.
+    child = "import time; b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(0.5)"
+    parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}], check=True)"
+    code, wall, peak, largest = measure.run([sys.executable, "-c", parent], str(tmp_path / "log"))
+    assert code == 0 and wall > 0
+    assert peak >= 200 * 2**20 and largest >= 200 * 2**20
