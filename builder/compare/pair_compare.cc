@@ -191,6 +191,7 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
     // §6.5: the worst relative error among the outputs, 1 for a NaN/inf
     // NPU statistic, capped at 1.
     double r = 0;
+    bool is_float = false;  // r starts as the int 0; a float only replaces it when larger
     for (const vis::Item& it : npu->output()) {
       vis::Value max = NormalizedStat(it, 0), min = NormalizedStat(it, 1);
       if (IsNull(&max)) continue;
@@ -198,11 +199,22 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
         const vis::Metric* m = FindMetric(it, rel);
         if (m == nullptr) continue;
         double x = Str2Float(m->text());
-        if (x > r) r = x;  // Python max(): NaN never wins
+        if (x > r) {  // Python max(): NaN never wins
+          r = x;
+          is_float = true;
+        }
       }
-      if (IsNonFiniteFloat(&max) || IsNonFiniteFloat(&min)) r = 1;
+      if (IsNonFiniteFloat(&max) || IsNonFiniteFloat(&min)) {
+        r = 1;
+        is_float = false;
+      }
     }
-    v.precision_index = std::min(r, 1.0);
+    if (r > 1) {
+      r = 1;
+      is_float = false;
+    }
+    v.precision_index = r;
+    v.is_float = is_float;
     v.has_precision = true;
   } else if (mode == vis::MODE_MD5) {
     // §6.6: 1 when every compared item is equal, else 0.
@@ -250,11 +262,15 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
       r = 0;
     } else if (in.any && out.any) {
       r = in.min - out.min;
+      v.is_float = r > 0 && r <= 1;
     }
     v.precision_index = std::clamp(r, 0.0, 1.0);
     v.has_precision = true;
   }
-  if (v.has_precision && IsIgnoredApi(node_name)) v.precision_index = mode == vis::MODE_MD5 ? 1 : 0;
+  if (v.has_precision && IsIgnoredApi(node_name)) {
+    v.precision_index = mode == vis::MODE_MD5 ? 1 : 0;
+    v.is_float = false;
+  }
   if (mode == vis::MODE_MD5) {
     v.md5_result = v.precision_index == 1 ? "pass" : "Different";
     npu->set_md5_result(v.md5_result);

@@ -17,6 +17,7 @@ class TensorSource;
 struct PairVerdict {
   double precision_index = 0;  // meaningful when has_precision
   bool has_precision = false;
+  bool is_float = false;        // Python would hold a float (prints "1.0"), not an int
   std::string md5_result;      // MODE_MD5: "pass" or "Different"
 };
 

@@ -56,6 +56,7 @@ uint32_t Graph::AddNode(uint32_t name_id, NodeOp node_op) {
   stack.push_back(kNoNode);
   micro_step.push_back(kNoNode);
   precision.push_back(std::numeric_limits<double>::quiet_NaN());
+  precision_float.push_back(0);
   overflow.push_back(dump::OverflowLevel::kNone);
   matched.push_back(kNoNode);
   md5_pass.push_back(2);

@@ -13,6 +13,7 @@
 #include "compare/legend.h"
 #include "compare/pair_compare.h"
 #include "compare/tensor_compare.h"
+#include "distributed/comm_linker.h"
 #include "graph/graph_builder.h"
 #include "match/layer_mapping.h"
 #include "match/matcher.h"
@@ -107,11 +108,16 @@ void AggregateCollections(Graph* g, vis::CompareMode mode) {
   for (int32_t c = g->first_child[0]; c != kNoNode; c = g->next_sibling[c]) {
     if (g->op[c] != NodeOp::kApiCollection) continue;
     double v = md5 ? 1 : 0;
+    bool is_float = false;
     for (int32_t k = g->first_child[c]; k != kNoNode; k = g->next_sibling[k]) {
       double p = std::isnan(g->precision[k]) ? (md5 ? 1 : 0) : g->precision[k];
-      v = md5 ? std::min(v, p) : std::max(v, p);
+      if (md5 ? p < v : p > v) {
+        v = p;
+        is_float = !std::isnan(g->precision[k]) && g->precision_float[k];
+      }
     }
     g->precision[c] = v;
+    g->precision_float[c] = is_float;
   }
 }
 
@@ -122,55 +128,76 @@ void ApplyOverflow(Side* side) {
   }
 }
 
+// One output file on its way: both sides built and matched, ready to be
+// compared and written.
+struct PreparedPair {
+  const PairJob* job = nullptr;
+  std::unique_ptr<StringPool> pool;
+  std::unique_ptr<Side> npu;
+  std::unique_ptr<Side> bench;
+  vis::CompareMode mode = vis::MODE_NONE;
+  vis::FileMeta meta;
+  std::unique_ptr<compare::DumpTensorSource> tensors;
+};
+
 class JobRunner {
  public:
   JobRunner(const CompareConfig& config, const GraphOptions& options, std::string output_dir)
       : config_(config), options_(options), output_dir_(std::move(output_dir)) {}
 
-  Status Run(const PairJob& job, std::string* written);
+  // Builds both sides, detects the mode, matches, assigns micro steps and
+  // overflow levels.
+  Result<std::unique_ptr<PreparedPair>> Prepare(const PairJob& job);
+  // Computes every matched NPU node's precision index (needed before the
+  // cross-rank links, which show the peers' indices).
+  void ComputePrecision(PreparedPair* pair);
+  Status Write(PreparedPair* pair, std::string* written);
 
  private:
   void Log(const std::string& s) const {
     if (options_.log) options_.log(s);
   }
+  void Report(const PairJob& job, double f) const {
+    if (options_.progress) options_.progress(job.output_name, f);
+  }
+  void ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) const;
 
   const CompareConfig& config_;
   const GraphOptions& options_;
   std::string output_dir_;
 };
 
-Status JobRunner::Run(const PairJob& job, std::string* written) {
-  const std::string& name = job.output_name;
-  auto report = [&](double f) {
-    if (options_.progress) options_.progress(name, f);
-  };
+Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
+  auto pair = std::make_unique<PreparedPair>();
+  pair->job = &job;
+  pair->pool = std::make_unique<StringPool>();
   bool compare = !job.bench_dir.empty();
-  StringPool pool;
   graph::BuildOptions build;
   build.complete_stack = options_.complete_stack;
   build.overflow_check = options_.overflow_check;
   double span = compare ? 0.3 : 0.6;
-  build.progress = [&](size_t done, size_t total) { report(total ? span * done / total : 0); };
+  build.progress = [&](size_t done, size_t total) { Report(job, total ? span * done / total : 0); };
   Log("reading " + job.npu_dir);
-  auto npu = graph::BuildSide(job.npu_dir, &pool, build);
+  auto npu = graph::BuildSide(job.npu_dir, pair->pool.get(), build);
   if (!npu.ok()) return npu.error();
-  std::unique_ptr<Side> bench;
+  pair->npu = std::move(*npu);
   if (compare) {
-    build.progress = [&](size_t done, size_t total) { report(0.3 + (total ? 0.3 * done / total : 0)); };
+    build.progress = [&](size_t done, size_t total) { Report(job, 0.3 + (total ? 0.3 * done / total : 0)); };
     Log("reading " + job.bench_dir);
-    auto b = graph::BuildSide(job.bench_dir, &pool, build);
+    auto b = graph::BuildSide(job.bench_dir, pair->pool.get(), build);
     if (!b.ok()) return b.error();
-    bench = std::move(*b);
+    pair->bench = std::move(*b);
   }
-  auto mode = DetectMode(**npu, bench.get());
+  auto mode = DetectMode(*pair->npu, pair->bench.get());
   if (!mode.ok()) return mode.error();
+  pair->mode = *mode;
 
-  vis::FileMeta meta;
+  vis::FileMeta& meta = pair->meta;
   meta.set_format_version(1);
   meta.set_writer(std::string("graph-ascend ") + kVersion);
   meta.set_kind(compare ? vis::GRAPH_COMPARE : vis::GRAPH_BUILD);
   meta.set_mode(*mode);
-  meta.set_task(compare ? compare::TaskName(*mode) : (*npu)->dump.task);
+  meta.set_task(compare ? compare::TaskName(*mode) : pair->npu->dump.task);
   meta.set_step(job.step);
   meta.set_rank(job.rank);
   meta.set_created_unix(static_cast<int64_t>(time(nullptr)));
@@ -191,16 +218,14 @@ Status JobRunner::Run(const PairJob& job, std::string* written) {
     m->set_framework(s.dump.framework.empty() ? s.dump.detected_framework : s.dump.framework);
     m->set_task(s.dump.task);
   };
-  graph_meta(**npu, meta.mutable_npu());
-  Graph& g = *(*npu)->graph;
-
-  std::unique_ptr<compare::DumpTensorSource> tensors;
-  vis::WriteRequest request;
-  request.npu = npu->get();
+  graph_meta(*pair->npu, meta.mutable_npu());
+  Graph& g = *pair->npu->graph;
   if (compare) {
-    graph_meta(*bench, meta.mutable_bench());
-    const std::string& fa = (*npu)->dump.detected_framework;
-    const std::string& fb = bench->dump.detected_framework;
+    Side* npu_side = pair->npu.get();
+    Side* bench_side = pair->bench.get();
+    graph_meta(*bench_side, meta.mutable_bench());
+    const std::string& fa = npu_side->dump.detected_framework;
+    const std::string& fb = bench_side->dump.detected_framework;
     if (!fa.empty() && !fb.empty() && fa != fb && !options_.layer_mapping) {
       return Error{config_.path, "", "the npu dump is " + fa + " and the bench dump is " + fb +
                                          ": a cross-framework compare needs a layer mapping (-lm FILE)"};
@@ -208,43 +233,77 @@ Status JobRunner::Run(const PairJob& job, std::string* written) {
     uint32_t pairs;
     if (options_.layer_mapping) {
       meta.set_match(vis::MATCH_LAYER_MAPPING);
-      auto mapping = match::NameMapping::Build(**npu, *bench, options_.layer_mapping_file);
+      auto mapping = match::NameMapping::Build(*npu_side, *bench_side, options_.layer_mapping_file);
       if (!mapping.ok()) return mapping.error();
       Log("layer mapping: " + std::to_string(mapping->mapped()) + " dump names mapped, " +
           std::to_string(mapping->unmapped()) + " without a counterpart, " +
           std::to_string(mapping->yaml_entries_used()) + " yaml entries used");
-      pairs = match::MatchMapped(npu->get(), bench.get(), *mapping);
+      pairs = match::MatchMapped(npu_side, bench_side, *mapping);
     } else if (options_.fuzzy_match) {
       meta.set_match(vis::MATCH_FUZZY);
-      pairs = match::MatchFuzzy(npu->get(), bench.get());
+      pairs = match::MatchFuzzy(npu_side, bench_side);
     } else {
       meta.set_match(vis::MATCH_DEFAULT);
-      pairs = match::MatchDefault(npu->get(), bench.get());
+      pairs = match::MatchDefault(npu_side, bench_side);
     }
     Log("matched " + std::to_string(pairs) + " of " + std::to_string(g.size()) + " npu nodes");
-    AssignCompareMicroSteps(&g, bench->graph.get());
-    if (*mode == vis::MODE_TENSOR) tensors = std::make_unique<compare::DumpTensorSource>(job.npu_dir, job.bench_dir);
-    request.bench = bench.get();
-    vis::CompareMode m = *mode;
-    compare::TensorSource* source = tensors.get();
-    request.compare_pair = [&g, m, source](uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) {
-      if (n == 0) return;  // the root never gets an index
-      compare::PairVerdict v = compare::ComparePair(m, std::string(g.Name(n)), a, b, source);
-      if (v.has_precision) g.precision[n] = v.precision_index;
-    };
-    request.after_compare = [&g, m]() { AggregateCollections(&g, m); };
+    AssignCompareMicroSteps(&g, bench_side->graph.get());
+    if (*mode == vis::MODE_TENSOR) {
+      pair->tensors = std::make_unique<compare::DumpTensorSource>(job.npu_dir, job.bench_dir);
+    }
   } else {
     graph::AssignMicroSteps(&g);
   }
   meta.set_micro_steps(g.micro_steps);
   compare::SetLegendAndTooltips(&meta);
   if (options_.overflow_check) {
-    ApplyOverflow(npu->get());
-    if (bench) ApplyOverflow(bench.get());
+    ApplyOverflow(pair->npu.get());
+    if (pair->bench) ApplyOverflow(pair->bench.get());
   }
-  request.meta = meta;
-  request.progress = [&](double f) { report(0.6 + 0.4 * f); };
-  std::string path = output_dir_ + "/" + name;
+  return pair;
+}
+
+void JobRunner::ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) const {
+  if (n == 0) return;  // the root never gets an index
+  Graph& g = *pair->npu->graph;
+  compare::PairVerdict v = compare::ComparePair(pair->mode, std::string(g.Name(n)), a, b, pair->tensors.get());
+  if (v.has_precision) {
+    g.precision[n] = v.precision_index;
+    g.precision_float[n] = v.is_float;
+  }
+}
+
+void JobRunner::ComputePrecision(PreparedPair* pair) {
+  if (!pair->bench) return;
+  Graph& g = *pair->npu->graph;
+  vis::NodeDetail a, b;
+  for (uint32_t n = 1; n < g.size(); ++n) {
+    if (g.matched[n] == kNoNode) continue;
+    a.Clear();
+    b.Clear();
+    vis::FillDetail(*pair->npu, n, &a);
+    vis::FillDetail(*pair->bench, static_cast<uint32_t>(g.matched[n]), &b);
+    ComparePair(pair, n, &a, b);
+  }
+  AggregateCollections(&g, pair->mode);
+}
+
+Status JobRunner::Write(PreparedPair* pair, std::string* written) {
+  const PairJob& job = *pair->job;
+  vis::WriteRequest request;
+  request.npu = pair->npu.get();
+  if (pair->bench) {
+    request.bench = pair->bench.get();
+    request.compare_pair = [this, pair](uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) {
+      ComparePair(pair, n, a, b);
+    };
+    Graph* g = pair->npu->graph.get();
+    vis::CompareMode mode = pair->mode;
+    request.after_compare = [g, mode]() { AggregateCollections(g, mode); };
+  }
+  request.meta = pair->meta;
+  request.progress = [&](double f) { Report(job, 0.6 + 0.4 * f); };
+  std::string path = output_dir_ + "/" + job.output_name;
   GA_RETURN_IF_ERROR(vis::WriteVis(path, request));
   *written = path;
   return Status::Ok();
@@ -266,15 +325,44 @@ Result<GraphResult> RunGraph(const std::string& compare_json, const std::string&
   GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
   GraphResult result;
   JobRunner runner(*config, options, output_dir);
-  for (const std::vector<PairJob>& step : *plan) {
-    for (const PairJob& job : step) {
+  auto run_step = [&](const std::vector<PairJob>& step) -> Status {
+    if (step.size() == 1) {
+      auto pair = runner.Prepare(step[0]);
+      if (!pair.ok()) return pair.error();
       std::string written;
-      Status st = runner.Run(job, &written);
-      if (!st.ok()) {
-        for (const std::string& p : result.outputs) unlink(p.c_str());
-        return st.error();
-      }
+      GA_RETURN_IF_ERROR(runner.Write(pair->get(), &written));
       result.outputs.push_back(written);
+      return Status::Ok();
+    }
+    // Several ranks: all of them are held so that their communication
+    // operators can be linked (§8) before any is written.
+    std::vector<std::unique_ptr<PreparedPair>> pairs;
+    for (const PairJob& job : step) {
+      auto pair = runner.Prepare(job);
+      if (!pair.ok()) return pair.error();
+      runner.ComputePrecision(pair->get());
+      pairs.push_back(std::move(*pair));
+    }
+    std::vector<distributed::RankGraph> npu_ranks, bench_ranks;
+    for (auto& p : pairs) {
+      npu_ranks.push_back({p->job->rank_number, p->npu.get()});
+      if (p->bench) bench_ranks.push_back({p->job->rank_number, p->bench.get()});
+    }
+    uint32_t linked = distributed::LinkRanks(npu_ranks, options.overflow_check);
+    if (!bench_ranks.empty()) linked += distributed::LinkRanks(bench_ranks, options.overflow_check);
+    if (options.log) options.log("linked " + std::to_string(linked) + " communication nodes across ranks");
+    for (auto& p : pairs) {
+      std::string written;
+      GA_RETURN_IF_ERROR(runner.Write(p.get(), &written));
+      result.outputs.push_back(written);
+    }
+    return Status::Ok();
+  };
+  for (const std::vector<PairJob>& step : *plan) {
+    Status st = run_step(step);
+    if (!st.ok()) {
+      for (const std::string& p : result.outputs) unlink(p.c_str());
+      return st.error();
     }
   }
   return result;

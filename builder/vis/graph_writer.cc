@@ -72,6 +72,7 @@ Status WriteIndex(VisWriter* w, Side side_id, const graph::Side& side) {
       c.add_matched(g.matched[n]);
       uint32_t flags = 0;
       if (g.entry[n] != graph::kNoNode) flags |= FLAG_HAS_DATA;
+      if (g.precision_float[n]) flags |= FLAG_PRECISION_FLOAT;
       if (n < side.distributed_first.size() && side.distributed_first[n] != graph::kNoNode) flags |= FLAG_DISTRIBUTED;
       c.add_flags(flags);
     }

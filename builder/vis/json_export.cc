@@ -263,7 +263,7 @@ Status Exporter::WriteGraph(Side side, const SideIndex& idx, const SideIndex* ot
     w_.BeginObject();
     if (side == SIDE_NPU && !std::isnan(idx.precision[n])) {
       w_.Key("precision_index");
-      w_.Raw(Number(idx.precision[n]));
+      w_.Raw((idx.flags[n] & FLAG_PRECISION_FLOAT) ? PyRepr(idx.precision[n]) : Number(idx.precision[n]));
     }
     if (!d.md5_result().empty()) {
       w_.Key("Result");
