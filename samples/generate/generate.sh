@@ -4,7 +4,8 @@
 #   samples/generate/generate.sh            # every case
 #   samples/generate/generate.sh cnn_md5 …  # only these cases
 #
-# Creates the throwaway venv samples/.venv from samples/generate/requirements.txt (Python 3.11:
+# Creates the throwaway venv samples/.venv from samples/generate/requirements.txt, pinned further by
+# constraints.txt (the full pip freeze of the generating venv; Python 3.11:
 # the pinned mindstudio-probe wheel is cp311), runs each case's bench and npu side on CPU under
 # msprobe's PrecisionDebugger straight into samples/<case>/{bench,npu}/, then writes the
 # compare.json files (write_compare_json.py) and samples/versions.txt.
@@ -24,10 +25,10 @@ if [ ! -x "$venv/bin/python" ]; then
   "$py" -m venv "$venv"
 fi
 stamp="$venv/.requirements.sha"
-want=$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)
+want=$(cat "$here/requirements.txt" "$here/constraints.txt" | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "generate: installing samples/generate/requirements.txt into samples/.venv"
-  "$venv/bin/python" -m pip install -q -r "$here/requirements.txt"
+  "$venv/bin/python" -m pip install -q -r "$here/requirements.txt" -c "$here/constraints.txt"
   echo "$want" >"$stamp"
 fi
 
