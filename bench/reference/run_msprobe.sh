@@ -5,8 +5,8 @@
 #   bench/reference/run_msprobe.sh --version 8.1.2 --install      # only create the venv
 #
 # Versions (each in its own venv bench/.venv-msprobe-<version>, created on first use from
-# bench/reference/requirements-<version>.txt; needs PyPI, ~6 GB each because msprobe -f pytorch
-# needs torch):
+# bench/reference/requirements-<version>.txt pinned by constraints-<version>.txt; needs PyPI, ~6 GB
+# each because msprobe -f pytorch needs torch):
 #   latest = 26.2.0  `msprobe graph_visualize -tp … -gp … -o OUT`, writes SQLite *.vis.db
 #   8.3.3            `msprobe -f pytorch graph -i compare.json -o OUT`, writes SQLite *.vis.db
 #   8.1.2            `msprobe -f pytorch graph -i compare.json -o OUT`, writes JSON *.vis
@@ -43,11 +43,12 @@ venv="$bench/.venv-msprobe-$version"
 py=${PYTHON:-python3.11}
 command -v "$py" >/dev/null || py=python3
 stamp="$venv/.requirements.sha"
-want=$(sha256sum "$requirements" | cut -d' ' -f1)
+constraints="$here/constraints-$version.txt"
+want=$(cat "$requirements" "$constraints" | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "run_msprobe: installing $requirements into $venv" >&2
   [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q -r "$requirements" >&2
+  "$venv/bin/python" -m pip install -q -r "$requirements" -c "$constraints" >&2
   echo "$want" >"$stamp"
 fi
 [ $install_only = 1 ] && exit 0
