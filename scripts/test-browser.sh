@@ -1,11 +1,118 @@
 #!/usr/bin/env bash
 # Browser tests: Playwright (npm) driving Debian's Chromium against a real
-# tensorboard with the plugin installed.
+# tensorboard with the GRAPH_ASCEND plugin installed, over .vis files that
+# build/bin/graph-ascend makes from samples/.
+#
+# Needs scripts/install-deps.sh, scripts/build.sh and scripts/python-env.sh
+# to have run. Steps: npm ci in frontend/ (skipped when the lockfile did not
+# change), build the page, install the plugin with that page into .venv,
+# build the .vis files into a temporary log directory, start tensorboard on a
+# free port, run Playwright, stop tensorboard. Screenshots stay in
+# frontend/test-results; one is copied to docs/screenshot.png.
+#
+# GA_BUILD_DIR (default build/) and GA_VENV (default .venv) select another
+# build or virtual environment; extra arguments go to `playwright test`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-if [ ! -f "$root/frontend/package.json" ]; then
-  echo "test-browser: no frontend yet"
-  exit 0
+build="${GA_BUILD_DIR:-$root/build}"
+venv="${GA_VENV:-$root/.venv}"
+frontend="$root/frontend"
+cli="$build/bin/graph-ascend"
+
+for need in "$cli" "$build/bin/graph-ascend-server" "$venv/bin/python" /usr/bin/chromium; do
+  if [ ! -e "$need" ]; then
+    echo "test-browser: $need is missing (run scripts/install-deps.sh, scripts/build.sh, scripts/python-env.sh)" >&2
+    exit 1
+  fi
+done
+
+# 1. npm packages, exactly as locked.
+cd "$frontend"
+lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -d node_modules ] || [ "$(cat node_modules/.lock.sha 2>/dev/null)" != "$lock_sum" ]; then
+  echo "test-browser: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$lock_sum" > node_modules/.lock.sha
 fi
-cd "$root/frontend"
-npx playwright test
+
+# 2. The page: frontend/dist/index.html.
+npm run --silent build >/dev/null
+
+# 3. The plugin with that page (its build copies frontend/dist/index.html into the package).
+GA_BUILD_DIR="$build" GA_SERVER_BINARY="$build/bin/graph-ascend-server" \
+  "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps --force-reinstall "$root/plugin/python"
+installed=$("$venv/bin/python" -c 'import graph_ascend_plugin, pathlib; print(pathlib.Path(graph_ascend_plugin.__file__).parent / "static" / "index.html")')
+if ! cmp -s "$installed" "$frontend/dist/index.html"; then
+  echo "test-browser: the installed plugin does not serve frontend/dist/index.html ($installed)" >&2
+  exit 1
+fi
+
+# 4. A log directory of .vis files built from the samples.
+work=$(mktemp -d "${TMPDIR:-/tmp}/graph-ascend-browser.XXXXXX")
+logdir="$work/logdir"
+tb_pid=""
+cleanup() {
+  if [ -n "$tb_pid" ] && kill -0 "$tb_pid" 2>/dev/null; then
+    kill "$tb_pid" 2>/dev/null || true
+    wait "$tb_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+graph() { # graph <sample> <json> <out dir> [flags]
+  local sample=$1 json=$2 out=$3
+  shift 3
+  (cd "$root/samples/$sample" && "$cli" graph -i "$json" -o "$logdir/$out" "$@" >"$work/$out.log" 2>&1) || {
+    echo "test-browser: graph-ascend graph -i samples/$sample/$json failed:" >&2
+    cat "$work/$out.log" >&2
+    exit 1
+  }
+}
+graph cnn_statistics compare.json statistics
+graph cnn_statistics build.json build
+graph overflow_nan compare.json overflow -oc
+graph dist_gloo batch.json batch
+graph cnn_md5 compare.json md5
+
+# 5. TensorBoard on a free port.
+port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$venv/bin/tensorboard" --logdir "$logdir" --host 127.0.0.1 --port "$port" >"$work/tensorboard.log" 2>&1 &
+tb_pid=$!
+url="http://127.0.0.1:$port"
+for _ in $(seq 120); do
+  if curl -sf -X POST -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null 2>&1; then break; fi
+  if ! kill -0 "$tb_pid" 2>/dev/null; then
+    echo "test-browser: tensorboard exited:" >&2
+    tail -20 "$work/tensorboard.log" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
+if ! curl -sf -X POST -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null; then
+  echo "test-browser: the plugin did not answer at $url" >&2
+  tail -20 "$work/tensorboard.log" >&2
+  exit 1
+fi
+
+# 6. Playwright.
+rm -rf "$frontend/test-results"
+status=0
+GA_TB_URL="$url" GA_LOGDIR="$logdir" npx playwright test "$@" || status=$?
+summary=$(node -e '
+  const r = require(process.argv[1]).stats;
+  console.log(`browser: ${r.expected} passed, ${r.unexpected} failed` + (r.skipped ? `, ${r.skipped} skipped` : ""));
+' "$frontend/test-results/results.json" 2>/dev/null || true)
+[ -n "$summary" ] && echo "$summary"
+
+# 7. A screenshot for the README.
+shot=$(find "$frontend/test-results" -name 'search-jump.png' 2>/dev/null | head -1)
+if [ "$status" -eq 0 ] && [ -n "$shot" ]; then
+  mkdir -p "$root/docs"
+  cp "$shot" "$root/docs/screenshot.png"
+fi
+if [ "$status" -ne 0 ]; then
+  echo "test-browser: tensorboard log tail:" >&2
+  tail -20 "$work/tensorboard.log" >&2
+fi
+exit "$status"

@@ -21,7 +21,7 @@ if (!existsSync(plugin)) {
 const options = [
   "outputEncodeMethods=false",
   "outputJsonMethods=true",
-  "outputPartialMethods=false",
+  "outputPartialMethods=true",
   "outputTypeRegistry=false",
   "outputServices=generic-definitions",
   "stringEnums=true",

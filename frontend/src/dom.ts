@@ -60,13 +60,17 @@ export function option(value: string, text: string, selected = false): HTMLOptio
   return o;
 }
 
-export function formatNumber(v: number, digits = 6): string {
+/**
+ * Numbers as msprobe's vis export prints them (builder reference §10.5):
+ * 6 decimals, or 6-digit exponent form below 1e-4 and from 1e16.
+ */
+export function formatNumber(v: number): string {
   if (Number.isNaN(v)) return "NaN";
   if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
-  if (Number.isInteger(v)) return String(v);
   const a = Math.abs(v);
-  if (a !== 0 && (a < 1e-4 || a >= 1e9)) return v.toExponential(digits - 2);
-  return String(Number(v.toPrecision(digits)));
+  if (a !== 0 && (a < 1e-4 || a >= 1e16)) return v.toExponential(6).replace(/e([+-])(\d)$/, "e$10$2");
+  const r = Number(v.toFixed(6));
+  return Number.isInteger(r) ? r.toFixed(1) : String(r); // a float: Python prints 3.0
 }
 
 export async function copyText(text: string): Promise<boolean> {

@@ -225,6 +225,7 @@ export function setLang(next: Lang) {
 /** Calls fn now and whenever the language changes. */
 export function onLangChange(fn: () => void) {
   listeners.add(fn);
+  fn();
 }
 
 export function t(key: MessageKey, params?: Record<string, string | number>): string {

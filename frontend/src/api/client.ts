@@ -4,12 +4,12 @@
 // protobuf's JSON mapping; the reply comes back in the same mapping. The
 // method table, the message types and their JSON codecs are generated from
 // the proto at build time (scripts/gen-proto.mjs), so they cannot drift.
-import { GraphServiceDefinition, type FileInfo, type OpenProgress } from "./gen/graph_service.js";
+import { type DeepPartial, GraphServiceDefinition, type FileInfo, type OpenProgress } from "./gen/graph_service.js";
 
 export * from "./gen/graph_service.js";
 export * from "./gen/vis.js";
 // Both generated modules define these; the service's win.
-export { protobufPackage, protobufFileName, type MessageFns } from "./gen/graph_service.js";
+export { protobufPackage, protobufFileName, type MessageFns, type DeepPartial } from "./gen/graph_service.js";
 
 type Methods = typeof GraphServiceDefinition.methods;
 type StreamingMethod = "openFile";
@@ -38,7 +38,11 @@ export function isAbort(e: unknown): boolean {
 interface Codec {
   fromJSON(object: unknown): unknown;
   toJSON(message: never): unknown;
+  fromPartial(object: never): unknown;
 }
+
+/** A request: any subset of the message's fields; the rest take their proto defaults. */
+export type PartialRequest<M extends keyof Methods> = DeepPartial<RequestOf<M>>;
 
 export class GraphApi {
   /** Requests in flight, for the busy indicator. */
@@ -48,9 +52,10 @@ export class GraphApi {
   constructor(private readonly base = "./api/") {}
 
   /** Calls one unary RPC; rejects with ApiError on an error reply. */
-  async call<M extends UnaryMethod>(method: M, request: RequestOf<M>, signal?: AbortSignal): Promise<ReplyOf<M>> {
+  async call<M extends UnaryMethod>(method: M, request: PartialRequest<M>, signal?: AbortSignal): Promise<ReplyOf<M>> {
     const def = GraphServiceDefinition.methods[method];
-    const body = JSON.stringify((def.requestType as unknown as Codec).toJSON(request as never));
+    const codec = def.requestType as unknown as Codec;
+    const body = JSON.stringify(codec.toJSON(codec.fromPartial(request as never) as never));
     const response = await this.post(def.name, body, signal);
     const text = await response.text();
     const json = parseJson(def.name, response.status, text);
@@ -64,12 +69,16 @@ export class GraphApi {
    * "data: " prefixes of server-sent events are accepted too.
    */
   async openFile(
-    request: RequestOf<"openFile">,
+    request: PartialRequest<"openFile">,
     onProgress: (p: OpenProgress) => void,
     signal?: AbortSignal,
   ): Promise<FileInfo> {
     const def = GraphServiceDefinition.methods.openFile;
-    const response = await this.post(def.name, JSON.stringify(def.requestType.toJSON(request)), signal);
+    const response = await this.post(
+      def.name,
+      JSON.stringify(def.requestType.toJSON(def.requestType.fromPartial(request))),
+      signal,
+    );
     if (!response.ok || !response.body) {
       const text = await response.text();
       throwIfError(def.name, response, parseJson(def.name, response.status, text));

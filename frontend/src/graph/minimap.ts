@@ -5,8 +5,8 @@ import { palette } from "../theme";
 import type { GraphPane } from "./pane";
 import { HEADER } from "./paint";
 
-const MAX_W = 160;
-const MAX_H = 200;
+const MAX_W = 120;
+const MAX_H = 150;
 
 export class Minimap {
   readonly el: HTMLCanvasElement;

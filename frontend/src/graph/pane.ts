@@ -233,6 +233,13 @@ export class GraphPane {
     }
   }
 
+  /** Canvas coordinates of the middle of a loaded node's header (tests and automation click there). */
+  locate(name: string): { x: number; y: number } | null {
+    const n = this.nodes.find((x) => x.name === name);
+    if (!n) return null;
+    return { x: (n.x + n.width / 2) * this.scale + this.tx, y: (n.y + HEADER / 2) * this.scale + this.ty };
+  }
+
   /** Whether the node is loaded and its header is on screen. */
   isOnScreen(index: number): boolean {
     const n = this.node(index);
@@ -318,18 +325,21 @@ export class GraphPane {
       if (!this.key) return;
       const epoch = ++this.epoch;
       this.cancelRefetch();
-      const viewport = this.wantRect();
+      // A jump asks for the screen around the node, wherever the node lands (viewportFromNode).
+      const fromNode = kind === "reveal";
+      const viewport = fromNode ? this.aroundNode() : this.wantRect();
       this.setBusy(+1);
       try {
         let reply: ViewReply;
         if (kind === "getView") reply = await this.api.call("getView", { view: this.key, viewport });
-        else reply = await this.api.call(kind, { view: this.key, node: index, viewport });
-        if (kind === "reveal" && reply.nodes.every((n) => n.index !== index)) {
-          // The node lies outside the requested window: fetch its neighbourhood without a cut.
-          reply = await this.api.call("getView", { view: this.key, viewport: undefined });
+        else reply = await this.api.call(kind, { view: this.key, node: index, viewport, viewportFromNode: fromNode });
+        const applied = reply.viewport && reply.viewport.width > 0 ? reply.viewport : fromNode ? null : viewport;
+        if (kind === "reveal" && (!applied || reply.nodes.every((n) => n.index !== index))) {
+          // A service that cannot place the window: take every visible node.
+          reply = await this.api.call("getView", { view: this.key });
           this.apply(reply, null);
         } else {
-          this.apply(reply, viewport);
+          this.apply(reply, applied);
         }
       } catch (e) {
         this.events.error((e as Error).message);
@@ -357,6 +367,13 @@ export class GraphPane {
     const x = Math.floor(Math.max(0, v.x - mx));
     const y = Math.floor(Math.max(0, v.y - my));
     return { x, y, width: Math.ceil(v.x + v.width + mx) - x, height: Math.ceil(v.y + v.height + my) - y };
+  }
+
+  /** Two screens around a node's top-left corner, relative to it. */
+  private aroundNode(): Rect {
+    const w = Math.ceil(this.cssWidth / this.scale);
+    const hh = Math.ceil(this.cssHeight / this.scale);
+    return { x: -w, y: -hh, width: 2 * w, height: 2 * hh };
   }
 
   private apply(reply: ViewReply, cut: Rect | null) {
@@ -572,6 +589,7 @@ export class GraphPane {
 
     // Labels, once the header is tall enough to read.
     if (HEADER * s >= 8) {
+      for (const i of visible) this.label(i); // measuring changes ctx.font
       ctx.textAlign = "center";
       ctx.textBaseline = "middle";
       let font = -1;

@@ -122,7 +122,7 @@ export class DetailPanel {
     try {
       const reply = await this.ctx.api.call(
         "getNodeDetail",
-        { view: this.ctx.viewKey(side), node: index, viewport: undefined },
+        { view: this.ctx.viewKey(side), node: index },
         abort.signal,
       );
       if (abort.signal.aborted) return;

@@ -202,16 +202,14 @@ export class FilterPanel {
   }
 
   private async runPrecision() {
-    const legend = this.ctx.info()?.meta?.legend ?? [];
     const ticked = this.tickedBuckets();
     if (!ticked.length) {
       this.precisionList.clear();
       return;
     }
-    // The grey legend entry stands for "no match", which the service filters with the unmatched flag.
+    // A node is in a bucket when it has its colour; the grey entry selects the unmatched nodes.
     const req = this.base(Side.SIDE_NPU);
-    req.buckets = ticked.filter((i) => !legend[i]?.unmatched);
-    req.unmatched = ticked.some((i) => legend[i]?.unmatched);
+    req.buckets = ticked;
     await this.load(this.precisionList, req);
   }
 

@@ -1,0 +1,151 @@
+// The side panels: precision buckets, unmatched and overflow lists, rank
+// switching on a batch output, manual matching; theme and language.
+import { expect, test } from "@playwright/test";
+import {
+  chooseRun,
+  clickNode,
+  idle,
+  node,
+  nodes,
+  onScreen,
+  openPlugin,
+  searchAndJump,
+  selectedName,
+  shot,
+} from "./helpers";
+
+test("a precision bucket lists its nodes and a click opens one", async ({ page }, info) => {
+  const frame = await openPlugin(page, "statistics/");
+  await frame.locator(".side-tab[data-tab=filter]").click();
+  const legend: { name: string; unmatched: boolean }[] = await frame.evaluate(
+    () => (window as any).graphAscend.info().meta.legend,
+  );
+  const worst = legend.findIndex((b) => b.name === "0.8-1");
+  expect(worst).toBeGreaterThanOrEqual(0);
+  const expected: number = await frame.evaluate(
+    (b) => (window as any).graphAscend.info().npu.buckets.find((x: any) => x.bucket === b)?.count ?? 0,
+    worst,
+  );
+  expect(expected).toBeGreaterThan(0);
+  await frame.locator(`.filter-panel input[data-bucket="${worst}"]`).check();
+  const list = frame.locator(".hitlist[data-list=precision]");
+  await expect(list.locator(".count")).toHaveText(`(${expected})`);
+  const first = list.locator(".vlist-row[data-node]").first();
+  const name = (await first.getAttribute("data-node"))!;
+  await first.click();
+  await expect.poll(() => selectedName(frame, "npu")).toBe(name);
+  await idle(frame);
+  const n = await node(frame, "npu", name);
+  expect(n?.bucket).toBe(worst);
+  expect(await onScreen(frame, "npu", n!.index)).toBe(true);
+  await expect(frame.locator(".node-badge[data-side=npu] .badge-name")).toHaveText(name);
+  await shot(page, info, "precision-filter");
+});
+
+test("unmatched nodes of each side and overflow levels are listed", async ({ page }, info) => {
+  const frame = await openPlugin(page, "overflow/");
+  await frame.locator(".side-tab[data-tab=filter]").click();
+  const summary = await frame.evaluate(() => {
+    const i = (window as any).graphAscend.info();
+    return { npu: i.npu.unmatched, bench: i.bench.unmatched, critical: i.npu.overflowCritical };
+  });
+  expect(summary.npu).toBeGreaterThan(0);
+  const npuList = frame.locator(".hitlist[data-list=unmatched-npu]");
+  const benchList = frame.locator(".hitlist[data-list=unmatched-bench]");
+  await expect(npuList.locator(".count")).toHaveText(`(${summary.npu})`);
+  await expect(benchList.locator(".count")).toHaveText(`(${summary.bench})`);
+
+  const benchRow = benchList.locator(".vlist-row[data-node]").first();
+  const benchName = (await benchRow.getAttribute("data-node"))!;
+  await benchRow.click();
+  await expect.poll(() => selectedName(frame, "bench")).toBe(benchName);
+  await idle(frame);
+  expect((await node(frame, "bench", benchName))?.matched).toBe(-1);
+  await expect(frame.locator(".node-badge[data-side=npu]")).toContainText(/not matched|未匹配/);
+
+  expect(summary.critical).toBeGreaterThan(0);
+  await frame.locator('.filter-panel input[data-level="OVERFLOW_CRITICAL"]').check();
+  const overflow = frame.locator(".hitlist[data-list=overflow]");
+  await expect(overflow.locator(".count")).toHaveText(`(${summary.critical})`);
+  await overflow.locator(".vlist-row[data-node]").first().click();
+  await idle(frame);
+  await expect(frame.locator(".node-badge[data-side=npu] .overflow")).toBeVisible();
+  await shot(page, info, "unmatched-and-overflow");
+});
+
+test("switching rank on a batch output keeps the selected node", async ({ page }, info) => {
+  const frame = await openPlugin(page, "batch/");
+  const rankPicker = frame.locator("select[data-picker=rank]");
+  await expect(rankPicker).toBeEnabled();
+  const ranks = await rankPicker.locator("option").allTextContents();
+  expect(ranks).toEqual(expect.arrayContaining(["rank0", "rank1"]));
+  await rankPicker.selectOption("rank0");
+  await idle(frame);
+  const deep = (await nodes(frame, "npu")).find((n) => n.parent === 0 && n.expandable);
+  expect(deep, "a first-level module").toBeDefined();
+  await clickNode(frame, "npu", deep!.name);
+  expect(await selectedName(frame, "npu")).toBe(deep!.name);
+  const before = await frame.evaluate(() => (window as any).graphAscend.file().path);
+  expect(before).toContain("rank0");
+
+  await rankPicker.selectOption("rank1");
+  await expect.poll(() => frame.evaluate(() => (window as any).graphAscend.file().path)).toContain("rank1");
+  await idle(frame);
+  await expect.poll(() => selectedName(frame, "npu")).toBe(deep!.name);
+  const after = await node(frame, "npu", deep!.name);
+  expect(await onScreen(frame, "npu", after!.index)).toBe(true);
+  await expect(frame.locator(".node-badge[data-side=npu] .badge-name")).toHaveText(deep!.name);
+  await shot(page, info, "rank-switch");
+});
+
+test("manual matching: unmatch a pair, match it again, save the config", async ({ page }, info) => {
+  const frame = await openPlugin(page, "statistics/");
+  const name = "Module.fc.Linear.forward.0";
+  await frame.locator(".side-tab[data-tab=match]").click();
+  await clickNode(frame, "npu", name);
+  await clickNode(frame, "bench", name);
+  await expect(frame.locator(".picked[data-side=npu]")).toHaveAttribute("data-node", name);
+  await expect(frame.locator(".picked[data-side=bench]")).toHaveAttribute("data-node", name);
+  const benchIndex = (await node(frame, "bench", name))!.index;
+
+  await frame.locator("button[data-action=unmatch]").click();
+  await expect(frame.locator(".match-result.ok").first()).toBeVisible();
+  await idle(frame);
+  await expect.poll(async () => (await node(frame, "npu", name))?.matched).toBe(-1);
+  const npuUnmatched = frame.locator(".match-panel .hitlist[data-list=match-npu]");
+  await expect(npuUnmatched.locator(`.vlist-row[data-node="${name}"]`)).toBeVisible();
+  await shot(page, info, "unmatched-pair");
+
+  await frame.locator("button[data-action=match]").click();
+  await expect(frame.locator(".match-result.ok").first()).toBeVisible();
+  await idle(frame);
+  await expect.poll(async () => (await node(frame, "npu", name))?.matched).toBe(benchIndex);
+  await expect(npuUnmatched.locator(`.vlist-row[data-node="${name}"]`)).toHaveCount(0);
+
+  await frame.locator("button[data-action=save]").click();
+  await expect(frame.locator(".match-summary")).toHaveAttribute("data-saved", /\.config$/);
+});
+
+test("follows TensorBoard's dark mode and switches to Chinese", async ({ page }, info) => {
+  const frame = await openPlugin(page, "statistics/");
+  await expect(frame.locator("html")).not.toHaveClass(/\bdark\b/);
+  // TensorBoard marks its own body with dark-mode when the user picks the dark theme.
+  await page.evaluate(() => document.body.classList.add("dark-mode"));
+  await expect(frame.locator("html")).toHaveClass(/\bdark\b/);
+  await frame.locator("button.lang").click();
+  await expect(frame.locator(".side-tab[data-tab=search]")).toHaveText("搜索");
+  await searchAndJump(frame, "relu.0", "Functional.relu.0.forward");
+  await shot(page, info, "dark-chinese");
+  await frame.locator("button.lang").click();
+  await expect(frame.locator(".side-tab[data-tab=search]")).toHaveText("Search");
+  await page.evaluate(() => document.body.classList.remove("dark-mode"));
+  await expect(frame.locator("html")).not.toHaveClass(/\bdark\b/);
+});
+
+test("a build file shows one graph without the compare panels", async ({ page }) => {
+  const frame = await openPlugin(page, "build/");
+  await expect(frame.locator(".pane[data-side=bench]")).toBeHidden();
+  await expect(frame.locator(".side-tab[data-tab=match]")).toBeHidden();
+  await chooseRun(frame, "statistics/");
+  await expect(frame.locator(".pane[data-side=bench]")).toBeVisible();
+});
