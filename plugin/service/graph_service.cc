@@ -215,7 +215,7 @@ grpc::Status GraphServiceImpl::GetFileInfo(grpc::ServerContext*, const FileReque
 }
 
 grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport,
-                                      ViewReply* reply) {
+                                      bool from_node, ViewReply* reply) {
   std::shared_ptr<GraphFile> file;
   grpc::Status st = Open(key.file(), {}, &file);
   if (!st.ok()) return st;
@@ -241,25 +241,37 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     e.file = file->relative() + " (" + SideName(key.side()) + ")";
     return Fail(grpc::StatusCode::FAILED_PRECONDITION, e);
   }
-  const std::vector<LayoutBox>& boxes = view->state.Layout(*g);
-  reply->set_total_visible(static_cast<uint32_t>(boxes.size()));
-  reply->set_width(boxes[0].width);
-  reply->set_height(boxes[0].height);
+  view->state.Update(*g);
+  reply->set_total_visible(view->state.total_visible());
+  reply->set_width(view->state.width());
+  reply->set_height(view->state.height());
   reply->set_focus(op == ViewOp::kGet ? -1 : node);
-  std::vector<uint32_t> cut;
-  bool use_cut = viewport != nullptr && viewport->width() > 0 && viewport->height() > 0;
-  if (use_cut) {
-    cut = view->state.Cut(Viewport{viewport->x(), viewport->y(), viewport->width(), viewport->height()});
+  std::vector<LayoutBox> boxes;
+  if (viewport != nullptr && viewport->width() > 0 && viewport->height() > 0) {
+    Viewport v{viewport->x(), viewport->y(), viewport->width(), viewport->height()};
+    LayoutBox at;
+    if (from_node && op != ViewOp::kGet && view->state.Locate(*g, static_cast<uint32_t>(node), &at)) {
+      v.x += at.x;
+      v.y += at.y;
+    }
+    boxes = view->state.Cut(*g, v);
+    Rect* applied = reply->mutable_viewport();
+    applied->set_x(v.x);
+    applied->set_y(v.y);
+    applied->set_width(v.width);
+    applied->set_height(v.height);
+  } else {
+    boxes = view->state.Layout(*g);
   }
-  size_t count = use_cut ? cut.size() : boxes.size();
+  const size_t count = boxes.size();
   reply->mutable_nodes()->Reserve(static_cast<int>(count));
   for (size_t k = 0; k < count; ++k) {
-    const LayoutBox& b = boxes[use_cut ? cut[k] : k];
+    const LayoutBox& b = boxes[k];
     const uint32_t n = b.node;
     LayoutNode* out = reply->add_nodes();
     out->set_index(static_cast<int32_t>(n));
     out->set_name(std::string(g->name(n)));
-    out->set_label(Label(*g, n));
+    out->set_label(std::string(Label(*g, n)));
     out->set_x(b.x);
     out->set_y(b.y);
     out->set_width(b.width);
@@ -280,16 +292,19 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
 }
 
 grpc::Status GraphServiceImpl::GetView(grpc::ServerContext*, const ViewRequest* req, ViewReply* reply) {
-  return DoView(req->view(), ViewOp::kGet, -1, req->has_viewport() ? &req->viewport() : nullptr, reply);
+  return DoView(req->view(), ViewOp::kGet, -1, req->has_viewport() ? &req->viewport() : nullptr, false, reply);
 }
 grpc::Status GraphServiceImpl::Expand(grpc::ServerContext*, const NodeRequest* req, ViewReply* reply) {
-  return DoView(req->view(), ViewOp::kExpand, req->node(), req->has_viewport() ? &req->viewport() : nullptr, reply);
+  return DoView(req->view(), ViewOp::kExpand, req->node(), req->has_viewport() ? &req->viewport() : nullptr,
+                req->viewport_from_node(), reply);
 }
 grpc::Status GraphServiceImpl::Collapse(grpc::ServerContext*, const NodeRequest* req, ViewReply* reply) {
-  return DoView(req->view(), ViewOp::kCollapse, req->node(), req->has_viewport() ? &req->viewport() : nullptr, reply);
+  return DoView(req->view(), ViewOp::kCollapse, req->node(), req->has_viewport() ? &req->viewport() : nullptr,
+                req->viewport_from_node(), reply);
 }
 grpc::Status GraphServiceImpl::Reveal(grpc::ServerContext*, const NodeRequest* req, ViewReply* reply) {
-  return DoView(req->view(), ViewOp::kReveal, req->node(), req->has_viewport() ? &req->viewport() : nullptr, reply);
+  return DoView(req->view(), ViewOp::kReveal, req->node(), req->has_viewport() ? &req->viewport() : nullptr,
+                req->viewport_from_node(), reply);
 }
 
 grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest* req, NodeList* reply) {

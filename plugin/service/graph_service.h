@@ -52,7 +52,8 @@ class GraphServiceImpl final : public GraphService::Service {
   // Resolves and opens `relative` (a .vis under the log directory).
   grpc::Status Open(const std::string& relative, const ProgressFn& progress, std::shared_ptr<GraphFile>* file);
   enum class ViewOp { kGet, kExpand, kCollapse, kReveal };
-  grpc::Status DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, ViewReply* reply);
+  grpc::Status DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,
+                      ViewReply* reply);
   grpc::Status DoMatch(const MatchRequest& req, bool match, MatchReply* reply);
   FileInfo InfoOf(const GraphFile& f) const;
 

@@ -10,7 +10,8 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_set>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -28,8 +29,8 @@ inline constexpr int32_t kCharWidth = 6;
 // One visible node, in pre-order (parents before children).
 struct LayoutBox {
   uint32_t node = 0;
-  int32_t parent_box = -1;
-  uint32_t end = 0;  // one past the last box of this node's subtree
+  int32_t parent_box = -1;  // index of the parent's box in the same answer
+  uint32_t end = 0;         // one past the last box of this node's subtree in the same answer
   int32_t depth = 0;
   int32_t x = 0, y = 0, width = 0, height = 0;
   bool expandable = false;
@@ -38,8 +39,8 @@ struct LayoutBox {
 
 // The display label of a node (§6.3): first-level nodes keep their name,
 // deeper ones keep the last 4 (modules) or 2 (others) dot-separated parts,
-// one more when that part is a number.
-std::string Label(const SideGraph& g, uint32_t node);
+// one more when that part is a number. Always a suffix of the name.
+std::string_view Label(const SideGraph& g, uint32_t node);
 
 // The layout type of a node (§6.1): its node type when it has children, else
 // 1 (an unexpandable box). An API node with children counts as a module.
@@ -52,11 +53,16 @@ struct Viewport {
   }
 };
 
+// The layout is kept as one block per expanded node: its children's boxes
+// relative to its own corner. A change recomputes only the blocks of the
+// changed node and its ancestors (each in time linear in its children), and a
+// viewport is cut by binary search (children's boxes go down the page in
+// child order), so a node of 10^5 children costs once, not on every click.
 class ViewState {
  public:
   // micro_step -1: every first-level node; else only those of that micro step
   // (and those without one).
-  explicit ViewState(int32_t micro_step) : micro_step_(micro_step) { expanded_.insert(0); }
+  explicit ViewState(int32_t micro_step);
 
   int32_t micro_step() const { return micro_step_; }
   // Whether the node belongs to this view's micro step.
@@ -68,19 +74,40 @@ class ViewState {
   Status Collapse(const SideGraph& g, uint32_t node);
   // Expands every ancestor of `node`.
   Status Reveal(const SideGraph& g, uint32_t node);
-  bool IsExpanded(uint32_t node) const { return expanded_.count(node) != 0; }
+  bool IsExpanded(uint32_t node) const { return blocks_.count(node) != 0; }
 
-  const std::vector<LayoutBox>& Layout(const SideGraph& g);
-  // Boxes intersecting `v` (their ancestors always do: boxes nest), in pre-order.
-  std::vector<uint32_t> Cut(const Viewport& v) const;
+  // Brings the layout up to date; the accessors below need it.
+  void Update(const SideGraph& g);
+  uint32_t total_visible() const;
+  int32_t width() const;   // of the root box
+  int32_t height() const;
+
+  // Every visible box, in pre-order.
+  std::vector<LayoutBox> Layout(const SideGraph& g);
+  // The visible boxes intersecting `v` (and so their ancestors: boxes nest), in pre-order.
+  std::vector<LayoutBox> Cut(const SideGraph& g, const Viewport& v);
+  // The absolute box of a visible node; false when it is not visible.
+  bool Locate(const SideGraph& g, uint32_t node, LayoutBox* out);
 
  private:
+  struct Placed {  // a child's box, relative to its parent's top-left corner
+    uint32_t node;
+    int32_t x, y, width, height;
+  };
+  struct Block {
+    std::vector<Placed> kids;
+    int32_t width = 0, height = 0;
+    uint32_t visible = 1;  // visible nodes of the subtree, the node included
+    bool valid = false;
+  };
+
   Status CheckNode(const SideGraph& g, uint32_t node) const;
+  void Invalidate(const SideGraph& g, uint32_t node);  // the node's block and its ancestors'
+  void Compute(const SideGraph& g, uint32_t node, Block* block);
+  std::vector<LayoutBox> Boxes(const SideGraph& g, const Viewport* v);
 
   int32_t micro_step_;
-  std::unordered_set<uint32_t> expanded_;
-  std::vector<LayoutBox> boxes_;
-  bool stale_ = true;
+  std::unordered_map<uint32_t, Block> blocks_;  // exactly the expanded nodes
 };
 
 }  // namespace graph_ascend::service

@@ -129,12 +129,32 @@ TEST_F(LayoutTest, ViewportCutKeepsIntersectingBoxesAndTheirAncestors) {
   ASSERT_TRUE(view.Expand(npu(), Node("Module.layer1.Sequential.forward.0")).ok());
   const auto& boxes = view.Layout(npu());
   // A band around y = 75..90 holds layer1's first block, layer1 and the root.
-  auto cut = view.Cut(Viewport{0, 76, 230, 10});
+  auto cut = view.Cut(npu(), Viewport{0, 76, 230, 10});
   std::vector<uint32_t> nodes;
-  for (uint32_t i : cut) nodes.push_back(boxes[i].node);
+  for (const LayoutBox& b : cut) nodes.push_back(b.node);
+  ASSERT_EQ(cut.size(), 3u);
+  EXPECT_EQ(cut[2].parent_box, 1);
+  EXPECT_EQ(cut[2].x, 23);
+  EXPECT_EQ(cut[2].y, 75);
   EXPECT_EQ(nodes, (std::vector<uint32_t>{0, Node("Module.layer1.Sequential.forward.0"),
                                           Node("Module.layer1.0.BasicBlock.forward.0")}));
-  EXPECT_TRUE(view.Cut(Viewport{1000, 1000, 10, 10}).empty());
+  EXPECT_TRUE(view.Cut(npu(), Viewport{1000, 1000, 10, 10}).empty());
+  // Every box of a full layout that meets a band is in the band's cut, and nothing else.
+  for (int32_t y = 0; y < 400; y += 37) {
+    Viewport band{0, y, 230, 20};
+    std::vector<uint32_t> want, got;
+    for (const LayoutBox& b : boxes) {
+      if (band.Intersects(b)) want.push_back(b.node);
+    }
+    for (const LayoutBox& b : view.Cut(npu(), band)) got.push_back(b.node);
+    EXPECT_EQ(got, want) << "band at y=" << y;
+  }
+  LayoutBox at;
+  ASSERT_TRUE(view.Locate(npu(), Node("Module.layer1.1.BasicBlock.forward.0"), &at));
+  EXPECT_EQ(at.x, 23);
+  EXPECT_EQ(at.y, 100);
+  EXPECT_EQ(at.width, 184);
+  EXPECT_FALSE(view.Locate(npu(), Node("Module.layer2.0.BasicBlock.forward.0"), &at));
 }
 
 TEST_F(LayoutTest, LabelsShortenDeepNames) {

@@ -1,0 +1,219 @@
+"""Latency of graph-ascend-server on one .vis file: open time, then p50/p95 of
+GetView, Expand, Collapse, Reveal, Search, Filter and GetNodeDetail, as the
+plugin calls them (gRPC over a Unix socket, Python client).
+
+    .venv/bin/python bench/service/bench_service.py --logdir DIR --file REL.vis \
+        [--server build/bin/graph-ascend-server] [--rounds 200] [--seed 1] [--json OUT.json]
+
+Starts its own server (cold: nothing cached), measures, stops it. The viewport of
+every view request is a 1920x1080 screen at the page's default zoom (1.8), i.e.
+1067x600 layout units, placed on the node of the request. Measures only; no
+pass/fail (docs/PERFORMANCE.md has the figures and the bar).
+"""
+
+import argparse
+import importlib
+import json
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import grpc
+from grpc_tools import protoc
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+VIEW_W, VIEW_H = 1067, 600
+
+
+def load_stubs(tmp):
+    out = pathlib.Path(tmp) / "stubs"
+    out.mkdir()
+    proto = ROOT / "proto"
+    args = ["protoc", f"-I{proto}", f"--python_out={out}", f"--grpc_python_out={out}",
+            str(proto / "vis.proto"), str(proto / "graph_service.proto")]
+    if protoc.main(args) != 0:
+        sys.exit("protoc failed")
+    sys.path.insert(0, str(out))
+    return importlib.import_module("graph_service_pb2"), importlib.import_module("graph_service_pb2_grpc")
+
+
+def percentile(values, p):
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = (len(values) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def rss_mb(pid):
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Bench:
+    def __init__(self, pb, grpc_mod, stub, file, rng):
+        self.pb, self.stub, self.file, self.rng = pb, stub, file, rng
+        self.times = {}
+
+    def timed(self, op, fn, *args):
+        t = time.perf_counter()
+        reply = fn(*args, timeout=600)
+        self.times.setdefault(op, []).append((time.perf_counter() - t) * 1000)
+        return reply
+
+    def key(self, session, side=0):
+        return self.pb.ViewKey(session=session, file=self.file, side=side, micro_step=-1)
+
+    def viewport_at(self, reply, node):
+        box = next((n for n in reply.nodes if n.index == node), None)
+        y = box.y if box else 0
+        x = box.x if box else 0
+        return self.pb.Rect(x=max(0, x - VIEW_W // 2), y=max(0, y - VIEW_H // 3), width=VIEW_W, height=VIEW_H)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--logdir", required=True)
+    ap.add_argument("--file", required=True, help="the .vis, relative to --logdir")
+    ap.add_argument("--server", default=str(ROOT / "build" / "bin" / "graph-ascend-server"))
+    ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", help="also write the figures here")
+    args = ap.parse_args()
+
+    tmp = tempfile.mkdtemp(prefix="ga-bench-")
+    try:
+        pb, pb_grpc = load_stubs(tmp)
+        sock = os.path.join(tmp, "s.sock")
+        server = subprocess.Popen([args.server, "--logdir", args.logdir, "--socket", sock, "--die-after-stdin"],
+                                  stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        channel = grpc.insecure_channel("unix://" + sock, options=[("grpc.max_receive_message_length", 256 << 20)])
+        stub = pb_grpc.GraphServiceStub(channel)
+        for _ in range(200):
+            try:
+                stub.Health(pb.HealthRequest(), timeout=1)
+                break
+            except grpc.RpcError:
+                time.sleep(0.05)
+        result = run(pb, stub, args, server.pid)
+        server.stdin.close()
+        server.wait(timeout=10)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print_table(result)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+
+
+def run(pb, stub, args, pid):
+    rng = random.Random(args.seed)
+    b = Bench(pb, None, stub, args.file, rng)
+
+    # Open, cold: the stream until done, then the first screen of the root.
+    t0 = time.perf_counter()
+    info = None
+    for msg in stub.OpenFile(pb.FileRequest(file=args.file), timeout=600):
+        if msg.done:
+            info = msg.info
+    open_ms = (time.perf_counter() - t0) * 1000
+    root_view = b.timed("GetView", stub.GetView, pb.ViewRequest(view=b.key("main"),
+                                                                viewport=pb.Rect(x=0, y=0, width=VIEW_W, height=VIEW_H)))
+    browsable_ms = (time.perf_counter() - t0) * 1000
+    rss_after_open = rss_mb(pid)
+
+    # All node names once (for random targets): a regex that matches every name.
+    everything = stub.Search(pb.SearchRequest(view=b.key("main"), query="^", regex=True, limit=1), timeout=600)
+    n_nodes = info.npu.nodes
+
+    # Expand: walk down from the root, expanding a random collapsed visible node on screen each time;
+    # collapse every 20 steps to keep the view a browsing session's size.
+    reply = root_view
+    for i in range(args.rounds):
+        cands = [n for n in reply.nodes if n.expandable and not n.expanded]
+        if not cands or i % 20 == 19:
+            expanded = [n for n in reply.nodes if n.expanded and n.index != 0]
+            if expanded:
+                node = rng.choice(expanded).index
+                reply = b.timed("Collapse", stub.Collapse, pb.NodeRequest(
+                    view=b.key("main"), node=node, viewport=b.viewport_at(reply, node)))
+                continue
+            reply = root_view
+            cands = [n for n in reply.nodes if n.expandable and not n.expanded]
+        node = rng.choice(cands).index
+        reply = b.timed("Expand", stub.Expand, pb.NodeRequest(view=b.key("main"), node=node,
+                                                              viewport=b.viewport_at(reply, node)))
+        reply = b.timed("GetView", stub.GetView, pb.ViewRequest(view=b.key("main"),
+                                                                viewport=b.viewport_at(reply, node)))
+
+    # Reveal: jump to random nodes one after the other in one tab (ancestors pile up as a user's would).
+    for _ in range(args.rounds):
+        node = rng.randrange(1, n_nodes)
+        try:
+            r = b.timed("Reveal", stub.Reveal, pb.NodeRequest(
+                view=b.key("reveal"), node=node, viewport_from_node=True,
+                viewport=pb.Rect(x=-VIEW_W // 2, y=-VIEW_H // 3, width=VIEW_W, height=VIEW_H)))
+        except grpc.RpcError:
+            continue  # an orphan of the dump
+        del r
+
+    # Search: substring, case-insensitive, regex; first page of 200 like the page asks.
+    queries = [("linear", False, False), ("layers.244.", False, False), ("LAYERNORM", False, True),
+               (r"layers\.\d+\.mlp", True, False), (r"^Functional\.linear\.1\d+\.forward$", True, False),
+               ("no-such-name", False, False)]
+    for i in range(args.rounds):
+        q, regex, ci = queries[i % len(queries)]
+        b.timed("Search", stub.Search, pb.SearchRequest(view=b.key("main"), query=q, regex=regex,
+                                                        case_insensitive=ci, limit=200))
+
+    # Filter: each bucket, unmatched, overflow levels.
+    legend = len(info.meta.legend)
+    for i in range(args.rounds):
+        kind = i % 3
+        if kind == 0 and legend:
+            req = pb.FilterRequest(view=b.key("main"), buckets=[i % legend], limit=200)
+        elif kind == 1:
+            req = pb.FilterRequest(view=b.key("main"), unmatched=True, limit=200)
+        else:
+            req = pb.FilterRequest(view=b.key("main"), overflow=[1, 2, 3], limit=200)
+        b.timed("Filter", stub.Filter, req)
+
+    for _ in range(args.rounds):
+        b.timed("GetNodeDetail", stub.GetNodeDetail, pb.NodeRequest(view=b.key("main"),
+                                                                    node=rng.randrange(0, n_nodes)))
+
+    ops = {}
+    for op, values in b.times.items():
+        ops[op] = {"n": len(values), "p50_ms": round(percentile(values, 50), 2),
+                   "p95_ms": round(percentile(values, 95), 2), "max_ms": round(max(values), 2)}
+    return {
+        "file": args.file,
+        "nodes_per_side": n_nodes,
+        "file_bytes": os.path.getsize(os.path.join(args.logdir, args.file)),
+        "open_ms": round(open_ms, 1),
+        "open_and_first_view_ms": round(browsable_ms, 1),
+        "server_rss_mb_after_open": round(rss_after_open, 1),
+        "server_rss_mb_at_end": round(rss_mb(pid), 1),
+        "searchable_names": everything.total,
+        "ops": ops,
+    }
+
+
+def print_table(r):
+    print(f"{r['file']}: {r['nodes_per_side']} nodes a side, {r['file_bytes'] / 1e6:.1f} MB")
+    print(f"  open {r['open_ms']:.0f} ms, open + first view {r['open_and_first_view_ms']:.0f} ms, "
+          f"server RSS {r['server_rss_mb_after_open']:.0f} MB after open, {r['server_rss_mb_at_end']:.0f} MB at end")
+    print(f"  {'op':<14}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'max ms':>10}")
+    for op, s in r["ops"].items():
+        print(f"  {op:<14}{s['n']:>6}{s['p50_ms']:>10.2f}{s['p95_ms']:>10.2f}{s['max_ms']:>10.2f}")
+
+
+if __name__ == "__main__":
+    main()
