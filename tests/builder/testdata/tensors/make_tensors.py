@@ -1,0 +1,62 @@
+"""Writes the tensor fixtures of tensor_test.cc with numpy, ml_dtypes and torch themselves.
+
+    samples/.venv/bin/python tests/builder/testdata/tensors/make_tensors.py
+
+(samples/.venv from samples/generate/generate.sh has all three.) The values are spelled out in
+tensor_test.cc; change both together.
+"""
+
+import os
+
+import ml_dtypes
+import numpy as np
+import torch
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def npy(name, array, version=None):
+    path = os.path.join(here, name + ".npy")
+    if version is None:
+        np.save(path, array, allow_pickle=False)
+    else:
+        with open(path, "wb") as f:
+            np.lib.format.write_array(f, array, version=version, allow_pickle=False)
+
+
+def pt(name, tensor):
+    torch.save(tensor, os.path.join(here, name + ".pt"))
+
+
+# .npy: every dtype msprobe's MindSpore / MSAdapter dumps use.
+npy("f16", np.array([1.0, -2.5, 65504.0, 2.0**-14, 2.0**-24, np.inf, np.nan], dtype=np.float16))
+npy("f32", np.array([[0.5, -1.25, 3.0], [1e-3, -7.0, 1e30]], dtype=np.float32))
+npy("f64", np.array([0.1, -1e-300, 1e300], dtype=np.float64))
+npy("bf16", np.array([1.0, -2.0, 3.140625, -0.0078125], dtype=ml_dtypes.bfloat16))
+npy("i8", np.array([-128, 0, 127], dtype=np.int8))
+npy("i16", np.array([-32768, 1, 32767], dtype=np.int16))
+npy("i32", np.array([-2147483648, 2, 2147483647], dtype=np.int32))
+npy("i64", np.array([-(2**53), 3, 2**53], dtype=np.int64))
+npy("u8", np.array([0, 200, 255], dtype=np.uint8))
+npy("u64", np.array([0, 2**40], dtype=np.uint64))
+npy("bool", np.array([True, False, True, True], dtype=np.bool_))
+npy("f64_big_endian", np.array([1.5, -2.25], dtype=">f8"))
+npy("i32_big_endian", np.array([-3, 65536], dtype=">i4"))
+npy("f32_fortran", np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)))
+npy("f32_v2", np.array([4.0, 5.0], dtype=np.float32), version=(2, 0))
+npy("f32_scalar", np.array(2.5, dtype=np.float32))
+npy("f32_empty", np.zeros((0, 3), dtype=np.float32))
+npy("c64", np.array([1 + 2j], dtype=np.complex64))
+
+# .pt: torch.save of PyTorch tensor dumps (bfloat16 included), views with offsets and strides.
+pt("pt_f32", torch.tensor([[0.5, -1.25, 3.0], [1e-3, -7.0, 1e30]], dtype=torch.float32))
+pt("pt_f16", torch.tensor([1.0, -2.5, 65504.0], dtype=torch.float16))
+pt("pt_bf16", torch.tensor([1.0, -2.0, 3.140625], dtype=torch.bfloat16))
+pt("pt_f64", torch.tensor([0.1, -1e-300], dtype=torch.float64))
+pt("pt_i64", torch.tensor([-(2**40), 7], dtype=torch.int64))
+pt("pt_i32", torch.tensor([-5, 6], dtype=torch.int32))
+pt("pt_u8", torch.tensor([0, 255], dtype=torch.uint8))
+pt("pt_bool", torch.tensor([True, False], dtype=torch.bool))
+pt("pt_transposed", torch.arange(6, dtype=torch.float32).reshape(2, 3).t())
+pt("pt_offset_view", torch.arange(10, dtype=torch.float32)[4:7])
+pt("pt_scalar", torch.tensor(1.5, dtype=torch.float32))
