@@ -1,9 +1,12 @@
 #include "node_query.h"
 
+#include <re2/filtered_re2.h>
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <thread>
 
 namespace graph_ascend::service {
 namespace {
@@ -25,49 +28,159 @@ std::string Fold(const std::string& s) {
 
 }  // namespace
 
-Result<std::vector<uint32_t>> SearchNodes(const SideGraph& g, const SearchSpec& spec) {
+namespace {
+
+// Below this many bytes of names a search runs on one thread.
+constexpr size_t kParallelBytes = size_t{4} << 20;
+
+// Finds the node holding byte `offset`, starting from `hint` (a node at or
+// before it): hits come in increasing order, so a galloping search from the
+// last hit is shorter than a binary search over every node.
+uint32_t NodeFrom(const SideGraph& g, uint32_t hint, size_t offset) {
+  uint32_t lo = hint, step = 1, hi = hint + 1;
+  while (hi < g.size() && g.name_offset(hi) <= offset) {
+    lo = hi;
+    step *= 2;
+    hi = std::min<uint32_t>(g.size(), hi + step);
+  }
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    (g.name_offset(mid) <= offset ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+// Runs `scan(first, end, hits)` over node ranges that split the names
+// buffer in two halves on two threads when it is large, and joins the hits
+// in node order.
+template <typename Scan>
+std::vector<uint32_t> ScanInParallel(const SideGraph& g, Scan scan) {
   std::vector<uint32_t> hits;
-  if (spec.query.empty()) return hits;
+  if (g.names_buffer().size() < kParallelBytes || g.size() < 2) {
+    scan(0u, g.size(), &hits);
+    return hits;
+  }
+  uint32_t mid = g.NodeAtOffset(g.names_buffer().size() / 2);
+  if (mid == 0) mid = 1;
+  std::vector<uint32_t> second;
+  std::thread worker([&] { scan(mid, g.size(), &second); });
+  scan(0u, mid, &hits);
+  worker.join();
+  hits.insert(hits.end(), second.begin(), second.end());
+  return hits;
+}
+
+// memmem of `needle` over the names of nodes [first, end) of `hay` (the names
+// buffer or its lowercase copy); calls `hit(node)` once per node holding it.
+template <typename Hit>
+void FindLiteral(const SideGraph& g, std::string_view hay, std::string_view needle, uint32_t first, uint32_t end,
+                 Hit hit) {
+  size_t pos = g.name_offset(first);
+  const size_t stop = g.name_offset(end);
+  uint32_t node = first;
+  while (pos < stop) {
+    const void* p = memmem(hay.data() + pos, stop - pos, needle.data(), needle.size());
+    if (p == nullptr) break;
+    const size_t at = static_cast<const char*>(p) - hay.data();
+    node = NodeFrom(g, node, at);
+    hit(node);
+    pos = g.name_offset(node + 1);
+  }
+}
+
+// The literal that every match of `re` contains (lowercase; from RE2's
+// prefilter), the rarest of them in a sample of the names; "" when the
+// pattern has none (e.g. "a|b", ".*").
+std::string RequiredAtom(const SideGraph& g, const std::string& pattern, const RE2::Options& opts) {
+  re2::FilteredRE2 filter(3);
+  int id = 0;
+  if (filter.Add(pattern, opts, &id) != RE2::NoError) return "";
+  std::vector<std::string> atoms;
+  filter.Compile(&atoms);
+  if (atoms.empty()) return "";
+  std::vector<int> all(atoms.size());
+  for (size_t i = 0; i < atoms.size(); ++i) all[i] = static_cast<int>(i);
+  std::vector<int> potential;
+  filter.AllPotentials({}, &potential);
+  if (!potential.empty()) return "";  // matches without any atom
+  // Atom i is required when the prefilter fails with every other atom present
+  // (the prefilter is a monotone AND/OR formula of atoms).
+  std::string best;
+  size_t best_count = SIZE_MAX;
+  std::string_view sample = g.folded_names_buffer().substr(0, size_t{1} << 20);
+  for (size_t i = 0; i < atoms.size(); ++i) {
+    std::vector<int> others;
+    for (int a : all) {
+      if (a != static_cast<int>(i)) others.push_back(a);
+    }
+    potential.clear();
+    filter.AllPotentials(others, &potential);
+    if (!potential.empty()) continue;
+    size_t count = 0;
+    for (size_t p = sample.find(atoms[i]); p != std::string_view::npos; p = sample.find(atoms[i], p + 1)) ++count;
+    if (count < best_count || (count == best_count && atoms[i].size() > best.size())) {
+      best = atoms[i];
+      best_count = count;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+Result<std::vector<uint32_t>> SearchNodes(const SideGraph& g, const SearchSpec& spec) {
+  if (spec.query.empty()) return std::vector<uint32_t>{};
   if (spec.query.size() > 4096) return MakeError("", "query", "query longer than 4096 bytes");
+  auto keep = [&](uint32_t n, std::vector<uint32_t>* hits) {
+    if (Wanted(g, n, spec.micro_step)) hits->push_back(n);
+  };
   if (!spec.regex) {
-    if (spec.query.find_first_of("\n\r") != std::string::npos) return hits;
+    if (spec.query.find_first_of("\n\r") != std::string::npos) return std::vector<uint32_t>{};
     const std::string needle = spec.case_insensitive ? Fold(spec.query) : spec.query;
     std::string_view hay = spec.case_insensitive ? g.folded_names_buffer() : g.names_buffer();
-    size_t pos = 0;
-    while (pos < hay.size()) {
-      const void* p = memmem(hay.data() + pos, hay.size() - pos, needle.data(), needle.size());
-      if (p == nullptr) break;
-      size_t at = static_cast<const char*>(p) - hay.data();
-      uint32_t n = g.NodeAtOffset(at);
-      if (Wanted(g, n, spec.micro_step)) hits.push_back(n);
-      pos = g.name_offset(n + 1);
-    }
-    return hits;
+    return ScanInParallel(g, [&](uint32_t first, uint32_t end, std::vector<uint32_t>* hits) {
+      FindLiteral(g, hay, needle, first, end, [&](uint32_t n) { keep(n, hits); });
+    });
   }
   RE2::Options opts;
   opts.set_log_errors(false);
   opts.set_case_sensitive(!spec.case_insensitive);
   opts.set_max_mem(64 << 20);
-  // Multi-line mode makes ^ and $ match at name boundaries in the buffer.
+  RE2 single(spec.query, opts);
+  if (!single.ok()) return MakeError("", "query", "bad regular expression: " + single.error());
+
+  // A literal every match contains narrows the names to check: find it with
+  // memmem in the lowercase names, then match only those names.
+  const std::string atom = RequiredAtom(g, spec.query, opts);
+  if (!atom.empty()) {
+    return ScanInParallel(g, [&](uint32_t first, uint32_t end, std::vector<uint32_t>* hits) {
+      FindLiteral(g, g.folded_names_buffer(), atom, first, end, [&](uint32_t n) {
+        if (RE2::PartialMatch(g.name(n), single)) keep(n, hits);
+      });
+    });
+  }
+  // Otherwise one RE2 scan of the names in multi-line mode: ^ and $ match at
+  // name boundaries in the buffer.
   RE2 scan("(?m:" + spec.query + ")", opts);
   if (!scan.ok()) return MakeError("", "query", "bad regular expression: " + scan.error());
-  RE2 single(spec.query, opts);
   std::string_view hay = g.names_buffer();
-  size_t pos = 0;
-  re2::StringPiece match;
-  while (pos <= hay.size()) {
-    if (!scan.Match(re2::StringPiece(hay.data(), hay.size()), pos, hay.size(), RE2::UNANCHORED, &match, 1)) break;
-    size_t at = match.data() - hay.data();
-    if (at >= hay.size()) break;
-    uint32_t n = g.NodeAtOffset(at);
-    size_t line_end = g.name_offset(n + 1) - 1;  // the '\n' after the name
-    // A match that stays inside the name is a match of the name; one that
-    // crosses a line end (a pattern that can match '\n') is checked alone.
-    bool hit = at + match.size() <= line_end || RE2::PartialMatch(std::string(g.name(n)), single);
-    if (hit && Wanted(g, n, spec.micro_step)) hits.push_back(n);
-    pos = line_end + 1;
-  }
-  return hits;
+  return ScanInParallel(g, [&](uint32_t first, uint32_t end, std::vector<uint32_t>* hits) {
+    size_t pos = g.name_offset(first);
+    const size_t stop = g.name_offset(end);
+    uint32_t node = first;
+    re2::StringPiece match;
+    while (pos < stop) {
+      if (!scan.Match(re2::StringPiece(hay.data(), hay.size()), pos, stop, RE2::UNANCHORED, &match, 1)) break;
+      const size_t at = match.data() - hay.data();
+      if (at >= stop) break;
+      node = NodeFrom(g, node, at);
+      const size_t line_end = g.name_offset(node + 1) - 1;  // the '\n' after the name
+      // A match inside the name is a match of the name; one that crosses a
+      // line end (a pattern that can match '\n') is checked on the name alone.
+      if (at + match.size() <= line_end || RE2::PartialMatch(g.name(node), single)) keep(node, hits);
+      pos = line_end + 1;
+    }
+  });
 }
 
 std::vector<uint32_t> FilterNodes(const SideGraph& g, bool compare, const FilterSpec& spec) {

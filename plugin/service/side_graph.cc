@@ -60,18 +60,33 @@ Result<std::unique_ptr<SideGraph>> SideGraph::Load(const vis::VisReader& reader,
     if (chunk->first() != expect || n != ref->count()) {
       return MakeError(path, where, "damaged node index (chunks out of order)");
     }
+    // Names go into the buffer as they are; a chunk whose names hold a line
+    // break (one memchr pass tells) is redone name by name.
+    const size_t chunk_start = g->names_.size();
+    const size_t first_node = g->name_offset_.size();
     for (const std::string& name : chunk->name()) {
       g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
-      if (name.find_first_of("\n\r") != std::string::npos) {
-        g->odd_names_[static_cast<uint32_t>(g->name_offset_.size() - 1)] = name;
-        std::string flat = name;
-        std::replace(flat.begin(), flat.end(), '\n', ' ');
-        std::replace(flat.begin(), flat.end(), '\r', ' ');
-        g->names_ += flat;
-      } else {
-        g->names_ += name;
-      }
+      g->names_ += name;
       g->names_.push_back('\n');
+    }
+    std::string_view added(g->names_.data() + chunk_start, g->names_.size() - chunk_start);
+    const size_t breaks = static_cast<size_t>(std::count(added.begin(), added.end(), '\n'));
+    if (breaks != n || added.find('\r') != std::string_view::npos) {
+      g->names_.resize(chunk_start);
+      g->name_offset_.resize(first_node);
+      for (const std::string& name : chunk->name()) {
+        g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
+        if (name.find_first_of("\n\r") != std::string::npos) {
+          g->odd_names_[static_cast<uint32_t>(g->name_offset_.size() - 1)] = name;
+          std::string flat = name;
+          std::replace(flat.begin(), flat.end(), '\n', ' ');
+          std::replace(flat.begin(), flat.end(), '\r', ' ');
+          g->names_ += flat;
+        } else {
+          g->names_ += name;
+        }
+        g->names_.push_back('\n');
+      }
     }
     if (g->names_.size() >= std::numeric_limits<uint32_t>::max()) return MakeError(path, where, "names too large");
     bool ok = CopyColumn(chunk->node_type(), n, uint8_t{0}, &g->node_type_) &&
