@@ -26,28 +26,11 @@ for need in "$cli" "$build/bin/graph-ascend-server" "$venv/bin/python" /usr/bin/
   fi
 done
 
-# 1. npm packages, exactly as locked.
+# 1. The page (npm ci when the lockfile changed, npm run build) and the plugin serving it.
+GA_BUILD_DIR="$build" "$frontend/scripts/install-plugin.sh" "$venv"
 cd "$frontend"
-lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [ ! -d node_modules ] || [ "$(cat node_modules/.lock.sha 2>/dev/null)" != "$lock_sum" ]; then
-  echo "test-browser: npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
-  echo "$lock_sum" > node_modules/.lock.sha
-fi
 
-# 2. The page: frontend/dist/index.html.
-npm run --silent build >/dev/null
-
-# 3. The plugin with that page (its build copies frontend/dist/index.html into the package).
-GA_BUILD_DIR="$build" GA_SERVER_BINARY="$build/bin/graph-ascend-server" \
-  "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps --force-reinstall "$root/plugin/python"
-installed=$("$venv/bin/python" -c 'import graph_ascend_plugin, pathlib; print(pathlib.Path(graph_ascend_plugin.__file__).parent / "static" / "index.html")')
-if ! cmp -s "$installed" "$frontend/dist/index.html"; then
-  echo "test-browser: the installed plugin does not serve frontend/dist/index.html ($installed)" >&2
-  exit 1
-fi
-
-# 4. A log directory of .vis files built from the samples.
+# 2. A log directory of .vis files built from the samples.
 work=$(mktemp -d "${TMPDIR:-/tmp}/graph-ascend-browser.XXXXXX")
 logdir="$work/logdir"
 tb_pid=""
@@ -75,7 +58,7 @@ graph overflow_nan compare.json overflow -oc
 graph dist_gloo batch.json batch
 graph cnn_md5 compare.json md5
 
-# 5. TensorBoard on a free port.
+# 3. TensorBoard on a free port.
 port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$venv/bin/tensorboard" --logdir "$logdir" --host 127.0.0.1 --port "$port" >"$work/tensorboard.log" 2>&1 &
 tb_pid=$!
@@ -95,7 +78,7 @@ if ! curl -sf -X POST -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/n
   exit 1
 fi
 
-# 6. Playwright.
+# 4. Playwright.
 rm -rf "$frontend/test-results"
 status=0
 GA_TB_URL="$url" GA_LOGDIR="$logdir" npx playwright test "$@" || status=$?
@@ -105,7 +88,7 @@ summary=$(node -e '
 ' "$frontend/test-results/results.json" 2>/dev/null || true)
 [ -n "$summary" ] && echo "$summary"
 
-# 7. A screenshot for the README.
+# 5. A screenshot for the README.
 shot=$(find "$frontend/test-results" -name 'search-jump.png' 2>/dev/null | head -1)
 if [ "$status" -eq 0 ] && [ -n "$shot" ]; then
   mkdir -p "$root/docs"

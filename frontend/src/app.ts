@@ -11,7 +11,7 @@ import {
   OverflowLevel,
   Side,
 } from "./api/client";
-import { debounce, h, naturalCompare, option } from "./dom";
+import { copyText, debounce, h, naturalCompare, option } from "./dom";
 import { GraphPane } from "./graph/pane";
 import { OVERFLOW_COLOURS, bucketLabel, unmatchedColour } from "./graph/paint";
 import { currentLang, onLangChange, setLang, t } from "./i18n";
@@ -116,7 +116,7 @@ export class App implements AppContext {
     const topbar = h(
       "header.topbar",
       null,
-      h("span.brand", null, "GRAPH_ASCEND"),
+      window.parent === window ? h("span.brand", null, "GRAPH_ASCEND") : null,
       h("label.pick", null, this.labels.run, this.runSel),
       h("label.pick", null, this.labels.step, this.stepSel),
       h("label.pick", null, this.labels.rank, this.rankSel),
@@ -250,13 +250,19 @@ export class App implements AppContext {
       return;
     }
     this.fillRunPicker();
-    const groups = this.groups();
-    const first = groups.keys().next().value as string;
-    await this.openGroup(first, null);
+    // Compares first: finding where two runs part is what the page is for.
+    const groups = [...this.groups().entries()];
+    const first = groups.find(([, files]) => files[0].kind === "compare") ?? groups[0];
+    await this.openGroup(first[0], null);
   }
 
-  private showEmpty(message: string) {
-    this.emptyEl.textContent = message;
+  private showEmpty(message: string, retry?: () => void) {
+    this.emptyEl.replaceChildren(h("div", null, message));
+    if (retry) {
+      const btn = h("button", { type: "button", "data-action": "retry" }, t("retry"));
+      btn.addEventListener("click", retry);
+      this.emptyEl.append(btn);
+    }
     this.emptyEl.hidden = false;
     this.npu.el.hidden = true;
     this.bench.el.hidden = true;
@@ -360,7 +366,9 @@ export class App implements AppContext {
     } catch (e) {
       if (seq !== this.openSeq) return;
       this.hideProgress();
-      this.toast(t("loadFailed", { file: f.path, message: (e as Error).message }), "error");
+      const message = t("loadFailed", { file: f.path, message: (e as Error).message });
+      this.toast(message, "error");
+      this.showEmpty(message, () => void this.openFile(f, place));
       return;
     }
     if (seq !== this.openSeq) return;
@@ -506,7 +514,7 @@ export class App implements AppContext {
     const other = this.other(p);
     const items: HTMLElement[] = [];
     if (other) {
-      const locate = h("button.menu-item", { type: "button" }, t("matched") + " →");
+      const locate = h("button.menu-item", { type: "button", "data-action": "locate" }, t("locateMatched"));
       locate.addEventListener("click", () => {
         this.menu.hidden = true;
         if (n.matched < 0) this.toast(t("noMatchOnOtherSide"), "error");
@@ -514,13 +522,23 @@ export class App implements AppContext {
       });
       items.push(locate);
     }
-    const expand = h("button.menu-item", { type: "button" }, n.expanded ? "−" : "+");
+    const expand = h(
+      "button.menu-item",
+      { type: "button", "data-action": "toggle" },
+      n.expanded ? t("collapse") : t("expand"),
+    );
     expand.disabled = !n.expandable || n.parent < 0;
     expand.addEventListener("click", () => {
       this.menu.hidden = true;
       void this.toggle(p, n);
     });
     items.push(expand);
+    const copy = h("button.menu-item", { type: "button", "data-action": "copy" }, t("copyName"));
+    copy.addEventListener("click", () => {
+      this.menu.hidden = true;
+      void copyText(n.name);
+    });
+    items.push(copy);
     this.menu.replaceChildren(h("div.menu-title", null, n.name), ...items);
     this.menu.hidden = false;
     this.menu.style.transform = `translate(${Math.min(x, window.innerWidth - 240)}px, ${Math.min(y, window.innerHeight - 100)}px)`;
@@ -591,8 +609,16 @@ export class App implements AppContext {
     this.renderLegend();
   }
 
+  private progressTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Shows the progress of opening a file; the overlay appears only when it takes a while. */
   private showProgress(title: string, fraction: number, stage: string) {
-    this.overlay.hidden = false;
+    if (this.overlay.hidden && this.progressTimer === undefined) {
+      this.progressTimer = setTimeout(() => {
+        this.progressTimer = undefined;
+        this.overlay.hidden = false;
+      }, 200);
+    }
     this.overlayTitle.textContent = title;
     this.overlayStage.textContent = stage ? `${stage} · ${Math.round(fraction * 100)}%` : t("loading");
     (this.overlayBar.firstChild as HTMLElement).style.width =
@@ -602,7 +628,14 @@ export class App implements AppContext {
   }
 
   private hideProgress() {
+    if (this.progressTimer !== undefined) clearTimeout(this.progressTimer);
+    this.progressTimer = undefined;
     this.overlay.hidden = true;
+  }
+
+  /** Whether a file is being opened (the overlay may not show yet). */
+  opening(): boolean {
+    return this.progressTimer !== undefined || !this.overlay.hidden;
   }
 
   private bindSplitters(vsplit: HTMLElement) {
@@ -651,6 +684,12 @@ export class App implements AppContext {
       if (e.ctrlKey || e.metaKey || e.altKey || typing(e)) return;
       if (e.key === "Escape") {
         this.menu.hidden = true;
+        return;
+      }
+      if (e.key === "/") {
+        e.preventDefault();
+        this.tabs.search.click();
+        this.searchPanel.focus();
         return;
       }
       if (this.activePane.keyDown(e.key)) e.preventDefault();

@@ -87,11 +87,16 @@ const en = {
   topOfList: "Top of the list",
   bottomOfList: "Bottom of the list",
   noMatchOnOtherSide: "No matched node on the other side",
-  help: "Drag or W/A/S/D: pan · wheel: zoom · double-click: expand/collapse · F: fit",
+  help: "Drag or W/A/S/D: pan · wheel: zoom · double-click: expand/collapse · F: fit · /: search",
   loading: "Loading…",
   error: "Error",
   mode: "Mode",
   emptyList: "Nothing found",
+  retry: "Retry",
+  locateMatched: "Go to the matched node",
+  expand: "Expand",
+  collapse: "Collapse",
+  copyName: "Copy name",
 };
 
 export type MessageKey = keyof typeof en;
@@ -183,11 +188,16 @@ const zh: Record<MessageKey, string> = {
   topOfList: "已到列表顶部",
   bottomOfList: "已到列表底部",
   noMatchOnOtherSide: "另一侧没有匹配节点",
-  help: "拖动或 W/A/S/D：平移 · 滚轮：缩放 · 双击：展开/折叠 · F：适应屏幕",
+  help: "拖动或 W/A/S/D：平移 · 滚轮：缩放 · 双击：展开/折叠 · F：适应屏幕 · /：搜索",
   loading: "加载中…",
   error: "错误",
   mode: "模式",
   emptyList: "没有结果",
+  retry: "重试",
+  locateMatched: "定位对应侧节点",
+  expand: "展开",
+  collapse: "折叠",
+  copyName: "复制名称",
 };
 
 export type Lang = "en" | "zh";

@@ -42,7 +42,7 @@ export async function idle(frame: Frame) {
   await frame.evaluate(() =>
     Promise.all([(window as any).graphAscend.npu.idle(), (window as any).graphAscend.bench.idle()]),
   );
-  await expect(frame.locator(".overlay")).toBeHidden();
+  await expect.poll(() => frame.evaluate(() => (window as any).graphAscend.opening())).toBe(false);
 }
 
 /** Chooses the run whose picker label contains `text`. */
@@ -152,10 +152,9 @@ export async function searchAndJump(frame: Frame, query: string, name: string) {
   await idle(frame);
 }
 
+/** Keeps a screenshot in the test's output directory (frontend/test-results/artifacts/<test>/). */
 export async function shot(page: Page, info: TestInfo, name: string) {
-  const path = info.outputPath(`${name}.png`);
-  await page.screenshot({ path });
-  await info.attach(name, { path, contentType: "image/png" });
+  await page.screenshot({ path: info.outputPath(`${name}.png`) });
 }
 
 /** An item of a sample's dump.json: the real values msprobe wrote. */

@@ -82,6 +82,8 @@ export class GraphPane {
   private keyLoop: number | null = null;
   private lastKeyTime = 0;
   private pending = 0;
+  /** Nodes drawn by the last frame, for the frame-time benchmark. */
+  drawn = 0;
   /** Frame callbacks, for the frame-time benchmark. */
   onFrame: ((ms: number) => void) | null = null;
 
@@ -359,11 +361,16 @@ export class GraphPane {
     this.spinner.hidden = this.pending <= 0;
   }
 
-  /** The screen's layout rectangle grown by half a screen on each side, in whole units. */
+  /**
+   * The screen's layout rectangle grown on each side, in whole units: by 3/4
+   * of a screen when zoomed in, less when zoomed far out, where one screen
+   * already holds thousands of nodes to transfer.
+   */
   private wantRect(): Rect {
     const v = this.viewRect();
-    const mx = v.width * 0.5;
-    const my = v.height * 0.5;
+    const k = this.scale >= 0.2 ? 0.75 : 0.4;
+    const mx = v.width * k;
+    const my = v.height * k;
     const x = Math.floor(Math.max(0, v.x - mx));
     const y = Math.floor(Math.max(0, v.y - my));
     return { x, y, width: Math.ceil(v.x + v.width + mx) - x, height: Math.ceil(v.y + v.height + my) - y };
@@ -395,15 +402,17 @@ export class GraphPane {
     this.invalidate();
   }
 
-  /** Whether the screen has left the fetched window. */
+  /** Whether the screen, with a quarter screen to spare, is leaving the fetched window. */
   private needsRefetch(): boolean {
     if (!this.window || !this.key) return false;
     const v = this.viewRect();
     const w = this.window;
-    const left = Math.max(0, v.x);
-    const top = Math.max(0, v.y);
-    const right = Math.min(this.rootWidth, v.x + v.width);
-    const bottom = Math.min(this.rootHeight, v.y + v.height);
+    const gx = v.width * 0.25;
+    const gy = v.height * 0.25;
+    const left = Math.max(0, v.x - gx);
+    const top = Math.max(0, v.y - gy);
+    const right = Math.min(this.rootWidth, v.x + v.width + gx);
+    const bottom = Math.min(this.rootHeight, v.y + v.height + gy);
     if (right <= left || bottom <= top) return false; // nothing of the graph on screen
     return left < w.x || top < w.y || right > w.x + w.width || bottom > w.y + w.height;
   }
@@ -462,6 +471,7 @@ export class GraphPane {
   }
 
   private viewChanged() {
+    this.tooltip.hidden = true;
     this.invalidate();
     this.scheduleRefetch();
   }
@@ -498,6 +508,7 @@ export class GraphPane {
       if (n.x > vx2 || n.y > vy2 || n.x + n.width < v.x || n.y + n.height < v.y) continue;
       visible.push(i);
     }
+    this.drawn = visible.length;
 
     // Expanded containers: a faint background, nested ones a little darker.
     ctx.fillStyle = pal.containerFill;
