@@ -61,9 +61,13 @@ def ensure_venv(venv: pathlib.Path):
 
 class Board:
     def __init__(self, venv, logdir):
-        self.proc = subprocess.Popen([str(venv / "bin" / "tensorboard"), "--logdir", str(logdir), "--port", "0",
-                                      "--host", "127.0.0.1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, text=True)
+        self.proc = subprocess.Popen(
+            [str(venv / "bin" / "tensorboard"), "--logdir", str(logdir), "--port", "0", "--host", "127.0.0.1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
         self.port = None
         ready = threading.Event()
 
@@ -85,8 +89,12 @@ class Board:
             return r.read()
 
     def post(self, path, body):
-        req = urllib.request.Request(self.base + path, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.base + path,
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=3600) as r:
             return json.loads(r.read())
 
@@ -159,16 +167,24 @@ def run(board, src, args):
     if is_db:
         meta["rank"] = (config.get("ranks") or [0])[0]
         meta["step"] = (config.get("steps") or [0])[0]
-    root = timed("GetView", board.post, "/changeNodeExpandState",
-                 {"metaData": meta, "nodeInfo": {"nodeName": "root", "nodeType": "NPU"}})
+    root = timed(
+        "GetView",
+        board.post,
+        "/changeNodeExpandState",
+        {"metaData": meta, "nodeInfo": {"nodeName": "root", "nodeType": "NPU"}},
+    )
     browsable_ms = (time.perf_counter() - t0) * 1000
     rss_after_open = rss_mb(board.proc.pid)
 
     names = timed("Search", board.post, "/loadGraphAllNodeList", {"metaData": meta})["data"]["npuNodeList"]
 
     def expand(name, op):
-        return timed(op, board.post, "/changeNodeExpandState",
-                     {"metaData": meta, "nodeInfo": {"nodeName": name, "nodeType": "NPU"}})["data"]
+        return timed(
+            op,
+            board.post,
+            "/changeNodeExpandState",
+            {"metaData": meta, "nodeInfo": {"nodeName": name, "nodeType": "NPU"}},
+        )["data"]
 
     def plain(n):
         return n[4:] if n.startswith(("N___", "B___")) else n
@@ -199,22 +215,42 @@ def run(board, src, args):
         timed("Filter", board.post, "/screen", {"metaData": meta, "type": "precision", "values": values})
 
     for _ in range(args.rounds):
-        timed("GetNodeDetail", board.post, "/getNodeInfo",
-              {"metaData": meta, "nodeInfo": {"nodeName": rng.choice(names), "nodeType": "NPU"}})
+        timed(
+            "GetNodeDetail",
+            board.post,
+            "/getNodeInfo",
+            {"metaData": meta, "nodeInfo": {"nodeName": rng.choice(names), "nodeType": "NPU"}},
+        )
 
-    ops = {op: {"n": len(v), "p50_ms": round(percentile(v, 50), 2), "p95_ms": round(percentile(v, 95), 2),
-                "max_ms": round(max(v), 2)} for op, v in times.items()}
-    return {"file": str(src), "file_bytes": src.stat().st_size, "nodes_per_side": len(names),
-            "open_ms": round(open_ms, 1), "open_and_first_view_ms": round(browsable_ms, 1),
-            "tensorboard_rss_mb_after_open": round(rss_after_open, 1),
-            "tensorboard_rss_mb_at_end": round(rss_mb(board.proc.pid), 1), "ops": ops}
+    ops = {
+        op: {
+            "n": len(v),
+            "p50_ms": round(percentile(v, 50), 2),
+            "p95_ms": round(percentile(v, 95), 2),
+            "max_ms": round(max(v), 2),
+        }
+        for op, v in times.items()
+    }
+    return {
+        "file": str(src),
+        "file_bytes": src.stat().st_size,
+        "nodes_per_side": len(names),
+        "open_ms": round(open_ms, 1),
+        "open_and_first_view_ms": round(browsable_ms, 1),
+        "tensorboard_rss_mb_after_open": round(rss_after_open, 1),
+        "tensorboard_rss_mb_at_end": round(rss_mb(board.proc.pid), 1),
+        "ops": ops,
+    }
 
 
 def print_table(r):
-    print(f"reference tb_graph_ascend on {r['file']}: {r['nodes_per_side']} nodes a side, "
-          f"{r['file_bytes'] / 1e6:.1f} MB")
-    print(f"  open {r['open_ms']:.0f} ms, open + first view {r['open_and_first_view_ms']:.0f} ms, "
-          f"tensorboard RSS {r['tensorboard_rss_mb_after_open']:.0f} MB after open")
+    print(
+        f"reference tb_graph_ascend on {r['file']}: {r['nodes_per_side']} nodes a side, {r['file_bytes'] / 1e6:.1f} MB"
+    )
+    print(
+        f"  open {r['open_ms']:.0f} ms, open + first view {r['open_and_first_view_ms']:.0f} ms, "
+        f"tensorboard RSS {r['tensorboard_rss_mb_after_open']:.0f} MB after open"
+    )
     print(f"  {'op':<14}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'max ms':>10}")
     for op, s in r["ops"].items():
         print(f"  {op:<14}{s['n']:>6}{s['p50_ms']:>10.2f}{s['p95_ms']:>10.2f}{s['max_ms']:>10.2f}")

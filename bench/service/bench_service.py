@@ -34,8 +34,14 @@ def load_stubs(tmp):
     out = pathlib.Path(tmp) / "stubs"
     out.mkdir()
     proto = ROOT / "proto"
-    args = ["protoc", f"-I{proto}", f"--python_out={out}", f"--grpc_python_out={out}",
-            str(proto / "vis.proto"), str(proto / "graph_service.proto")]
+    args = [
+        "protoc",
+        f"-I{proto}",
+        f"--python_out={out}",
+        f"--grpc_python_out={out}",
+        str(proto / "vis.proto"),
+        str(proto / "graph_service.proto"),
+    ]
     if protoc.main(args) != 0:
         sys.exit("protoc failed")
     sys.path.insert(0, str(out))
@@ -93,8 +99,11 @@ def main():
     try:
         pb, pb_grpc = load_stubs(tmp)
         sock = os.path.join(tmp, "s.sock")
-        server = subprocess.Popen([args.server, "--logdir", args.logdir, "--socket", sock, "--die-after-stdin"],
-                                  stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [args.server, "--logdir", args.logdir, "--socket", sock, "--die-after-stdin"],
+            stdin=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         channel = grpc.insecure_channel("unix://" + sock, options=[("grpc.max_receive_message_length", 256 << 20)])
         stub = pb_grpc.GraphServiceStub(channel)
         for _ in range(200):
@@ -124,8 +133,11 @@ def run(pb, stub, args, pid):
         if msg.done:
             info = msg.info
     open_ms = (time.perf_counter() - t0) * 1000
-    root_view = b.timed("GetView", stub.GetView, pb.ViewRequest(view=b.key("main"),
-                                                                viewport=pb.Rect(x=0, y=0, width=VIEW_W, height=VIEW_H)))
+    root_view = b.timed(
+        "GetView",
+        stub.GetView,
+        pb.ViewRequest(view=b.key("main"), viewport=pb.Rect(x=0, y=0, width=VIEW_W, height=VIEW_H)),
+    )
     browsable_ms = (time.perf_counter() - t0) * 1000
     rss_after_open = rss_mb(pid)
 
@@ -142,36 +154,56 @@ def run(pb, stub, args, pid):
             expanded = [n for n in reply.nodes if n.expanded and n.index != 0]
             if expanded:
                 node = rng.choice(expanded).index
-                reply = b.timed("Collapse", stub.Collapse, pb.NodeRequest(
-                    view=b.key("main"), node=node, viewport=b.viewport_at(reply, node)))
+                reply = b.timed(
+                    "Collapse",
+                    stub.Collapse,
+                    pb.NodeRequest(view=b.key("main"), node=node, viewport=b.viewport_at(reply, node)),
+                )
                 continue
             reply = root_view
             cands = [n for n in reply.nodes if n.expandable and not n.expanded]
         node = rng.choice(cands).index
-        reply = b.timed("Expand", stub.Expand, pb.NodeRequest(view=b.key("main"), node=node,
-                                                              viewport=b.viewport_at(reply, node)))
-        reply = b.timed("GetView", stub.GetView, pb.ViewRequest(view=b.key("main"),
-                                                                viewport=b.viewport_at(reply, node)))
+        reply = b.timed(
+            "Expand", stub.Expand, pb.NodeRequest(view=b.key("main"), node=node, viewport=b.viewport_at(reply, node))
+        )
+        reply = b.timed(
+            "GetView", stub.GetView, pb.ViewRequest(view=b.key("main"), viewport=b.viewport_at(reply, node))
+        )
 
     # Reveal: jump to random nodes one after the other in one tab (ancestors pile up as a user's would).
     for _ in range(args.rounds):
         node = rng.randrange(1, n_nodes)
         try:
-            r = b.timed("Reveal", stub.Reveal, pb.NodeRequest(
-                view=b.key("reveal"), node=node, viewport_from_node=True,
-                viewport=pb.Rect(x=-VIEW_W // 2, y=-VIEW_H // 3, width=VIEW_W, height=VIEW_H)))
+            r = b.timed(
+                "Reveal",
+                stub.Reveal,
+                pb.NodeRequest(
+                    view=b.key("reveal"),
+                    node=node,
+                    viewport_from_node=True,
+                    viewport=pb.Rect(x=-VIEW_W // 2, y=-VIEW_H // 3, width=VIEW_W, height=VIEW_H),
+                ),
+            )
         except grpc.RpcError:
             continue  # an orphan of the dump
         del r
 
     # Search: substring, case-insensitive, regex; first page of 200 like the page asks.
-    queries = [("linear", False, False), ("layers.244.", False, False), ("LAYERNORM", False, True),
-               (r"layers\.\d+\.mlp", True, False), (r"^Functional\.linear\.1\d+\.forward$", True, False),
-               ("no-such-name", False, False)]
+    queries = [
+        ("linear", False, False),
+        ("layers.244.", False, False),
+        ("LAYERNORM", False, True),
+        (r"layers\.\d+\.mlp", True, False),
+        (r"^Functional\.linear\.1\d+\.forward$", True, False),
+        ("no-such-name", False, False),
+    ]
     for i in range(args.rounds):
         q, regex, ci = queries[i % len(queries)]
-        b.timed("Search", stub.Search, pb.SearchRequest(view=b.key("main"), query=q, regex=regex,
-                                                        case_insensitive=ci, limit=200))
+        b.timed(
+            "Search",
+            stub.Search,
+            pb.SearchRequest(view=b.key("main"), query=q, regex=regex, case_insensitive=ci, limit=200),
+        )
 
     # Filter: each bucket, unmatched, overflow levels.
     legend = len(info.meta.legend)
@@ -186,13 +218,16 @@ def run(pb, stub, args, pid):
         b.timed("Filter", stub.Filter, req)
 
     for _ in range(args.rounds):
-        b.timed("GetNodeDetail", stub.GetNodeDetail, pb.NodeRequest(view=b.key("main"),
-                                                                    node=rng.randrange(0, n_nodes)))
+        b.timed("GetNodeDetail", stub.GetNodeDetail, pb.NodeRequest(view=b.key("main"), node=rng.randrange(0, n_nodes)))
 
     ops = {}
     for op, values in b.times.items():
-        ops[op] = {"n": len(values), "p50_ms": round(percentile(values, 50), 2),
-                   "p95_ms": round(percentile(values, 95), 2), "max_ms": round(max(values), 2)}
+        ops[op] = {
+            "n": len(values),
+            "p50_ms": round(percentile(values, 50), 2),
+            "p95_ms": round(percentile(values, 95), 2),
+            "max_ms": round(max(values), 2),
+        }
     return {
         "file": args.file,
         "nodes_per_side": n_nodes,
@@ -208,8 +243,10 @@ def run(pb, stub, args, pid):
 
 def print_table(r):
     print(f"{r['file']}: {r['nodes_per_side']} nodes a side, {r['file_bytes'] / 1e6:.1f} MB")
-    print(f"  open {r['open_ms']:.0f} ms, open + first view {r['open_and_first_view_ms']:.0f} ms, "
-          f"server RSS {r['server_rss_mb_after_open']:.0f} MB after open, {r['server_rss_mb_at_end']:.0f} MB at end")
+    print(
+        f"  open {r['open_ms']:.0f} ms, open + first view {r['open_and_first_view_ms']:.0f} ms, "
+        f"server RSS {r['server_rss_mb_after_open']:.0f} MB after open, {r['server_rss_mb_at_end']:.0f} MB at end"
+    )
     print(f"  {'op':<14}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'max ms':>10}")
     for op, s in r["ops"].items():
         print(f"  {op:<14}{s['n']:>6}{s['p50_ms']:>10.2f}{s['p95_ms']:>10.2f}{s['max_ms']:>10.2f}")

@@ -49,7 +49,7 @@ def generate_stubs() -> None:
     # protoc writes top-level imports ("import vis_pb2"); make them package-relative.
     for path in out.glob("*_pb2*.py"):
         text = path.read_text()
-        text = re.sub(r"^import (\w+_pb2) as", r"from . import \1 as", text, flags=re.M)
+        text = re.sub(r"^import (\w+_pb2) as", r"from . import \1 as", text, flags=re.MULTILINE)
         path.write_text(text)
 
 

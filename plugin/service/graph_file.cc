@@ -49,9 +49,8 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
   Result<std::unique_ptr<SideGraph>> bench = Error{};
   std::thread bench_thread;
   if (two_sides) {
-    bench_thread = std::thread([&] {
-      bench = SideGraph::Load(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); });
-    });
+    bench_thread =
+        std::thread([&] { bench = SideGraph::Load(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); }); });
   }
   auto npu = SideGraph::Load(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); });
   if (bench_thread.joinable()) bench_thread.join();

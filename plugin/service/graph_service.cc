@@ -129,7 +129,8 @@ GraphServiceImpl::GraphServiceImpl(LogDir logdir, const ServiceOptions& options)
 
 grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressFn& progress,
                                     std::shared_ptr<GraphFile>* file) {
-  if (relative.empty()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, "file: missing (a .vis path relative to the log directory)");
+  if (relative.empty())
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, "file: missing (a .vis path relative to the log directory)");
   if (!EndsWith(relative, ".vis")) {
     return Fail(grpc::StatusCode::INVALID_ARGUMENT, relative + ": not a .vis file name");
   }
@@ -214,8 +215,8 @@ grpc::Status GraphServiceImpl::GetFileInfo(grpc::ServerContext*, const FileReque
   return grpc::Status::OK;
 }
 
-grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport,
-                                      bool from_node, ViewReply* reply) {
+grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,
+                                      ViewReply* reply) {
   std::shared_ptr<GraphFile> file;
   grpc::Status st = Open(key.file(), {}, &file);
   if (!st.ok()) return st;
@@ -231,10 +232,17 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
   std::lock_guard<std::mutex> view_lock(view->mu);
   Status s = Status::Ok();
   switch (op) {
-    case ViewOp::kGet: break;
-    case ViewOp::kExpand: s = view->state.Expand(*g, static_cast<uint32_t>(node)); break;
-    case ViewOp::kCollapse: s = view->state.Collapse(*g, static_cast<uint32_t>(node)); break;
-    case ViewOp::kReveal: s = view->state.Reveal(*g, static_cast<uint32_t>(node)); break;
+    case ViewOp::kGet:
+      break;
+    case ViewOp::kExpand:
+      s = view->state.Expand(*g, static_cast<uint32_t>(node));
+      break;
+    case ViewOp::kCollapse:
+      s = view->state.Collapse(*g, static_cast<uint32_t>(node));
+      break;
+    case ViewOp::kReveal:
+      s = view->state.Reveal(*g, static_cast<uint32_t>(node));
+      break;
   }
   if (!s.ok()) {
     Error e = s.error();

@@ -79,7 +79,7 @@ class ViewState {
   // Brings the layout up to date; the accessors below need it.
   void Update(const SideGraph& g);
   uint32_t total_visible() const;
-  int32_t width() const;   // of the root box
+  int32_t width() const;  // of the root box
   int32_t height() const;
 
   // Every visible box, in pre-order.

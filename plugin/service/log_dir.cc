@@ -97,7 +97,8 @@ Result<LogDir> LogDir::Open(const std::string& path) {
   std::string real;
   if (!RealPath(path, &real)) return MakeError(path, "", std::string("cannot open log directory: ") + strerror(errno));
   struct stat st;
-  if (stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return MakeError(path, "", "log directory is not a directory");
+  if (stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return MakeError(path, "", "log directory is not a directory");
   while (real.size() > 1 && real.back() == '/') real.pop_back();
   return LogDir(real);
 }
@@ -135,8 +136,9 @@ Result<std::string> LogDir::Resolve(const std::string& relative, bool must_exist
   }
   if (must_exist || errno != ENOENT) {
     if (missing != nullptr) *missing = errno == ENOENT;
-    return MakeError(relative, "", errno == ENOENT ? "no such file in the log directory"
-                                                   : std::string("cannot open: ") + strerror(errno));
+    return MakeError(
+        relative, "",
+        errno == ENOENT ? "no such file in the log directory" : std::string("cannot open: ") + strerror(errno));
   }
   // A file to be created: its directory must resolve inside, and the name
   // itself must not be a dangling symlink.

@@ -10,9 +10,8 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "compare/pair_compare.h"
 
@@ -46,7 +45,8 @@ std::string ReplaceAll(std::string s, const std::string& from, const std::string
 void RefreshCollection(GraphFile* f, uint32_t node) {
   SideGraph* g = f->mutable_side(vis::SIDE_NPU);
   int32_t p = g->parent(node);
-  if (p <= 0 || g->parent(static_cast<uint32_t>(p)) != 0 || g->node_type(static_cast<uint32_t>(p)) != vis::NODE_API_COLLECTION) {
+  if (p <= 0 || g->parent(static_cast<uint32_t>(p)) != 0 ||
+      g->node_type(static_cast<uint32_t>(p)) != vis::NODE_API_COLLECTION) {
     return;
   }
   bool md5 = f->meta().mode() == vis::MODE_MD5;
@@ -83,8 +83,8 @@ PairOutcome MatchOne(GraphFile* f, uint32_t npu, uint32_t bench, bool check_type
     return out;
   }
   if (check_type && n->node_type(npu) != b->node_type(bench)) {
-    out.error = "node types differ (" + std::to_string(n->node_type(npu)) + " and " +
-                std::to_string(b->node_type(bench)) + ")";
+    out.error =
+        "node types differ (" + std::to_string(n->node_type(npu)) + " and " + std::to_string(b->node_type(bench)) + ")";
     return out;
   }
   auto npu_detail = f->Detail(vis::SIDE_NPU, npu);

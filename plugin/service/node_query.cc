@@ -185,7 +185,8 @@ Result<std::vector<uint32_t>> SearchNodes(const SideGraph& g, const SearchSpec& 
 
 std::vector<uint32_t> FilterNodes(const SideGraph& g, bool compare, const FilterSpec& spec) {
   std::vector<uint32_t> hits;
-  bool by_bucket = !spec.buckets.empty(), by_unmatched = compare && spec.unmatched, by_overflow = !spec.overflow.empty();
+  bool by_bucket = !spec.buckets.empty(), by_unmatched = compare && spec.unmatched,
+       by_overflow = !spec.overflow.empty();
   if (!by_bucket && !by_unmatched && !by_overflow) return hits;
   uint64_t bucket_mask = 0;
   for (int32_t b : spec.buckets) {

@@ -27,9 +27,9 @@ struct SearchSpec {
 Result<std::vector<uint32_t>> SearchNodes(const SideGraph& g, const SearchSpec& spec);
 
 struct FilterSpec {
-  std::vector<int32_t> buckets;     // legend indices (a node's colour bucket, see GraphFile)
-  bool unmatched = false;           // nodes without a match
-  std::vector<uint32_t> overflow;   // OverflowLevel values
+  std::vector<int32_t> buckets;    // legend indices (a node's colour bucket, see GraphFile)
+  bool unmatched = false;          // nodes without a match
+  std::vector<uint32_t> overflow;  // OverflowLevel values
   bool leaves_only = false;
   int32_t micro_step = -1;
 };

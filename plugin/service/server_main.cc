@@ -10,6 +10,7 @@
 // on SIGTERM/SIGINT/SIGHUP. The kernel sends the parent-death signal when the
 // *thread* that started the server exits, and TensorBoard starts it from a
 // request thread, so that signal only triggers a check of getppid().
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -24,8 +25,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-
-#include <grpcpp/grpcpp.h>
 
 #include "base/version.h"
 #include "graph_service.h"

@@ -78,7 +78,7 @@ class SideGraph {
 
   std::string names_;
   std::string folded_;
-  std::vector<uint32_t> name_offset_;  // size() + 1
+  std::vector<uint32_t> name_offset_;                    // size() + 1
   std::unordered_map<uint32_t, std::string> odd_names_;  // names holding '\n' or '\r', verbatim
   std::vector<uint8_t> node_type_;
   std::vector<int32_t> parent_;

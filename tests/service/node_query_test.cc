@@ -65,8 +65,8 @@ TEST_F(NodeQueryTest, RegexAnchorsAtNameBoundaries) {
 
 TEST_F(NodeQueryTest, SearchHonoursTheMicroStep) {
   EXPECT_EQ(Search("layer1", false, false, -1).size(), 14u);
-  EXPECT_EQ(Search("layer1", false, false, 0).size(), 7u);   // forward half
-  EXPECT_EQ(Search("layer1", false, false, 1).size(), 7u);   // backward half
+  EXPECT_EQ(Search("layer1", false, false, 0).size(), 7u);  // forward half
+  EXPECT_EQ(Search("layer1", false, false, 1).size(), 7u);  // backward half
 }
 
 TEST_F(NodeQueryTest, FiltersByBucketUnmatchedAndOverflow) {

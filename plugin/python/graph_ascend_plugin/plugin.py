@@ -36,8 +36,10 @@ MAX_BODY_BYTES = 16 << 20
 SECURITY_HEADERS = [
     (
         "Content-Security-Policy",
-        "default-src 'self'; connect-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-        "img-src 'self' data:; font-src data:; object-src 'none'; base-uri 'self'",
+        (
+            "default-src 'self'; connect-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+            "img-src 'self' data:; font-src data:; object-src 'none'; base-uri 'self'"
+        ),
     ),
     ("X-Frame-Options", "SAMEORIGIN"),
     ("X-Content-Type-Options", "nosniff"),

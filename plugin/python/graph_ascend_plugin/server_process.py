@@ -22,8 +22,7 @@ import time
 
 import grpc
 
-from graph_ascend_plugin._proto import graph_service_pb2
-from graph_ascend_plugin._proto import graph_service_pb2_grpc
+from graph_ascend_plugin._proto import graph_service_pb2, graph_service_pb2_grpc
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +56,7 @@ def exited(proc: subprocess.Popen) -> bool:
 class ServerProcess:
     """Owns one graph-ascend-server child serving `logdir`."""
 
-    def __init__(self, logdir: str, binary: pathlib.Path = None):
+    def __init__(self, logdir: str, binary: pathlib.Path | None = None):
         self._logdir = logdir
         self._binary = pathlib.Path(binary) if binary else server_binary()
         self._lock = threading.Lock()
@@ -127,7 +126,9 @@ class ServerProcess:
     def _runnable_binary(self) -> pathlib.Path:
         binary = self._binary
         if not binary.is_file():
-            raise ServerUnavailable(f"graph-ascend-server not found at {binary} (reinstall the plugin or set {BINARY_ENV})")
+            raise ServerUnavailable(
+                f"graph-ascend-server not found at {binary} (reinstall the plugin or set {BINARY_ENV})"
+            )
         if os.access(binary, os.X_OK):
             return binary
         try:  # package managers sometimes drop the executable bit
@@ -176,7 +177,7 @@ class ServerProcess:
             except grpc.RpcError:
                 if time.monotonic() > deadline:
                     self._stop_locked()
-                    raise ServerUnavailable("graph-ascend-server did not answer within %.0f s" % START_TIMEOUT_S)
+                    raise ServerUnavailable(f"graph-ascend-server did not answer within {START_TIMEOUT_S:.0f} s")
                 time.sleep(0.05)
 
     @staticmethod

@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-
 from plugin_harness import TensorBoard
 
 
@@ -25,8 +24,13 @@ def _builder(build_dir: pathlib.Path) -> pathlib.Path:
 
 def _build(builder, repo_root, case, config, out, *flags):
     cwd = repo_root / "samples" / case
-    subprocess.run([str(builder), "graph", "-i", config, "-o", str(out), *flags], cwd=cwd, check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run(
+        [str(builder), "graph", "-i", config, "-o", str(out), *flags],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return sorted(out.glob("*.vis"))
 
 
@@ -76,5 +80,3 @@ def tb(logdir, plugin_installed):
     board = TensorBoard(logdir)
     yield board
     board.stop()
-
-

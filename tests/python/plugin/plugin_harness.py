@@ -64,8 +64,9 @@ class TensorBoard:
     def api(self, rpc, message=None, raw=None):
         """POSTs to /data/plugin/graph_ascend/api/<rpc>; returns (status, parsed JSON)."""
         body = raw if raw is not None else json.dumps(message or {})
-        status, headers, data = self.request("POST", f"/data/plugin/graph_ascend/api/{rpc}", body,
-                                             {"Content-Type": "application/json"})
+        status, headers, data = self.request(
+            "POST", f"/data/plugin/graph_ascend/api/{rpc}", body, {"Content-Type": "application/json"}
+        )
         return status, json.loads(data) if headers.get("Content-Type", "").startswith("application/json") else data
 
     def ok(self, rpc, message=None):

@@ -11,7 +11,6 @@ import signal
 import subprocess
 
 import pytest
-
 from plugin_harness import process_alive, rel, wait_until
 
 API = "/data/plugin/graph_ascend/api"
@@ -40,9 +39,9 @@ def builder_info(builder, path):
     """Counts printed by `graph-ascend info`."""
     text = subprocess.run([str(builder), "info", str(path)], check=True, capture_output=True, text=True).stdout
     out = {"buckets": {}, "overflow": {}}
-    m = re.search(r"^NPU: (\d+) nodes\n(?:\s+matched (\d+), unmatched (\d+))?", text, re.M)
+    m = re.search(r"^NPU: (\d+) nodes\n(?:\s+matched (\d+), unmatched (\d+))?", text, re.MULTILINE)
     out["npu"] = tuple(int(x) for x in m.groups() if x is not None)
-    for color, count in re.findall(r"^\s+(#[0-9A-Fa-f]{6})\s+\S+\s+(\d+)$", text, re.M):
+    for color, count in re.findall(r"^\s+(#[0-9A-Fa-f]{6})\s+\S+\s+(\d+)$", text, re.MULTILINE):
         out["buckets"][color] = int(count)
     m = re.search(r"overflow: critical (\d+), high (\d+), medium (\d+)", text)
     if m:
@@ -100,7 +99,11 @@ def test_list_runs_names_every_vis_by_relative_path(tb, logdir):
     assert len(dist) == 4
     assert len({f["group"] for f in dist}) == 1
     assert sorted((f["step"], f["rank"]) for f in dist) == [
-        ("step0", "rank0"), ("step0", "rank1"), ("step1", "rank0"), ("step1", "rank1")]
+        ("step0", "rank0"),
+        ("step0", "rank1"),
+        ("step1", "rank0"),
+        ("step1", "rank1"),
+    ]
     assert all(f["kind"] == "compare" for f in dist)
     assert next(f for f in files if f["dir"] == "overflow")["kind"] == "build"
 
@@ -186,20 +189,25 @@ def test_viewport_cuts_the_reply(tb, stats):
 
 @pytest.mark.parametrize(
     "query,regex,ci",
-    [("conv2d", False, False), ("CONV2D", False, True), ("Module.layer1", False, False),
-     (r"^Functional\.conv2d\.\d+\.forward$", True, False), (r"BATCHNORM2D\.(forward|backward)", True, True)],
+    [
+        ("conv2d", False, False),
+        ("CONV2D", False, True),
+        ("Module.layer1", False, False),
+        (r"^Functional\.conv2d\.\d+\.forward$", True, False),
+        (r"BATCHNORM2D\.(forward|backward)", True, True),
+    ],
 )
 def test_search_matches_what_python_finds(tb, stats, query, regex, ci):
     names = [h["name"] for h in all_names(tb, stats)]
     flags = re.IGNORECASE if ci else 0
     pattern = re.compile(query if regex else re.escape(query), flags)
     expected = [n for n in names if pattern.search(n)]
-    body = tb.ok("Search", {"view": view(stats), "query": query, "regex": regex, "caseInsensitive": ci,
-                            "limit": 10000})
+    body = tb.ok("Search", {"view": view(stats), "query": query, "regex": regex, "caseInsensitive": ci, "limit": 10000})
     assert [h["name"] for h in body["hits"]] == expected
     assert body["total"] == len(expected) > 0
-    page = tb.ok("Search", {"view": view(stats), "query": query, "regex": regex, "caseInsensitive": ci,
-                            "offset": 1, "limit": 2})
+    page = tb.ok(
+        "Search", {"view": view(stats), "query": query, "regex": regex, "caseInsensitive": ci, "offset": 1, "limit": 2}
+    )
     assert [h["name"] for h in page["hits"]] == expected[1:3]
 
 
@@ -253,15 +261,18 @@ def test_node_detail_has_both_sides(tb, stats):
 
 def test_manual_match_reproduces_the_builders_verdict(tb, logdir, stats):
     """Unmatch an automatic pair, match it again by hand: same metrics, same precision index."""
-    hit = tb.ok("Search", {"view": view(stats), "query": "^Module\\.layer1\\.0\\.conv1\\.Conv2d\\.forward\\.0$",
-                           "regex": True})["hits"][0]
+    hit = tb.ok(
+        "Search", {"view": view(stats), "query": "^Module\\.layer1\\.0\\.conv1\\.Conv2d\\.forward\\.0$", "regex": True}
+    )["hits"][0]
     before = tb.ok("GetNodeDetail", {"view": view(stats), "node": hit["index"]})
     bench_index = before["node"]["matched"]
     pair = {"file": stats, "npuNode": hit["index"], "benchNode": bench_index}
 
     un = tb.ok("Unmatch", pair)
-    assert [r["npu"] for r in un["results"]] == ["Module.layer1.0.conv1.Conv2d.forward.0",
-                                                 "Module.layer1.0.conv1.Conv2d.backward.0"]
+    assert [r["npu"] for r in un["results"]] == [
+        "Module.layer1.0.conv1.Conv2d.forward.0",
+        "Module.layer1.0.conv1.Conv2d.backward.0",
+    ]
     assert all(r["ok"] for r in un["results"])
     assert un["info"]["npu"]["unmatched"] == 2
     unmatched = tb.ok("Filter", {"view": view(stats), "unmatched": True})
@@ -287,8 +298,10 @@ def test_manual_match_reproduces_the_builders_verdict(tb, logdir, stats):
     saved = tb.ok("SaveMatches", {"file": stats})
     assert saved == {"path": stats + ".config", "matches": 2}
     config = json.loads((logdir / saved["path"]).read_text())
-    assert config == {"Module.layer1.0.conv1.Conv2d.forward.0": "Module.layer1.0.conv1.Conv2d.forward.0",
-                      "Module.layer1.0.conv1.Conv2d.backward.0": "Module.layer1.0.conv1.Conv2d.backward.0"}
+    assert config == {
+        "Module.layer1.0.conv1.Conv2d.forward.0": "Module.layer1.0.conv1.Conv2d.forward.0",
+        "Module.layer1.0.conv1.Conv2d.backward.0": "Module.layer1.0.conv1.Conv2d.backward.0",
+    }
     tb.ok("Unmatch", pair)
     loaded = tb.ok("LoadMatches", {"file": stats})
     assert [r["ok"] for r in loaded["results"]] == [True, True]
@@ -358,7 +371,7 @@ def test_bad_requests_name_what_is_wrong(tb, stats):
     assert status == 400 and "regular expression" in body["error"]["message"]
     status, body = tb.api("NoSuchRpc", {})
     assert status == 404
-    status, headers, data = tb.request("GET", f"{API}/ListRuns")
+    status, _headers, data = tb.request("GET", f"{API}/ListRuns")
     assert status == 405 and json.loads(data)["error"]["code"] == "METHOD_NOT_ALLOWED"
     status, body = tb.api("OpenFile", {"file": "bad/truncated.vis"})
     assert status == 409 and "bad/truncated.vis" in body["error"]["message"]
