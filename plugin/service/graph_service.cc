@@ -125,7 +125,9 @@ Result<std::unique_ptr<GraphServiceImpl>> GraphServiceImpl::Create(const Service
 }
 
 GraphServiceImpl::GraphServiceImpl(LogDir logdir, const ServiceOptions& options)
-    : logdir_(std::move(logdir)), cache_(options.cache_bytes), views_(options.max_views, options.idle_seconds) {}
+    : logdir_(std::move(logdir)),
+      cache_(options.cache_bytes),
+      views_(options.max_views, options.views_bytes, options.idle_seconds) {}
 
 grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressFn& progress,
                                     std::shared_ptr<GraphFile>* file) {
@@ -250,6 +252,7 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     return Fail(grpc::StatusCode::FAILED_PRECONDITION, e);
   }
   view->state.Update(*g);
+  view->bytes = view->state.MemoryBytes();
   reply->set_total_visible(view->state.total_visible());
   reply->set_width(view->state.width());
   reply->set_height(view->state.height());

@@ -22,6 +22,7 @@ struct ServiceOptions {
   std::string logdir;
   size_t cache_bytes = size_t{4} << 30;
   size_t max_views = 4096;
+  size_t views_bytes = size_t{1} << 30;
   int64_t idle_seconds = 6 * 3600;
 };
 

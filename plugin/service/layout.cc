@@ -295,6 +295,12 @@ std::vector<LayoutBox> ViewState::Layout(const SideGraph& g) { return Boxes(g, n
 
 std::vector<LayoutBox> ViewState::Cut(const SideGraph& g, const Viewport& v) { return Boxes(g, &v); }
 
+size_t ViewState::MemoryBytes() const {
+  size_t bytes = sizeof(*this);
+  for (const auto& [node, block] : blocks_) bytes += sizeof(block) + 32 + block.kids.capacity() * sizeof(Placed);
+  return bytes;
+}
+
 bool ViewState::Locate(const SideGraph& g, uint32_t node, LayoutBox* out) {
   if (!g.valid(node) || !g.reachable(node)) return false;
   Update(g);

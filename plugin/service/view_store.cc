@@ -14,7 +14,9 @@ std::shared_ptr<View> ViewStore::Get(const std::string& session, uint64_t file_i
   if (it != slots_.end()) {
     it->second.used = now;
     lru_.splice(lru_.begin(), lru_, it->second.lru);
-    return it->second.view;
+    auto view = it->second.view;
+    EvictLocked(now);
+    return view;
   }
   lru_.push_front(key);
   Slot slot{std::make_shared<View>(micro_step), session, now, lru_.begin()};
@@ -25,10 +27,14 @@ std::shared_ptr<View> ViewStore::Get(const std::string& session, uint64_t file_i
 }
 
 void ViewStore::EvictLocked(std::chrono::steady_clock::time_point now) {
-  while (!lru_.empty()) {
+  size_t bytes = 0;
+  for (const auto& [key, slot] : slots_) bytes += slot.view->bytes.load();
+  // The most recent view (the one being asked for) always stays.
+  while (lru_.size() > 1) {
     auto it = slots_.find(lru_.back());
     bool idle = now - it->second.used > std::chrono::seconds(idle_);
-    if (slots_.size() <= max_views_ && !idle) break;
+    if (slots_.size() <= max_views_ && bytes <= max_bytes_ && !idle) break;
+    bytes -= it->second.view->bytes.load();
     slots_.erase(it);
     lru_.pop_back();
   }
