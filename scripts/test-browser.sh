@@ -89,7 +89,7 @@ summary=$(node -e '
 [ -n "$summary" ] && echo "$summary"
 
 # 5. A screenshot for the README.
-shot=$(find "$frontend/test-results" -name 'search-jump.png' 2>/dev/null | head -1)
+shot=$(find "$frontend/test-results" -name 'precision-filter.png' 2>/dev/null | head -1)
 if [ "$status" -eq 0 ] && [ -n "$shot" ]; then
   mkdir -p "$root/docs"
   cp "$shot" "$root/docs/screenshot.png"

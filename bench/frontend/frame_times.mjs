@@ -73,13 +73,18 @@ try {
   result.scenarios.push(await measure(page, frame, centre, "readable zoom (scale 1), S key held", "key"));
 
   // Zoomed out until at least minNodes nodes are inside the screen.
-  await frame.evaluate((need) => {
-    const p = window.graphAscend.npu;
-    // Leaves come in rows of 5, 25 layout units apart (docs/API.md, "Layout").
-    p.scale = Math.min(1, Math.max(0.01, p.size().height / ((need / 5) * 25 * 1.3)));
-    p.tx = p.size().width / 2 - (p.rootWidth * p.scale) / 2;
-    p.panBy(0, 0);
-  }, minNodes);
+  await frame.evaluate(
+    ([need, name]) => {
+      const p = window.graphAscend.npu;
+      const n = p.nodes.find((x) => x.name === name);
+      // Leaves come in rows of 5, 25 layout units apart (docs/API.md, "Layout").
+      p.scale = Math.min(1, Math.max(0.01, p.size().height / ((need / 5) * 25 * 1.3)));
+      p.tx = p.size().width / 2 - (p.rootWidth * p.scale) / 2;
+      p.ty = p.size().height / 2 - (n.y + n.height / 2) * p.scale;
+      p.panBy(0, 0);
+    },
+    [minNodes, target],
+  );
   await settleWindow(frame);
   result.scenarios.push(await measure(page, frame, centre, `zoomed out (>= ${minNodes} nodes on screen), mouse drag`, "drag"));
   console.log(JSON.stringify(result, null, 1));

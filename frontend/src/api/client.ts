@@ -4,7 +4,14 @@
 // protobuf's JSON mapping; the reply comes back in the same mapping. The
 // method table, the message types and their JSON codecs are generated from
 // the proto at build time (scripts/gen-proto.mjs), so they cannot drift.
-import { type DeepPartial, GraphServiceDefinition, type FileInfo, type OpenProgress } from "./gen/graph_service.js";
+import {
+  type DeepPartial,
+  type FileInfo,
+  GraphServiceDefinition,
+  LayoutNode,
+  type OpenProgress,
+  ViewReply,
+} from "./gen/graph_service.js";
 
 export * from "./gen/graph_service.js";
 export * from "./gen/vis.js";
@@ -60,6 +67,7 @@ export class GraphApi {
     const text = await response.text();
     const json = parseJson(def.name, response.status, text);
     throwIfError(def.name, response, json);
+    if (def.responseType === ViewReply) return decodeViewReply(json) as ReplyOf<M>;
     return (def.responseType as unknown as Codec).fromJSON(json) as ReplyOf<M>;
   }
 
@@ -160,4 +168,25 @@ function throwIfError(rpc: string, response: Response, json: unknown) {
     const message = String(error?.message ?? response.statusText ?? "error");
     throw new ApiError(rpc, response.status, code, `${rpc}: ${message}`);
   }
+}
+
+const LAYOUT_KEYS = Object.keys(LayoutNode.fromJSON({})) as (keyof LayoutNode)[];
+
+/**
+ * ViewReply carries up to tens of thousands of nodes. The plugin prints
+ * every field (docs/API.md, "JSON mapping"), so each parsed node already has
+ * the LayoutNode shape except doubles sent as "NaN"/"Infinity"; those are
+ * fixed in place instead of copying every node. A reply missing any field
+ * takes the generic decoder.
+ */
+export function decodeViewReply(json: unknown): ViewReply {
+  const raw = json as { nodes?: Record<string, unknown>[] };
+  const nodes = raw.nodes;
+  if (!Array.isArray(nodes) || nodes.some((n) => LAYOUT_KEYS.some((k) => n[k] === undefined))) {
+    return ViewReply.fromJSON(json);
+  }
+  for (const n of nodes) if (typeof n.precisionIndex === "string") n.precisionIndex = Number(n.precisionIndex);
+  const reply = ViewReply.fromJSON({ ...raw, nodes: [] });
+  reply.nodes = nodes as unknown as LayoutNode[];
+  return reply;
 }
