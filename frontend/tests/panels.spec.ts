@@ -129,8 +129,13 @@ test("manual matching: unmatch a pair, match it again, save the config", async (
 test("follows TensorBoard's dark mode and switches to Chinese", async ({ page }, info) => {
   const frame = await openPlugin(page, "statistics/");
   await expect(frame.locator("html")).not.toHaveClass(/\bdark\b/);
-  // TensorBoard marks its own body with dark-mode when the user picks the dark theme.
-  await page.evaluate(() => document.body.classList.add("dark-mode"));
+  // TensorBoard's own theme menu: the page follows the body.dark-mode it sets.
+  const theme = async (name: RegExp) => {
+    await page.getByRole("button", { name: /light or dark theme/i }).click();
+    await page.getByRole("menuitem", { name }).click();
+  };
+  await theme(/^dark$/i);
+  await expect(page.locator("body")).toHaveClass(/dark-mode/);
   await expect(frame.locator("html")).toHaveClass(/\bdark\b/);
   await frame.locator("button.lang").click();
   await expect(frame.locator(".side-tab[data-tab=search]")).toHaveText("搜索");
@@ -138,7 +143,7 @@ test("follows TensorBoard's dark mode and switches to Chinese", async ({ page },
   await shot(page, info, "dark-chinese");
   await frame.locator("button.lang").click();
   await expect(frame.locator(".side-tab[data-tab=search]")).toHaveText("Search");
-  await page.evaluate(() => document.body.classList.remove("dark-mode"));
+  await theme(/^light$/i);
   await expect(frame.locator("html")).not.toHaveClass(/\bdark\b/);
 });
 

@@ -23,6 +23,7 @@ import { HEADER, NODE_API, OVERFLOW_COLOURS, darken, isCollection, luminance, no
 const MIN_SCALE = 0.01;
 const MAX_SCALE = 12;
 const KEY_SPEED = 700; // screen px per second for W/A/S/D
+const KEEP_NODES = 60_000; // loaded nodes kept across window refetches
 
 export interface PaneEvents {
   select(pane: GraphPane, node: LayoutNode | null): void;
@@ -383,8 +384,21 @@ export class GraphPane {
     return { x: -w, y: -hh, width: 2 * w, height: 2 * hh };
   }
 
-  private apply(reply: ViewReply, cut: Rect | null) {
-    this.nodes = reply.nodes;
+  /**
+   * Takes a reply's nodes. `keep` (a window refetch, the layout unchanged)
+   * also keeps the nodes already loaded outside the new window, up to
+   * KEEP_NODES in all, so panning back shows them at once. The nodes stay in
+   * an order where every node comes after its ancestors: a new node's
+   * ancestors are all in the reply, and kept nodes keep their old order.
+   */
+  private apply(reply: ViewReply, cut: Rect | null, keep = false) {
+    let nodes = reply.nodes;
+    if (keep && this.nodes.length && nodes.length < reply.totalVisible) {
+      const fresh = new Set(nodes.map((n) => n.index));
+      const kept = this.nodes.filter((n) => !fresh.has(n.index));
+      if (kept.length && nodes.length + kept.length <= KEEP_NODES) nodes = nodes.concat(kept);
+    }
+    this.nodes = nodes;
     this.pos.clear();
     for (let i = 0; i < this.nodes.length; i++) this.pos.set(this.nodes[i].index, i);
     this.rootWidth = reply.width;
@@ -443,7 +457,7 @@ export class GraphPane {
     try {
       const reply = await this.api.call("getView", { view: this.key, viewport }, abort.signal);
       if (epoch !== this.epoch || abort.signal.aborted) return;
-      this.apply(reply, viewport);
+      this.apply(reply, viewport, true);
     } catch (e) {
       if (!abort.signal.aborted) this.events.error((e as Error).message);
     } finally {
