@@ -12,6 +12,7 @@ Exits with the command's exit code. Standard library only (Linux /proc).
 """
 
 import argparse
+import contextlib
 import os
 import resource
 import subprocess
@@ -33,7 +34,7 @@ def children_of():
         except OSError:
             continue
         # Fields after the command name (which may contain spaces) start after the last ')'.
-        fields = stat[stat.rindex(b")") + 2:].split()
+        fields = stat[stat.rindex(b")") + 2 :].split()
         tree.setdefault(int(fields[1]), []).append(int(entry))
     return tree
 
@@ -58,8 +59,7 @@ def tree_rss(root):
 
 def run(command, log_path=None, cwd=None, env=None, interval=0.05):
     """Runs command to completion; returns (exit code, wall s, tree peak bytes, largest process bytes)."""
-    out = open(log_path, "wb") if log_path else None
-    try:
+    with open(log_path, "wb") if log_path else contextlib.nullcontext() as out:
         start = time.monotonic()
         proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT if out else None)
         peak = 0
@@ -67,16 +67,12 @@ def run(command, log_path=None, cwd=None, env=None, interval=0.05):
             peak = max(peak, tree_rss(proc.pid))
             time.sleep(interval)
         wall = time.monotonic() - start
-    finally:
-        if out:
-            out.close()
     max_process = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux
     return proc.returncode, wall, max(peak, max_process), max_process
 
 
 def report(code, wall, peak, max_process):
-    return (f"wall_s={wall:.2f} peak_rss_mb={peak / 2**20:.1f} max_process_rss_mb={max_process / 2**20:.1f} "
-            f"exit={code}")
+    return f"wall_s={wall:.2f} peak_rss_mb={peak / 2**20:.1f} max_process_rss_mb={max_process / 2**20:.1f} exit={code}"
 
 
 def main():

@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import measure  # noqa: E402
+import measure
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_OUT = os.path.join(ROOT, "bench", "out", "reference")
@@ -49,7 +49,7 @@ def absolute_input(compare_json):
 
 def msprobe_command(venv, version, config, outdir, tmpdir, extra):
     msprobe = os.path.join(venv, "bin", "msprobe")
-    if version.startswith("8.") or version.startswith("1."):
+    if version.startswith(("8.", "1.")):
         path = os.path.join(tmpdir, "compare.json")
         with open(path, "w") as f:
             json.dump(config, f, indent=2)
@@ -82,11 +82,13 @@ def main():
     parser.add_argument("outdir", nargs="?")
     argv, extra = sys.argv[1:], []
     if "--" in argv:
-        argv, extra = argv[: argv.index("--")], argv[argv.index("--") + 1:]
+        argv, extra = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
     args = parser.parse_args(argv)
 
     config = absolute_input(args.compare_json)
-    outdir = os.path.abspath(args.outdir or os.path.join(DEFAULT_OUT, f"{default_name(args.compare_json)}-{args.version}"))
+    outdir = os.path.abspath(
+        args.outdir or os.path.join(DEFAULT_OUT, f"{default_name(args.compare_json)}-{args.version}")
+    )
     prepare_outdir(outdir, explicit=args.outdir is not None)
     log_path = outdir + ".log"
     with tempfile.TemporaryDirectory() as tmpdir:

@@ -35,8 +35,20 @@ import re
 import sys
 
 LAYER_RE = re.compile(r"\.layers\.(\d+)\.")
-API_PREFIXES = {"Tensor", "Torch", "Functional", "NPU", "VF", "Aten", "Distributed", "MindSpeed", "Mint",
-                "MintFunctional", "Primitive", "Jit"}
+API_PREFIXES = {
+    "Tensor",
+    "Torch",
+    "Functional",
+    "NPU",
+    "VF",
+    "Aten",
+    "Distributed",
+    "MindSpeed",
+    "Mint",
+    "MintFunctional",
+    "Primitive",
+    "Jit",
+}
 GLOBAL = -1
 
 
@@ -55,15 +67,14 @@ def load(path):
 def api_parts(name):
     """('Functional.linear', 11, 'forward') for an API dump name, else None."""
     parts = name.split(".")
-    if (len(parts) >= 4 and parts[0] in API_PREFIXES and parts[-2].isdigit()
-            and parts[-1] in ("forward", "backward")):
+    if len(parts) >= 4 and parts[0] in API_PREFIXES and parts[-2].isdigit() and parts[-1] in ("forward", "backward"):
         return ".".join(parts[:-2]), int(parts[-2]), parts[-1]
     return None
 
 
 def numbered_dirs(path, prefix):
     names = [n for n in os.listdir(path) if re.fullmatch(prefix + r"\d+", n)]
-    return sorted(names, key=lambda n: int(n[len(prefix):]))
+    return sorted(names, key=lambda n: int(n[len(prefix) :]))
 
 
 class StepDump:
@@ -110,22 +121,21 @@ class StepDump:
         if not ops or not params or len(ops) % len(params):
             return
         k = len(ops) // len(params)
-        chunk_shapes = [self._chunk_shape(ops[i:i + k]) for i in range(0, len(ops), k)]
+        chunk_shapes = [self._chunk_shape(ops[i : i + k]) for i in range(0, len(ops), k)]
         layer_params = [p for p in params if p[0] != GLOBAL]
         layers = sorted({p[0] for p in layer_params})
         if not layers:
             return
         per_layer = len(layer_params) // len(layers)
         want = sorted(s for l, s in layer_params if l == layers[0])
-        for pre in range(0, len(chunk_shapes) - per_layer * len(layers) + 1):
-            groups = [chunk_shapes[pre + i * per_layer: pre + (i + 1) * per_layer] for i in range(len(layers))]
+        for pre in range(len(chunk_shapes) - per_layer * len(layers) + 1):
+            groups = [chunk_shapes[pre + i * per_layer : pre + (i + 1) * per_layer] for i in range(len(layers))]
             if all(sorted(g) == want for g in groups):
                 for i, layer in enumerate(layers):
                     for c in range(pre + i * per_layer, pre + (i + 1) * per_layer):
-                        for op in ops[c * k:(c + 1) * k]:
+                        for op in ops[c * k : (c + 1) * k]:
                             self.layer[op] = layer
                 return
-
 
     def _chunk_shape(self, ops):
         """The parameter shape a chunk of optimizer ops works on: their most common first-input
@@ -203,8 +213,14 @@ class Plan:
         if not after:
             culprit_at = new_layers - 1
         self.culprit_at = culprit_at
-        self.source = [before[j % len(before)] if j < culprit_at else culprit_layer if j == culprit_at
-                       else after[(j - culprit_at - 1) % len(after)] for j in range(new_layers)]
+        self.source = [
+            before[j % len(before)]
+            if j < culprit_at
+            else culprit_layer
+            if j == culprit_at
+            else after[(j - culprit_at - 1) % len(after)]
+            for j in range(new_layers)
+        ]
 
 
 class Renamer:
@@ -324,10 +340,16 @@ class StepScaler:
             for copy, layer, group in expand(self.construct_segments, self.plan):
                 for name in group:
                     parent = self.step.construct[name]
-                    parent_copy = copy if parent is not None and self.step.layer.get(parent, GLOBAL) != GLOBAL \
-                        else GLOBAL
-                    f.write(("\n" if first else ",\n") + " " + json.dumps(rename(name, copy, layer)) + ": "
-                            + json.dumps(rename(parent, parent_copy, layer) if parent else parent))
+                    parent_copy = (
+                        copy if parent is not None and self.step.layer.get(parent, GLOBAL) != GLOBAL else GLOBAL
+                    )
+                    f.write(
+                        ("\n" if first else ",\n")
+                        + " "
+                        + json.dumps(rename(name, copy, layer))
+                        + ": "
+                        + json.dumps(rename(parent, parent_copy, layer) if parent else parent)
+                    )
                     first = False
             f.write("\n}" if not first else "}")
         with open(os.path.join(folder, "dump.json.tmp"), "w") as f:
@@ -339,8 +361,13 @@ class StepScaler:
                 for name in group:
                     if name not in rendered:
                         rendered[name] = json.dumps(self.step.data[name], indent=1).replace("\n", "\n  ")
-                    f.write(("\n" if first else ",\n") + "  " + json.dumps(rename(name, copy, layer)) + ": "
-                            + rendered[name])
+                    f.write(
+                        ("\n" if first else ",\n")
+                        + "  "
+                        + json.dumps(rename(name, copy, layer))
+                        + ": "
+                        + rendered[name]
+                    )
                     first = False
             f.write("\n }\n}" if not first else "}\n}")
         with open(os.path.join(folder, "stack.json.tmp"), "w") as f:
@@ -348,8 +375,13 @@ class StepScaler:
             first = True
             for key, group in self.step.stack.items():
                 if not (isinstance(group, list) and len(group) == 2 and isinstance(group[0], list)):
-                    f.write(("\n" if first else ",\n") + " " + json.dumps(key) + ": "
-                            + json.dumps(group, indent=1).replace("\n", "\n "))
+                    f.write(
+                        ("\n" if first else ",\n")
+                        + " "
+                        + json.dumps(key)
+                        + ": "
+                        + json.dumps(group, indent=1).replace("\n", "\n ")
+                    )
                     first = False
                     continue
                 members = blocks(group[0], self.step.layer)
@@ -406,7 +438,9 @@ def layers_for(step, nodes):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--case", required=True, help="sample case folder with npu/ and bench/ (e.g. samples/gpt_statistics)")
+    parser.add_argument(
+        "--case", required=True, help="sample case folder with npu/ and bench/ (e.g. samples/gpt_statistics)"
+    )
     parser.add_argument("--nodes", type=int, required=True, help="target graph nodes per side, per step and rank")
     parser.add_argument("--out", required=True)
     parser.add_argument("--steps", type=int, default=1)
@@ -435,9 +469,16 @@ def run(args):
     plan = Plan(npu0.layers, culprit_layer if culprit_layer != GLOBAL else None, new_layers, args.culprit_layer)
 
     out = os.path.abspath(args.out)
-    info = {"source": case, "layers": new_layers, "source_layers": npu0.layers, "steps": args.steps,
-            "ranks": args.ranks, "culprit_layer": plan.culprit_at, "source_culprit": culprit_name,
-            "nodes_per_graph": {}}
+    info = {
+        "source": case,
+        "layers": new_layers,
+        "source_layers": npu0.layers,
+        "steps": args.steps,
+        "ranks": args.ranks,
+        "culprit_layer": plan.culprit_at,
+        "source_culprit": culprit_name,
+        "nodes_per_graph": {},
+    }
     for side, layout in (("npu", npu_layout), ("bench", bench_layout)):
         for k in range(args.steps):
             src_step, src_ranks = layout[k % len(layout)]
@@ -452,8 +493,10 @@ def run(args):
                     info["nodes_per_graph"][side] = scaler.node_count()
                     if side == "npu" and culprit_name:
                         info["culprit"] = scaler.renamer.rename(
-                            culprit_name, plan.culprit_at if culprit_layer not in (None, GLOBAL) else GLOBAL,
-                            culprit_layer)
+                            culprit_name,
+                            plan.culprit_at if culprit_layer not in (None, GLOBAL) else GLOBAL,
+                            culprit_layer,
+                        )
     write_json(os.path.join(out, "build.json"), {"npu_path": "npu/step0/rank0"})
     write_json(os.path.join(out, "compare.json"), {"npu_path": "npu/step0/rank0", "bench_path": "bench/step0/rank0"})
     if args.steps > 1:

@@ -10,8 +10,8 @@ SwiGLU), so weights copied from a transformers LlamaForCausalLM give the same fu
 
 import torch
 import torch.distributed as dist
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 
 class ParallelState:
@@ -149,8 +149,9 @@ class SelfAttention(nn.Module):
     def forward(self, x, cos, sin):
         b, s, _ = x.shape
         qkv = self.linear_qkv(x)
-        q, k, v = qkv.split([self.heads * self.head_dim, self.kv_heads * self.head_dim,
-                             self.kv_heads * self.head_dim], dim=-1)
+        q, k, v = qkv.split(
+            [self.heads * self.head_dim, self.kv_heads * self.head_dim, self.kv_heads * self.head_dim], dim=-1
+        )
         q = q.view(b, s, self.heads, self.head_dim).transpose(1, 2)
         k = k.view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
         v = v.view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
@@ -240,11 +241,18 @@ def full_weights(config, seed):
     def normal(*shape):
         return torch.randn(*shape, generator=g) * 0.02
 
-    weights = {"embedding.word_embeddings.weight": normal(vocab, hidden),
-               "decoder.final_layernorm.weight": torch.ones(hidden), "output_layer.weight": normal(vocab, hidden)}
+    weights = {
+        "embedding.word_embeddings.weight": normal(vocab, hidden),
+        "decoder.final_layernorm.weight": torch.ones(hidden),
+        "output_layer.weight": normal(vocab, hidden),
+    }
     for i in range(config["layers"]):
         p = f"decoder.layers.{i}."
-        weights[p + "q"], weights[p + "k"], weights[p + "v"] = normal(hidden, hidden), normal(kv, hidden), normal(kv, hidden)
+        weights[p + "q"], weights[p + "k"], weights[p + "v"] = (
+            normal(hidden, hidden),
+            normal(kv, hidden),
+            normal(kv, hidden),
+        )
         weights[p + "gate"], weights[p + "up"] = normal(ffn, hidden), normal(ffn, hidden)
         weights[p + "self_attention.linear_proj.weight"] = normal(hidden, hidden)
         weights[p + "mlp.linear_fc2.weight"] = normal(hidden, ffn)
@@ -265,7 +273,7 @@ def load_shard(model, config, weights, state):
     with torch.no_grad():
         for name, param in model.named_parameters():
             if name.startswith("decoder.layers."):
-                local, rest = name[len("decoder.layers."):].split(".", 1)
+                local, rest = name[len("decoder.layers.") :].split(".", 1)
                 p = f"decoder.layers.{first + int(local)}."
                 if rest == "self_attention.linear_qkv.weight":
                     value = torch.cat([part(weights[p + "q"], 0), part(weights[p + "k"], 0), part(weights[p + "v"], 0)])

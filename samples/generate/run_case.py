@@ -20,10 +20,9 @@ import tempfile
 
 import torch
 import torch.distributed as dist
-import torch.nn as nn
 import torch.nn.functional as F
-
 from msprobe.pytorch import PrecisionDebugger
+from torch import nn
 
 SEED = 1234
 
@@ -135,7 +134,7 @@ class AttentionBlock(nn.Module):
         self.qkv = nn.Linear(dim, 3 * dim)
         self.softmax = NaiveSoftmax(compute_dtype)
         self.proj = nn.Linear(dim, dim)
-        self.temperature = 24.0 # sharpens the scores so that fp16 exp() overflows
+        self.temperature = 24.0  # sharpens the scores so that fp16 exp() overflows
 
     def forward(self, x):
         q, k, v = self.qkv(self.norm(x)).chunk(3, dim=-1)
@@ -192,8 +191,10 @@ def train(model, batches, loss_fn, debugger, lr=0.05, rank_id=None):
 
 def image_batches(steps, batch, size):
     g = torch.Generator().manual_seed(SEED + 1)
-    return [(torch.randn(batch, 3, size, size, generator=g), torch.randint(0, 10, (batch,), generator=g))
-            for _ in range(steps)]
+    return [
+        (torch.randn(batch, 3, size, size, generator=g), torch.randint(0, 10, (batch,), generator=g))
+        for _ in range(steps)
+    ]
 
 
 def run_cnn(side, debugger):
@@ -282,22 +283,39 @@ def _llama_from_megatron(config, weights):
     """transformers' LlamaForCausalLM holding the same weights as the Megatron-style model."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    model = LlamaForCausalLM(LlamaConfig(
-        vocab_size=config["vocab"], hidden_size=config["hidden"], intermediate_size=config["ffn"],
-        num_hidden_layers=config["layers"], num_attention_heads=config["heads"],
-        num_key_value_heads=config["kv_heads"], max_position_embeddings=64, rms_norm_eps=config["eps"],
-        tie_word_embeddings=False))
-    names = {"model.embed_tokens.weight": "embedding.word_embeddings.weight", "model.norm.weight":
-             "decoder.final_layernorm.weight", "lm_head.weight": "output_layer.weight"}
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=config["vocab"],
+            hidden_size=config["hidden"],
+            intermediate_size=config["ffn"],
+            num_hidden_layers=config["layers"],
+            num_attention_heads=config["heads"],
+            num_key_value_heads=config["kv_heads"],
+            max_position_embeddings=64,
+            rms_norm_eps=config["eps"],
+            tie_word_embeddings=False,
+        )
+    )
+    names = {
+        "model.embed_tokens.weight": "embedding.word_embeddings.weight",
+        "model.norm.weight": "decoder.final_layernorm.weight",
+        "lm_head.weight": "output_layer.weight",
+    }
     for i in range(config["layers"]):
         hf, mg = f"model.layers.{i}.", f"decoder.layers.{i}."
-        names.update({hf + "self_attn.q_proj.weight": mg + "q", hf + "self_attn.k_proj.weight": mg + "k",
-                      hf + "self_attn.v_proj.weight": mg + "v", hf + "mlp.gate_proj.weight": mg + "gate",
-                      hf + "mlp.up_proj.weight": mg + "up",
-                      hf + "self_attn.o_proj.weight": mg + "self_attention.linear_proj.weight",
-                      hf + "mlp.down_proj.weight": mg + "mlp.linear_fc2.weight",
-                      hf + "input_layernorm.weight": mg + "input_layernorm.weight",
-                      hf + "post_attention_layernorm.weight": mg + "pre_mlp_layernorm.weight"})
+        names.update(
+            {
+                hf + "self_attn.q_proj.weight": mg + "q",
+                hf + "self_attn.k_proj.weight": mg + "k",
+                hf + "self_attn.v_proj.weight": mg + "v",
+                hf + "mlp.gate_proj.weight": mg + "gate",
+                hf + "mlp.up_proj.weight": mg + "up",
+                hf + "self_attn.o_proj.weight": mg + "self_attention.linear_proj.weight",
+                hf + "mlp.down_proj.weight": mg + "mlp.linear_fc2.weight",
+                hf + "input_layernorm.weight": mg + "input_layernorm.weight",
+                hf + "post_attention_layernorm.weight": mg + "pre_mlp_layernorm.weight",
+            }
+        )
     with torch.no_grad():
         for name, param in model.named_parameters():
             param.copy_(weights[names[name]])
@@ -308,7 +326,7 @@ def _gpt_loss(logits, ids):
     return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 
 
-LM_CONFIG = dict(vocab=128, hidden=32, heads=4, kv_heads=2, ffn=64, layers=2, eps=1e-6)
+LM_CONFIG = {"vocab": 128, "hidden": 32, "heads": 4, "kv_heads": 2, "ffn": 64, "layers": 2, "eps": 1e-6}
 
 
 def run_layer_mapping(side, debugger):
@@ -337,7 +355,7 @@ def run_layer_mapping(side, debugger):
     debugger.step()
 
 
-PM_CONFIG = dict(vocab=64, hidden=32, heads=4, kv_heads=2, ffn=64, layers=2, eps=1e-6)
+PM_CONFIG = {"vocab": 64, "hidden": 32, "heads": 4, "kv_heads": 2, "ffn": 64, "layers": 2, "eps": 1e-6}
 
 
 def run_parallel_merge(side, debugger):
@@ -366,8 +384,15 @@ def run_parallel_merge(side, debugger):
     tp, pp = 2, 2
     assert world == tp * pp, "parallel_merge npu side runs with torchrun --nproc_per_node 4"
     tp_groups = [dist.new_group(ranks=[s * tp + r for r in range(tp)]) for s in range(pp)]
-    state = mm.ParallelState(tp_size=tp, pp_size=pp, tp_group=tp_groups[rank // tp], tp_rank=rank % tp,
-                             pp_rank=rank // tp, pp_prev=rank - tp, pp_next=rank + tp)
+    state = mm.ParallelState(
+        tp_size=tp,
+        pp_size=pp,
+        tp_group=tp_groups[rank // tp],
+        tp_rank=rank % tp,
+        pp_rank=rank // tp,
+        pp_prev=rank - tp,
+        pp_next=rank + tp,
+    )
     model = mm.GPTModel(PM_CONFIG, state)
     mm.load_shard(model, PM_CONFIG, weights, state)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -404,12 +429,20 @@ def run_parallel_merge(side, debugger):
 CASES = {
     "cnn_statistics": ("statistics", "mix", "statistics", run_cnn),
     "cnn_md5": ("statistics", "mix", "md5", run_cnn),
-    "gpt_tensor": ("tensor", "mix", "statistics",
-                   lambda s, d: run_llama(s, d, layers=2, steps=1, hidden=16, batch=1, seq=4,
-                                         dump_optimizer=False, eps_layer=1)),
-    "gpt_statistics": ("statistics", "mix", "statistics",
-                       lambda s, d: run_llama(s, d, layers=3, steps=2, hidden=32, batch=2, seq=8,
-                                             dump_optimizer=True, bf16_mlp_layer=1)),
+    "gpt_tensor": (
+        "tensor",
+        "mix",
+        "statistics",
+        lambda s, d: run_llama(s, d, layers=2, steps=1, hidden=16, batch=1, seq=4, dump_optimizer=False, eps_layer=1),
+    ),
+    "gpt_statistics": (
+        "statistics",
+        "mix",
+        "statistics",
+        lambda s, d: run_llama(
+            s, d, layers=3, steps=2, hidden=32, batch=2, seq=8, dump_optimizer=True, bf16_mlp_layer=1
+        ),
+    ),
     "dist_gloo": ("statistics", "mix", "statistics", run_dist),
     "l1_api": ("statistics", "L1", "statistics", run_small_cnn),
     "structure": ("structure", "mix", "statistics", run_small_cnn),

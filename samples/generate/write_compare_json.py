@@ -18,13 +18,15 @@ import os
 import re
 import sys
 
-PARALLEL = {"npu": {"rank_size": 4, "tp": 2, "pp": 2, "vpp": 1, "order": "tp-cp-ep-dp-pp"},
-            "bench": {"rank_size": 1, "tp": 1, "pp": 1, "vpp": 1, "order": "tp-cp-ep-dp-pp"}}
+PARALLEL = {
+    "npu": {"rank_size": 4, "tp": 2, "pp": 2, "vpp": 1, "order": "tp-cp-ep-dp-pp"},
+    "bench": {"rank_size": 1, "tp": 1, "pp": 1, "vpp": 1, "order": "tp-cp-ep-dp-pp"},
+}
 
 
 def numbered(names, prefix):
     found = [n for n in names if re.fullmatch(prefix + r"\d*", n)]
-    return sorted(found, key=lambda n: int(n[len(prefix):] or 0))
+    return sorted(found, key=lambda n: int(n[len(prefix) :] or 0))
 
 
 def layout(side_dir):
@@ -57,11 +59,15 @@ def main():
     bench_ranks = dict(bench)[step]
     write(os.path.join(case_dir, "build.json"), {"npu_path": f"npu/{step}/{npu_ranks[0]}"})
     if case == "parallel_merge":
-        write(os.path.join(case_dir, "compare.json"),
-              {"npu_path": f"npu/{step}", "bench_path": f"bench/{step}", "parallel_merge": PARALLEL})
+        write(
+            os.path.join(case_dir, "compare.json"),
+            {"npu_path": f"npu/{step}", "bench_path": f"bench/{step}", "parallel_merge": PARALLEL},
+        )
         return
-    write(os.path.join(case_dir, "compare.json"),
-          {"npu_path": f"npu/{step}/{npu_ranks[0]}", "bench_path": f"bench/{step}/{bench_ranks[0]}"})
+    write(
+        os.path.join(case_dir, "compare.json"),
+        {"npu_path": f"npu/{step}/{npu_ranks[0]}", "bench_path": f"bench/{step}/{bench_ranks[0]}"},
+    )
     uses_proc = npu_ranks[0].startswith("proc")
     if not uses_proc and (len(npu) > 1 or len(npu_ranks) > 1):
         root = "" if len(npu) > 1 else f"/{step}"

@@ -10,10 +10,10 @@ import re
 import zipfile
 
 API_PREFIXES = ("Tensor", "Torch", "Functional", "NPU", "VF", "Aten", "Distributed", "MindSpeed")
-API_RE = re.compile(r"^(%s)\.[^.]+(\.[^.]+)*\.(0|[1-9]\d*)\.(forward|backward)$" % "|".join(API_PREFIXES))
+API_RE = re.compile(r"^({})\.[^.]+(\.[^.]+)*\.(0|[1-9]\d*)\.(forward|backward)$".format("|".join(API_PREFIXES)))
 MODULE_RE = re.compile(r"^Module\.(.+\.)?[A-Za-z_][A-Za-z0-9_]*\.(forward|backward)\.(0|[1-9]\d*)$")
 PARAMS_GRAD_RE = re.compile(r"^Module\.(.+\.)?[A-Za-z_][A-Za-z0-9_]*\.parameters_grad(\.\d+)?$")
-STACK_LINE_RE = re.compile(r"^File .+, line \d+, in .+, \n .*$", re.S)
+STACK_LINE_RE = re.compile(r"^File .+, line \d+, in .+, \n .*$", re.DOTALL)
 MD5_RE = re.compile(r"^[0-9a-f]{8}$")
 STAT_KEYS = ("Max", "Min", "Mean", "Norm")
 FORWARD_KEYS = {"input_args", "input_kwargs", "output", "parameters", "is_recompute"}
@@ -32,7 +32,7 @@ def load_json(path):
 
 def numbered(names, prefix):
     found = [n for n in names if re.fullmatch(prefix + r"(0|[1-9]\d*)", n)]
-    return sorted(found, key=lambda n: int(n[len(prefix):]))
+    return sorted(found, key=lambda n: int(n[len(prefix) :]))
 
 
 def dump_layout(side_dir):
@@ -40,13 +40,16 @@ def dump_layout(side_dir):
     assert os.path.isdir(side_dir), f"{side_dir}: missing"
     entries = sorted(os.listdir(side_dir))
     steps = numbered(entries, "step")
-    assert steps and steps == sorted(entries, key=lambda n: int(n[4:]) if n[4:].isdigit() else -1), \
+    assert steps and steps == sorted(entries, key=lambda n: int(n[4:]) if n[4:].isdigit() else -1), (
         f"{side_dir}: expected only step<N> folders, found {entries}"
+    )
     layout = []
     for step in steps:
         inner = sorted(os.listdir(os.path.join(side_dir, step)))
         ranks = numbered(inner, "rank") or [n for n in inner if re.fullmatch(r"proc\d+", n)]
-        assert ranks and len(ranks) == len(inner), f"{side_dir}/{step}: expected rank<N> or proc<pid> folders, found {inner}"
+        assert ranks and len(ranks) == len(inner), (
+            f"{side_dir}/{step}: expected rank<N> or proc<pid> folders, found {inner}"
+        )
         layout.append((step, ranks))
     return layout
 
@@ -71,7 +74,9 @@ def is_number_or_special(value):
 def check_tensor_leaf(where, leaf, task, md5):
     assert isinstance(leaf.get("dtype"), str) and leaf["dtype"], f"{where}: tensor without dtype"
     shape = leaf.get("shape")
-    assert isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape), f"{where}: bad shape {shape!r}"
+    assert isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape), (
+        f"{where}: bad shape {shape!r}"
+    )
     for key in STAT_KEYS:
         assert key in leaf, f"{where}: tensor without {key}"
         assert is_number_or_special(leaf[key]), f"{where}: {key} is {leaf[key]!r}"
@@ -80,8 +85,9 @@ def check_tensor_leaf(where, leaf, task, md5):
     else:
         assert "md5" not in leaf, f"{where}: md5 present outside md5 mode"
     if task == "tensor":
-        assert isinstance(leaf.get("data_name"), str) and leaf["data_name"].endswith((".pt", ".npy")), \
+        assert isinstance(leaf.get("data_name"), str) and leaf["data_name"].endswith((".pt", ".npy")), (
             f"{where}: task tensor but data_name is {leaf.get('data_name')!r}"
+        )
     else:
         assert "data_name" not in leaf, f"{where}: data_name outside task tensor"
 
@@ -133,7 +139,9 @@ def check_dump_folder(folder, task, level, md5=False):
     if task == "tensor":
         check_tensor_files(folder, tensors)
     else:
-        assert not os.path.exists(os.path.join(folder, "dump_tensor_data")), f"{folder}: tensor files outside task tensor"
+        assert not os.path.exists(os.path.join(folder, "dump_tensor_data")), (
+            f"{folder}: tensor files outside task tensor"
+        )
 
     construct_path = os.path.join(folder, "construct.json")
     construct = load_json(construct_path)
@@ -199,6 +207,7 @@ def check_stack(path, stack, data, construct):
 
 def first_difference(npu_data, bench_data, ignore_md5=False):
     """Name of the first npu entry (in dump order) whose content differs from bench."""
+
     def strip(value):
         if not ignore_md5:
             return value
@@ -216,8 +225,11 @@ def first_difference(npu_data, bench_data, ignore_md5=False):
 
 def has_anomaly(value):
     """NaN or +-inf in a leaf's Max/Min/Mean (msprobe's overflow rule, builder §7)."""
-    return any(str(leaf.get(k)).lower() in ("nan", "inf", "-inf") for _, leaf in iter_leaves(value, "")
-               for k in ("Max", "Min", "Mean"))
+    return any(
+        str(leaf.get(k)).lower() in ("nan", "inf", "-inf")
+        for _, leaf in iter_leaves(value, "")
+        for k in ("Max", "Min", "Mean")
+    )
 
 
 def classify_dir(path):
@@ -251,6 +263,7 @@ def check_compare_json(case_dir, name, want_bench, want_kind):
         assert classify_dir(full) == want_kind, f"{path}: {key} {value!r} is not a {want_kind} folder"
         resolved[key] = full
     if want_bench and want_kind != "files":
-        assert sorted(os.listdir(resolved["npu_path"])) == sorted(os.listdir(resolved["bench_path"])) or \
-            config.get("parallel_merge"), f"{path}: npu and bench folders differ"
+        assert sorted(os.listdir(resolved["npu_path"])) == sorted(os.listdir(resolved["bench_path"])) or config.get(
+            "parallel_merge"
+        ), f"{path}: npu and bench folders differ"
     return config

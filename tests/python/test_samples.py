@@ -11,7 +11,6 @@ import os
 import re
 
 import pytest
-
 from samples_check import (
     check_compare_json,
     check_dump_folder,
@@ -28,28 +27,94 @@ SIZE_LIMIT = 20 * 2**20
 # case -> what msprobe was asked for, the layout it wrote and the culprit (first npu entry that
 # differs from bench in the first step and rank; for dist_gloo the rank-1 culprit, checked below).
 CASES = {
-    "cnn_statistics": dict(task="statistics", level="mix", steps=2, ranks=1, culprit="Functional.batch_norm.6.forward",
-                           culprit_parent="Module.layer2.0.bn2.BatchNorm2d.forward.0"),
-    "cnn_md5": dict(task="statistics", level="mix", steps=2, ranks=1, md5=True,
-                    culprit="Functional.batch_norm.6.forward",
-                    culprit_parent="Module.layer2.0.bn2.BatchNorm2d.forward.0"),
-    "gpt_tensor": dict(task="tensor", level="mix", steps=1, ranks=1, culprit="Tensor.__add__.10.forward",
-                       culprit_parent="Module.model.layers.1.post_attention_layernorm.LlamaRMSNorm.forward.0"),
-    "gpt_statistics": dict(task="statistics", level="mix", steps=2, ranks=1, culprit="Functional.linear.11.forward",
-                           culprit_parent="Module.model.layers.1.mlp.gate_proj.Linear.forward.0"),
-    "dist_gloo": dict(task="statistics", level="mix", steps=2, ranks=2, culprit="Distributed.all_reduce.0.forward",
-                      culprit_parent=None),
-    "l1_api": dict(task="statistics", level="L1", steps=1, ranks=1, proc=True, culprit="Functional.batch_norm.1.forward",
-                   culprit_parent=None),
-    "structure": dict(task="structure", level="mix", steps=1, ranks=1, proc=True, culprit=None, culprit_parent=None),
-    "overflow_nan": dict(task="statistics", level="mix", steps=1, ranks=1, culprit="Torch.exp.1.forward",
-                         culprit_parent="Module.blocks.1.softmax.NaiveSoftmax.forward.0"),
+    "cnn_statistics": {
+        "task": "statistics",
+        "level": "mix",
+        "steps": 2,
+        "ranks": 1,
+        "culprit": "Functional.batch_norm.6.forward",
+        "culprit_parent": "Module.layer2.0.bn2.BatchNorm2d.forward.0",
+    },
+    "cnn_md5": {
+        "task": "statistics",
+        "level": "mix",
+        "steps": 2,
+        "ranks": 1,
+        "md5": True,
+        "culprit": "Functional.batch_norm.6.forward",
+        "culprit_parent": "Module.layer2.0.bn2.BatchNorm2d.forward.0",
+    },
+    "gpt_tensor": {
+        "task": "tensor",
+        "level": "mix",
+        "steps": 1,
+        "ranks": 1,
+        "culprit": "Tensor.__add__.10.forward",
+        "culprit_parent": "Module.model.layers.1.post_attention_layernorm.LlamaRMSNorm.forward.0",
+    },
+    "gpt_statistics": {
+        "task": "statistics",
+        "level": "mix",
+        "steps": 2,
+        "ranks": 1,
+        "culprit": "Functional.linear.11.forward",
+        "culprit_parent": "Module.model.layers.1.mlp.gate_proj.Linear.forward.0",
+    },
+    "dist_gloo": {
+        "task": "statistics",
+        "level": "mix",
+        "steps": 2,
+        "ranks": 2,
+        "culprit": "Distributed.all_reduce.0.forward",
+        "culprit_parent": None,
+    },
+    "l1_api": {
+        "task": "statistics",
+        "level": "L1",
+        "steps": 1,
+        "ranks": 1,
+        "proc": True,
+        "culprit": "Functional.batch_norm.1.forward",
+        "culprit_parent": None,
+    },
+    "structure": {
+        "task": "structure",
+        "level": "mix",
+        "steps": 1,
+        "ranks": 1,
+        "proc": True,
+        "culprit": None,
+        "culprit_parent": None,
+    },
+    "overflow_nan": {
+        "task": "statistics",
+        "level": "mix",
+        "steps": 1,
+        "ranks": 1,
+        "culprit": "Torch.exp.1.forward",
+        "culprit_parent": "Module.blocks.1.softmax.NaiveSoftmax.forward.0",
+    },
     # Two code bases (Megatron-style npu, Hugging Face bench): no shared names to diverge on.
-    "layer_mapping": dict(task="statistics", level="mix", steps=1, ranks=1, culprit=None, culprit_parent=None,
-                          same_structure=False),
+    "layer_mapping": {
+        "task": "statistics",
+        "level": "mix",
+        "steps": 1,
+        "ranks": 1,
+        "culprit": None,
+        "culprit_parent": None,
+        "same_structure": False,
+    },
     # tp=2 x pp=2 npu job against an unsplit one-rank bench run.
-    "parallel_merge": dict(task="statistics", level="mix", steps=1, ranks=4, bench_ranks=1, culprit=None,
-                           culprit_parent=None, same_structure=False),
+    "parallel_merge": {
+        "task": "statistics",
+        "level": "mix",
+        "steps": 1,
+        "ranks": 4,
+        "bench_ranks": 1,
+        "culprit": None,
+        "culprit_parent": None,
+        "same_structure": False,
+    },
 }
 
 
@@ -58,8 +123,16 @@ def case_path(case, *parts):
 
 
 def folders(case, side):
-    return [(step, rank, case_path(case, side, step, rank)) for step, ranks in dump_layout(case_path(case, side))
-            for rank in ranks]
+    return [
+        (step, rank, case_path(case, side, step, rank))
+        for step, ranks in dump_layout(case_path(case, side))
+        for rank in ranks
+    ]
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
 
 
 def dump_data(folder):
@@ -132,7 +205,7 @@ def test_culprit_is_the_first_divergence(case):
 def test_md5_case_has_md5_on_every_tensor():
     for side in ("npu", "bench"):
         for _, _, folder in folders("cnn_md5", side):
-            text = open(os.path.join(folder, "dump.json")).read()
+            text = read_text(os.path.join(folder, "dump.json"))
             assert text.count('"type": "torch.Tensor"') == text.count('"md5": "'), folder
 
 
@@ -169,7 +242,10 @@ def test_distributed_case_links_ranks():
                     group = rank[name]["input_kwargs"]["group"]
                     assert group["type"] == "torch.ProcessGroup" and group["group_ranks"] == [0, 1]
             # all_reduce makes the gradients equal on both ranks
-            assert rank0["Distributed.all_reduce.0.forward"]["output"] == rank1["Distributed.all_reduce.0.forward"]["output"]
+            assert (
+                rank0["Distributed.all_reduce.0.forward"]["output"]
+                == rank1["Distributed.all_reduce.0.forward"]["output"]
+            )
 
 
 def test_distributed_culprit_is_on_rank1():
@@ -192,9 +268,9 @@ def test_overflow_case():
 
 def test_l1_and_structure_cases():
     for side in ("npu", "bench"):
-        (_, _, l1), = folders("l1_api", side)
+        ((_, _, l1),) = folders("l1_api", side)
         assert load_json(os.path.join(l1, "construct.json")) == {}
-        (_, _, structure), = folders("structure", side)
+        ((_, _, structure),) = folders("structure", side)
         construct = load_json(os.path.join(structure, "construct.json"))
         assert any(name.startswith("Module.block2.1.BatchNorm2d.forward") for name in construct)
 
@@ -219,13 +295,14 @@ def test_compare_json_files(case):
 
 
 def test_versions_are_recorded():
-    text = open(os.path.join(SAMPLES, "versions.txt")).read()
-    assert re.search(r"^mindstudio-probe==\d+\.\d+", text, re.M)
-    assert re.search(r"^torch==\d+\.\d+", text, re.M)
+    text = read_text(os.path.join(SAMPLES, "versions.txt"))
+    assert re.search(r"^mindstudio-probe==\d+\.\d+", text, re.MULTILINE)
+    assert re.search(r"^torch==\d+\.\d+", text, re.MULTILINE)
     generated = set()
     for case in CASES:
-        text = open(os.path.join(SAMPLES, case, "npu", "step0", os.listdir(case_path(case, "npu", "step0"))[0],
-                                 "stack.json")).read()
+        text = read_text(
+            os.path.join(SAMPLES, case, "npu", "step0", os.listdir(case_path(case, "npu", "step0"))[0], "stack.json")
+        )
         generated.add("samples/generate/run_case.py" in text)
     assert generated == {True}, "every sample's stacks should come from samples/generate/run_case.py"
 
@@ -239,7 +316,7 @@ def test_samples_fit_the_size_budget():
 
 
 def test_readme_names_every_case():
-    text = open(os.path.join(SAMPLES, "README.md")).read()
+    text = read_text(os.path.join(SAMPLES, "README.md"))
     for case, spec in CASES.items():
         assert f"`{case}`" in text
         if spec["culprit"]:
@@ -249,7 +326,7 @@ def test_readme_names_every_case():
 def read_layer_mapping(path):
     """The sample's layer_mapping.yaml: {class: {npu name: bench name}} (plain two-level mapping)."""
     mapping, current = {}, None
-    for line in open(path):
+    for line in read_text(path).splitlines():
         line = line.split("#", 1)[0].rstrip()
         if not line:
             continue
@@ -282,9 +359,10 @@ def test_layer_mapping_case():
     classes = set(npu.values()) | {"TopLayer"}
     for parent_class, entries in mapping.items():
         assert parent_class in classes, f"yaml key {parent_class} is no npu class"
-        for src, dst in entries.items():
+        for src in entries:
             parents = [p for p, c in npu.items() if c == parent_class] if parent_class != "TopLayer" else [""]
             assert any(f"{p}.{src}".strip(".") in npu for p in parents), f"{parent_class}: {src} is no npu child"
+
     # Mapping every npu module path through the yaml (longest source first) lands on a bench module.
     def convert(path):
         segments, out, node = path.split("."), [], ""
@@ -293,9 +371,9 @@ def test_layer_mapping_case():
             cls = npu.get(node, "TopLayer") if node else "TopLayer"
             for src, dst in sorted(mapping.get(cls, {}).items(), key=lambda kv: -kv[0].count(".")):
                 n = src.count(".") + 1
-                if segments[i:i + n] == src.split("."):
+                if segments[i : i + n] == src.split("."):
                     out.append(dst)
-                    node = ".".join(filter(None, [node] + segments[i:i + n]))
+                    node = ".".join(filter(None, [node] + segments[i : i + n]))
                     i += n
                     break
             else:
@@ -308,8 +386,11 @@ def test_layer_mapping_case():
     assert mapped["decoder.layers.1.mlp.linear_fc2"] == "model.layers.1.mlp.down_proj"
     assert mapped["decoder.final_layernorm"] == "model.norm"
     unmatched = sorted(p for p, b in mapped.items() if b not in bench)
-    assert unmatched == ["decoder.layers.0.self_attention.core_attention", "decoder.layers.1.self_attention.core_attention",
-                         "embedding"], unmatched
+    assert unmatched == [
+        "decoder.layers.0.self_attention.core_attention",
+        "decoder.layers.1.self_attention.core_attention",
+        "embedding",
+    ], unmatched
     # Same weights, same math: the loss agrees.
     npu_loss = dump_data(case_path("layer_mapping", "npu", "step0", "rank0"))["Functional.cross_entropy.0.forward"]
     bench_loss = dump_data(case_path("layer_mapping", "bench", "step0", "rank0"))["Functional.cross_entropy.0.forward"]
@@ -333,8 +414,12 @@ def test_parallel_merge_case():
         assert data[qkv]["parameters"]["weight"]["shape"] == [full[0] // 2, full[1]]
         for name in (n for n in data if n.startswith("Distributed.all_reduce.")):
             assert data[name]["input_kwargs"]["group"]["group_ranks"] == [2 * stage, 2 * stage + 1]
-        peers = {op["peer"] for name, entry in data.items() if name.startswith("Distributed.batch_isend_irecv.")
-                 for op in entry["input_args"][0]}
+        peers = {
+            op["peer"]
+            for name, entry in data.items()
+            if name.startswith("Distributed.batch_isend_irecv.")
+            for op in entry["input_args"][0]
+        }
         assert peers == {r + 2 if stage == 0 else r - 2}
     # Same weights and data: the split job's loss (last stage) equals the unsplit one.
     loss = bench["Functional.cross_entropy.0.forward"]["output"][0]["Max"]
