@@ -30,6 +30,8 @@ BINARY_ENV = "GRAPH_ASCEND_SERVER_BINARY"
 START_TIMEOUT_S = 20.0
 CALL_TIMEOUT_S = 120.0
 WATCH_INTERVAL_S = 2.0
+HEALTH_TIMEOUT_S = 10.0
+HUNG_CHECKS = 3
 _MAX_MESSAGE = 256 << 20
 
 
@@ -112,16 +114,35 @@ class ServerProcess:
         return getattr(stub, method)(request, timeout=timeout), proc
 
     def _watch(self) -> None:
-        """Restarts a server that died between requests, so the next one does not wait."""
+        """Health-checks the server every WATCH_INTERVAL_S: restarts it when it died, and kills a
+        server that stopped answering Health (HUNG_CHECKS in a row) so that it is restarted."""
+        failures = 0
         while not self._closed:
             time.sleep(WATCH_INTERVAL_S)
-            proc = self._proc
-            if self._closed or proc is None or proc.poll() is None:
+            proc, stub = self._proc, self._stub
+            if self._closed or proc is None:
+                continue
+            if proc.poll() is not None:
+                failures = 0
+                try:
+                    self.stub()
+                except ServerUnavailable as e:
+                    logger.error("graph-ascend-server restart failed: %s", e)
                 continue
             try:
-                self.stub()
-            except ServerUnavailable as e:
-                logger.error("graph-ascend-server restart failed: %s", e)
+                stub.Health(graph_service_pb2.HealthRequest(), timeout=HEALTH_TIMEOUT_S)
+                failures = 0
+            except grpc.RpcError as e:
+                if proc is not self._proc:
+                    continue  # restarted meanwhile
+                failures += 1
+                logger.warning(
+                    "graph-ascend-server (pid %d) health check failed: %s %s", proc.pid, e.code(), e.details()
+                )
+                if failures >= HUNG_CHECKS:
+                    logger.error("graph-ascend-server (pid %d) does not answer; killing it", proc.pid)
+                    proc.kill()
+                    failures = 0
 
     def _runnable_binary(self) -> pathlib.Path:
         binary = self._binary
@@ -155,9 +176,6 @@ class ServerProcess:
                 close_fds=True,
             )
         self._starts += 1
-        if self._watchdog is None:
-            self._watchdog = threading.Thread(target=self._watch, name="graph-ascend-watchdog", daemon=True)
-            self._watchdog.start()
         options = [
             ("grpc.max_receive_message_length", _MAX_MESSAGE),
             ("grpc.max_send_message_length", 64 << 20),
@@ -173,6 +191,9 @@ class ServerProcess:
             try:
                 self._stub.Health(graph_service_pb2.HealthRequest(), timeout=1.0)
                 logger.info("graph-ascend-server pid %d serving %s", self._proc.pid, self._logdir)
+                if self._watchdog is None:
+                    self._watchdog = threading.Thread(target=self._watch, name="graph-ascend-watchdog", daemon=True)
+                    self._watchdog.start()
                 return
             except grpc.RpcError:
                 if time.monotonic() > deadline:
