@@ -57,6 +57,12 @@ def percentile(values, p):
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
+def cpu_s(pid):
+    """User + system CPU seconds of a process so far."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid):
     for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -127,12 +133,14 @@ def run(pb, stub, args, pid):
     b = Bench(pb, None, stub, args.file, rng)
 
     # Open, cold: the stream until done, then the first screen of the root.
+    cpu0 = cpu_s(pid)
     t0 = time.perf_counter()
     info = None
     for msg in stub.OpenFile(pb.FileRequest(file=args.file), timeout=600):
         if msg.done:
             info = msg.info
     open_ms = (time.perf_counter() - t0) * 1000
+    open_cpu_s = cpu_s(pid) - cpu0
     root_view = b.timed(
         "GetView",
         stub.GetView,
@@ -233,6 +241,8 @@ def run(pb, stub, args, pid):
         "nodes_per_side": n_nodes,
         "file_bytes": os.path.getsize(os.path.join(args.logdir, args.file)),
         "open_ms": round(open_ms, 1),
+        "open_server_cpu_s": round(open_cpu_s, 2),
+        "load_average": os.getloadavg()[0],
         "open_and_first_view_ms": round(browsable_ms, 1),
         "server_rss_mb_after_open": round(rss_after_open, 1),
         "server_rss_mb_at_end": round(rss_mb(pid), 1),
