@@ -1,7 +1,7 @@
 """Runs one sample case on CPU under msprobe's PrecisionDebugger and writes its dump.
 
 Usage:  python run_case.py CASE SIDE DUMP_PATH
-        torchrun --nproc_per_node 2 run_case.py CASE SIDE DUMP_PATH   (distributed cases)
+        torchrun --nproc_per_node N run_case.py CASE SIDE DUMP_PATH   (dist_gloo: N=2; parallel_merge npu: N=4)
 
 SIDE is "bench" (the baseline) or "npu" (the run with one known, localised precision
 difference). Both sides build the same model from the same seed and feed the same data, so
