@@ -95,9 +95,18 @@ try {
 /** Records rAF timestamps, draw times and long tasks inside the page. */
 function installProbe() {
   const w = window;
-  const probe = { stamps: [], draws: [], drawn: [], longtasks: [], on: false };
+  const probe = { stamps: [], draws: [], drawn: [], longtasks: [], decode: [], bytes: [], apply: [], on: false };
   w.__probe = probe;
   const p = w.graphAscend.npu;
+  w.graphAscend.api.onDecode = (rpc, ms, bytes) => {
+    if (probe.on && rpc === "GetView") {
+      probe.decode.push(ms);
+      probe.bytes.push(bytes);
+    }
+  };
+  p.onApply = (ms) => {
+    if (probe.on) probe.apply.push(ms);
+  };
   p.onFrame = (ms) => {
     if (!probe.on) return;
     probe.draws.push(ms);
@@ -121,17 +130,22 @@ async function measure(page, frame, centre, name, how) {
     p.draws = [];
     p.drawn = [];
     p.longtasks = [];
+    p.decode = [];
+    p.bytes = [];
+    p.apply = [];
     p.on = true;
   });
   if (how === "drag") {
-    await page.mouse.move(centre.x, centre.y + 300);
-    await page.mouse.down();
-    for (let i = 0; i < steps; i++) {
-      // Up and down, 8 px per event: the screen keeps moving into unfetched layout.
-      const dy = i < steps / 2 ? -8 : 8;
-      await page.mouse.move(centre.x + (i % 20) - 10, centre.y + 300 + dy * (i < steps / 2 ? i : steps - i));
+    // Strokes from the bottom of the pane to the top, 8 px per mouse event:
+    // the view keeps moving down the graph into layout it has to fetch.
+    const perStroke = 60;
+    for (let done = 0; done < steps; done += perStroke) {
+      const y0 = centre.y + 260;
+      await page.mouse.move(centre.x, y0);
+      await page.mouse.down();
+      for (let i = 1; i <= perStroke; i++) await page.mouse.move(centre.x + (i % 20) - 10, y0 - 8 * i);
+      await page.mouse.up();
     }
-    await page.mouse.up();
   } else {
     await page.mouse.move(centre.x, centre.y);
     await page.keyboard.down("s");
@@ -142,7 +156,7 @@ async function measure(page, frame, centre, name, how) {
   const raw = await frame.evaluate(() => {
     const p = window.__probe;
     p.on = false;
-    return { stamps: p.stamps, draws: p.draws, drawn: p.drawn, longtasks: p.longtasks, scale: window.graphAscend.npu.scale };
+    return { ...p, scale: window.graphAscend.npu.scale };
   });
   const intervals = raw.stamps.slice(1).map((t, i) => t - raw.stamps[i]);
   return {
@@ -152,6 +166,10 @@ async function measure(page, frame, centre, name, how) {
     frameIntervalMs: stats(intervals),
     drawMs: stats(raw.draws),
     nodesDrawn: stats(raw.drawn),
+    windowFetches: raw.decode.length,
+    replyBytes: stats(raw.bytes),
+    parseDecodeMs: stats(raw.decode),
+    applyMs: stats(raw.apply),
     longTasks: raw.longtasks.length,
     longestTaskMs: round(Math.max(0, ...raw.longtasks), 1),
   };

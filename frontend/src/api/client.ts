@@ -54,6 +54,8 @@ export type PartialRequest<M extends keyof Methods> = DeepPartial<RequestOf<M>>;
 export class GraphApi {
   /** Requests in flight, for the busy indicator. */
   inFlight = 0;
+  /** Called with the main-thread time spent parsing and decoding each reply (the frame-time bench reads it). */
+  onDecode: ((rpc: string, ms: number, bytes: number) => void) | null = null;
   onBusyChange: (busy: boolean) => void = () => {};
 
   constructor(private readonly base = "./api/") {}
@@ -65,10 +67,13 @@ export class GraphApi {
     const body = JSON.stringify(codec.toJSON(codec.fromPartial(request as never) as never));
     const response = await this.post(def.name, body, signal);
     const text = await response.text();
+    const t0 = performance.now();
     const json = parseJson(def.name, response.status, text);
     throwIfError(def.name, response, json);
-    if (def.responseType === ViewReply) return decodeViewReply(json) as ReplyOf<M>;
-    return (def.responseType as unknown as Codec).fromJSON(json) as ReplyOf<M>;
+    const reply =
+      def.responseType === ViewReply ? decodeViewReply(json) : (def.responseType as unknown as Codec).fromJSON(json);
+    this.onDecode?.(def.name, performance.now() - t0, text.length);
+    return reply as ReplyOf<M>;
   }
 
   /**

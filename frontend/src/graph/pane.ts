@@ -23,7 +23,7 @@ import { HEADER, NODE_API, OVERFLOW_COLOURS, darken, isCollection, luminance, no
 const MIN_SCALE = 0.01;
 const MAX_SCALE = 12;
 const KEY_SPEED = 700; // screen px per second for W/A/S/D
-const KEEP_NODES = 60_000; // loaded nodes kept across window refetches
+const KEEP_NODES = 30_000; // loaded nodes kept across window refetches
 
 export interface PaneEvents {
   select(pane: GraphPane, node: LayoutNode | null): void;
@@ -85,6 +85,8 @@ export class GraphPane {
   private pending = 0;
   /** Nodes drawn by the last frame, for the frame-time benchmark. */
   drawn = 0;
+  /** Called with the time spent taking each reply (the frame-time bench reads it). */
+  onApply: ((ms: number, nodes: number) => void) | null = null;
   /** Frame callbacks, for the frame-time benchmark. */
   onFrame: ((ms: number) => void) | null = null;
 
@@ -392,6 +394,7 @@ export class GraphPane {
    * ancestors are all in the reply, and kept nodes keep their old order.
    */
   private apply(reply: ViewReply, cut: Rect | null, keep = false) {
+    const t0 = performance.now();
     let nodes = reply.nodes;
     if (keep && this.nodes.length && nodes.length < reply.totalVisible) {
       const fresh = new Set(nodes.map((n) => n.index));
@@ -409,6 +412,7 @@ export class GraphPane {
     this.recolour();
     this.statusEl.textContent = `${reply.totalVisible}`;
     this.minimap.invalidate();
+    this.onApply?.(performance.now() - t0, nodes.length);
   }
 
   private recolour() {
@@ -447,11 +451,16 @@ export class GraphPane {
     this.refetchAbort = null;
   }
 
+  /**
+   * Fetches the window around the screen. One at a time: a fetch is never
+   * aborted for a newer screen position (the service would still do the
+   * work, and a steady pan would abort every fetch); when it lands, the next
+   * one starts if the screen has moved on. Layout changes abort it.
+   */
   private async refetch() {
-    if (!this.key || !this.needsRefetch()) return;
+    if (!this.key || this.refetchAbort || !this.needsRefetch()) return;
     const epoch = this.epoch;
     const viewport = this.wantRect();
-    this.refetchAbort?.abort();
     const abort = new AbortController();
     this.refetchAbort = abort;
     try {
