@@ -4,10 +4,6 @@
 // overflow levels are those msprobe's own `graph` (8.1.2) gives for the same
 // samples, except where graph-ascend deliberately differs (L1 dumps).
 #include <gtest/gtest.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -20,162 +16,32 @@
 #include <string>
 #include <vector>
 
+#include "cli_runner.h"
 #include "test_files.h"
-
-extern char** environ;
 
 namespace graph_ascend {
 namespace {
 
 namespace fs = std::filesystem;
+using graph_ascend::testing::ColorOf;
+using graph_ascend::testing::CountMatched;
+using graph_ascend::testing::Export;
+using graph_ascend::testing::Files;
+using graph_ascend::testing::FirstDivergence;
+using graph_ascend::testing::Graph;
+using graph_ascend::testing::HasIndex;
+using graph_ascend::testing::Index;
+using graph_ascend::testing::InfoLine;
+using graph_ascend::testing::Json;
+using graph_ascend::testing::Lines;
+using graph_ascend::testing::PreOrder;
 using graph_ascend::testing::ReadFile;
+using graph_ascend::testing::RunResult;
+using graph_ascend::testing::RunTool;
+using graph_ascend::testing::Sample;
 using graph_ascend::testing::SourceDir;
 using graph_ascend::testing::TempDir;
 using graph_ascend::testing::WriteFile;
-using Json = nlohmann::ordered_json;
-
-struct RunResult {
-  int status = -1;  // exit status, or 128 + signal
-  std::string out, err;
-};
-
-std::string Binary() {
-  const char* b = getenv("GA_BINARY_DIR");
-  return std::string(b != nullptr ? b : "build") + "/bin/graph-ascend";
-}
-
-std::string Sample(const std::string& rel) { return SourceDir() + "/samples/" + rel; }
-
-// Runs graph-ascend with `args`, capturing stdout and stderr.
-RunResult RunTool(const std::vector<std::string>& args) {
-  TempDir io;
-  std::string out = io / "stdout", err = io / "stderr";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> full = {Binary()};
-  full.insert(full.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : full) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid;
-  RunResult r;
-  int rc = posix_spawn(&pid, full[0].c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    ADD_FAILURE() << "cannot start " << full[0] << ": " << strerror(rc);
-    return r;
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = ReadFile(out);
-  r.err = ReadFile(err);
-  return r;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
-// Every file name in `dir`, sorted.
-std::vector<std::string> Files(const std::string& dir) {
-  std::vector<std::string> out;
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// Runs `graph` and returns the .vis files it wrote (full paths, sorted).
-std::vector<std::string> Graph(const std::string& config, const std::string& out_dir,
-                               const std::vector<std::string>& flags = {}) {
-  std::vector<std::string> args = {"graph", "-i", config, "-o", out_dir};
-  args.insert(args.end(), flags.begin(), flags.end());
-  RunResult r = RunTool(args);
-  EXPECT_EQ(r.status, 0) << r.err;
-  std::vector<std::string> paths;
-  for (const std::string& line : Lines(r.out)) paths.push_back(line);
-  std::sort(paths.begin(), paths.end());
-  std::vector<std::string> listed;
-  for (const std::string& f : Files(out_dir)) listed.push_back(out_dir + "/" + f);
-  EXPECT_EQ(paths, listed) << "stdout names exactly the files written";
-  return paths;
-}
-
-// msprobe's JSON view of a .vis, through `graph-ascend export`.
-Json Export(const std::string& vis) {
-  std::string json_path = vis + ".json";
-  RunResult r = RunTool({"export", vis, "-o", json_path});
-  EXPECT_EQ(r.status, 0) << r.err;
-  std::string text = ReadFile(json_path);
-  fs::remove(json_path);
-  try {
-    return Json::parse(text);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << vis << ": exported JSON does not parse: " << e.what();
-    return Json::object();
-  }
-}
-
-// The nodes of one exported graph in execution (pre-)order from the root.
-std::vector<std::string> PreOrder(const Json& graph) {
-  std::vector<std::string> order;
-  std::vector<std::string> todo = {graph["root"].get<std::string>()};
-  while (!todo.empty()) {
-    std::string n = todo.back();
-    todo.pop_back();
-    order.push_back(n);
-    const Json& subs = graph["node"][n]["subnodes"];
-    for (auto it = subs.rbegin(); it != subs.rend(); ++it) todo.push_back(it->get<std::string>());
-  }
-  return order;
-}
-
-bool HasIndex(const Json& node) { return node.at("data").contains("precision_index"); }
-double Index(const Json& node) { return node.at("data").at("precision_index").get<double>(); }
-
-// The first API in execution order whose precision index is above the best
-// value: where the two runs start to diverge.
-std::string FirstDivergence(const Json& npu) {
-  for (const std::string& n : PreOrder(npu)) {
-    const Json& node = npu["node"][n];
-    if (node["node_type"] == 1 && HasIndex(node) && Index(node) > 0) return n;
-  }
-  return "";
-}
-
-// The colour of a precision index by the file's own legend (§6.10).
-std::string ColorOf(const Json& colors, double p) {
-  std::string last_numeric;
-  for (auto& [color, entry] : colors.items()) {
-    if (!entry["value"].empty()) last_numeric = color;
-  }
-  for (auto& [color, entry] : colors.items()) {
-    const Json& v = entry["value"];
-    if (v.empty()) continue;
-    double lo = v[0].get<double>(), hi = v[1].get<double>();
-    if (lo == hi ? p == lo : (p >= lo && (p < hi || (color == last_numeric && p == hi)))) return color;
-  }
-  return "";
-}
-
-int CountMatched(const Json& graph) {
-  int n = 0;
-  for (auto& [name, node] : graph["node"].items()) n += !node["matched_node_link"].empty();
-  return n;
-}
-
-std::string InfoLine(const std::string& info, const std::string& prefix) {
-  for (const std::string& line : Lines(info)) {
-    if (line.rfind(prefix, 0) == 0) return line;
-  }
-  return "<no line starting with '" + prefix + "'>";
-}
 
 // ---------------------------------------------------------------- builds
 
@@ -390,9 +256,10 @@ TEST(CompareTest, Md5ResultsFollowTheMd5Values) {
     EXPECT_EQ(Index(node), all_equal ? 1.0 : 0.0) << name;
     (all_equal ? pass : different)++;
   }
-  // msprobe 8.1.2 on the same sample: 57 pass, 271 Different.
-  EXPECT_EQ(pass, 57);
-  EXPECT_EQ(different, 271);
+  // md5 values of tensors changed in place differ from run to run on CPU
+  // (samples/README.md), so only the existence of both outcomes is fixed.
+  EXPECT_GT(pass, 0);
+  EXPECT_GT(different, 0);
   EXPECT_EQ(npu.at("Functional.batch_norm.6.forward")["data"]["Result"], "Different");
   std::vector<std::string> colors;
   for (auto& [color, entry] : doc["Colors"].items()) colors.push_back(color);
@@ -586,7 +453,11 @@ TEST(BatchTest, ProcFoldersPairAsSingleRanks) {
   WriteFile(dir / "proc.json", R"({"npu_path": ")" + Sample("structure/npu") + R"(", "bench_path": ")" +
                                    Sample("structure/bench") + "\"}");
   std::vector<std::string> files = Graph(dir / "proc.json", dir / "o");
-  EXPECT_EQ(Names(files), std::vector<std::string>{"compare_step0_proc11074"});
+  std::vector<std::string> npu_folders = Files(Sample("structure/npu/step0"));
+  ASSERT_EQ(npu_folders.size(), 1u);
+  ASSERT_EQ(npu_folders[0].rfind("proc", 0), 0u);
+  EXPECT_NE(npu_folders, Files(Sample("structure/bench/step0"))) << "the pids differ";
+  EXPECT_EQ(Names(files), std::vector<std::string>{"compare_step0_" + npu_folders[0]});
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(CountMatched(Export(files[0])["NPU"]), 67);
 }
