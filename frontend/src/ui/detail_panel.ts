@@ -296,7 +296,7 @@ export class DetailPanel {
       }
       if (col.startsWith("metric:")) {
         const m = item.metric.find((x) => `metric:${x.name}` === col);
-        text = m ? m.text || (m.hasValue ? formatNumber(m.value) : "") : "";
+        text = m ? metricText(m) : "";
         bad = !!m && row.kind === "npu" && metricBad(m, threshold);
       } else {
         const f = item.field.find((x) => x.name === col);
@@ -386,8 +386,10 @@ function columnWidth(col: string, rows: Row[]): number {
     if (!r.item || n++ > 400) continue;
     let len = 0;
     if (col === "name") len = r.item.key.length * 0.6 + 2;
-    else if (col.startsWith("metric:")) len = r.item.metric.find((m) => `metric:${m.name}` === col)?.text.length ?? 0;
-    else {
+    else if (col.startsWith("metric:")) {
+      const m = r.item.metric.find((x) => `metric:${x.name}` === col);
+      len = m ? metricText(m).length : 0;
+    } else {
       const f = r.item.field.find((x) => x.name === col);
       len = f ? valueText(f.value).length : 0;
     }
@@ -416,6 +418,14 @@ function isNonFinite(v: Value | undefined): boolean {
   if (v.number !== undefined) return !Number.isFinite(v.number);
   if (v.text !== undefined) return /^[-+]?(nan|inf|infinity)$/i.test(v.text.trim());
   return false;
+}
+
+/** A metric as the reference prints it: plain numbers with 6 decimals (builder reference §10.5), other text as is. */
+function metricText(m: Metric): string {
+  const text = m.text.trim();
+  if (!text) return m.hasValue ? formatNumber(m.value) : "";
+  if (/^[-+]?\d+\.\d{7,}(e[-+]?\d+)?$/i.test(text)) return formatNumber(Number(text));
+  return text;
 }
 
 /** A metric's number: "20.0%" is 0.2; otherwise its value. */
