@@ -5,9 +5,10 @@ Usage: python3 measure.py [--interval S] [--log FILE] -- COMMAND [ARGS...]
 msprobe builds and compares ranks in a multiprocessing pool, so the peak of one process
 (what `/usr/bin/time -v` reports) understates the memory a run needs. This polls /proc every
 --interval seconds and sums the resident set of the whole process tree; it also reports the
-largest single process from getrusage(RUSAGE_CHILDREN), which is exact but per process.
+largest single process from getrusage(RUSAGE_CHILDREN), which is exact but per process, and the
+CPU time (user + system) of the whole tree, steadier than wall time on a shared machine.
 Prints, after the command ends:
-    wall_s=<seconds> peak_rss_mb=<tree peak, polled> max_process_rss_mb=<largest process> exit=<code>
+    wall_s=<s> peak_rss_mb=<tree peak, polled> max_process_rss_mb=<largest process> cpu_s=<s> exit=<code>
 Exits with the command's exit code. Standard library only (Linux /proc).
 """
 
@@ -57,8 +58,21 @@ def tree_rss(root):
     return total
 
 
+class Measurement:
+    def __init__(self, code, wall_s, peak_bytes, max_process_bytes, cpu_s):
+        self.code, self.wall_s, self.cpu_s = code, wall_s, cpu_s
+        self.peak_bytes, self.max_process_bytes = peak_bytes, max_process_bytes
+
+    def report(self):
+        return (
+            f"wall_s={self.wall_s:.2f} peak_rss_mb={self.peak_bytes / 2**20:.1f} "
+            f"max_process_rss_mb={self.max_process_bytes / 2**20:.1f} cpu_s={self.cpu_s:.2f} exit={self.code}"
+        )
+
+
 def run(command, log_path=None, cwd=None, env=None, interval=0.05):
-    """Runs command to completion; returns (exit code, wall s, tree peak bytes, largest process bytes)."""
+    """Runs command to completion and measures it (children included, as far as they are waited for)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log_path, "wb") if log_path else contextlib.nullcontext() as out:
         start = time.monotonic()
         proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT if out else None)
@@ -67,12 +81,10 @@ def run(command, log_path=None, cwd=None, env=None, interval=0.05):
             peak = max(peak, tree_rss(proc.pid))
             time.sleep(interval)
         wall = time.monotonic() - start
-    max_process = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux
-    return proc.returncode, wall, max(peak, max_process), max_process
-
-
-def report(code, wall, peak, max_process):
-    return f"wall_s={wall:.2f} peak_rss_mb={peak / 2**20:.1f} max_process_rss_mb={max_process / 2**20:.1f} exit={code}"
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    max_process = after.ru_maxrss * 1024  # KiB on Linux; the largest child of this process so far
+    return Measurement(proc.returncode, wall, max(peak, max_process), max_process, cpu)
 
 
 def main():
@@ -85,8 +97,8 @@ def main():
     if not command:
         parser.error("no command given")
     result = run(command, args.log, interval=args.interval)
-    print(report(*result), flush=True)
-    return result[0]
+    print(result.report(), flush=True)
+    return result.code
 
 
 if __name__ == "__main__":

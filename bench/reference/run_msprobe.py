@@ -95,7 +95,7 @@ def main():
         command = msprobe_command(args.venv, args.version, config, outdir, tmpdir, extra)
         print("command=" + " ".join(command), flush=True)
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-        code, wall, peak, max_process = measure.run(command, log_path, cwd=tmpdir, env=env)
+        result = measure.run(command, log_path, cwd=tmpdir, env=env)
 
     outputs = sorted(os.path.join(outdir, n) for n in os.listdir(outdir) if ".vis" in n)
     with open(log_path, errors="replace") as f:
@@ -105,9 +105,9 @@ def main():
     for path in outputs:
         print(f"output={path} bytes={os.path.getsize(path)}")
     print(f"log={log_path}")
-    print(measure.report(code, wall, peak, max_process), flush=True)
-    if code != 0:
-        return code
+    print(result.report(), flush=True)
+    if result.code != 0:
+        return result.code
     if not outputs:
         print("error=msprobe wrote no .vis/.vis.db file", file=sys.stderr)
         return 1

@@ -16,7 +16,7 @@
 # fuzzy match is -f on 8.x and -fm on 26.x).
 #
 # Prints `command=…`, `output=FILE bytes=N` per result file, `log=FILE`, then
-#   wall_s=<s> peak_rss_mb=<whole process tree, polled> max_process_rss_mb=<largest process> exit=<code>
+#   wall_s=<s> peak_rss_mb=<whole process tree, polled> max_process_rss_mb=<largest process> cpu_s=<s> exit=<code>
 # and exits non-zero if msprobe failed or wrote no result.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -204,6 +204,7 @@ def test_measure_counts_child_processes(tmp_path):
     # The parent stays small; a child holds ~200 MiB: the tree peak must include it.
     child = "import time; b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(0.5)"
     parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}], check=True)"
-    code, wall, peak, largest = measure.run([sys.executable, "-c", parent], str(tmp_path / "log"))
-    assert code == 0 and wall > 0
-    assert peak >= 200 * 2**20 and largest >= 200 * 2**20
+    result = measure.run([sys.executable, "-c", parent], str(tmp_path / "log"))
+    assert result.code == 0 and result.wall_s > 0 and result.cpu_s > 0
+    assert result.peak_bytes >= 200 * 2**20 and result.max_process_bytes >= 200 * 2**20
+    assert "peak_rss_mb=" in result.report() and result.report().endswith("exit=0")
