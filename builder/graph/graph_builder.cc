@@ -164,7 +164,9 @@ uint32_t SideBuilder::RepairBackwardParent(uint32_t child_id, uint32_t parent_id
     int64_t id = side_->pool->Find(name);
     if (id < 0) return -1;
     auto it = c.edge_of.find(static_cast<uint32_t>(id));
-    return it == c.edge_of.end() ? -1 : c.edges[it->second].parent;
+    // Not "cond ? -1 : parent": the uint32_t parent would make -1 4294967295.
+    if (it == c.edge_of.end()) return -1;
+    return c.edges[it->second].parent;
   };
   std::string candidate;
   if (SplitTrailing(child, "backward", &dot, &digits)) {
