@@ -189,6 +189,17 @@ TEST_F(GraphBuilderTest, BackwardParentRepair) {
   EXPECT_EQ(Parent("Module.n.N.backward.0"), "DefaultModel") << "no forward twin";
 }
 
+// The forward twin is a known name but not a key of construct.json: named
+// only as a parent (a partial construct.json, §5.4) or only in dump.json.
+TEST_F(GraphBuilderTest, BackwardRepairWhenTheForwardTwinIsNotAKey) {
+  Build(DumpJson(R"("Torch.mm.0.forward": )" + kIO + R"(, "Torch.mm.0.backward": )" + kIO),
+        R"({"Module.a.A.forward.0": "Module.p.P.forward.0", "Module.p.P.backward.0": null,
+            "Torch.mm.0.backward": null})");
+  EXPECT_EQ(Parent("Module.p.P.backward.0"), "DefaultModel");
+  EXPECT_EQ(Parent("Torch.mm.0.backward"), "DefaultModel");
+  EXPECT_EQ(Parent("Module.a.A.forward.0"), "Module.p.P.forward.0");
+}
+
 // §5.6 simplification: a module keeps the first line calling it, an API
 // the line after msprobe's template call; otherwise everything is kept.
 TEST(SimplifyStackTest, Rules) {
