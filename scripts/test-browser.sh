@@ -57,6 +57,9 @@ graph cnn_statistics build.json build
 graph overflow_nan compare.json overflow -oc
 graph dist_gloo batch.json batch
 graph cnn_md5 compare.json md5
+# A damaged file: the page must name it in its error and keep working.
+mkdir -p "$logdir/broken"
+printf 'not a graph-ascend file\n' > "$logdir/broken/compare_20250101000000.vis"
 
 # 3. TensorBoard on a free port.
 port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -98,7 +98,7 @@ test("switching rank on a batch output keeps the selected node", async ({ page }
   await shot(page, info, "rank-switch");
 });
 
-test("manual matching: unmatch a pair, match it again, save the config", async ({ page }, info) => {
+test("manual matching: unmatch a pair, match it again, save the config and load it back", async ({ page }, info) => {
   const frame = await openPlugin(page, "statistics/");
   const name = "Module.fc.Linear.forward.0";
   await frame.locator(".side-tab[data-tab=match]").click();
@@ -124,6 +124,30 @@ test("manual matching: unmatch a pair, match it again, save the config", async (
 
   await frame.locator("button[data-action=save]").click();
   await expect(frame.locator(".match-summary")).toHaveAttribute("data-saved", /\.config$/);
+
+  // The saved config brings the pair back after another unmatch.
+  await frame.locator("button[data-action=unmatch]").click();
+  await idle(frame);
+  await expect.poll(async () => (await node(frame, "npu", name))?.matched).toBe(-1);
+  await frame.locator("button[data-action=load]").click();
+  await idle(frame);
+  await expect.poll(async () => (await node(frame, "npu", name))?.matched).toBe(benchIndex);
+});
+
+test("a damaged .vis file gives an error naming it, and other runs still open", async ({ page }) => {
+  const frame = await openPlugin(page, "statistics/");
+  const picker = frame.locator("select[data-picker=run]");
+  const broken = (await picker.locator("option").allTextContents()).find((t) => t.includes("broken/"))!;
+  expect(broken).toBeTruthy();
+  await picker.selectOption({ label: broken });
+  const empty = frame.locator(".empty-state");
+  await expect(empty).toBeVisible();
+  await expect(empty).toContainText(broken.split(" ")[0]);
+  await expect(empty.locator("button[data-action=retry]")).toBeVisible();
+  await expect(frame.locator(".toast.error")).toBeVisible();
+  await chooseRun(frame, "statistics/");
+  await expect(empty).toBeHidden();
+  expect((await nodes(frame, "npu")).length).toBeGreaterThan(0);
 });
 
 test("follows TensorBoard's dark mode and switches to Chinese", async ({ page }, info) => {

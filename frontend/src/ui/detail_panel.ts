@@ -177,7 +177,9 @@ export class DetailPanel {
     this.tabDetail.textContent = compare ? t("detail") : t("detailSingle");
     this.tabInfo.textContent = t("stackInfo");
     this.thresholdLabel.textContent = t("threshold");
-    this.thresholdInput.parentElement!.hidden = !compare;
+    const mode = this.ctx.info()?.meta?.mode;
+    const graded = mode === CompareMode.MODE_STATISTICS || mode === CompareMode.MODE_TENSOR;
+    this.thresholdInput.parentElement!.hidden = !compare || !graded;
     if (!this.reply?.node) {
       this.header.replaceChildren(h("span.muted", null, t("noSelection")));
       this.columns = [];
