@@ -107,6 +107,8 @@ def main():
     ap.add_argument("--graph-ascend", default=os.path.join(ROOT, "build", "bin", "graph-ascend"))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "crosscheck"))
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--all-variants", action="store_true",
+                    help="also run -f, -lm, -oc and -cs on the samples they apply to")
     ap.add_argument("extra", nargs="*", help="flags for both tools, e.g. -oc")
     args = ap.parse_args()
     ignore = VERSION_ONLY_KEYS.get(args.version, set())
@@ -114,12 +116,28 @@ def main():
     configs = [c for c in configs if os.path.basename(c) in ("compare.json", "build.json", "batch.json")]
     if args.only:
         configs = [c for c in configs if os.path.basename(os.path.dirname(c)) in args.only]
+    runs = [(c, args.extra) for c in configs]
+    if args.all_variants:
+        yaml = os.path.join(ROOT, "samples", "layer_mapping", "layer_mapping.yaml")
+        for c in configs:
+            case, kind = os.path.basename(os.path.dirname(c)), os.path.basename(c)
+            if kind != "build.json" and case in ("cnn_statistics", "gpt_statistics", "layer_mapping", "dist_gloo"):
+                runs.append((c, ["-f"]))
+            if case == "layer_mapping" and kind == "compare.json":
+                runs.append((c, ["-lm", yaml]))
+            if case in ("overflow_nan", "cnn_statistics", "dist_gloo"):
+                runs.append((c, ["-oc"]))
+            if case == "gpt_statistics" and kind != "batch.json":
+                runs.append((c, ["-cs"]))
     rows = []
     failed = False
-    for config in configs:
+    for config, extra in runs:
+        args.extra = extra
         case = os.path.basename(os.path.dirname(config))
         label = case + "/" + os.path.basename(config)
-        tag = "-".join([case, os.path.basename(config)[:-5]] + [a.strip("-") for a in args.extra])
+        tag = "-".join([case, os.path.basename(config)[:-5]] + [os.path.basename(a).strip("-") for a in args.extra])
+        label = label + ("" if not args.extra else " " + " ".join(
+            os.path.basename(a) if os.path.isabs(a) else a for a in args.extra))
         ref_dir = os.path.join(args.out, "ref-" + args.version, tag)
         our_dir = os.path.join(args.out, "ours", tag)
         shutil.rmtree(ref_dir, ignore_errors=True)

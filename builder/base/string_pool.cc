@@ -37,6 +37,18 @@ uint32_t StringPool::Intern(std::string_view s) {
   return id;
 }
 
+uint32_t StringPool::InternShort(std::string_view s) {
+  if (s.size() > 64) return Intern(s);
+  uint32_t h = 2166136261u ^ static_cast<uint32_t>(s.size());
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  CacheSlot& slot = cache_[h & (kCacheSlots - 1)];
+  if (slot.text.size() == s.size() && slot.text == s && (slot.id != 0 || s.empty())) return slot.id;
+  uint32_t id = Intern(s);
+  slot.text = strings_[id];
+  slot.id = id;
+  return id;
+}
+
 int64_t StringPool::Find(std::string_view s) const {
   auto it = ids_.find(s);
   return it == ids_.end() ? -1 : static_cast<int64_t>(it->second);

@@ -20,6 +20,10 @@ class StringPool {
 
   // The id of `s`, adding it if new.
   uint32_t Intern(std::string_view s);
+  // Intern() through a small direct-mapped cache: for the short strings a
+  // dump repeats millions of times (field names, dtypes, shapes, item keys),
+  // which would otherwise each cost a probe of the large table.
+  uint32_t InternShort(std::string_view s);
   // The id of `s`, or -1 if it was never interned.
   int64_t Find(std::string_view s) const;
   std::string_view Get(uint32_t id) const { return strings_[id]; }
@@ -35,6 +39,13 @@ class StringPool {
   size_t bytes_ = 0;
   std::vector<std::string_view> strings_;
   std::unordered_map<std::string_view, uint32_t> ids_;
+
+  struct CacheSlot {
+    std::string_view text;  // points into the pool
+    uint32_t id = 0;
+  };
+  static constexpr size_t kCacheSlots = 4096;
+  std::vector<CacheSlot> cache_ = std::vector<CacheSlot>(kCacheSlots);
 };
 
 }  // namespace graph_ascend

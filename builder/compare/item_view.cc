@@ -151,6 +151,33 @@ vis::Value NormalizedStat(const vis::Item& item, int k) {
   return out;
 }
 
+StatNumber NormalizedNumber(const vis::Item& item, int k) {
+  static const char* const kStats[4] = {"Max", "Min", "Mean", "Norm"};
+  StatNumber out;
+  const vis::Value* v = nullptr;
+  switch (KindOf(item)) {
+    case LeafKind::kTensor:
+    case LeafKind::kSize:
+    case LeafKind::kSlice: v = FindField(item, kStats[k]); break;
+    case LeafKind::kEllipsis:
+    case LeafKind::kScalar: v = FindField(item, "value"); break;
+    case LeafKind::kRankArg:
+    case LeafKind::kProcessGroup: out.kind = StatNumber::kOther; return out;
+  }
+  if (IsNull(v)) return out;
+  if (v->kind_case() == vis::Value::kInteger) {
+    out.kind = StatNumber::kInteger;
+    out.integer = v->integer();
+    out.number = static_cast<double>(v->integer());
+  } else if (v->kind_case() == vis::Value::kNumber) {
+    out.kind = StatNumber::kFloat;
+    out.number = v->number();
+  } else {
+    out.kind = StatNumber::kOther;
+  }
+  return out;
+}
+
 std::string ItemMd5(const vis::Item& item) {
   const vis::Value* md5 = FindField(item, "md5");
   if (md5 != nullptr && md5->kind_case() == vis::Value::kText && !md5->text().empty()) return md5->text();

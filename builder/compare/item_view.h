@@ -2,6 +2,7 @@
 // comparison, the exporter and the service.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,16 @@ std::string PyStr(const vis::Value* v);
 // normalising the leaf (§4.2): a tensor's own field; for other leaves the
 // value (or its text for src/dst and process groups); null when absent.
 vis::Value NormalizedStat(const vis::Item& item, int k);
+
+// The number msprobe would compute with, for the hot path: whether
+// statistic k of the normalised leaf is an int or a float (never a bool),
+// and its value. Also tells NaN/inf floats and null apart.
+struct StatNumber {
+  enum Kind : uint8_t { kNull, kInteger, kFloat, kOther } kind = kNull;
+  int64_t integer = 0;
+  double number = 0;
+};
+StatNumber NormalizedNumber(const vis::Item& item, int k);
 
 // The md5 msprobe compares for an item (§4.2): the dumped md5 when present,
 // str(value) for src/dst arguments, str(group_ranks) for process groups,

@@ -30,48 +30,60 @@ void AddRequiresGrad(vis::Item* npu, const vis::Item& bench) {
 // One row of the statistics table (§6.4): four differences, four relative
 // errors, requires_grad consistency.
 void StatisticsRow(vis::Item* npu, const vis::Item& bench) {
-  vis::Metric diff[4], rel[4];
+  struct Cell {
+    std::string text;
+    double value = 0;
+    bool has_value = false;
+  };
+  Cell diff[4], rel[4];
   for (int k = 0; k < 4; ++k) {
-    vis::Value av = NormalizedStat(*npu, k), bv_value = NormalizedStat(bench, k);
-    const vis::Value* a = &av;
-    const vis::Value* b = &bv_value;
-    diff[k].set_name(kDiffNames[k]);
-    rel[k].set_name(kRelNames[k]);
-    if (!IsNumber(a) || !IsNumber(b)) {
-      diff[k].set_text("N/A");
-      rel[k].set_text("N/A");
+    StatNumber a = NormalizedNumber(*npu, k), b = NormalizedNumber(bench, k);
+    bool numeric_a = a.kind == StatNumber::kInteger || a.kind == StatNumber::kFloat;
+    bool numeric_b = b.kind == StatNumber::kInteger || b.kind == StatNumber::kFloat;
+    if (!numeric_a || !numeric_b) {
+      diff[k].text = rel[k].text = "N/A";
       continue;
     }
     double d;
-    if (a->kind_case() == vis::Value::kInteger && b->kind_case() == vis::Value::kInteger) {
-      int64_t di = a->integer() - b->integer();
+    if (a.kind == StatNumber::kInteger && b.kind == StatNumber::kInteger) {
+      int64_t di = a.integer - b.integer;
       d = static_cast<double>(di);
-      diff[k].set_text(std::to_string(di));
+      diff[k].text = std::to_string(di);
     } else {
-      d = AsDouble(*a) - AsDouble(*b);
-      diff[k].set_text(PyRepr(d));
+      d = a.number - b.number;
+      diff[k].text = PyRepr(d);
     }
     if (std::isnan(d)) {
-      diff[k].set_text("Nan");
-      rel[k].set_text("Nan");
+      diff[k].text = rel[k].text = "Nan";
       continue;
     }
-    diff[k].set_value(d);
-    diff[k].set_has_value(std::isfinite(d));
+    diff[k].value = d;
+    diff[k].has_value = std::isfinite(d);
     // msprobe marks infinite differences with a trailing tab.
-    if (std::isinf(d)) diff[k].set_text(diff[k].text() + "\t");
-    double bv = AsDouble(*b);
-    if (bv == 0) {
-      rel[k].set_text("N/A");
+    if (std::isinf(d)) diff[k].text += '\t';
+    if (b.number == 0) {
+      rel[k].text = "N/A";
       continue;
     }
-    double r = std::fabs(d / bv * 100);
-    rel[k].set_text(PyRepr(r) + "%");
-    rel[k].set_value(r / 100);
-    rel[k].set_has_value(!std::isnan(r));
+    double r = std::fabs(d / b.number * 100);
+    rel[k].text = PyRepr(r);
+    rel[k].text += '%';
+    rel[k].value = r / 100;
+    rel[k].has_value = !std::isnan(r);
   }
-  for (auto& m : diff) *npu->add_metric() = m;
-  for (auto& m : rel) *npu->add_metric() = m;
+  auto add = [npu](const char* name, Cell& c) {
+    vis::Metric* m = npu->add_metric();
+    m->set_name(name);
+    m->set_text(std::move(c.text));
+    if (c.has_value) {
+      m->set_value(c.value);
+      m->set_has_value(true);
+    } else if (c.value != 0) {
+      m->set_value(c.value);
+    }
+  };
+  for (int k = 0; k < 4; ++k) add(kDiffNames[k], diff[k]);
+  for (int k = 0; k < 4; ++k) add(kRelNames[k], rel[k]);
   AddRequiresGrad(npu, bench);
 }
 
@@ -193,8 +205,8 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
     double r = 0;
     bool is_float = false;  // r starts as the int 0; a float only replaces it when larger
     for (const vis::Item& it : npu->output()) {
-      vis::Value max = NormalizedStat(it, 0), min = NormalizedStat(it, 1);
-      if (IsNull(&max)) continue;
+      StatNumber max = NormalizedNumber(it, 0), min = NormalizedNumber(it, 1);
+      if (max.kind == StatNumber::kNull) continue;
       for (const char* rel : kRelNames) {
         const vis::Metric* m = FindMetric(it, rel);
         if (m == nullptr) continue;
@@ -204,7 +216,9 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
           is_float = true;
         }
       }
-      if (IsNonFiniteFloat(&max) || IsNonFiniteFloat(&min)) {
+      bool bad_max = max.kind == StatNumber::kFloat && !std::isfinite(max.number);
+      bool bad_min = min.kind == StatNumber::kFloat && !std::isfinite(min.number);
+      if (bad_max || bad_min) {
         r = 1;
         is_float = false;
       }

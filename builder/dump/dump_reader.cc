@@ -330,7 +330,7 @@ Status DumpParser::ParseEntry(std::string_view name) {
       item.flags = p.flags;
       std::string_view k = p.key;
       if (k.size() > name.size() && k.substr(0, name.size()) == name && k[name.size()] == '.') {
-        item.key = pool_->Intern(k.substr(name.size()));
+        item.key = pool_->InternShort(k.substr(name.size()));
       } else {
         item.key = pool_->Intern(k);
         item.flags |= kItemFullKey;
@@ -479,14 +479,14 @@ Status DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat) {
       if (!s.ok()) return s.error();
       if (is_stat && AnomalousText(*s)) own->own = true;
       v->kind = ValueKind::kString;
-      v->string = pool_->Intern(*s);
+      v->string = pool_->InternShort(*s);
       return Status::Ok();
     }
     default: {
       scratch_.clear();
       GA_RETURN_IF_ERROR(r_->ReadCompact(&scratch_));
       v->kind = ValueKind::kJson;
-      v->string = pool_->Intern(scratch_);
+      v->string = pool_->InternShort(scratch_);
       return Status::Ok();
     }
   }
@@ -515,7 +515,7 @@ Status DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, i
     key_copy.assign(key);
     bool is_stat = key_copy == "Max" || key_copy == "Min" || key_copy == "Mean";
     Field f;
-    f.name = pool_->Intern(key_copy);
+    f.name = pool_->InternShort(key_copy);
     GA_RETURN_IF_ERROR(ReadFieldValue(&f.value, &own, is_stat));
     if (f.name == k_type_ && f.value.kind == ValueKind::kString) {
       leaf = true;

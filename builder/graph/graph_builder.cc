@@ -103,6 +103,7 @@ class SideBuilder {
   std::vector<uint64_t> root_seq_;
   uint64_t seq_ = 0;
   std::vector<std::string_view> scratch_lines_;
+  std::unordered_map<uint64_t, int32_t> simplified_;  // (raw stack, module name) -> stack id
   std::vector<uint32_t> scratch_ids_;
 };
 
@@ -120,16 +121,30 @@ uint32_t SideBuilder::GetOrCreate(uint32_t name_id) {
 
 void SideBuilder::AttachStack(uint32_t node) {
   std::string_view name = g_->Name(node);
-  const dump::StackData::Range* raw = side_->stacks.Find(g_->name[node]);
-  if (raw != nullptr && raw->count > 0) {
-    const uint32_t* lines = side_->stacks.lines.data() + raw->first;
-    size_t first = 0, count = raw->count;
-    if (!options_.complete_stack) {
-      scratch_lines_.clear();
-      for (uint32_t i = 0; i < raw->count; ++i) scratch_lines_.push_back(side_->pool->Get(lines[i]));
-      std::tie(first, count) = SimplifyStack(name, scratch_lines_);
+  auto stack_index = side_->stacks.stack_of.find(g_->name[node]);
+  if (stack_index != side_->stacks.stack_of.end() && side_->stacks.stacks[stack_index->second].count > 0) {
+    const dump::StackData::Range& raw = side_->stacks.stacks[stack_index->second];
+    const uint32_t* lines = side_->stacks.lines.data() + raw.first;
+    if (options_.complete_stack) {
+      g_->stack[node] = g_->stacks.Intern(lines, raw.count);
+      return;
     }
-    g_->stack[node] = g_->stacks.Intern(lines + first, count);
+    // The simplified stack depends only on the raw stack and, for modules,
+    // on the module's attribute name: computed once per such pair (stacks
+    // are shared by thousands of nodes).
+    uint64_t key = static_cast<uint64_t>(stack_index->second) << 32;
+    if (IsModuleName(name)) {
+      std::vector<std::string_view> seg = Segments(name);
+      key |= seg.size() >= 4 ? side_->pool->InternShort(seg[seg.size() - 4]) : 0;
+    }
+    auto cached = simplified_.find(key);
+    if (cached == simplified_.end()) {
+      scratch_lines_.clear();
+      for (uint32_t i = 0; i < raw.count; ++i) scratch_lines_.push_back(side_->pool->Get(lines[i]));
+      auto [first, count] = SimplifyStack(name, scratch_lines_);
+      cached = simplified_.emplace(key, g_->stacks.Intern(lines + first, count)).first;
+    }
+    g_->stack[node] = cached->second;
     return;
   }
   // A backward node without a stack borrows its forward twin's (§5.6):

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <ctime>
@@ -154,8 +155,16 @@ class JobRunner {
   Status Write(PreparedPair* pair, std::string* written);
 
  private:
-  void Log(const std::string& s) const {
-    if (options_.log) options_.log(s);
+  // Logs `what` with the seconds since the last Timed call.
+  void Timed(const std::string& what) {
+    auto now = std::chrono::steady_clock::now();
+    if (options_.log) {
+      double s = std::chrono::duration<double>(now - last_).count();
+      char buf[32];
+      snprintf(buf, sizeof(buf), " (%.2f s)", s);
+      options_.log(what + buf);
+    }
+    last_ = now;
   }
   void Report(const PairJob& job, double f) const {
     if (options_.progress) options_.progress(job.output_name, f);
@@ -165,6 +174,7 @@ class JobRunner {
   const CompareConfig& config_;
   const GraphOptions& options_;
   std::string output_dir_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
 Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
@@ -177,16 +187,17 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
   build.overflow_check = options_.overflow_check;
   double span = compare ? 0.3 : 0.6;
   build.progress = [&](size_t done, size_t total) { Report(job, total ? span * done / total : 0); };
-  Log("reading " + job.npu_dir);
+  Timed("start " + job.output_name);
   auto npu = graph::BuildSide(job.npu_dir, pair->pool.get(), build);
   if (!npu.ok()) return npu.error();
   pair->npu = std::move(*npu);
+  Timed("read " + job.npu_dir + ": " + std::to_string(pair->npu->graph->size()) + " nodes");
   if (compare) {
     build.progress = [&](size_t done, size_t total) { Report(job, 0.3 + (total ? 0.3 * done / total : 0)); };
-    Log("reading " + job.bench_dir);
     auto b = graph::BuildSide(job.bench_dir, pair->pool.get(), build);
     if (!b.ok()) return b.error();
     pair->bench = std::move(*b);
+    Timed("read " + job.bench_dir + ": " + std::to_string(pair->bench->graph->size()) + " nodes");
   }
   auto mode = DetectMode(*pair->npu, pair->bench.get());
   if (!mode.ok()) return mode.error();
@@ -235,7 +246,7 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
       meta.set_match(vis::MATCH_LAYER_MAPPING);
       auto mapping = match::NameMapping::Build(*npu_side, *bench_side, options_.layer_mapping_file);
       if (!mapping.ok()) return mapping.error();
-      Log("layer mapping: " + std::to_string(mapping->mapped()) + " dump names mapped, " +
+      Timed("layer mapping: " + std::to_string(mapping->mapped()) + " dump names mapped, " +
           std::to_string(mapping->unmapped()) + " without a counterpart, " +
           std::to_string(mapping->yaml_entries_used()) + " yaml entries used");
       pairs = match::MatchMapped(npu_side, bench_side, *mapping);
@@ -246,7 +257,7 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
       meta.set_match(vis::MATCH_DEFAULT);
       pairs = match::MatchDefault(npu_side, bench_side);
     }
-    Log("matched " + std::to_string(pairs) + " of " + std::to_string(g.size()) + " npu nodes");
+    Timed("matched " + std::to_string(pairs) + " of " + std::to_string(g.size()) + " npu nodes");
     AssignCompareMicroSteps(&g, bench_side->graph.get());
     if (*mode == vis::MODE_TENSOR) {
       pair->tensors = std::make_unique<compare::DumpTensorSource>(job.npu_dir, job.bench_dir);
@@ -305,6 +316,7 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
   request.progress = [&](double f) { Report(job, 0.6 + 0.4 * f); };
   std::string path = output_dir_ + "/" + job.output_name;
   GA_RETURN_IF_ERROR(vis::WriteVis(path, request));
+  Timed("compared and wrote " + path);
   *written = path;
   return Status::Ok();
 }

@@ -1,5 +1,7 @@
 #include "vis/graph_writer.h"
 
+#include <google/protobuf/arena.h>
+
 #include "vis/vis_file.h"
 
 namespace graph_ascend::vis {
@@ -24,19 +26,26 @@ void SetValue(const StringPool& pool, const dump::Value& in, Value* out) {
 Status WriteDetails(VisWriter* w, Side side_id, graph::Side* side, graph::Side* other,
                     const WriteRequest& req, double progress_base, double progress_span) {
   graph::Graph& g = *side->graph;
-  NodeDetailBlock block;
+  // Each block's messages live in an arena that is reset after the block is
+  // written: no per-item heap traffic.
+  google::protobuf::ArenaOptions arena_options;
+  arena_options.start_block_size = 1u << 20;
+  arena_options.max_block_size = 4u << 20;
+  google::protobuf::Arena arena(arena_options);
+  NodeDetailBlock* block = google::protobuf::Arena::CreateMessage<NodeDetailBlock>(&arena);
   size_t bytes = 0;
   NodeDetail peer;
   auto flush = [&]() -> Status {
-    if (block.detail_size() == 0) return Status::Ok();
-    GA_RETURN_IF_ERROR(w->WriteDetailBlock(side_id, block));
-    block.Clear();
+    if (block->detail_size() == 0) return Status::Ok();
+    GA_RETURN_IF_ERROR(w->WriteDetailBlock(side_id, *block));
+    arena.Reset();
+    block = google::protobuf::Arena::CreateMessage<NodeDetailBlock>(&arena);
     bytes = 0;
     return Status::Ok();
   };
   for (uint32_t n = 0; n < g.size(); ++n) {
-    if (block.detail_size() == 0) block.set_first(n);
-    NodeDetail* d = block.add_detail();
+    if (block->detail_size() == 0) block->set_first(n);
+    NodeDetail* d = block->add_detail();
     FillDetail(*side, n, d);
     if (other != nullptr && req.compare_pair && g.matched[n] != graph::kNoNode) {
       peer.Clear();
@@ -44,7 +53,7 @@ Status WriteDetails(VisWriter* w, Side side_id, graph::Side* side, graph::Side* 
       req.compare_pair(n, d, peer);
     }
     bytes += d->ByteSizeLong();
-    if (block.detail_size() >= static_cast<int>(kDetailBlockNodes) || bytes >= kDetailBlockBytes) {
+    if (block->detail_size() >= static_cast<int>(kDetailBlockNodes) || bytes >= kDetailBlockBytes) {
       GA_RETURN_IF_ERROR(flush());
     }
     if (req.progress && (n & 4095) == 0) req.progress(progress_base + progress_span * n / g.size());

@@ -255,7 +255,7 @@ Status Exporter::WriteGraph(Side side, const SideIndex& idx, const SideIndex* ot
       for (const std::string& line : stacks[d.stack_id()]) w_.String(line);
     }
     w_.EndArray();
-    if (idx.parent[n] == 0 && idx.micro_step[n] >= 0) {
+    if (idx.micro_step[n] >= 0) {
       w_.Key("micro_step_id");
       w_.Raw(std::to_string(idx.micro_step[n]));
     }

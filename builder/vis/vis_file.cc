@@ -63,6 +63,7 @@ VisWriter::VisWriter(std::string path, std::string tmp, FILE* f, int level)
     : path_(std::move(path)), tmp_(std::move(tmp)), file_(f), level_(level) {}
 
 VisWriter::~VisWriter() {
+  if (zstd_ != nullptr) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(zstd_));
   if (file_ != nullptr) fclose(file_);
   if (!committed_) unlink(tmp_.c_str());
 }
@@ -101,7 +102,9 @@ Status VisWriter::WriteSection(SectionKind kind, Side side, uint32_t first, uint
                      "section of " + std::to_string(buffer_.size()) + " bytes is over the limit");
   }
   packed_.resize(ZSTD_compressBound(buffer_.size()));
-  size_t n = ZSTD_compress(packed_.data(), packed_.size(), buffer_.data(), buffer_.size(), level_);
+  if (zstd_ == nullptr) zstd_ = ZSTD_createCCtx();
+  size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), packed_.data(), packed_.size(), buffer_.data(),
+                               buffer_.size(), level_);
   if (ZSTD_isError(n)) {
     return MakeError(path_, KindName(kind), std::string("zstd: ") + ZSTD_getErrorName(n));
   }

@@ -65,6 +65,7 @@ class VisWriter {
   TableOfContents toc_;
   std::string buffer_;  // reused serialization buffer
   std::string packed_;  // reused compression buffer
+  void* zstd_ = nullptr;  // ZSTD_CCtx, reused: creating one per section costs more than small sections
 };
 
 class VisReader {
