@@ -15,6 +15,7 @@ import { copyText, debounce, h, naturalCompare, option } from "./dom";
 import { GraphPane } from "./graph/pane";
 import { OVERFLOW_COLOURS, bucketLabel, unmatchedColour } from "./graph/paint";
 import { currentLang, onLangChange, setLang, t } from "./i18n";
+import { onThemeChange } from "./theme";
 import type { AppContext } from "./ui/context";
 import { DetailPanel } from "./ui/detail_panel";
 import { FilterPanel } from "./ui/filter_panel";
@@ -172,6 +173,10 @@ export class App implements AppContext {
     document.addEventListener("pointerdown", (e) => {
       if (!this.menu.contains(e.target as Node)) this.menu.hidden = true;
     });
+    onThemeChange(() => {
+      this.npu.themeChanged();
+      this.bench.themeChanged();
+    });
     onLangChange(() => this.relabel());
     this.relabel();
     this.setCompareLayout(false);
@@ -208,7 +213,7 @@ export class App implements AppContext {
     const p = this.pane(side);
     try {
       const n = await p.reveal(index);
-      if (n) await this.selectNode(p, n, true);
+      if (n) await this.selectNode(p, n);
     } catch {
       // reported by the pane
     }
@@ -448,6 +453,8 @@ export class App implements AppContext {
     this.graphsEl.classList.toggle("compare", compare);
     this.npu.setTitle(compare ? t("npu") : "");
     this.bench.setTitle(t("bench"));
+    this.npu.setLabel(compare ? t("npu") : t("single"));
+    this.bench.setLabel(t("bench"));
     this.syncCb.parentElement!.hidden = !compare;
     this.tabs.match.hidden = !compare;
     if (!compare && this.tabs.match.classList.contains("active")) this.tabs.search.click();
@@ -462,11 +469,11 @@ export class App implements AppContext {
       this.other(p)?.setCounterpart(-1);
       return;
     }
-    await this.selectNode(p, n, false);
+    await this.selectNode(p, n);
   }
 
   /** Selects a node, highlights its matched node on the other side and shows the details. */
-  private async selectNode(p: GraphPane, n: LayoutNode, fromJump: boolean) {
+  private async selectNode(p: GraphPane, n: LayoutNode) {
     p.setSelected(n.index);
     p.setCounterpart(-1);
     this.activePane = p;
@@ -484,8 +491,6 @@ export class App implements AppContext {
         await other.reveal(n.matched, false).catch(() => null);
         other.setCounterpart(n.matched);
       }
-    } else if (other && !fromJump) {
-      // Nothing to show on the other side.
     }
     await detail;
   }

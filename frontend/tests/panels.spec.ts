@@ -158,9 +158,17 @@ test("follows TensorBoard's dark mode and switches to Chinese", async ({ page },
     await page.getByRole("button", { name: /light or dark theme/i }).click();
     await page.getByRole("menuitem", { name }).click();
   };
+  // The canvas itself is redrawn with the dark palette (its top-left pixel is background).
+  const corner = () =>
+    frame.evaluate(() => {
+      const c = document.querySelector<HTMLCanvasElement>(".pane[data-side=npu] canvas.graph-canvas")!;
+      return Array.from(c.getContext("2d")!.getImageData(1, 1, 1, 1).data.slice(0, 3));
+    });
+  expect(await corner()).toEqual([255, 255, 255]);
   await theme(/^dark$/i);
   await expect(page.locator("body")).toHaveClass(/dark-mode/);
   await expect(frame.locator("html")).toHaveClass(/\bdark\b/);
+  await expect.poll(corner).toEqual([32, 33, 36]);
   await frame.locator("button.lang").click();
   await expect(frame.locator(".side-tab[data-tab=search]")).toHaveText("搜索");
   await searchAndJump(frame, "relu.0", "Functional.relu.0.forward");
@@ -169,6 +177,7 @@ test("follows TensorBoard's dark mode and switches to Chinese", async ({ page },
   await expect(frame.locator(".side-tab[data-tab=search]")).toHaveText("Search");
   await theme(/^light$/i);
   await expect(frame.locator("html")).not.toHaveClass(/\bdark\b/);
+  await expect.poll(corner).toEqual([255, 255, 255]);
 });
 
 test("a build file shows one graph without the compare panels", async ({ page }) => {

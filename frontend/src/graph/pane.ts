@@ -124,6 +124,17 @@ export class GraphPane {
     this.titleEl.textContent = text;
   }
 
+  /** The accessible name of the canvas. */
+  setLabel(text: string) {
+    this.canvas.setAttribute("aria-label", text);
+  }
+
+  /** Fills and the minimap follow the new palette. */
+  themeChanged() {
+    this.recolour();
+    this.minimap.invalidate();
+  }
+
   setMinimapVisible(on: boolean) {
     this.minimap.setVisible(on);
   }
