@@ -22,15 +22,17 @@ uint32_t Le(const char* p, int n) {
 // The entries of a zip archive: name -> stored bytes.
 Result<std::map<std::string, std::string_view>> ZipEntries(std::string_view d, const std::string& path) {
   // End of central directory: signature 0x06054b50 within the last 64 KiB.
+  // (A file shorter than that record, e.g. an empty one, has none.)
+  if (d.size() < 22) return Error{path, "", "not a torch .pt file (no zip directory)"};
   size_t eocd = std::string_view::npos;
-  for (size_t i = d.size() >= 22 ? d.size() - 22 : 0;; --i) {
+  for (size_t i = d.size() - 22;; --i) {
     if (Le(d.data() + i, 4) == 0x06054b50) {
       eocd = i;
       break;
     }
     if (i == 0 || d.size() - i > 65557) break;
   }
-  if (eocd == std::string_view::npos || d.size() < 22) return Error{path, "", "not a torch .pt file (no zip directory)"};
+  if (eocd == std::string_view::npos) return Error{path, "", "not a torch .pt file (no zip directory)"};
   uint32_t count = Le(d.data() + eocd + 10, 2);
   size_t at = Le(d.data() + eocd + 16, 4);
   std::map<std::string, std::string_view> out;
