@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -166,6 +167,15 @@ TEST(ReadPtTest, Errors) {
   auto cut = ReadPt(dir / "cut.pt");
   ASSERT_FALSE(cut.ok());
   EXPECT_EQ(cut.error().file, dir / "cut.pt");
+  // Files shorter than a zip directory record (an empty file is not even mapped).
+  for (const char* text : {"", "PK", "PK\x05\x06"}) {
+    WriteFile(dir / "short.pt", text);
+    auto r = ReadPt(dir / "short.pt");
+    ASSERT_FALSE(r.ok()) << "accepted a " << strlen(text) << "-byte file";
+    EXPECT_NE(r.error().message.find("not a torch .pt file"), std::string::npos) << r.error().ToString();
+  }
+  WriteFile(dir / "empty.npy", "");
+  EXPECT_FALSE(ReadNpy(dir / "empty.npy").ok());
 }
 
 // Every .pt file msprobe wrote for the gpt_tensor sample reproduces the
