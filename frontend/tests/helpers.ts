@@ -43,6 +43,13 @@ export async function idle(frame: Frame) {
     Promise.all([(window as any).graphAscend.npu.idle(), (window as any).graphAscend.bench.idle()]),
   );
   await expect.poll(() => frame.evaluate(() => (window as any).graphAscend.opening())).toBe(false);
+  await expect
+    .poll(() =>
+      frame.evaluate(
+        () => (window as any).graphAscend.npu.isAnimating() || (window as any).graphAscend.bench.isAnimating(),
+      ),
+    )
+    .toBe(false);
 }
 
 /** Chooses the run whose picker label contains `text`. */
@@ -107,6 +114,7 @@ export async function onScreen(frame: Frame, side: SideName, index: number): Pro
 
 /** Canvas position of a node's header, centring it first if it is off screen. */
 async function position(frame: Frame, side: SideName, name: string) {
+  await idle(frame); // no animation moving the view under the pointer
   const pos = await frame.evaluate(
     ([s, n]) => {
       const p = (window as any).graphAscend[s as string];

@@ -845,6 +845,11 @@ export class GraphPane {
     this.animation = null;
   }
 
+  /** Whether a centring animation is running (the view is still moving). */
+  isAnimating(): boolean {
+    return this.animation !== null;
+  }
+
   /** Waits for every queued layout request. */
   idle(): Promise<unknown> {
     return this.queue;
