@@ -8,7 +8,7 @@
 # change), build the page, install the plugin with that page into .venv,
 # build the .vis files into a temporary log directory, start tensorboard on a
 # free port, run Playwright, stop tensorboard. Screenshots stay in
-# frontend/test-results; one is copied to docs/screenshot.png.
+# frontend/test-results; one is copied to docs/screenshot.png (see step 5).
 #
 # GA_BUILD_DIR (default build/) and GA_VENV (default .venv) select another
 # build or virtual environment; extra arguments go to `playwright test`.
@@ -91,9 +91,10 @@ summary=$(node -e '
 ' "$frontend/test-results/results.json" 2>/dev/null || true)
 [ -n "$summary" ] && echo "$summary"
 
-# 5. A screenshot for the README.
+# 5. A screenshot for the README: written when missing, or refreshed with GA_UPDATE_SCREENSHOT=1
+#    (so a test run does not leave the tracked image modified).
 shot=$(find "$frontend/test-results" -name 'precision-filter.png' 2>/dev/null | head -1)
-if [ "$status" -eq 0 ] && [ -n "$shot" ]; then
+if [ "$status" -eq 0 ] && [ -n "$shot" ] && { [ ! -f "$root/docs/screenshot.png" ] || [ "${GA_UPDATE_SCREENSHOT:-0}" = 1 ]; }; then
   mkdir -p "$root/docs"
   cp "$shot" "$root/docs/screenshot.png"
 fi
