@@ -31,6 +31,34 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 VERSION_ONLY_KEYS = {"8.1.2": {"requires_grad", "Requires_grad Consistent"}}
 
 
+PGRAD_CALL = re.compile(r"\.parameters_grad\.\d+$")
+
+
+def documented(category, example):
+    """The docs/COMPATIBILITY.md entry a difference falls under, or None."""
+    text = json.dumps(example)
+    if "node only in graph-ascend" in category and PGRAD_CALL.search(example):
+        return "C-pgrad"
+    if category.endswith("subnodes"):
+        name, ref, ours = example
+        if ref == [] and name == "DefaultModel":
+            return "C-L1"
+        if [c for c in ours if not PGRAD_CALL.search(c)] == ref:
+            return "C-pgrad"
+    if category.endswith("item values"):
+        name, item, ref, ours = example
+        if item.rsplit(".", 1)[-1] in ("src", "dst", "group_src", "group_dst"):
+            return "C-rank-arg"
+        changed = {k for k in set(ref) | set(ours) if ref.get(k) != ours.get(k)}
+        if changed == {"MaxRelativeErr"}:
+            return "C-float64"
+        if " " in ref.values():
+            return "C-column-shift"
+    if "node only in graph-ascend" in category:
+        return "C-L1" if example.split(".")[0] in ("Functional", "Tensor", "Torch", "Distributed") else None
+    return None
+
+
 def load(path):
     with open(path) as f:
         return json.load(f)
@@ -55,6 +83,9 @@ def compare_docs(ref, ours, ignore_keys):
     diffs = {}
 
     def note(cat, example):
+        tag = documented(cat, example)
+        if tag:
+            cat = "documented " + tag
         entry = diffs.setdefault(cat, [0, example])
         entry[0] += 1
 
@@ -173,7 +204,7 @@ def main():
             diffs, stats = compare_docs(load(ref_file), load(exported), ignore)
             nodes = "/".join(str(v) for v in stats.values())
             summary = "identical" if not diffs else "; ".join("%s: %d" % (k, v[0]) for k, v in sorted(diffs.items()))
-            failed |= bool(diffs)
+            failed |= any(not k.startswith("documented") for k in diffs)
             rows.append((label + " " + key, nodes, str(sum(v[0] for v in diffs.values())), summary))
             print(label, key, "|", nodes, "|", summary)
             if args.verbose:

@@ -100,6 +100,11 @@ struct DumpData {
   }
 };
 
+// The module of a parameter-gradient dump name: "P" for "P.parameters_grad"
+// (msprobe <= 8.x) and for "P.parameters_grad.N" (msprobe >= 26, one entry
+// per gradient call); empty for any other name. `call` gets N, or -1.
+std::string_view ParametersGradModule(std::string_view name, long* call = nullptr);
+
 // Reads dump.json. Names, keys and values are interned into `pool`.
 Result<DumpData> ReadDumpJson(const std::string& path, StringPool* pool, const DumpOptions& options);
 

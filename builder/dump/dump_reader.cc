@@ -206,8 +206,7 @@ Status DumpParser::ParseEntry(std::string_view name) {
   size_t p2p_start = out_->p2p.size();
   uint32_t name_id = pool_->Intern(name);
 
-  size_t last_dot = name.rfind('.');
-  bool pgrad = name.substr(last_dot == std::string_view::npos ? 0 : last_dot + 1) == "parameters_grad";
+  bool pgrad = !ParametersGradModule(name).empty();
   bool batch_p2p = name.find("batch_isend_irecv") != std::string_view::npos;
 
   GA_RETURN_IF_ERROR(r_->EnterObject());
@@ -592,6 +591,23 @@ Status DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, i
 }
 
 }  // namespace
+
+std::string_view ParametersGradModule(std::string_view name, long* call) {
+  static constexpr std::string_view kSuffix = ".parameters_grad";
+  if (call) *call = -1;
+  if (name.size() > kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix) {
+    return name.substr(0, name.size() - kSuffix.size());
+  }
+  size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot + 1 == name.size() || name.size() - dot > 10) return {};
+  for (size_t i = dot + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return {};
+  }
+  std::string_view head = name.substr(0, dot);
+  if (head.size() <= kSuffix.size() || head.substr(head.size() - kSuffix.size()) != kSuffix) return {};
+  if (call) *call = std::stol(std::string(name.substr(dot + 1)));
+  return head.substr(0, head.size() - kSuffix.size());
+}
 
 Result<DumpData> ReadDumpJson(const std::string& path, StringPool* pool, const DumpOptions& options) {
   auto file = MappedFile::Open(path);

@@ -253,7 +253,8 @@ void SideBuilder::GroupApiCollections() {
 
 void SideBuilder::AddParametersGrad() {
   // For "P.parameters_grad" in dump.json: the last child of P.backward.N
-  // with the largest N (§5.9).
+  // with the largest N (§5.9). msprobe 26 writes "P.parameters_grad.N" per
+  // gradient call: it goes under P.backward.N when that exists.
   std::unordered_map<std::string_view, std::pair<long long, uint32_t>> last_backward;
   for (uint32_t n = 0; n < g_->size(); ++n) {
     std::string_view name = g_->Name(n);
@@ -267,13 +268,20 @@ void SideBuilder::AddParametersGrad() {
   for (uint32_t e = 0; e < side_->dump.entries.size(); ++e) {
     uint32_t name_id = side_->dump.entries[e].name;
     std::string_view name = side_->pool->Get(name_id);
-    if (!EndsWith(name, ".parameters_grad") || g_->Find(name_id) != kNoNode) continue;
-    auto it = last_backward.find(name.substr(0, name.size() - std::string_view(".parameters_grad").size()));
+    long call;
+    std::string_view module = dump::ParametersGradModule(name, &call);
+    if (module.empty() || g_->Find(name_id) != kNoNode) continue;
+    auto it = last_backward.find(module);
     if (it == last_backward.end()) continue;
+    uint32_t parent = it->second.second;
+    if (call >= 0) {
+      int32_t same_call = g_->Find(std::string_view(std::string(module) + ".backward." + std::to_string(call)));
+      if (same_call != kNoNode) parent = static_cast<uint32_t>(same_call);
+    }
     uint32_t n = g_->AddNode(name_id, NodeOp::kModule);
     root_seq_.push_back(seq_++);
     g_->entry[n] = static_cast<int32_t>(e);
-    g_->AppendChild(it->second.second, n);
+    g_->AppendChild(parent, n);
   }
 }
 
@@ -288,7 +296,7 @@ Status SideBuilder::Build() {
     // Level L1 dumps have no construct.json content: every dumped API is a
     // top-level node in dump order (the reference refuses such dumps).
     for (const dump::DumpEntry& e : side_->dump.entries) {
-      if (EndsWith(side_->pool->Get(e.name), ".parameters_grad")) continue;
+      if (!dump::ParametersGradModule(side_->pool->Get(e.name)).empty()) continue;
       uint32_t n = GetOrCreate(e.name);
       if (g_->parent[n] == kNoNode && n != 0) g_->AppendChild(0, n);
     }
