@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Times `graph-ascend graph` against `msprobe graph` on the same inputs.
+
+    python3 bench/builder/bench_graph.py [--version 8.1.2] [--nodes 100000] [--skip-reference]
+
+Inputs: the largest committed sample (samples/gpt_tensor/compare.json, a
+tensor compare reading 536 .pt pairs), the sample with the most nodes
+(samples/gpt_statistics/compare.json), and the gpt_statistics sample scaled
+to --nodes nodes a side by bench/scale/scale_sample.py (generated into
+bench/out/scale/ when missing). Both tools run under bench/reference/measure.py
+(wall time, peak RSS of the whole process tree, CPU time of the tree); the
+reference runs through bench/reference/run_msprobe.sh in its own venv.
+
+Prints one line per tool and input and a markdown table with the ratios
+(msprobe / graph-ascend): wall time, CPU time and peak memory. CPU time is the
+steadier figure on a shared machine.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MEASURE = os.path.join(ROOT, "bench", "reference", "measure.py")
+FIGURES = re.compile(r"wall_s=([\d.]+) peak_rss_mb=([\d.]+).*?cpu_s=([\d.]+).*?exit=(-?\d+)")
+
+
+def figures(text):
+    m = None
+    for m in FIGURES.finditer(text):
+        pass
+    if not m or m.group(4) != "0":
+        raise RuntimeError("run failed:\n" + text[-2000:])
+    return float(m.group(1)), float(m.group(2)), float(m.group(3))
+
+
+def run_ours(binary, config, flags):
+    out = tempfile.mkdtemp(prefix="bench-graph-")
+    try:
+        r = subprocess.run([sys.executable, MEASURE, "--", binary, "graph", "-i", config, "-o", out] + flags,
+                           capture_output=True, text=True)
+        return figures(r.stdout + r.stderr)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def run_reference(version, config, flags):
+    out = tempfile.mkdtemp(prefix="bench-msprobe-")
+    shutil.rmtree(out)
+    try:
+        cmd = [os.path.join(ROOT, "bench", "reference", "run_msprobe.sh"), "--version", version, config, out]
+        if flags:
+            cmd += ["--"] + flags
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        return figures(r.stdout + r.stderr)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+        if os.path.exists(out + ".log"):
+            os.unlink(out + ".log")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", default="8.1.2", help="msprobe version for the reference (run_msprobe.sh)")
+    ap.add_argument("--nodes", type=int, action="append", help="scaled input size (repeatable; default 100000)")
+    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "bin", "graph-ascend"))
+    ap.add_argument("--skip-reference", action="store_true", help="only time graph-ascend")
+    args = ap.parse_args()
+    inputs = [("samples/gpt_tensor (largest sample, tensor)", os.path.join(ROOT, "samples", "gpt_tensor", "compare.json")),
+              ("samples/gpt_statistics", os.path.join(ROOT, "samples", "gpt_statistics", "compare.json"))]
+    for n in args.nodes or [100000]:
+        out = os.path.join(ROOT, "bench", "out", "scale", "gpt_%d" % n)
+        if not os.path.exists(os.path.join(out, "compare.json")):
+            subprocess.run([sys.executable, os.path.join(ROOT, "bench", "scale", "scale_sample.py"), "--case",
+                            os.path.join(ROOT, "samples", "gpt_statistics"), "--nodes", str(n), "--out", out],
+                           check=True)
+        inputs.append(("scaled, %d nodes a side" % n, os.path.join(out, "compare.json")))
+    rows = []
+    for label, config in inputs:
+        ours = run_ours(args.binary, config, [])
+        print("graph-ascend  %-40s wall %.2f s  cpu %.2f s  peak %.0f MB" % (label, ours[0], ours[2], ours[1]),
+              flush=True)
+        ref = None
+        if not args.skip_reference:
+            ref = run_reference(args.version, config, [])
+            print("msprobe %-6s %-40s wall %.2f s  cpu %.2f s  peak %.0f MB" % (args.version, label, ref[0], ref[2],
+                                                                               ref[1]), flush=True)
+        rows.append((label, ours, ref))
+    print()
+    print("| input | graph-ascend wall / CPU / peak | msprobe %s wall / CPU / peak | wall ratio | CPU ratio | memory ratio |"
+          % args.version)
+    print("|---|---|---|---|---|---|")
+    for label, ours, ref in rows:
+        mine = "%.2f s / %.2f s / %.0f MB" % (ours[0], ours[2], ours[1])
+        if ref is None:
+            print("| %s | %s | - | - | - | - |" % (label, mine))
+            continue
+        theirs = "%.1f s / %.1f s / %.0f MB" % (ref[0], ref[2], ref[1])
+        print("| %s | %s | %s | %.0fx | %.0fx | %.1fx |" % (label, mine, theirs, ref[0] / max(ours[0], 1e-3),
+                                                           ref[2] / max(ours[2], 1e-3), ref[1] / max(ours[1], 1e-3)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
