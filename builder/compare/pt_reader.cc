@@ -252,8 +252,18 @@ Result<Tensor> ReadPt(const std::string& path) {
   Tensor t;
   t.shape = size;
   t.dtype = std::string(1, kind->kind) + std::to_string(kind->width);
+  // A damaged pickle must not make us allocate without bound: sizes are
+  // non-negative and a view (expand, unfold) repeats its storage at most 2^24 times.
   size_t count = 1;
-  for (int64_t s : size) count *= static_cast<size_t>(s);
+  for (int64_t s : size) {
+    if (s < 0 || __builtin_mul_overflow(count, static_cast<size_t>(s), &count)) {
+      return Error{path, "data.pkl", "bad tensor size"};
+    }
+  }
+  if (count > (static_cast<size_t>(elements) + 1) << 24) {
+    return Error{path, "data.pkl", "a view of " + std::to_string(count) + " elements over a storage of " +
+                                       std::to_string(elements)};
+  }
   t.values.resize(count);
   std::vector<int64_t> idx(size.size(), 0);
   for (size_t n = 0; n < count; ++n) {

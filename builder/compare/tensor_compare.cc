@@ -116,15 +116,18 @@ Result<Tensor> ReadNpy(const std::string& path) {
     while (i < shape_text.size() && !isdigit(static_cast<unsigned char>(shape_text[i]))) ++i;
     if (i >= shape_text.size()) break;
     int64_t dim = 0;
-    while (i < shape_text.size() && isdigit(static_cast<unsigned char>(shape_text[i]))) dim = dim * 10 + (shape_text[i++] - '0');
+    while (i < shape_text.size() && isdigit(static_cast<unsigned char>(shape_text[i]))) {
+      int digit = shape_text[i++] - '0';
+      dim = dim > (INT64_MAX - 9) / 10 ? INT64_MAX : dim * 10 + digit;  // saturate: the size check below rejects it
+    }
     t.shape.push_back(dim);
-    count *= static_cast<size_t>(dim);
+    if (__builtin_mul_overflow(count, static_cast<size_t>(dim), &count)) count = SIZE_MAX;
   }
   char kind = t.dtype[0];
   size_t width = static_cast<size_t>(std::atoi(t.dtype.c_str() + 1));
   if (width == 0 || width > 8) return Error{path, "header", "unsupported dtype '" + descr + "'"};
   size_t data_at = header_at + header_len;
-  if (data_at + count * width > d.size()) {
+  if (count > (d.size() - data_at) / width) {  // not data_at + count * width: that can wrap around
     return Error{path, "byte " + std::to_string(d.size()), "truncated .npy data"};
   }
   bool swap = order == '>' && width > 1;
