@@ -178,6 +178,19 @@ TEST(ReadPtTest, Errors) {
   EXPECT_FALSE(ReadNpy(dir / "empty.npy").ok());
 }
 
+// Damaged files must give an error, not an unbounded allocation.
+TEST(TensorFileTest, AbsurdSizesAreErrors) {
+  auto huge = ReadPt(Fixture("pt_bad_huge_view.pt"));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().where, "data.pkl");
+  auto negative = ReadPt(Fixture("pt_bad_negative_size.pt"));
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().message.find("bad tensor size"), std::string::npos) << negative.error().ToString();
+  auto wrapping = ReadNpy(Fixture("npy_bad_wrapping_shape.npy"));
+  ASSERT_FALSE(wrapping.ok());
+  EXPECT_NE(wrapping.error().message.find("truncated"), std::string::npos) << wrapping.error().ToString();
+}
+
 // Every .pt file msprobe wrote for the gpt_tensor sample reproduces the
 // shape and statistics dump.json records for it.
 TEST(ReadPtTest, RealDumpFilesMatchTheirDumpStatistics) {

@@ -60,3 +60,28 @@ pt("pt_bool", torch.tensor([True, False], dtype=torch.bool))
 pt("pt_transposed", torch.arange(6, dtype=torch.float32).reshape(2, 3).t())
 pt("pt_offset_view", torch.arange(10, dtype=torch.float32)[4:7])
 pt("pt_scalar", torch.tensor(1.5, dtype=torch.float32))
+
+
+# Damaged files (what a bit flip or a broken writer could leave), for the readers' error paths:
+# a .pt whose pickle asks for a (2^31-1) x (2^31-1) view of 6 floats, one with a negative size,
+# and a .npy whose header shape makes shape x itemsize wrap around 2^64.
+def damaged_pt(name, sizes):
+    import zipfile
+
+    src = os.path.join(here, "pt_f32.pt")
+    with zipfile.ZipFile(src) as z:
+        entries = [(n, z.read(n)) for n in z.namelist()]
+    with zipfile.ZipFile(os.path.join(here, name + ".pt"), "w", zipfile.ZIP_STORED) as out:
+        for n, data in entries:
+            if n.endswith("data.pkl"):
+                assert b"K\x02K\x03\x86" in data
+                data = data.replace(b"K\x02K\x03\x86", sizes)
+            out.writestr(n.replace("pt_f32/", name + "/"), data)
+
+
+damaged_pt("pt_bad_huge_view", b"J\xff\xff\xff\x7fJ\xff\xff\xff\x7f\x86")
+damaged_pt("pt_bad_negative_size", b"J\xfe\xff\xff\xffK\x03\x86")
+header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693952,), }"
+header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+with open(os.path.join(here, "npy_bad_wrapping_shape.npy"), "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + b"\x00" * 16)
