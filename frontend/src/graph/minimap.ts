@@ -86,7 +86,10 @@ export class Minimap {
   private redrawBase(dpr: number) {
     this.dirty = false;
     const p = this.pane;
-    this.k = Math.min(MAX_W / p.rootWidth, MAX_H / p.rootHeight);
+    const size = p.size();
+    const maxW = Math.min(MAX_W, size.width * 0.25);
+    const maxH = Math.min(MAX_H, size.height * 0.3);
+    this.k = Math.min(maxW / p.rootWidth, maxH / p.rootHeight);
     this.w = Math.max(20, Math.ceil(p.rootWidth * this.k));
     this.h = Math.max(20, Math.ceil(p.rootHeight * this.k));
     for (const c of [this.el, this.base]) {

@@ -16,6 +16,7 @@ import {
   OverflowLevel,
   Side,
 } from "../api/client";
+import { t } from "../i18n";
 import { palette } from "../theme";
 import { Minimap } from "./minimap";
 import { HEADER, NODE_API, OVERFLOW_COLOURS, darken, isCollection, luminance, nodeFill, overflowRank } from "./paint";
@@ -421,7 +422,7 @@ export class GraphPane {
     this.window = this.nodes.length >= reply.totalVisible ? null : cut;
     this.labels = new Array(this.nodes.length);
     this.recolour();
-    this.statusEl.textContent = `${reply.totalVisible}`;
+    this.statusEl.textContent = t("visible", { n: reply.totalVisible });
     this.minimap.invalidate();
     this.onApply?.(performance.now() - t0, nodes.length);
   }
@@ -501,6 +502,7 @@ export class GraphPane {
     this.canvas.height = Math.round(hgt * dpr);
     this.canvas.style.width = `${w}px`;
     this.canvas.style.height = `${hgt}px`;
+    this.minimap.invalidate();
     this.viewChanged();
   }
 
