@@ -34,7 +34,9 @@ const browser = await chromium.launch({
 try {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   await page.goto(`${url}/#graph_ascend`);
-  const frame = await waitFor(() => page.frames().find((f) => f.url().includes("/data/plugin/graph_ascend/index.html")));
+  const frame = await waitFor(() =>
+    page.frames().find((f) => f.url().includes("/data/plugin/graph_ascend/index.html")),
+  );
   await waitFor(() => frame.evaluate(() => window.graphAscend?.npu?.nodes?.length > 0).catch(() => false));
   const picker = frame.locator("select[data-picker=run]");
   const label = (await picker.locator("option").allTextContents()).find((t) => t.includes(run));
@@ -50,7 +52,9 @@ try {
   const canvas = frame.locator(".pane[data-side=npu] canvas.graph-canvas");
   const t1 = Date.now();
   await canvas.dblclick({ position: pos });
-  await waitFor(() => frame.evaluate((name) => window.graphAscend.npu.nodes.find((n) => n.name === name)?.expanded, target));
+  await waitFor(() =>
+    frame.evaluate((name) => window.graphAscend.npu.nodes.find((n) => n.name === name)?.expanded, target),
+  );
   await waitIdle(frame);
   const expandMs = Date.now() - t1;
   const totalVisible = await frame.evaluate(() => window.graphAscend.npu.totalVisible);
@@ -86,7 +90,9 @@ try {
     [minNodes, target],
   );
   await settleWindow(frame);
-  result.scenarios.push(await measure(page, frame, centre, `zoomed out (>= ${minNodes} nodes on screen), mouse drag`, "drag"));
+  result.scenarios.push(
+    await measure(page, frame, centre, `zoomed out (>= ${minNodes} nodes on screen), mouse drag`, "drag"),
+  );
   console.log(JSON.stringify(result, null, 1));
 } finally {
   await browser.close();
@@ -201,7 +207,12 @@ function stats(xs) {
   if (!xs.length) return null;
   const s = [...xs].sort((a, b) => a - b);
   const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
-  return { p50: round(q(0.5), 2), p95: round(q(0.95), 2), max: round(s[s.length - 1], 2), mean: round(s.reduce((a, b) => a + b, 0) / s.length, 2) };
+  return {
+    p50: round(q(0.5), 2),
+    p95: round(q(0.95), 2),
+    max: round(s[s.length - 1], 2),
+    mean: round(s.reduce((a, b) => a + b, 0) / s.length, 2),
+  };
 }
 
 function round(v, d) {
