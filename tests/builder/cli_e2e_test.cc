@@ -47,7 +47,8 @@ using graph_ascend::testing::WriteFile;
 
 struct BuildCase {
   std::string name;
-  int nodes;
+  int msprobe_nodes;   // what msprobe 8.1.2 builds
+  int gradient_nodes;  // msprobe 26's P.parameters_grad.N entries with a P.backward.N, which 8.1.2 drops
 };
 void PrintTo(const BuildCase& c, std::ostream* os) { *os << c.name; }
 class BuildSampleTest : public ::testing::TestWithParam<BuildCase> {};
@@ -61,7 +62,19 @@ TEST_P(BuildSampleTest, SingleBuild) {
   Json doc = Export(files[0]);
   EXPECT_FALSE(doc.contains("NPU"));
   EXPECT_EQ(doc["root"], "DefaultModel");
-  EXPECT_EQ(static_cast<int>(doc["node"].size()), GetParam().nodes);
+  const int nodes = GetParam().msprobe_nodes + GetParam().gradient_nodes;
+  EXPECT_EQ(static_cast<int>(doc["node"].size()), nodes);
+  // docs/COMPATIBILITY.md C-pgrad: P.parameters_grad.N hangs under P.backward.N.
+  int gradients = 0;
+  std::regex grad(R"((.*)\.parameters_grad\.(\d+))");
+  for (auto& [name, node] : doc["node"].items()) {
+    std::smatch m;
+    if (!std::regex_match(name, m, grad)) continue;
+    ++gradients;
+    EXPECT_EQ(node["upnode"], m[1].str() + ".backward." + m[2].str()) << name;
+    EXPECT_EQ(doc["node"].at(node["upnode"].get<std::string>())["subnodes"].back(), name) << "the last child";
+  }
+  EXPECT_EQ(gradients, GetParam().gradient_nodes);
   EXPECT_EQ(PreOrder(doc).size(), doc["node"].size()) << "every node is reachable from the root";
   EXPECT_EQ(doc["MicroSteps"], 1);
   EXPECT_EQ(doc["OverflowCheck"], false);
@@ -72,17 +85,17 @@ TEST_P(BuildSampleTest, SingleBuild) {
   RunResult info = RunTool({"info", files[0]});
   EXPECT_EQ(info.status, 0) << info.err;
   EXPECT_EQ(InfoLine(info.out, "kind:").substr(0, 24), "kind: build, mode: build");
-  EXPECT_EQ(InfoLine(info.out, "NPU:"), "NPU: " + std::to_string(GetParam().nodes) + " nodes");
+  EXPECT_EQ(InfoLine(info.out, "NPU:"), "NPU: " + std::to_string(nodes) + " nodes");
 }
 
-// Node counts of msprobe 8.1.2's build of the same samples; l1_api (level L1,
-// empty construct.json) is built from dump.json by graph-ascend where msprobe
-// builds only the root.
+// Node counts of msprobe 8.1.2's build of the same samples, plus the
+// gradient nodes it drops; l1_api (level L1, empty construct.json) is built
+// from dump.json by graph-ascend where msprobe builds only the root.
 INSTANTIATE_TEST_SUITE_P(Samples, BuildSampleTest,
-                         ::testing::Values(BuildCase{"cnn_statistics", 412}, BuildCase{"cnn_md5", 412},
-                                           BuildCase{"gpt_statistics", 667}, BuildCase{"gpt_tensor", 282},
-                                           BuildCase{"dist_gloo", 48}, BuildCase{"overflow_nan", 123},
-                                           BuildCase{"structure", 67}, BuildCase{"l1_api", 34}),
+                         ::testing::Values(BuildCase{"cnn_statistics", 412, 24}, BuildCase{"cnn_md5", 412, 24},
+                                           BuildCase{"gpt_statistics", 667, 30}, BuildCase{"gpt_tensor", 282, 21},
+                                           BuildCase{"dist_gloo", 48, 3}, BuildCase{"overflow_nan", 123, 8},
+                                           BuildCase{"structure", 67, 0}, BuildCase{"l1_api", 34, 0}),
                          [](const auto& info) { return info.param.name; });
 
 // ---------------------------------------------------------------- compares
@@ -90,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(Samples, BuildSampleTest,
 struct CompareCase {
   std::string name;
   std::string task;
-  int nodes;
+  int nodes;    // msprobe 8.1.2's count + the gradient nodes (BuildCase)
   int matched;
   std::string culprit;  // first divergence (samples/README.md)
   double culprit_index;
@@ -156,14 +169,14 @@ TEST_P(CompareSampleTest, SingleCompare) {
 INSTANTIATE_TEST_SUITE_P(
     Samples, CompareSampleTest,
     ::testing::Values(
-        CompareCase{"cnn_statistics", "summary", 412, 412, "Functional.batch_norm.6.forward", 0.25, "#FFEDBE"},
-        CompareCase{"gpt_statistics", "summary", 667, 667, "Functional.linear.11.forward", 0.0024883654245420636,
+        CompareCase{"cnn_statistics", "summary", 412 + 24, 412 + 24, "Functional.batch_norm.6.forward", 0.25, "#FFEDBE"},
+        CompareCase{"gpt_statistics", "summary", 667 + 30, 667 + 30, "Functional.linear.11.forward", 0.0024883654245420636,
                     "#FFFCF3"},
-        CompareCase{"gpt_tensor", "all", 282, 282, "Tensor.__add__.10.forward", 1.0, "#FF704D"},
-        CompareCase{"overflow_nan", "summary", 123, 122, "Torch.exp.1.forward", 1.0, "#FF704D"},
-        CompareCase{"dist_gloo", "summary", 48, 48, "Distributed.all_reduce.0.forward", 1.0, "#FF704D"},
+        CompareCase{"gpt_tensor", "all", 282 + 21, 282 + 21, "Tensor.__add__.10.forward", 1.0, "#FF704D"},
+        CompareCase{"overflow_nan", "summary", 123 + 8, 122 + 8, "Torch.exp.1.forward", 1.0, "#FF704D"},
+        CompareCase{"dist_gloo", "summary", 48 + 3, 48 + 3, "Distributed.all_reduce.0.forward", 1.0, "#FF704D"},
         CompareCase{"l1_api", "summary", 34, 34, "Functional.batch_norm.1.forward", 0.33333333333333326, "#FFEDBE"},
-        CompareCase{"cnn_md5", "md5", 412, 412, "", 0, ""}, CompareCase{"structure", "structure", 67, 67, "", 0, ""}),
+        CompareCase{"cnn_md5", "md5", 412 + 24, 412 + 24, "", 0, ""}, CompareCase{"structure", "structure", 67, 67, "", 0, ""}),
     [](const auto& info) { return info.param.name; });
 
 TEST(CompareTest, StatisticsBucketsAndInfo) {
@@ -171,18 +184,24 @@ TEST(CompareTest, StatisticsBucketsAndInfo) {
   std::vector<std::string> files = Graph(Sample("cnn_statistics/compare.json"), out / "o");
   ASSERT_EQ(files.size(), 1u);
   Json doc = Export(files[0]);
-  // Colour buckets of the NPU nodes, root excluded: msprobe 8.1.2's indices give the same.
-  std::map<std::string, int> counts;
+  // Colour buckets of the NPU nodes, root excluded. Without the gradient
+  // nodes msprobe 8.1.2 drops, its indices give exactly these counts.
+  std::map<std::string, int> all, msprobe;
   for (auto& [name, node] : doc["NPU"]["node"].items()) {
     if (name == "DefaultModel") continue;
+    std::string color;
     if (HasIndex(node)) {
-      counts[ColorOf(doc["Colors"], Index(node))]++;
+      color = ColorOf(doc["Colors"], Index(node));
     } else if (node["matched_node_link"].empty()) {
-      counts["#C7C7C7"]++;
+      color = "#C7C7C7";
+    } else {
+      continue;  // matched, nothing to compare
     }
+    all[color]++;
+    if (name.find(".parameters_grad.") == std::string::npos) msprobe[color]++;
   }
-  EXPECT_EQ(counts, (std::map<std::string, int>{
-                        {"#FFFCF3", 137}, {"#FFEDBE", 15}, {"#FFDC7F", 34}, {"#FFC62E", 25}, {"#FF704D", 118}}));
+  EXPECT_EQ(msprobe, (std::map<std::string, int>{
+                         {"#FFFCF3", 137}, {"#FFEDBE", 15}, {"#FFDC7F", 34}, {"#FFC62E", 25}, {"#FF704D", 118}}));
   // The statistics legend and tooltips.
   std::vector<std::string> colors;
   for (auto& [color, entry] : doc["Colors"].items()) colors.push_back(color);
@@ -199,11 +218,18 @@ TEST(CompareTest, StatisticsBucketsAndInfo) {
   RunResult info = RunTool({"info", files[0]});
   ASSERT_EQ(info.status, 0) << info.err;
   EXPECT_EQ(InfoLine(info.out, "kind:"), "kind: compare, mode: statistics, task: summary");
-  EXPECT_EQ(InfoLine(info.out, "NPU:"), "NPU: 412 nodes");
-  EXPECT_NE(info.out.find("  matched 412, unmatched 0\n"), std::string::npos) << info.out;
-  EXPECT_EQ(InfoLine(info.out, "  #FFFCF3"), "  #FFFCF3 0-0.2        137");
-  EXPECT_EQ(InfoLine(info.out, "  #FFEDBE"), "  #FFEDBE 0.2-0.4      15");
-  EXPECT_EQ(InfoLine(info.out, "  #FF704D"), "  #FF704D 0.8-1        118");
+  EXPECT_EQ(InfoLine(info.out, "NPU:"), "NPU: 436 nodes");
+  EXPECT_NE(info.out.find("  matched 436, unmatched 0\n"), std::string::npos) << info.out;
+  auto bucket_line = [&](const char* color, const char* name) {
+    char line[64];
+    snprintf(line, sizeof(line), "  %s %-12s %d", color, name, all[color]);
+    return std::string(line);
+  };
+  EXPECT_EQ(InfoLine(info.out, "  #FFFCF3"), bucket_line("#FFFCF3", "0-0.2"));
+  EXPECT_EQ(InfoLine(info.out, "  #FFEDBE"), bucket_line("#FFEDBE", "0.2-0.4"));
+  EXPECT_EQ(InfoLine(info.out, "  #FFDC7F"), bucket_line("#FFDC7F", "0.4-0.6"));
+  EXPECT_EQ(InfoLine(info.out, "  #FFC62E"), bucket_line("#FFC62E", "0.6-0.8"));
+  EXPECT_EQ(InfoLine(info.out, "  #FF704D"), bucket_line("#FF704D", "0.8-1"));
   EXPECT_EQ(InfoLine(info.out, "  #C7C7C7"), "  #C7C7C7 unmatched    0");
   // Ten worst nodes, each in the worst bucket here, listed in execution order.
   std::vector<std::string> worst;
@@ -364,7 +390,7 @@ TEST(CompareTest, OverflowLevelsOnTheNanCase) {
 
   RunResult info = RunTool({"info", files[0]});
   EXPECT_NE(info.out.find("  overflow: critical 3, high 61, medium 1\n"), std::string::npos) << info.out;
-  EXPECT_NE(info.out.find("  matched 122, unmatched 1\n"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("  matched 130, unmatched 1\n"), std::string::npos) << info.out;
 
   // Without -oc: no levels.
   std::vector<std::string> plain = Graph(Sample("overflow_nan/compare.json"), out / "plain");
@@ -407,7 +433,7 @@ TEST(BatchTest, StepsOfOneRank) {
   EXPECT_EQ(Names(files), (std::vector<std::string>{"compare_step0_rank0", "compare_step1_rank0"}));
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(Timestamp(files[0]), Timestamp(files[1])) << "one timestamp per run";
-  EXPECT_EQ(Export(files[1])["NPU"]["node"].size(), 474u) << "step 1 also dumps the optimizer";
+  EXPECT_EQ(Export(files[1])["NPU"]["node"].size(), 474u + 24) << "step 1 also dumps the optimizer";
   RunResult info = RunTool({"info", files[1]});
   EXPECT_EQ(InfoLine(info.out, "step:"), "step: step1, rank: rank0");
 }

@@ -171,6 +171,40 @@ TEST_F(GraphBuilderTest, ParametersGradUnderTheLastBackwardCall) {
   EXPECT_EQ(AllNodes().back(), "Module.fc.Linear.parameters_grad");
 }
 
+// msprobe 26 numbers the gradient entries: "P.parameters_grad.N" goes under
+// P.backward.N, or the last backward call when there is no such call
+// (docs/COMPATIBILITY.md C-pgrad).
+TEST_F(GraphBuilderTest, NumberedParametersGrad) {
+  const std::string grad = R"({"weight": [)" + kT + "]}";
+  Build(DumpJson(R"("Module.fc.Linear.parameters_grad.0": )" + grad + R"(, "Module.fc.Linear.parameters_grad.1": )" +
+                 grad + R"(, "Module.fc.Linear.parameters_grad.5": )" + grad +
+                 R"(, "Module.bn.BatchNorm2d.parameters_grad.0": )" + grad),
+        R"({"Module.fc.Linear.forward.0": null, "Module.bn.BatchNorm2d.forward.0": null,
+            "Module.fc.Linear.backward.0": null, "Module.fc.Linear.backward.1": null})");
+  EXPECT_EQ(Parent("Module.fc.Linear.parameters_grad.0"), "Module.fc.Linear.backward.0");
+  EXPECT_EQ(Parent("Module.fc.Linear.parameters_grad.1"), "Module.fc.Linear.backward.1");
+  EXPECT_EQ(Parent("Module.fc.Linear.parameters_grad.5"), "Module.fc.Linear.backward.1");
+  EXPECT_EQ(Children("Module.fc.Linear.backward.1"),
+            (Names{"Module.fc.Linear.parameters_grad.1", "Module.fc.Linear.parameters_grad.5"}));
+  EXPECT_FALSE(Has("Module.bn.BatchNorm2d.parameters_grad.0")) << "no backward call of the module";
+  // Their items are parameter gradients, one per parameter.
+  const dump::DumpEntry& e = side_->dump.entries[g().entry[Node("Module.fc.Linear.parameters_grad.1")]];
+  ASSERT_EQ(e.input_count, 1u);
+  EXPECT_EQ(side_->dump.items[e.first_item].state, dump::ItemState::kParametersGrad);
+  EXPECT_EQ(pool_.Get(side_->dump.items[e.first_item].key), ".weight");
+}
+
+TEST(ParametersGradModuleTest, Names) {
+  long call = 7;
+  EXPECT_EQ(dump::ParametersGradModule("Module.fc.Linear.parameters_grad", &call), "Module.fc.Linear");
+  EXPECT_EQ(call, -1);
+  EXPECT_EQ(dump::ParametersGradModule("Module.fc.Linear.parameters_grad.12", &call), "Module.fc.Linear");
+  EXPECT_EQ(call, 12);
+  EXPECT_EQ(dump::ParametersGradModule("Module.fc.Linear.parameters_grad.x"), "");
+  EXPECT_EQ(dump::ParametersGradModule("Module.fc.Linear.backward.0"), "");
+  EXPECT_EQ(dump::ParametersGradModule("parameters_grad"), "");
+}
+
 // §5.5, with the reference's unit-test shapes.
 TEST_F(GraphBuilderTest, BackwardParentRepair) {
   Build(DumpJson(""), R"({"Module.root.R.forward.0": null, "Module.root.a.A.forward.0": "Module.root.R.forward.0",
