@@ -248,8 +248,8 @@ def print_table(r):
         f"reference tb_graph_ascend on {r['file']}: {r['nodes_per_side']} nodes a side, {r['file_bytes'] / 1e6:.1f} MB"
     )
     print(
-        f"  open {r['open_ms']:.0f} ms, open + first view {r['open_and_first_view_ms']:.0f} ms, "
-        f"tensorboard RSS {r['tensorboard_rss_mb_after_open']:.0f} MB after open"
+        f"  load average {r['load_average']:.1f}; open {r['open_ms']:.0f} ms, "
+        f"open + first view {r['open_and_first_view_ms']:.0f} ms, tensorboard RSS {r['tensorboard_rss_mb_after_open']:.0f} MB after open"
     )
     print(f"  {'op':<14}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'max ms':>10}")
     for op, s in r["ops"].items():

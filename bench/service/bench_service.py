@@ -17,11 +17,14 @@ import json
 import os
 import pathlib
 import random
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 
 import grpc
 from grpc_tools import protoc
@@ -99,11 +102,28 @@ def main():
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument(
+        "--http",
+        action="store_true",
+        help="go through a real `tensorboard --logdir` with the installed plugin (JSON over HTTP) instead of gRPC",
+    )
     args = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="ga-bench-")
     try:
         pb, pb_grpc = load_stubs(tmp)
+        if args.http:
+            board = TensorBoardStub(pb, args.logdir)
+            try:
+                board.Health(pb.HealthRequest(), timeout=60)
+                result = run(pb, board, args, board.server_pid())
+            finally:
+                board.stop()
+            result["via"] = "tensorboard HTTP"
+            print_table(result)
+            if args.json:
+                pathlib.Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+            return
         sock = os.path.join(tmp, "s.sock")
         server = subprocess.Popen(
             [args.server, "--logdir", args.logdir, "--socket", sock, "--die-after-stdin"],
@@ -126,6 +146,84 @@ def main():
     print_table(result)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+
+
+class Js:
+    """Attribute access to a JSON answer by the proto field names (`total_visible` -> "totalVisible")."""
+
+    def __init__(self, value):
+        self._v = value
+
+    def __getattr__(self, name):
+        head, *rest = name.split("_")
+        v = self._v.get(head + "".join(w.capitalize() for w in rest))
+        if isinstance(v, dict):
+            return Js(v)
+        if isinstance(v, list):
+            return [Js(x) if isinstance(x, dict) else x for x in v]
+        return v
+
+    def __len__(self):
+        return len(self._v)
+
+
+class TensorBoardStub:
+    """The GraphService methods over the plugin's HTTP routes of a real tensorboard (docs/API.md)."""
+
+    def __init__(self, pb, logdir):
+        from google.protobuf import json_format
+
+        self.pb, self.json_format = pb, json_format
+        exe = pathlib.Path(sys.executable).parent / "tensorboard"
+        self.proc = subprocess.Popen(
+            [str(exe), "--logdir", logdir, "--port", "0", "--host", "127.0.0.1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        port = None
+        for line in self.proc.stdout:
+            m = re.search(r"TensorBoard \S+ at http://[^:]+:(\d+)/", line)
+            if m:
+                port = int(m.group(1))
+                break
+        if port is None:
+            raise RuntimeError("tensorboard did not start")
+        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
+        self.base = f"http://127.0.0.1:{port}/data/plugin/graph_ascend/api/"
+        self.replies = {
+            m.name: getattr(pb, m.output_type.name) for m in pb.DESCRIPTOR.services_by_name["GraphService"].methods
+        }
+
+    def server_pid(self):
+        for entry in pathlib.Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                    cmd = (entry / "cmdline").read_bytes().split(b"\0")[0]
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == self.proc.pid and cmd.endswith(b"graph-ascend-server"):
+                    return int(entry.name)
+        raise RuntimeError("no graph-ascend-server child")
+
+    def __getattr__(self, name):
+        def call(request, timeout=600):
+            body = self.json_format.MessageToJson(request).encode()
+            req = urllib.request.Request(self.base + name, data=body, method="POST")
+            with urllib.request.urlopen(req, timeout=timeout) as res:
+                data = res.read()
+            # What a page does with the answer: JSON.parse (json.loads here); fields are read lazily.
+            if name == "OpenFile":
+                return [Js(json.loads(line)) for line in data.splitlines() if line]
+            return Js(json.loads(data))
+
+        return call
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
 
 
 def run(pb, stub, args, pid):
@@ -254,7 +352,8 @@ def run(pb, stub, args, pid):
 def print_table(r):
     print(f"{r['file']}: {r['nodes_per_side']} nodes a side, {r['file_bytes'] / 1e6:.1f} MB")
     print(
-        f"  open {r['open_ms']:.0f} ms, open + first view {r['open_and_first_view_ms']:.0f} ms, "
+        f"  load average {r['load_average']:.1f}; open {r['open_ms']:.0f} ms "
+        f"({r['open_server_cpu_s']:.2f} s server CPU), open + first view {r['open_and_first_view_ms']:.0f} ms, "
         f"server RSS {r['server_rss_mb_after_open']:.0f} MB after open, {r['server_rss_mb_at_end']:.0f} MB at end"
     )
     print(f"  {'op':<14}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'max ms':>10}")

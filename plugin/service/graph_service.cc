@@ -1,5 +1,6 @@
 #include "graph_service.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -490,6 +491,49 @@ grpc::Status GraphServiceImpl::SetLegend(grpc::ServerContext*, const SetLegendRe
   file->MarkEdited();
   *reply = InfoOf(*file);
   return grpc::Status::OK;
+}
+
+template <typename Req, typename Rep>
+grpc::Status GraphServiceImpl::Bridge(grpc::Status (GraphServiceImpl::*method)(grpc::ServerContext*, const Req*, Rep*),
+                                      grpc::ServerContext* ctx, const std::string& json, std::string* out) {
+  Req req;
+  google::protobuf::util::JsonParseOptions parse;
+  parse.ignore_unknown_fields = false;
+  auto parsed = google::protobuf::util::JsonStringToMessage(json.empty() ? "{}" : json, &req, parse);
+  if (!parsed.ok()) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT,
+                "bad " + Req::descriptor()->name() + " JSON: " + std::string(parsed.message()));
+  }
+  Rep rep;
+  grpc::Status st = (this->*method)(ctx, &req, &rep);
+  if (!st.ok()) return st;
+  google::protobuf::util::JsonPrintOptions print;
+  print.always_print_primitive_fields = true;
+  auto printed = google::protobuf::util::MessageToJsonString(rep, out, print);
+  if (!printed.ok()) return Fail(grpc::StatusCode::INTERNAL, std::string(printed.message()));
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::CallJson(grpc::ServerContext* ctx, const JsonCall* req, JsonReply* reply) {
+  const std::string& m = req->method();
+  const std::string& in = req->request_json();
+  std::string* out = reply->mutable_reply_json();
+  if (m == "Health") return Bridge(&GraphServiceImpl::Health, ctx, in, out);
+  if (m == "ListRuns") return Bridge(&GraphServiceImpl::ListRuns, ctx, in, out);
+  if (m == "GetFileInfo") return Bridge(&GraphServiceImpl::GetFileInfo, ctx, in, out);
+  if (m == "GetView") return Bridge(&GraphServiceImpl::GetView, ctx, in, out);
+  if (m == "Expand") return Bridge(&GraphServiceImpl::Expand, ctx, in, out);
+  if (m == "Collapse") return Bridge(&GraphServiceImpl::Collapse, ctx, in, out);
+  if (m == "Reveal") return Bridge(&GraphServiceImpl::Reveal, ctx, in, out);
+  if (m == "Search") return Bridge(&GraphServiceImpl::Search, ctx, in, out);
+  if (m == "Filter") return Bridge(&GraphServiceImpl::Filter, ctx, in, out);
+  if (m == "GetNodeDetail") return Bridge(&GraphServiceImpl::GetNodeDetail, ctx, in, out);
+  if (m == "Match") return Bridge(&GraphServiceImpl::Match, ctx, in, out);
+  if (m == "Unmatch") return Bridge(&GraphServiceImpl::Unmatch, ctx, in, out);
+  if (m == "SaveMatches") return Bridge(&GraphServiceImpl::SaveMatches, ctx, in, out);
+  if (m == "LoadMatches") return Bridge(&GraphServiceImpl::LoadMatches, ctx, in, out);
+  if (m == "SetLegend") return Bridge(&GraphServiceImpl::SetLegend, ctx, in, out);
+  return Fail(grpc::StatusCode::NOT_FOUND, "no unary API method " + m);
 }
 
 }  // namespace graph_ascend::service

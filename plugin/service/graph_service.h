@@ -46,6 +46,7 @@ class GraphServiceImpl final : public GraphService::Service {
   grpc::Status SaveMatches(grpc::ServerContext*, const FileRequest*, SaveMatchesReply*) override;
   grpc::Status LoadMatches(grpc::ServerContext*, const LoadMatchesRequest*, MatchReply*) override;
   grpc::Status SetLegend(grpc::ServerContext*, const SetLegendRequest*, FileInfo*) override;
+  grpc::Status CallJson(grpc::ServerContext*, const JsonCall*, JsonReply*) override;
 
  private:
   GraphServiceImpl(LogDir logdir, const ServiceOptions& options);
@@ -57,6 +58,9 @@ class GraphServiceImpl final : public GraphService::Service {
                       ViewReply* reply);
   grpc::Status DoMatch(const MatchRequest& req, bool match, MatchReply* reply);
   FileInfo InfoOf(const GraphFile& f) const;
+  template <typename Req, typename Rep>
+  grpc::Status Bridge(grpc::Status (GraphServiceImpl::*method)(grpc::ServerContext*, const Req*, Rep*),
+                      grpc::ServerContext* ctx, const std::string& json, std::string* out);
 
   LogDir logdir_;
   FileCache cache_;

@@ -1,6 +1,7 @@
 // The gRPC surface: a real server on a Unix socket, driven through a stub.
 #include "graph_service.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -308,6 +309,39 @@ TEST_F(GraphServiceTest, BadRequestsGetFittingCodes) {
   regex.set_regex(true);
   NodeList list;
   EXPECT_EQ(stub_->Search(&sctx, regex, &list).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(GraphServiceTest, CallJsonBridgesEveryUnaryMethodInJson) {
+  auto call = [&](const std::string& method, const std::string& json, JsonReply* reply) {
+    grpc::ClientContext ctx;
+    JsonCall req;
+    req.set_method(method);
+    req.set_request_json(json);
+    return stub_->CallJson(&ctx, req, reply);
+  };
+  JsonReply reply;
+  ASSERT_TRUE(call("GetView",
+                   R"({"view": {"session": "j", "file": "runs/a/compare.vis", "side": "SIDE_NPU", "microStep": -1}})",
+                   &reply)
+                  .ok());
+  // camelCase names, defaults printed, enums by name.
+  EXPECT_NE(reply.reply_json().find("\"totalVisible\":21"), std::string::npos) << reply.reply_json();
+  EXPECT_NE(reply.reply_json().find("\"expanded\":false"), std::string::npos);
+  EXPECT_NE(reply.reply_json().find("\"overflow\":\"OVERFLOW_CRITICAL\""), std::string::npos);
+  ViewReply typed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(reply.reply_json(), &typed).ok());
+  EXPECT_EQ(typed.nodes(0).width(), 230);
+  ASSERT_TRUE(call("ListRuns", "", &reply).ok());
+  EXPECT_NE(reply.reply_json().find("runs/a/compare.vis"), std::string::npos);
+
+  grpc::Status bad = call("GetView", "{not json", &reply);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(bad.error_message().find("ViewRequest"), std::string::npos);
+  EXPECT_EQ(call("GetView", R"({"viewe": {}})", &reply).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(call("OpenFile", "{}", &reply).error_code(), grpc::StatusCode::NOT_FOUND);  // streaming
+  EXPECT_EQ(call("Nope", "{}", &reply).error_code(), grpc::StatusCode::NOT_FOUND);
+  // Errors of the method come through unchanged.
+  EXPECT_EQ(call("GetFileInfo", R"({"file": "../x.vis"})", &reply).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -143,7 +143,7 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
     def _serve_api(self, request):
         name = request.path.rsplit("/api/", 1)[-1]
         method = _SERVICE.methods_by_name.get(name)
-        if method is None or "/" in name:
+        if method is None or name == "CallJson":
             return _error(404, "NOT_FOUND", f"no such API method: {name!r}")
         if request.method != "POST":
             return _error(405, "METHOD_NOT_ALLOWED", f"use POST for /api/{name}", [("Allow", "POST")])
@@ -154,21 +154,25 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
         body = request.get_data(cache=False)
         if len(body) > MAX_BODY_BYTES:
             return _error(400, "INVALID_ARGUMENT", f"request body larger than {MAX_BODY_BYTES} bytes")
-        req = _message_class(method.input_type)()
         try:
-            text = body.decode("utf-8") if body else "{}"
-            json_format.Parse(text or "{}", req)
-        except (UnicodeDecodeError, json_format.ParseError) as e:
-            return _error(400, "INVALID_ARGUMENT", f"bad {method.input_type.name} JSON: {e}")
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return _error(400, "INVALID_ARGUMENT", f"request body is not UTF-8: {e}")
         try:
             if method.server_streaming:
+                req = _message_class(method.input_type)()
+                try:
+                    json_format.Parse(text or "{}", req)
+                except json_format.ParseError as e:
+                    return _error(400, "INVALID_ARGUMENT", f"bad {method.input_type.name} JSON: {e}")
                 return self._stream(name, req)
-            reply = self._server.call(name, req)
+            # Unary methods: the server converts JSON in C++ (CallJson); the bytes pass through.
+            reply = self._server.call("CallJson", graph_service_pb2.JsonCall(method=name, request_json=text))
         except grpc.RpcError as e:
             return _rpc_error(e)
         except server_process.ServerUnavailable as e:
             return _error(503, "UNAVAILABLE", str(e))
-        return _respond(_to_json(reply))
+        return _respond(reply.reply_json)
 
     def _stream(self, name, req):
         """Newline-delimited JSON: one reply message per line; an error ends the stream with {"error": ...}."""

@@ -371,6 +371,10 @@ def test_bad_requests_name_what_is_wrong(tb, stats):
     assert status == 400 and "regular expression" in body["error"]["message"]
     status, body = tb.api("NoSuchRpc", {})
     assert status == 404
+    status, body = tb.api("CallJson", {"method": "ListRuns"})  # the bridge is not a route
+    assert status == 404
+    status, body = tb.api("GetView", {"view": view(stats), "viewe": 1})
+    assert status == 400 and "viewe" in body["error"]["message"]
     status, _headers, data = tb.request("GET", f"{API}/ListRuns")
     assert status == 405 and json.loads(data)["error"]["code"] == "METHOD_NOT_ALLOWED"
     status, body = tb.api("OpenFile", {"file": "bad/truncated.vis"})
