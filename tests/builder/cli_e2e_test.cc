@@ -57,8 +57,7 @@ TEST_P(BuildSampleTest, SingleBuild) {
   TempDir out;
   std::vector<std::string> files = Graph(Sample(GetParam().name + "/build.json"), out / "o");
   ASSERT_EQ(files.size(), 1u);
-  EXPECT_TRUE(std::regex_match(fs::path(files[0]).filename().string(), std::regex(R"(build_\d{14}\.vis)")))
-      << files[0];
+  EXPECT_TRUE(std::regex_match(fs::path(files[0]).filename().string(), std::regex(R"(build_\d{14}\.vis)"))) << files[0];
   Json doc = Export(files[0]);
   EXPECT_FALSE(doc.contains("NPU"));
   EXPECT_EQ(doc["root"], "DefaultModel");
@@ -103,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(Samples, BuildSampleTest,
 struct CompareCase {
   std::string name;
   std::string task;
-  int nodes;    // msprobe 8.1.2's count + the gradient nodes (BuildCase)
+  int nodes;  // msprobe 8.1.2's count + the gradient nodes (BuildCase)
   int matched;
   std::string culprit;  // first divergence (samples/README.md)
   double culprit_index;
@@ -121,7 +120,8 @@ TEST_P(CompareSampleTest, SingleCompare) {
   Json doc = Export(files[0]);
   std::vector<std::string> keys;
   for (auto& [k, v] : doc.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"NPU", "Bench", "ToolTip", "Colors", "MicroSteps", "task", "OverflowCheck"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"NPU", "Bench", "ToolTip", "Colors", "MicroSteps", "task", "OverflowCheck"}));
   EXPECT_EQ(doc["task"], c.task);
   const Json& npu = doc["NPU"];
   const Json& bench = doc["Bench"];
@@ -138,8 +138,7 @@ TEST_P(CompareSampleTest, SingleCompare) {
     if (link.empty()) continue;
     EXPECT_EQ(link.back(), name) << "default matching pairs equal ids";
     EXPECT_EQ(bench["node"].at(name)["matched_node_link"], link) << name;
-    EXPECT_EQ(link.size() >= 2 ? link[link.size() - 2].get<std::string>() : "None",
-              node["upnode"].get<std::string>())
+    EXPECT_EQ(link.size() >= 2 ? link[link.size() - 2].get<std::string>() : "None", node["upnode"].get<std::string>())
         << name;
   }
   for (auto& [name, node] : bench["node"].items()) {
@@ -169,14 +168,16 @@ TEST_P(CompareSampleTest, SingleCompare) {
 INSTANTIATE_TEST_SUITE_P(
     Samples, CompareSampleTest,
     ::testing::Values(
-        CompareCase{"cnn_statistics", "summary", 412 + 24, 412 + 24, "Functional.batch_norm.6.forward", 0.25, "#FFEDBE"},
-        CompareCase{"gpt_statistics", "summary", 667 + 30, 667 + 30, "Functional.linear.11.forward", 0.0024883654245420636,
-                    "#FFFCF3"},
+        CompareCase{"cnn_statistics", "summary", 412 + 24, 412 + 24, "Functional.batch_norm.6.forward", 0.25,
+                    "#FFEDBE"},
+        CompareCase{"gpt_statistics", "summary", 667 + 30, 667 + 30, "Functional.linear.11.forward",
+                    0.0024883654245420636, "#FFFCF3"},
         CompareCase{"gpt_tensor", "all", 282 + 21, 282 + 21, "Tensor.__add__.10.forward", 1.0, "#FF704D"},
         CompareCase{"overflow_nan", "summary", 123 + 8, 122 + 8, "Torch.exp.1.forward", 1.0, "#FF704D"},
         CompareCase{"dist_gloo", "summary", 48 + 3, 48 + 3, "Distributed.all_reduce.0.forward", 1.0, "#FF704D"},
         CompareCase{"l1_api", "summary", 34, 34, "Functional.batch_norm.1.forward", 0.33333333333333326, "#FFEDBE"},
-        CompareCase{"cnn_md5", "md5", 412 + 24, 412 + 24, "", 0, ""}, CompareCase{"structure", "structure", 67, 67, "", 0, ""}),
+        CompareCase{"cnn_md5", "md5", 412 + 24, 412 + 24, "", 0, ""},
+        CompareCase{"structure", "structure", 67, 67, "", 0, ""}),
     [](const auto& info) { return info.param.name; });
 
 TEST(CompareTest, StatisticsBucketsAndInfo) {
@@ -365,9 +366,9 @@ TEST(CompareTest, OverflowLevelsOnTheNanCase) {
     return by_level;
   };
   auto npu = levels(doc["NPU"]);
-  EXPECT_EQ(npu["critical"], (std::set<std::string>{"Module.blocks.1.AttentionBlock.forward.0",
-                                                    "Module.blocks.1.softmax.NaiveSoftmax.forward.0",
-                                                    "Torch.exp.1.forward"}));
+  EXPECT_EQ(npu["critical"],
+            (std::set<std::string>{"Module.blocks.1.AttentionBlock.forward.0",
+                                   "Module.blocks.1.softmax.NaiveSoftmax.forward.0", "Torch.exp.1.forward"}));
   EXPECT_EQ(npu["medium"], std::set<std::string>{"Module.embed.Linear.backward.0"});
   EXPECT_EQ(npu["high"].size(), 61u);
   EXPECT_TRUE(npu["high"].count("Tensor.__truediv__.1.forward")) << "inf / inf: anomalous in and out";
@@ -380,8 +381,8 @@ TEST(CompareTest, OverflowLevelsOnTheNanCase) {
   for (auto& [k, v] : doc["NPU"]["node"].at("Torch.exp.1.forward")["data"].items()) data_keys.push_back(k);
   EXPECT_EQ(data_keys, (std::vector<std::string>{"precision_index", "overflow_level"}));
   // The culprit's NaN output is reported as such in its item.
-  const Json& item = doc["NPU"]["node"].at("Tensor.__truediv__.1.forward")["output_data"]
-                        .at("Tensor.__truediv__.1.forward.output.0");
+  const Json& item =
+      doc["NPU"]["node"].at("Tensor.__truediv__.1.forward")["output_data"].at("Tensor.__truediv__.1.forward.output.0");
   EXPECT_EQ(item["Max"], "nan");
   EXPECT_EQ(item["Max diff"], "Nan");
   // The one structural difference of the sample stays unmatched on both sides.
@@ -540,9 +541,9 @@ TEST(CliTest, ExportedFileLayout) {
   EXPECT_EQ(doc["NPU"]["node"].at("DefaultModel")["upnode"], "None");
   std::vector<std::string> node_keys;
   for (auto& [k, v] : doc["NPU"]["node"].at("Module.fc1.Linear.forward.0").items()) node_keys.push_back(k);
-  EXPECT_EQ(node_keys, (std::vector<std::string>{"id", "node_type", "output_data", "input_data", "upnode", "subnodes",
-                                                 "matched_node_link", "suggestions", "stack_info", "micro_step_id",
-                                                 "data"}));
+  EXPECT_EQ(node_keys,
+            (std::vector<std::string>{"id", "node_type", "output_data", "input_data", "upnode", "subnodes",
+                                      "matched_node_link", "suggestions", "stack_info", "micro_step_id", "data"}));
 }
 
 // ---------------------------------------------------------------- bad input
@@ -562,13 +563,14 @@ class BadInputTest : public ::testing::Test {
   // `parts`, nothing written.
   void ExpectFailure(const std::vector<std::string>& parts, const std::string& config = "",
                      const std::string& out = "") {
-    RunResult r = RunTool({"graph", "-i", config.empty() ? dir_ / "compare.json" : config, "-o",
-                       out.empty() ? dir_ / "out" : out});
+    RunResult r = RunTool(
+        {"graph", "-i", config.empty() ? dir_ / "compare.json" : config, "-o", out.empty() ? dir_ / "out" : out});
     EXPECT_EQ(r.status, 2) << r.err;
     std::vector<std::string> lines = Lines(r.err);
     ASSERT_EQ(lines.size(), 1u) << "one message:\n" << r.err;
     EXPECT_EQ(lines[0].rfind("graph-ascend: error: ", 0), 0u) << lines[0];
-    for (const std::string& p : parts) EXPECT_NE(lines[0].find(p), std::string::npos) << "'" << p << "' in: " << lines[0];
+    for (const std::string& p : parts)
+      EXPECT_NE(lines[0].find(p), std::string::npos) << "'" << p << "' in: " << lines[0];
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(Files(dir_ / "out"), std::vector<std::string>{"keep.txt"}) << "nothing written, nothing removed";
   }

@@ -84,7 +84,7 @@ inline std::vector<std::string> Files(const std::string& dir) {
 
 // Runs `graph` and returns the .vis files it wrote (full paths, sorted).
 inline std::vector<std::string> Graph(const std::string& config, const std::string& out_dir,
-                               const std::vector<std::string>& flags = {}) {
+                                      const std::vector<std::string>& flags = {}) {
   std::vector<std::string> args = {"graph", "-i", config, "-o", out_dir};
   args.insert(args.end(), flags.begin(), flags.end());
   RunResult r = RunTool(args);

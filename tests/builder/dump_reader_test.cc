@@ -30,9 +30,12 @@ struct FlatItem {
 
 std::string ValueText(const StringPool& pool, const Value& v) {
   switch (v.kind) {
-    case ValueKind::kNull: return "null";
-    case ValueKind::kBool: return v.boolean ? "true" : "false";
-    case ValueKind::kInteger: return "int:" + std::to_string(v.integer);
+    case ValueKind::kNull:
+      return "null";
+    case ValueKind::kBool:
+      return v.boolean ? "true" : "false";
+    case ValueKind::kInteger:
+      return "int:" + std::to_string(v.integer);
     case ValueKind::kNumber: {
       if (std::isnan(v.number)) return "float:nan";
       if (std::isinf(v.number)) return v.number > 0 ? "float:inf" : "float:-inf";
@@ -40,8 +43,10 @@ std::string ValueText(const StringPool& pool, const Value& v) {
       snprintf(buf, sizeof(buf), "float:%.17g", v.number);
       return buf;
     }
-    case ValueKind::kString: return "str:" + std::string(pool.Get(v.string));
-    case ValueKind::kJson: return "json:" + std::string(pool.Get(v.string));
+    case ValueKind::kString:
+      return "str:" + std::string(pool.Get(v.string));
+    case ValueKind::kJson:
+      return "json:" + std::string(pool.Get(v.string));
   }
   return "?";
 }
@@ -147,9 +152,10 @@ TEST_F(DumpReaderTest, ForwardModuleItemOrder) {
   const std::string name = "Module.fc.Linear.forward.0";
   Read(DumpJson("\"" + name + R"(": {"output": [)" + kT + R"(], "parameters": {"weight": )" + kT + ", \"bias\": " + kT +
                 R"(}, "is_recompute": false, "input_kwargs": {"alpha": {"type": "float", "value": 0.5}},
-                   "input_args": [)" + kT + ", " + kT + "]}"));
+                   "input_args": [)" +
+                kT + ", " + kT + "]}"));
   EXPECT_EQ(Keys(Inputs(name)), (std::vector<std::string>{name + ".input.0", name + ".input.1", name + ".input.alpha",
-                                                           name + ".parameters.weight", name + ".parameters.bias"}));
+                                                          name + ".parameters.weight", name + ".parameters.bias"}));
   EXPECT_EQ(Keys(Outputs(name)), std::vector<std::string>{name + ".output.0"});
   std::vector<FlatItem> in = Inputs(name);
   EXPECT_EQ(in[0].state, ItemState::kInput);
@@ -169,13 +175,14 @@ TEST_F(DumpReaderTest, ForwardModuleItemOrder) {
 TEST_F(DumpReaderTest, NestedListsTuplesNoneAndScalars) {
   const std::string name = "Torch.split.0.forward";
   Read(DumpJson("\"" + name + R"(": {"input_args": [[)" + kT + R"(, null], {"type": "int", "value": 3},
-        {"a": )" + kT + R"(, "b": [)" + kT + R"(]}, {"type": "torch.Size", "value": [2, 3]}, 7, "text", false, [], {}],
+        {"a": )" +
+                kT + R"(, "b": [)" + kT + R"(]}, {"type": "torch.Size", "value": [2, 3]}, 7, "text", false, [], {}],
         "input_kwargs": {"dim": {"type": "int", "value": -1}, "out": null},
-        "output": [[)" + kT + ", " + kT + R"(], null]})"));
-  EXPECT_EQ(Keys(Inputs(name)),
-            (std::vector<std::string>{name + ".input.0.0", name + ".input.0.1", name + ".input.1", name + ".input.2.a",
-                                      name + ".input.2.b.0", name + ".input.3", name + ".input.dim",
-                                      name + ".input.out"}));
+        "output": [[)" +
+                kT + ", " + kT + R"(], null]})"));
+  EXPECT_EQ(Keys(Inputs(name)), (std::vector<std::string>{name + ".input.0.0", name + ".input.0.1", name + ".input.1",
+                                                          name + ".input.2.a", name + ".input.2.b.0", name + ".input.3",
+                                                          name + ".input.dim", name + ".input.out"}));
   std::vector<FlatItem> in = Inputs(name);
   EXPECT_FALSE(in[0].is_null);
   EXPECT_TRUE(in[1].is_null) << "a null argument is one default item";
@@ -212,9 +219,10 @@ TEST_F(DumpReaderTest, ParametersGradHasNoListIndexAndLastWins) {
 // that is not under the node name is kept whole.
 TEST_F(DumpReaderTest, DataNameGivesTheItemKey) {
   Read(DumpJson(R"("Torch.matmul.0.forward": {"input_args": [)" +
-                Tensor("[2]", "1.0", "0.0", "0.5", "1.0", R"("data_name": "Torch.matmul.0.forward.input.0.pt")") +
-                ", " + Tensor("[2]", "1.0", "0.0", "0.5", "1.0", R"("data_name": "Other.op.3.forward.output.0.npy")") +
-                ", " + Tensor("[2]", "1.0", "0.0", "0.5", "1.0", R"("data_name": "-1")") + "]}",
+                    Tensor("[2]", "1.0", "0.0", "0.5", "1.0", R"("data_name": "Torch.matmul.0.forward.input.0.pt")") +
+                    ", " +
+                    Tensor("[2]", "1.0", "0.0", "0.5", "1.0", R"("data_name": "Other.op.3.forward.output.0.npy")") +
+                    ", " + Tensor("[2]", "1.0", "0.0", "0.5", "1.0", R"("data_name": "-1")") + "]}",
                 "tensor"));
   std::vector<FlatItem> in = Inputs("Torch.matmul.0.forward");
   std::vector<FlatItem> out = Outputs("Torch.matmul.0.forward");
@@ -235,7 +243,8 @@ TEST_F(DumpReaderTest, OutputSplitIsBySubstring) {
 
 TEST_F(DumpReaderTest, RepeatedEntryKeyKeepsTheLastValueAtTheFirstPlace) {
   Read(DumpJson(R"("A.x.0.forward": {"output": [)" + kT + R"(]}, "B.y.0.forward": {"output": []},
-                   "A.x.0.forward": {"output": [)" + kT + ", " + kT + "]}"));
+                   "A.x.0.forward": {"output": [)" +
+                kT + ", " + kT + "]}"));
   ASSERT_EQ(data_.entries.size(), 2u);
   EXPECT_EQ(pool_.Get(data_.entries[0].name), "A.x.0.forward");
   EXPECT_EQ(Entry("A.x.0.forward").output_count, 2u);
@@ -252,8 +261,8 @@ TEST_F(DumpReaderTest, SummaryMd5Detection) {
   EXPECT_FALSE(data_.summary_md5);
 
   // Only first-level list elements are inspected.
-  Read(DumpJson(R"("T.a.0.forward": {"output": [[[)" + Tensor("[2]", "1.0", "0.0", "0.5", "1.0", R"("md5": "0d968558")") +
-                "]]]}"));
+  Read(DumpJson(R"("T.a.0.forward": {"output": [[[)" +
+                Tensor("[2]", "1.0", "0.0", "0.5", "1.0", R"("md5": "0d968558")") + "]]]}"));
   EXPECT_FALSE(data_.summary_md5);
 }
 
@@ -278,8 +287,10 @@ TEST_F(DumpReaderTest, FrameworkDetection) {
 TEST_F(DumpReaderTest, BatchIsendIrecvOperations) {
   const std::string name = "Distributed.batch_isend_irecv.0.forward";
   Read(DumpJson("\"" + name + R"(": {"input_args": [], "output": [[
-      {"class_type": "torch.distributed.P2POp", "tensor": )" + kT + R"(, "op": "isend", "peer": 1, "tag": 0, "group_id": "5a4d31ad"},
-      {"class_type": "torch.distributed.P2POp", "tensor": )" + kT + R"(, "op": "irecv", "peer": 3, "tag": 0, "group_id": "5a4d31ad"}]]})"));
+      {"class_type": "torch.distributed.P2POp", "tensor": )" +
+                kT + R"(, "op": "isend", "peer": 1, "tag": 0, "group_id": "5a4d31ad"},
+      {"class_type": "torch.distributed.P2POp", "tensor": )" +
+                kT + R"(, "op": "irecv", "peer": 3, "tag": 0, "group_id": "5a4d31ad"}]]})"));
   const DumpEntry& e = Entry(name);
   ASSERT_EQ(e.p2p_count, 2u);
   const P2POp& a = data_.p2p[e.first_p2p];
@@ -299,30 +310,31 @@ TEST_F(DumpReaderTest, OverflowScenes) {
   const std::string ninf_min = Tensor("[2]", "1.0", "-Infinity", "0.5", "1.0");
   EXPECT_EQ(Overflow(R"({"input_args": [)" + kT + R"(], "output": [)" + inf_max + "]}"), OverflowLevel::kCritical);
   EXPECT_EQ(Overflow(R"({"input_args": [)" + ninf_min + R"(], "output": [)" + kNanOut + "]}"), OverflowLevel::kHigh);
-  EXPECT_EQ(Overflow(R"({"input_args": [)" + kT + R"(], "input_kwargs": {"w": )" + kNanOut + R"(}, "output": [)" + kT +
-                     "]}"),
-            OverflowLevel::kMedium);
+  EXPECT_EQ(
+      Overflow(R"({"input_args": [)" + kT + R"(], "input_kwargs": {"w": )" + kNanOut + R"(}, "output": [)" + kT + "]}"),
+      OverflowLevel::kMedium);
   EXPECT_EQ(Overflow(R"({"input_args": [)" + kT + R"(], "output": [)" + kT + "]}"), OverflowLevel::kNone);
   // Backward entries: "input" stands for the inputs.
   EXPECT_EQ(Overflow(R"({"input": [)" + kNanOut + R"(], "output": [)" + kT + "]}"), OverflowLevel::kMedium);
   // Nested lists are inspected.
-  EXPECT_EQ(Overflow(R"({"input_args": [[[)" + kT + R"(]]], "output": [[)" + kNanOut + "]]}"), OverflowLevel::kCritical);
+  EXPECT_EQ(Overflow(R"({"input_args": [[[)" + kT + R"(]]], "output": [[)" + kNanOut + "]]}"),
+            OverflowLevel::kCritical);
   // Norm is not an anomaly; parameters are never inspected.
   EXPECT_EQ(Overflow(R"({"input_args": [)" + Tensor("[2]", "1.0", "0.0", "0.5", "NaN") + R"(], "parameters": {"w": )" +
                      kNanOut + R"(}, "output": [)" + kT + "]}"),
             OverflowLevel::kNone);
   // A statistic written as the string "inf" counts (str(v).lower()).
-  EXPECT_EQ(Overflow(R"({"input_args": [)" + kT + R"(], "output": [)" + Tensor("[2]", "\"Inf\"", "0.0", "0.5", "1.0") +
-                     "]}"),
-            OverflowLevel::kCritical);
+  EXPECT_EQ(
+      Overflow(R"({"input_args": [)" + kT + R"(], "output": [)" + Tensor("[2]", "\"Inf\"", "0.0", "0.5", "1.0") + "]}"),
+      OverflowLevel::kCritical);
 }
 
 // §7 scene 4: the output norm jumps more than 100 times the input norm.
 TEST_F(DumpReaderTest, OverflowNumericalMutation) {
   auto norm = [](const char* n) { return Tensor("[2]", "1.0", "0.0", "0.5", n); };
-  EXPECT_EQ(Overflow(R"({"input_args": [)" + norm("2.0") + ", " + norm("0.5") + R"(], "output": [)" + norm("200.5") +
-                     "]}"),
-            OverflowLevel::kHigh);
+  EXPECT_EQ(
+      Overflow(R"({"input_args": [)" + norm("2.0") + ", " + norm("0.5") + R"(], "output": [)" + norm("200.5") + "]}"),
+      OverflowLevel::kHigh);
   EXPECT_EQ(Overflow(R"({"input_args": [)" + norm("2.0") + R"(], "output": [)" + norm("200.0") + "]}"),
             OverflowLevel::kNone)
       << "exactly 100 times is not more than 100";
@@ -330,8 +342,8 @@ TEST_F(DumpReaderTest, OverflowNumericalMutation) {
             OverflowLevel::kHigh);
   EXPECT_EQ(Overflow(R"({"input_args": [)" + norm("0.0") + R"(], "output": [)" + norm("99.0") + "]}"),
             OverflowLevel::kNone);
-  EXPECT_EQ(Overflow(R"({"input_args": [], "input_kwargs": {"x": )" + norm("1.0") + R"(}, "output": [)" + norm("101.0") +
-                     "]}"),
+  EXPECT_EQ(Overflow(R"({"input_args": [], "input_kwargs": {"x": )" + norm("1.0") + R"(}, "output": [)" +
+                     norm("101.0") + "]}"),
             OverflowLevel::kHigh);
   // Only top-level torch tensors count: nested ones and mindspore tensors do not.
   EXPECT_EQ(Overflow(R"({"input_args": [[)" + norm("1.0") + R"(]], "output": [)" + norm("500.0") + "]}"),
@@ -358,9 +370,9 @@ TEST_F(DumpReaderTest, OverflowIgnoreRules) {
   EXPECT_EQ(OverflowOf("Distributed.recv.0.forward",
                        R"({"input_args": [], "input_kwargs": {"other": )" + kNanOut + R"(}, "output": [)" + kT + "]}"),
             OverflowLevel::kMedium);
-  EXPECT_EQ(OverflowOf("Tensor.masked_fill_.0.forward", R"({"input_args": [)" + kNanOut + R"(], "output": [)" + kT +
-                                                            "]}"),
-            OverflowLevel::kNone);
+  EXPECT_EQ(
+      OverflowOf("Tensor.masked_fill_.0.forward", R"({"input_args": [)" + kNanOut + R"(], "output": [)" + kT + "]}"),
+      OverflowLevel::kNone);
   // The rule key is the first two segments, lower-cased: "Torch.emptyX" has no rule.
   EXPECT_EQ(OverflowOf("Torch.empty_x.0.forward", R"({"input_args": [], "output": [)" + kNanOut + "]}"),
             OverflowLevel::kCritical);

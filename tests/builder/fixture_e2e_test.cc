@@ -52,15 +52,16 @@ std::string MsDump(const std::string& framework, const std::string& task, const 
 class MindSporeTensorTest : public ::testing::Test {
  protected:
   void WriteSide(const std::string& side, const std::string& dense_output_file) {
-    const std::string data =
-        R"("Cell.net.Dense.forward.0": {"input_args": [)" +
-        MsLeaf("Float32", "[2, 3]", "3.0", "Cell.net.Dense.forward.0.input.0.npy") +
-        R"(], "input_kwargs": {}, "output": [)" + MsLeaf("Float32", "[2, 3]", "3.0", "Cell.net.Dense.forward.0.output.0.npy") +
-        R"(], "parameters": {"weight": )" + MsLeaf("BFloat16", "[4]", "3.140625", "Cell.net.Dense.forward.0.parameters.weight.npy") +
-        R"(}}, "Mint.add.0.forward": {"input_args": [)" +
-        MsLeaf("Float16", "[7]", "65504.0", "Mint.add.0.forward.input.0.npy") +
-        R"(, {"type": "int", "value": 1}], "input_kwargs": {}, "output": [)" +
-        MsLeaf("Int32", "[3]", "2147483647", "Mint.add.0.forward.output.0.npy") + "]}";
+    const std::string data = R"("Cell.net.Dense.forward.0": {"input_args": [)" +
+                             MsLeaf("Float32", "[2, 3]", "3.0", "Cell.net.Dense.forward.0.input.0.npy") +
+                             R"(], "input_kwargs": {}, "output": [)" +
+                             MsLeaf("Float32", "[2, 3]", "3.0", "Cell.net.Dense.forward.0.output.0.npy") +
+                             R"(], "parameters": {"weight": )" +
+                             MsLeaf("BFloat16", "[4]", "3.140625", "Cell.net.Dense.forward.0.parameters.weight.npy") +
+                             R"(}}, "Mint.add.0.forward": {"input_args": [)" +
+                             MsLeaf("Float16", "[7]", "65504.0", "Mint.add.0.forward.input.0.npy") +
+                             R"(, {"type": "int", "value": 1}], "input_kwargs": {}, "output": [)" +
+                             MsLeaf("Int32", "[3]", "2147483647", "Mint.add.0.forward.output.0.npy") + "]}";
     const std::string dir = dir_ / side;
     WriteDumpDir(dir, MsDump("mindspore", "tensor", data),
                  R"({"Cell.net.Dense.forward.0": null, "Mint.add.0.forward": "Cell.net.Dense.forward.0",
@@ -122,8 +123,8 @@ TEST_F(MindSporeTensorTest, MissingTensorFileIsUnsupportedNotAnError) {
   std::vector<std::string> files = Graph(dir_ / "compare.json", dir_ / "out");
   ASSERT_EQ(files.size(), 1u);
   Json doc = Export(files[0]);
-  const Json& out = doc["NPU"]["node"].at("Cell.net.Dense.forward.0")["output_data"].at(
-      "Cell.net.Dense.forward.0.output.0");
+  const Json& out =
+      doc["NPU"]["node"].at("Cell.net.Dense.forward.0")["output_data"].at("Cell.net.Dense.forward.0.output.0");
   EXPECT_EQ(out["Cosine"], "unsupported");
   EXPECT_EQ(Index(doc["NPU"]["node"].at("Cell.net.Dense.forward.0")), 0);
 }
@@ -136,7 +137,8 @@ std::string MsAdapterDump(const std::string& output_max) {
                           R"(, "Min": -2.0, "Mean": 0.1, "Norm": 3.0, "requires_grad": true})";
   return MsDump("mindtorch", "statistics",
                 R"("Module.fc.Linear.forward.0": {"input_args": [)" + leaf + R"(], "input_kwargs": {}, "output": [)" +
-                    out + R"(]}, "Torch.matmul.0.forward": {"input_args": [)" + leaf + R"(], "output": [)" + out + "]}");
+                    out + R"(]}, "Torch.matmul.0.forward": {"input_args": [)" + leaf + R"(], "output": [)" + out +
+                    "]}");
 }
 const char* const kFcConstruct =
     R"({"Module.fc.Linear.forward.0": null, "Torch.matmul.0.forward": "Module.fc.Linear.forward.0"})";

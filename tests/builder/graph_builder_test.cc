@@ -128,9 +128,9 @@ TEST_F(GraphBuilderTest, ApiCollectionsGroupTwoOrMoreConsecutiveTopLevelApis) {
   Build(DumpJson(""), R"({"Tensor.a.0.forward": null, "Module.m.M.forward.0": null, "Module.n.N.forward.0": null,
                          "Torch.b.0.forward": null, "Functional.c.0.forward": null, "Module.o.O.forward.0": null,
                          "Tensor.d.0.forward": null, "NPU.e.0.forward": null, "Distributed.f.0.forward": null})");
-  EXPECT_EQ(Children("DefaultModel"), (Names{"Tensor.a.0.forward", "Module.m.M.forward.0", "Module.n.N.forward.0",
-                                             "Apis_Between_Modules.0", "Module.o.O.forward.0",
-                                             "Apis_Between_Modules.1"}));
+  EXPECT_EQ(Children("DefaultModel"),
+            (Names{"Tensor.a.0.forward", "Module.m.M.forward.0", "Module.n.N.forward.0", "Apis_Between_Modules.0",
+                   "Module.o.O.forward.0", "Apis_Between_Modules.1"}));
   EXPECT_EQ(Children("Apis_Between_Modules.0"), (Names{"Torch.b.0.forward", "Functional.c.0.forward"}));
   EXPECT_EQ(Children("Apis_Between_Modules.1"),
             (Names{"Tensor.d.0.forward", "NPU.e.0.forward", "Distributed.f.0.forward"}));
@@ -163,7 +163,8 @@ TEST_F(GraphBuilderTest, ParametersGradUnderTheLastBackwardCall) {
         R"({"Module.fc.Linear.forward.0": null, "Module.fc.Linear.backward.0": null,
             "Torch.add.0.backward": "Module.fc.Linear.backward.1", "Module.fc.Linear.backward.1": null})");
   EXPECT_EQ(Parent("Module.fc.Linear.parameters_grad"), "Module.fc.Linear.backward.1");
-  EXPECT_EQ(Children("Module.fc.Linear.backward.1"), (Names{"Torch.add.0.backward", "Module.fc.Linear.parameters_grad"}));
+  EXPECT_EQ(Children("Module.fc.Linear.backward.1"),
+            (Names{"Torch.add.0.backward", "Module.fc.Linear.parameters_grad"}));
   EXPECT_EQ(g().op[Node("Module.fc.Linear.parameters_grad")], NodeOp::kModule);
   EXPECT_NE(g().entry[Node("Module.fc.Linear.parameters_grad")], kNoNode);
   EXPECT_EQ(g().stack[Node("Module.fc.Linear.parameters_grad")], kNoNode);
@@ -244,8 +245,7 @@ TEST(SimplifyStackTest, Rules) {
   EXPECT_EQ(SimplifyStack("Module.layer1.0.bn1.BatchNorm2d.forward.0", module_lines), Span(1, 1));
   EXPECT_EQ(SimplifyStack("Module.layer1.0.bn2.BatchNorm2d.forward.0", module_lines), Span(0, 3))
       << "no line calls bn2";
-  EXPECT_EQ(SimplifyStack("Module.fc.forward", module_lines), Span(0, 3))
-      << "fewer than 4 segments";
+  EXPECT_EQ(SimplifyStack("Module.fc.forward", module_lines), Span(0, 3)) << "fewer than 4 segments";
 
   std::vector<std::string_view> api_lines = {
       "File /m/msprobe/pytorch/hook_module/wrap_torch.py, line 70, in torch_op_template, \n return "
@@ -262,8 +262,7 @@ TEST(SimplifyStackTest, Rules) {
       << "a template call on the last line has no next line";
   std::vector<std::string_view> not_a_word = {"File a.py, line 1, in f, \n return xTorchOPTemplate(x)",
                                               "File b.py, line 2, in g, \n z = f(x)"};
-  EXPECT_EQ(SimplifyStack("Tensor.add.0.forward", not_a_word), Span(0, 2))
-      << "the capital must start a word";
+  EXPECT_EQ(SimplifyStack("Tensor.add.0.forward", not_a_word), Span(0, 2)) << "the capital must start a word";
 }
 
 TEST_F(GraphBuilderTest, StacksSimplifiedAndBorrowedByBackwardNodes) {
@@ -297,8 +296,9 @@ TEST_F(GraphBuilderTest, CompleteStackKeepsEveryLine) {
 }
 
 TEST_F(GraphBuilderTest, OldStackFormatIsReadToo) {
-  Build(DumpJson(""), R"({"Torch.matmul.0.forward": null})",
-        R"js({"Torch.matmul.0.forward": ["File a.py, line 1, in f, \n TorchOPTemplate(x)", "File b.py, line 2, in g, \n y"]})js");
+  Build(
+      DumpJson(""), R"({"Torch.matmul.0.forward": null})",
+      R"js({"Torch.matmul.0.forward": ["File a.py, line 1, in f, \n TorchOPTemplate(x)", "File b.py, line 2, in g, \n y"]})js");
   EXPECT_EQ(Stack("Torch.matmul.0.forward"), Names{"File b.py, line 2, in g, \n y"});
 }
 
@@ -371,9 +371,9 @@ TEST(ClassifyNodeTest, Prefixes) {
                           "MintFunctional.relu.0.forward"}) {
     EXPECT_EQ(ClassifyNode(api), NodeOp::kApi) << api;
   }
-  for (const char* module : {"Module.fc.Linear.forward.0", "Cell.fc.Dense.forward.0", "optimizer",
-                             "optimizer.step.0", "clip_grad_norm_.0", "MindSpeed.x.0.forward", "Other.x.0.forward",
-                             "TensorTest", "DefaultModel"}) {
+  for (const char* module :
+       {"Module.fc.Linear.forward.0", "Cell.fc.Dense.forward.0", "optimizer", "optimizer.step.0", "clip_grad_norm_.0",
+        "MindSpeed.x.0.forward", "Other.x.0.forward", "TensorTest", "DefaultModel"}) {
     EXPECT_EQ(ClassifyNode(module), NodeOp::kModule) << module;
   }
   EXPECT_TRUE(IsModuleName("Cell.a.B.forward.0"));

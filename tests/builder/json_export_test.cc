@@ -121,11 +121,17 @@ TEST(FormatItemTest, ReferenceFormatDataCases) {
 
 // §13.1: `_format_decimal_string`.
 TEST(FormatItemTest, ReferenceDecimalStringCases) {
-  Item item = MakeItem("F.x.0.forward.output.0", {{"type", Text("torch.Tensor")}, {"dtype", Text("torch.float32")},
-                                                  {"shape", Json("[2]")}, {"Max", Num(1.0)}, {"Min", Num(0.0)},
-                                                  {"Mean", Num(0.5)}, {"Norm", Num(1.0)},
-                                                  {"note", Text("0.12345678")}, {"odd", Text("0.0.25698548%")},
-                                                  {"minus", Text("-1")}, {"neg", Text("-0.12345678")}});
+  Item item = MakeItem("F.x.0.forward.output.0", {{"type", Text("torch.Tensor")},
+                                                  {"dtype", Text("torch.float32")},
+                                                  {"shape", Json("[2]")},
+                                                  {"Max", Num(1.0)},
+                                                  {"Min", Num(0.0)},
+                                                  {"Mean", Num(0.5)},
+                                                  {"Norm", Num(1.0)},
+                                                  {"note", Text("0.12345678")},
+                                                  {"odd", Text("0.0.25698548%")},
+                                                  {"minus", Text("-1")},
+                                                  {"neg", Text("-0.12345678")}});
   AddMetric(&item, "MaxRelativeErr", "0.123456789%");
   AddMetric(&item, "MinRelativeErr", "66.66666666666666%");
   AddMetric(&item, "MeanRelativeErr", "20.0%");
@@ -141,10 +147,14 @@ TEST(FormatItemTest, ReferenceDecimalStringCases) {
 
 // §10.4 / §10.8: a statistics tensor keeps its dump order, gains data_name.
 TEST(FormatItemTest, TensorItem) {
-  Item item = MakeItem("M.fc.Linear.forward.0.output.0",
-                       {{"type", Text("torch.Tensor")}, {"dtype", Text("torch.float32")}, {"shape", Json("[2, 3]")},
-                        {"Max", Num(2.0)}, {"Min", Num(-2.0)}, {"Mean", Num(0.1)}, {"Norm", Num(3.0)},
-                        {"requires_grad", Bool(true)}});
+  Item item = MakeItem("M.fc.Linear.forward.0.output.0", {{"type", Text("torch.Tensor")},
+                                                          {"dtype", Text("torch.float32")},
+                                                          {"shape", Json("[2, 3]")},
+                                                          {"Max", Num(2.0)},
+                                                          {"Min", Num(-2.0)},
+                                                          {"Mean", Num(0.1)},
+                                                          {"Norm", Num(3.0)},
+                                                          {"requires_grad", Bool(true)}});
   AddMetric(&item, "Max diff", "-0.5", -0.5, true);
   AddMetric(&item, "Min diff", "0.19999999999999998", 0.19999999999999998, true);
   AddMetric(&item, "Mean diff", "2", 2, true);
@@ -171,8 +181,9 @@ TEST(FormatItemTest, TensorItem) {
 
 // §4.4: a bool kwarg.
 TEST(FormatItemTest, BoolKwargInReferenceOrder) {
-  KV kv = FormatItem(MakeItem("Functional.relu.0.forward.input.inplace", {{"type", Text("bool")}, {"value", Bool(false)}}),
-                     MODE_STATISTICS, "Functional.relu.0.forward");
+  KV kv =
+      FormatItem(MakeItem("Functional.relu.0.forward.input.inplace", {{"type", Text("bool")}, {"value", Bool(false)}}),
+                 MODE_STATISTICS, "Functional.relu.0.forward");
   EXPECT_EQ(kv, (KV{{"type", "bool"},
                     {"value", "False"},
                     {"data_name", "-1"},
@@ -187,9 +198,13 @@ TEST(FormatItemTest, BoolKwargInReferenceOrder) {
 
 TEST(FormatItemTest, NullStatisticsMakeANullItem) {
   // An empty tensor: statistics null.
-  KV empty = FormatItem(MakeItem("T.x.0.forward.output.0", {{"type", Text("torch.Tensor")}, {"dtype", Text("torch.float32")},
-                                                            {"shape", Json("[0]")}, {"Max", Null()}, {"Min", Null()},
-                                                            {"Mean", Null()}, {"Norm", Null()}}),
+  KV empty = FormatItem(MakeItem("T.x.0.forward.output.0", {{"type", Text("torch.Tensor")},
+                                                            {"dtype", Text("torch.float32")},
+                                                            {"shape", Json("[0]")},
+                                                            {"Max", Null()},
+                                                            {"Min", Null()},
+                                                            {"Mean", Null()},
+                                                            {"Norm", Null()}}),
                         MODE_STATISTICS, "T.x.0.forward");
   EXPECT_EQ(empty, (KV{{"value", "null"}}));
   // torch.Size and slice carry no statistics either (§4.2 sets none for them).
@@ -211,47 +226,68 @@ TEST(FormatItemTest, SpecialLeaves) {
   EXPECT_EQ(Get(dst, "Max"), "1");
   EXPECT_EQ(Get(dst, "md5"), "1");
 
-  Item group = MakeItem("Distributed.all_reduce.0.forward.input.group",
-                        {{"type", Text("torch.ProcessGroup")}, {"group_ranks", Json("[0, 1]")},
-                         {"group_id", Text("77849d8c")}});
-  EXPECT_EQ(FormatItem(group, MODE_STATISTICS, "Distributed.all_reduce.0.forward"),
-            (KV{{"type", "torch.ProcessGroup"}, {"group_ranks", "[0, 1]"}, {"group_id", "77849d8c"}, {"data_name", "-1"}}));
+  Item group =
+      MakeItem("Distributed.all_reduce.0.forward.input.group",
+               {{"type", Text("torch.ProcessGroup")}, {"group_ranks", Json("[0, 1]")}, {"group_id", Text("77849d8c")}});
+  EXPECT_EQ(
+      FormatItem(group, MODE_STATISTICS, "Distributed.all_reduce.0.forward"),
+      (KV{{"type", "torch.ProcessGroup"}, {"group_ranks", "[0, 1]"}, {"group_id", "77849d8c"}, {"data_name", "-1"}}));
 
-  KV list = FormatItem(MakeItem("T.x.0.forward.input.0", {{"type", Text("list")}, {"value", Json("[1, 2.5, null, true]")}}),
-                       MODE_NONE, "T.x.0.forward");
+  KV list =
+      FormatItem(MakeItem("T.x.0.forward.input.0", {{"type", Text("list")}, {"value", Json("[1, 2.5, null, true]")}}),
+                 MODE_NONE, "T.x.0.forward");
   EXPECT_EQ(Get(list, "value"), "[1, 2.5, null, True]") << "str() of the list, None -> null";
   EXPECT_EQ(Get(list, "dtype"), "<class list>");
 }
 
 TEST(FormatItemTest, Md5IsKeptOnlyInMd5Mode) {
-  Item item = MakeItem("T.x.0.forward.output.0", {{"type", Text("torch.Tensor")}, {"dtype", Text("torch.float32")},
-                                                  {"shape", Json("[2]")}, {"Max", Num(1.0)}, {"Min", Num(0.0)},
-                                                  {"Mean", Num(0.5)}, {"Norm", Num(1.0)}, {"md5", Text("0d968558")}});
+  Item item = MakeItem("T.x.0.forward.output.0", {{"type", Text("torch.Tensor")},
+                                                  {"dtype", Text("torch.float32")},
+                                                  {"shape", Json("[2]")},
+                                                  {"Max", Num(1.0)},
+                                                  {"Min", Num(0.0)},
+                                                  {"Mean", Num(0.5)},
+                                                  {"Norm", Num(1.0)},
+                                                  {"md5", Text("0d968558")}});
   EXPECT_EQ(Get(FormatItem(item, MODE_MD5, "T.x.0.forward"), "md5"), "0d968558");
   EXPECT_EQ(Get(FormatItem(item, MODE_STATISTICS, "T.x.0.forward"), "md5"), "<absent>");
   EXPECT_EQ(Get(FormatItem(item, MODE_NONE, "T.x.0.forward"), "md5"), "<absent>");
   // Without a dumped md5 the CRC-32 of str(value) is written: "00000000" for a tensor.
-  Item plain = MakeItem("T.x.0.forward.output.0", {{"type", Text("torch.Tensor")}, {"dtype", Text("torch.float32")},
-                                                   {"shape", Json("[2]")}, {"Max", Num(1.0)}, {"Min", Num(0.0)},
-                                                   {"Mean", Num(0.5)}, {"Norm", Num(1.0)}});
+  Item plain = MakeItem("T.x.0.forward.output.0", {{"type", Text("torch.Tensor")},
+                                                   {"dtype", Text("torch.float32")},
+                                                   {"shape", Json("[2]")},
+                                                   {"Max", Num(1.0)},
+                                                   {"Min", Num(0.0)},
+                                                   {"Mean", Num(0.5)},
+                                                   {"Norm", Num(1.0)}});
   EXPECT_EQ(Get(FormatItem(plain, MODE_MD5, "T.x.0.forward"), "md5"), "00000000");
   EXPECT_EQ(Get(FormatScalar(Int(3), MODE_MD5), "md5"), "6dd28e9b");
 }
 
 TEST(FormatItemTest, BatchIsendIrecvDropsP2PKeys) {
-  Item item = MakeItem("Distributed.batch_isend_irecv.0.forward.output.0.0",
-                       {{"type", Text("int")}, {"value", Int(1)}, {"op", Text("isend")}, {"peer", Int(1)},
-                        {"tag", Int(0)}, {"group_id", Text("g")}});
+  Item item = MakeItem("Distributed.batch_isend_irecv.0.forward.output.0.0", {{"type", Text("int")},
+                                                                              {"value", Int(1)},
+                                                                              {"op", Text("isend")},
+                                                                              {"peer", Int(1)},
+                                                                              {"tag", Int(0)},
+                                                                              {"group_id", Text("g")}});
   KV kv = FormatItem(item, MODE_NONE, "Distributed.batch_isend_irecv.0.forward");
   for (const char* k : {"op", "peer", "tag", "group_id"}) EXPECT_EQ(Get(kv, k), "<absent>") << k;
   EXPECT_EQ(Get(FormatItem(item, MODE_NONE, "Distributed.isend.0.forward"), "op"), "isend");
 }
 
 TEST(FormatItemTest, StringRules) {
-  KV kv = FormatItem(MakeItem("T.x.0.forward.output.0",
-                              {{"type", Text("torch.Tensor")}, {"dtype", Text("torch.float32")}, {"shape", Json("[]")},
-                               {"Max", Num(1.0)}, {"Min", Num(0.0)}, {"Mean", Num(0.5)}, {"Norm", Num(1.0)},
-                               {"a", Text("None of 'these'")}, {"b", Text(" ")}, {"c", Text("")}, {"d", Null()}}),
+  KV kv = FormatItem(MakeItem("T.x.0.forward.output.0", {{"type", Text("torch.Tensor")},
+                                                         {"dtype", Text("torch.float32")},
+                                                         {"shape", Json("[]")},
+                                                         {"Max", Num(1.0)},
+                                                         {"Min", Num(0.0)},
+                                                         {"Mean", Num(0.5)},
+                                                         {"Norm", Num(1.0)},
+                                                         {"a", Text("None of 'these'")},
+                                                         {"b", Text(" ")},
+                                                         {"c", Text("")},
+                                                         {"d", Null()}}),
                      MODE_NONE, "T.x.0.forward");
   EXPECT_EQ(Get(kv, "a"), "null of these");
   EXPECT_EQ(Get(kv, "b"), "null");
@@ -261,9 +297,13 @@ TEST(FormatItemTest, StringRules) {
 }
 
 TEST(FormatItemTest, TensorMetricsAreRoundedLikeNumbers) {
-  Item item = MakeItem("T.x.0.forward.output.0", {{"type", Text("torch.Tensor")}, {"dtype", Text("torch.float32")},
-                                                  {"shape", Json("[2]")}, {"Max", Num(1.0)}, {"Min", Num(0.0)},
-                                                  {"Mean", Num(0.5)}, {"Norm", Num(1.0)},
+  Item item = MakeItem("T.x.0.forward.output.0", {{"type", Text("torch.Tensor")},
+                                                  {"dtype", Text("torch.float32")},
+                                                  {"shape", Json("[2]")},
+                                                  {"Max", Num(1.0)},
+                                                  {"Min", Num(0.0)},
+                                                  {"Mean", Num(0.5)},
+                                                  {"Norm", Num(1.0)},
                                                   {"data_name", Text("T.x.0.forward.output.0.pt")}});
   AddMetric(&item, "Cosine", "0.993999088548", 0.993999088548, true);
   AddMetric(&item, "EucDist", "1e-07", 1e-07, true);
@@ -369,10 +409,10 @@ TEST(JsonWriterTest, PythonIndentFourLayout) {
 TEST(ExportJsonTest, BuildFileLayout) {
   TempDir dir;
   const std::string t = Tensor("[2, 4]", "1.0", "-1.0", "0.0", "2.0");
-  WriteDumpDir(dir / "dump",
-               DumpJson(R"("Module.fc.Linear.forward.0": {"input_args": [)" + t + R"(], "output": [)" + t + "]}"),
-               R"({"Module.fc.Linear.forward.0": null, "Torch.matmul.0.forward": "Module.fc.Linear.forward.0"})",
-               R"js({"0": [["Module.fc.Linear.forward.0"], ["File /w/net.py, line 12, in forward, \n y = self.fc(x)"]]})js");
+  WriteDumpDir(
+      dir / "dump", DumpJson(R"("Module.fc.Linear.forward.0": {"input_args": [)" + t + R"(], "output": [)" + t + "]}"),
+      R"({"Module.fc.Linear.forward.0": null, "Torch.matmul.0.forward": "Module.fc.Linear.forward.0"})",
+      R"js({"0": [["Module.fc.Linear.forward.0"], ["File /w/net.py, line 12, in forward, \n y = self.fc(x)"]]})js");
   StringPool pool;
   auto side = graph::BuildSide(dir / "dump", &pool, graph::BuildOptions{});
   ASSERT_TRUE(side.ok()) << side.error().ToString();

@@ -112,8 +112,8 @@ TEST(JsonReaderTest, StringEscapes) {
   ASSERT_EQ(got.size(), 6u);
   EXPECT_EQ(got[0], "a\nb");
   EXPECT_EQ(got[1], "q\"\\/");
-  EXPECT_EQ(got[2], "\xC3\xA9t\xC3\xA9");        // été
-  EXPECT_EQ(got[3], "\xF0\x9F\x98\x80");         // U+1F600 from a surrogate pair
+  EXPECT_EQ(got[2], "\xC3\xA9t\xC3\xA9");  // été
+  EXPECT_EQ(got[3], "\xF0\x9F\x98\x80");   // U+1F600 from a surrogate pair
   EXPECT_EQ(got[4], "tab\there");
   EXPECT_EQ(got[5], "plain");
 }

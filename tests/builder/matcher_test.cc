@@ -110,7 +110,8 @@ TEST_F(MatcherTest, DifferentItemCountsDoNotMatch) {
 }
 
 TEST_F(MatcherTest, DifferentTypesDoNotMatch) {
-  MatchOne(kName, Entry(R"({"type": "int", "value": 1})", T("[2]")), Entry(R"({"type": "float", "value": 1.0})", T("[2]")));
+  MatchOne(kName, Entry(R"({"type": "int", "value": 1})", T("[2]")),
+           Entry(R"({"type": "float", "value": 1.0})", T("[2]")));
   EXPECT_EQ(MatchOf(kName), "");
   MatchOne(kName, Entry("null", T("[2]")), Entry(T("[2]"), T("[2]")));
   EXPECT_EQ(MatchOf(kName), "") << "a None argument against a tensor";

@@ -76,10 +76,16 @@ vis::Item MakeItem(const std::string& key, vis::ItemState state, const Fields& f
 }
 
 // A statistics tensor leaf.
-Fields TensorFields(vis::Value max, vis::Value min, vis::Value mean, vis::Value norm, const std::string& shape = "[2, 3]",
-                    vis::Value requires_grad = Bool(true)) {
-  return {{"type", Text("torch.Tensor")}, {"dtype", Text("torch.float32")}, {"shape", Json(shape)},
-          {"Max", max},  {"Min", min}, {"Mean", mean}, {"Norm", norm}, {"requires_grad", requires_grad}};
+Fields TensorFields(vis::Value max, vis::Value min, vis::Value mean, vis::Value norm,
+                    const std::string& shape = "[2, 3]", vis::Value requires_grad = Bool(true)) {
+  return {{"type", Text("torch.Tensor")},
+          {"dtype", Text("torch.float32")},
+          {"shape", Json(shape)},
+          {"Max", max},
+          {"Min", min},
+          {"Mean", mean},
+          {"Norm", norm},
+          {"requires_grad", requires_grad}};
 }
 
 vis::Item In(const std::string& key, const Fields& f) { return MakeItem(key, vis::STATE_INPUT, f); }
@@ -228,12 +234,10 @@ TEST(StatisticsTest, ScalarArgumentsCompareTheirValues) {
 
 TEST(StatisticsTest, RequiresGradConsistency) {
   auto with = [](vis::Value rg) { return TensorFields(Num(1.0), Num(0.0), Num(0.5), Num(1.0), "[2]", rg); };
-  vis::NodeDetail npu = Detail({In("X.input.0", with(Bool(true))), In("X.input.1", with(Null())),
-                                In("X.input.2", with(Null()))},
-                               {});
-  vis::NodeDetail bench = Detail({In("X.input.0", with(Bool(false))), In("X.input.1", with(Null())),
-                                  In("X.input.2", with(Bool(false)))},
-                                 {});
+  vis::NodeDetail npu =
+      Detail({In("X.input.0", with(Bool(true))), In("X.input.1", with(Null())), In("X.input.2", with(Null()))}, {});
+  vis::NodeDetail bench = Detail(
+      {In("X.input.0", with(Bool(false))), In("X.input.1", with(Null())), In("X.input.2", with(Bool(false)))}, {});
   Compare(vis::MODE_STATISTICS, &npu, bench);
   EXPECT_EQ(MetricText(npu.input(0), "Requires_grad Consistent"), "False");
   EXPECT_EQ(MetricText(npu.input(1), "Requires_grad Consistent"), "True") << "None == None";
@@ -276,9 +280,9 @@ TEST(StatisticsTest, ComparingAgainReplacesTheMetrics) {
 TEST(StatisticsTest, IgnoredApis) {
   vis::NodeDetail npu = Detail({}, {Out("X.output.0", TensorFields(Num(9.0), Num(0.0), Num(0.5), Num(1.0)))});
   vis::NodeDetail bench = Detail({}, {Out("X.output.0", TensorFields(Num(1.0), Num(0.0), Num(0.5), Num(1.0)))});
-  for (const char* name : {"Torch.empty.0.forward", "Torch.empty_like.3.forward", "Tensor.new_empty.0.forward",
-                           "Torch.empty_strided.0.forward", "NPU.empty_with_format.0.forward",
-                           "Tensor.new_empty_strided.0.forward"}) {
+  for (const char* name :
+       {"Torch.empty.0.forward", "Torch.empty_like.3.forward", "Tensor.new_empty.0.forward",
+        "Torch.empty_strided.0.forward", "NPU.empty_with_format.0.forward", "Tensor.new_empty_strided.0.forward"}) {
     vis::NodeDetail n = npu;
     EXPECT_EQ(Compare(vis::MODE_STATISTICS, &n, bench, name).precision_index, 0.0) << name;
   }
@@ -299,8 +303,8 @@ TEST(Md5Test, PassWhenEveryMd5IsEqual) {
   EXPECT_EQ(v.precision_index, 1.0);
   EXPECT_EQ(v.md5_result, "pass");
   EXPECT_EQ(npu.md5_result(), "pass");
-  EXPECT_EQ(Metrics(npu.input(0)),
-            (std::vector<std::pair<std::string, std::string>>{{"Result", "pass"}, {"Requires_grad Consistent", "True"}}));
+  EXPECT_EQ(Metrics(npu.input(0)), (std::vector<std::pair<std::string, std::string>>{
+                                       {"Result", "pass"}, {"Requires_grad Consistent", "True"}}));
 
   // One differing input is enough.
   vis::NodeDetail other = Detail({In("X.input.0", md5("ffffffff"))}, {Out("X.output.0", md5("b68dcaa8"))});
@@ -334,7 +338,8 @@ class TensorModeTest : public ::testing::Test {
  protected:
   // Writes a little-endian float64 .npy (format 1.0) into <side>/dump_tensor_data.
   void WriteNpy(const TempDir& side, const std::string& name, const std::vector<double>& values) {
-    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + std::to_string(values.size()) + ",), }";
+    std::string header =
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (" + std::to_string(values.size()) + ",), }";
     while ((10 + header.size() + 1) % 64 != 0) header += ' ';
     header += '\n';
     std::string file = std::string("\x93NUMPY\x01\x00", 8);
@@ -376,9 +381,9 @@ TEST_F(TensorModeTest, IndexIsTheDropOfTheThousandthRatio) {
   EXPECT_EQ(MetricText(npu.output(0), "Requires_grad Consistent"), "True");
   std::vector<std::string> names;
   for (const vis::Metric& m : npu.output(0).metric()) names.push_back(m.name());
-  EXPECT_EQ(names, (std::vector<std::string>{"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
-                                             "One Thousandth Err Ratio", "Five Thousandths Err Ratio",
-                                             "Requires_grad Consistent"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
+                                      "Five Thousandths Err Ratio", "Requires_grad Consistent"}));
 }
 
 TEST_F(TensorModeTest, MissingFilesAndNonFiniteStatistics) {
@@ -513,8 +518,9 @@ TEST(ItemViewTest, NormalizedStatistics) {
   for (int k = 0; k < 4; ++k) EXPECT_EQ(NormalizedStat(scalar, k).number(), 0.5) << k;
   vis::Item dst = In("X.input.dst", {{"type", Text("int")}, {"value", Int(1)}});
   EXPECT_EQ(NormalizedStat(dst, 0).text(), "1") << "src/dst statistics are str(value)";
-  vis::Item group = In("X.input.group", {{"type", Text("torch.ProcessGroup")}, {"group_ranks", Json("[0, 1]")},
-                                         {"group_id", Text("77849d8c")}});
+  vis::Item group =
+      In("X.input.group",
+         {{"type", Text("torch.ProcessGroup")}, {"group_ranks", Json("[0, 1]")}, {"group_id", Text("77849d8c")}});
   EXPECT_EQ(NormalizedStat(group, 2).text(), "[0, 1]");
   vis::Item size = In("X.input.1", {{"type", Text("torch.Size")}, {"value", Json("[2, 3]")}});
   vis::Value size_max = NormalizedStat(size, 0);

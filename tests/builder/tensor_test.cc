@@ -1,8 +1,6 @@
 // Tensor files and the real-data metrics (reference §3.5, §6.7): .npy
 // files of every dtype msprobe dumps, torch .pt files, and the six metrics
 // of a tensor pair.
-#include "compare/tensor_compare.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "base/string_pool.h"
+#include "compare/tensor_compare.h"
 #include "dump/dump_data.h"
 #include "test_files.h"
 
@@ -51,8 +50,8 @@ TEST(ReadNpyTest, Float32TwoDimensions) {
   Tensor t = Npy("f32");
   EXPECT_EQ(t.dtype, "f4");
   EXPECT_EQ(t.shape, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(t.values, (std::vector<double>{0.5, -1.25, 3.0, static_cast<double>(1e-3f), -7.0,
-                                           static_cast<double>(1e30f)}));
+  EXPECT_EQ(t.values,
+            (std::vector<double>{0.5, -1.25, 3.0, static_cast<double>(1e-3f), -7.0, static_cast<double>(1e30f)}));
 }
 
 TEST(ReadNpyTest, Float64) {
@@ -133,8 +132,8 @@ TEST(ReadPtTest, EveryStorageType) {
   Tensor f32 = Pt("pt_f32");
   EXPECT_EQ(f32.dtype, "f4");
   EXPECT_EQ(f32.shape, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(f32.values, (std::vector<double>{0.5, -1.25, 3.0, static_cast<double>(1e-3f), -7.0,
-                                             static_cast<double>(1e30f)}));
+  EXPECT_EQ(f32.values,
+            (std::vector<double>{0.5, -1.25, 3.0, static_cast<double>(1e-3f), -7.0, static_cast<double>(1e30f)}));
   EXPECT_EQ(Pt("pt_f16").values, (std::vector<double>{1.0, -2.5, 65504.0}));
   EXPECT_EQ(Pt("pt_f16").dtype, "f2");
   EXPECT_EQ(Pt("pt_bf16").values, (std::vector<double>{1.0, -2.0, 3.140625}));
