@@ -27,7 +27,12 @@ for need in "$cli" "$build/bin/graph-ascend-server" "$venv/bin/python" /usr/bin/
 done
 
 # 1. The page (npm ci when the lockfile changed, npm run build) and the plugin serving it.
-GA_BUILD_DIR="$build" "$frontend/scripts/install-plugin.sh" "$venv"
+GA_BUILD_DIR="$build" GA_VENV="$venv" "$root/scripts/install-plugin.sh" >/dev/null
+installed=$("$venv/bin/python" -c 'import graph_ascend_plugin, pathlib; print(pathlib.Path(graph_ascend_plugin.__file__).parent / "static" / "index.html")')
+if ! cmp -s "$installed" "$frontend/dist/index.html"; then
+  echo "test-browser: the installed plugin does not serve frontend/dist/index.html ($installed)" >&2
+  exit 1
+fi
 cd "$frontend"
 
 # 2. A log directory of .vis files built from the samples.

@@ -6,7 +6,8 @@
 #
 # Scales samples/gpt_statistics to NODES nodes per side (bench/scale, kept in
 # bench/out/scale), builds the compare .vis with build/bin/graph-ascend,
-# installs the plugin with the freshly built page into .venv, starts a real
+# installs the plugin with the freshly built page into .venv
+# (scripts/install-plugin.sh), starts a real
 # tensorboard on a free port and runs frame_times.mjs (Playwright + Debian's
 # Chromium). The JSON result goes to stdout and bench/out/frontend/.
 # GA_BUILD_DIR and GA_VENV as for scripts/test-browser.sh; GA_NODE names the
@@ -24,7 +25,7 @@ mkdir -p "$out"
 if [ ! -f "$case_dir/compare.json" ]; then
   python3 "$root/bench/scale/scale_sample.py" --case "$root/samples/gpt_statistics" --nodes "$nodes" --out "$case_dir"
 fi
-GA_BUILD_DIR="$build" "$root/frontend/scripts/install-plugin.sh" "$venv"
+GA_BUILD_DIR="$build" GA_VENV="$venv" "$root/scripts/install-plugin.sh" >/dev/null
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/graph-ascend-frames.XXXXXX")
 tb_pid=""
