@@ -145,6 +145,24 @@ TEST_P(CompareSampleTest, SingleCompare) {
     EXPECT_FALSE(HasIndex(node)) << "Bench nodes never carry a precision index: " << name;
   }
 
+  // §6.9: an API collection takes the worst index of its children (a child
+  // without one counts as the best value), matched or not.
+  bool md5 = c.task == "md5";
+  int collections = 0;
+  for (const Json& top : npu["node"].at("DefaultModel")["subnodes"]) {
+    const Json& coll = npu["node"].at(top.get<std::string>());
+    if (coll["node_type"] != 9) continue;
+    ++collections;
+    double expected = md5 ? 1 : 0;
+    for (const Json& child : coll["subnodes"]) {
+      const Json& n = npu["node"].at(child.get<std::string>());
+      double p = HasIndex(n) ? Index(n) : (md5 ? 1 : 0);
+      expected = md5 ? std::min(expected, p) : std::max(expected, p);
+    }
+    EXPECT_EQ(Index(coll), expected) << top;
+  }
+  EXPECT_GT(collections, 0) << "every sample has runs of top-level APIs";
+
   if (c.culprit.empty()) return;
   EXPECT_EQ(FirstDivergence(npu), c.culprit);
   const Json& culprit = npu["node"].at(c.culprit);
