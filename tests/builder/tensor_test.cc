@@ -185,6 +185,9 @@ TEST(TensorFileTest, AbsurdSizesAreErrors) {
   auto negative = ReadPt(Fixture("pt_bad_negative_size.pt"));
   ASSERT_FALSE(negative.ok());
   EXPECT_NE(negative.error().message.find("bad tensor size"), std::string::npos) << negative.error().ToString();
+  auto deflated = ReadPt(Fixture("pt_bad_deflated.pt"));
+  ASSERT_FALSE(deflated.ok());
+  EXPECT_NE(deflated.error().message.find("compressed"), std::string::npos) << deflated.error().ToString();
   auto wrapping = ReadNpy(Fixture("npy_bad_wrapping_shape.npy"));
   ASSERT_FALSE(wrapping.ok());
   EXPECT_NE(wrapping.error().message.find("truncated"), std::string::npos) << wrapping.error().ToString();

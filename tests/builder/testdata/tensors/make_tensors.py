@@ -7,6 +7,7 @@ tensor_test.cc; change both together.
 """
 
 import os
+import zipfile
 
 import ml_dtypes
 import numpy as np
@@ -66,8 +67,6 @@ pt("pt_scalar", torch.tensor(1.5, dtype=torch.float32))
 # a .pt whose pickle asks for a (2^31-1) x (2^31-1) view of 6 floats, one with a negative size,
 # and a .npy whose header shape makes shape x itemsize wrap around 2^64.
 def damaged_pt(name, sizes):
-    import zipfile
-
     src = os.path.join(here, "pt_f32.pt")
     with zipfile.ZipFile(src) as z:
         entries = [(n, z.read(n)) for n in z.namelist()]
@@ -76,7 +75,7 @@ def damaged_pt(name, sizes):
             if n.endswith("data.pkl"):
                 assert b"K\x02K\x03\x86" in data
                 data = data.replace(b"K\x02K\x03\x86", sizes)
-            out.writestr(n.replace("pt_f32/", name + "/"), data)
+            out.writestr(zipfile.ZipInfo(n.replace("pt_f32/", name + "/")), data)
 
 
 damaged_pt("pt_bad_huge_view", b"J\xff\xff\xff\x7fJ\xff\xff\xff\x7f\x86")
@@ -85,3 +84,12 @@ header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693952
 header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
 with open(os.path.join(here, "npy_bad_wrapping_shape.npy"), "wb") as f:
     f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + b"\x00" * 16)
+# torch writes stored (uncompressed) archives; a deflated one is refused, not misread.
+with (
+    zipfile.ZipFile(os.path.join(here, "pt_f32.pt")) as z,
+    zipfile.ZipFile(os.path.join(here, "pt_bad_deflated.pt"), "w", zipfile.ZIP_DEFLATED) as out,
+):
+    for n in z.namelist():
+        info = zipfile.ZipInfo(n.replace("pt_f32/", "pt_bad_deflated/"))
+        info.compress_type = zipfile.ZIP_DEFLATED
+        out.writestr(info, z.read(n))
