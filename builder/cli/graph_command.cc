@@ -1,6 +1,10 @@
 #include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "cli/commands.h"
@@ -11,6 +15,7 @@ namespace {
 
 const char* kGraphUsage =
     "usage: graph-ascend graph -i COMPARE_JSON -o OUTPUT_DIR [-oc] [-cs] [-f] [-lm [YAML]] [-v]\n"
+    "                          [--rank_size N [B] --tp N [B] --pp N [B] [--vpp N [B]] [--order N [B]]]\n"
     "\n"
     "Builds (npu_path only) or compares (npu_path and bench_path) msprobe dumps named in\n"
     "COMPARE_JSON into .vis files in OUTPUT_DIR: build_<time>.vis, compare_<time>.vis, or one\n"
@@ -23,6 +28,16 @@ const char* kGraphUsage =
     "  -f, --fuzzy_match          match modules by name and their APIs by call order\n"
     "  -lm, --layer_mapping [YAML]  match by name mapping (across suites or frameworks)\n"
     "  -v, --verbose              print what is being done\n"
+    "\n"
+    "Parallel merge (msprobe 26 flags; or compare.json's \"parallel_merge\" section, not both): merge\n"
+    "the rank<N> folders of a tensor/pipeline-parallel run into one graph per data-parallel replica,\n"
+    "written as build[_step]_merged<i>_<time>.vis or compare[_step]_merged<i>_<time>.vis. One value\n"
+    "each for a build, two (npu bench) for a compare; merged compares match fuzzily.\n"
+    "  --rank_size N [B]          number of ranks (rank folders)\n"
+    "  --tp N [B]                 tensor-parallel size\n"
+    "  --pp N [B]                 pipeline-parallel size\n"
+    "  --vpp N [B]                virtual-pipeline chunks (default 1)\n"
+    "  --order N [B]              Megatron's rank order (default tp-cp-ep-dp-pp)\n"
     "  -h, --help                 this help\n";
 
 // A progress bar on stderr when it is a terminal.
@@ -73,6 +88,31 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
       *out = args[++i];
       return true;
     };
+    // The values of a multi-value flag: the arguments up to the next option.
+    auto values = [&]() {
+      std::vector<std::string> out;
+      while (i + 1 < args.size()) {
+        const std::string& next = args[i + 1];
+        bool number = next.size() > 1 && next[0] == '-' && std::isdigit(static_cast<unsigned char>(next[1]));
+        if (next.size() > 1 && next[0] == '-' && !number) break;
+        out.push_back(args[++i]);
+      }
+      return out;
+    };
+    auto ints = [&](std::vector<int>* out) -> std::string {
+      std::vector<std::string> v = values();
+      if (v.empty()) return a + " needs a value (two, npu bench, in a compare)";
+      for (const std::string& text : v) {
+        char* end = nullptr;
+        errno = 0;
+        long n = std::strtol(text.c_str(), &end, 10);
+        if (text.empty() || *end != '\0' || errno != 0 || n < INT_MIN || n > INT_MAX) {
+          return a + " takes integers, got '" + text + "'";
+        }
+        out->push_back(static_cast<int>(n));
+      }
+      return "";
+    };
     if (a == "-h" || a == "--help") {
       fputs(kGraphUsage, stdout);
       return 0;
@@ -91,6 +131,16 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
       value(&options.layer_mapping_file);
     } else if (a == "-v" || a == "--verbose") {
       verbose = true;
+    } else if (a == "--rank_size" || a == "--tp" || a == "--pp" || a == "--vpp") {
+      job::ParallelFlags& p = options.parallel;
+      std::vector<int>* out = a == "--rank_size" ? &p.rank_size : a == "--tp" ? &p.tp : a == "--pp" ? &p.pp : &p.vpp;
+      if (!out->empty()) return Fail(a + " is given twice");
+      std::string error = ints(out);
+      if (!error.empty()) return Fail(error);
+    } else if (a == "--order") {
+      if (!options.parallel.order.empty()) return Fail(a + " is given twice");
+      options.parallel.order = values();
+      if (options.parallel.order.empty()) return Fail(a + " needs a value (two, npu bench, in a compare)");
     } else {
       return Fail("unknown option '" + a + "'\n\n" + kGraphUsage);
     }

@@ -41,6 +41,10 @@ struct Side {
   std::vector<DistributedLink> distributed;
   std::vector<int32_t> distributed_first;  // per node, or empty
   std::unordered_set<uint32_t> distributed_is_list;
+
+  // Parallel merge (§9.6): the notes of each node whose statistics were
+  // merged across ranks, in msprobe's words.
+  std::unordered_map<uint32_t, std::vector<std::string>> parallel_merge_info;
 };
 
 // Reads dump.json, construct.json and stack.json from `dir` and builds the

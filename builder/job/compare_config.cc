@@ -42,13 +42,16 @@ std::string Resolve(const std::string& config_path, const std::string& p) {
   return p;
 }
 
-Status ReadParallel(JsonReader* r, ParallelParams* out, const std::string& key) {
+// One side of "parallel_merge"; `members` counts its keys (msprobe treats an
+// empty section as absent).
+Status ReadParallel(JsonReader* r, ParallelParams* out, const std::string& key, int* members) {
   GA_RETURN_IF_ERROR(r->EnterObject());
   std::string_view k;
   for (;;) {
     auto more = r->NextMember(&k);
     if (!more.ok()) return more.error();
     if (!*more) break;
+    ++*members;
     std::string name(k);
     if (name == "order") {
       auto t = r->Peek();
@@ -196,9 +199,15 @@ Result<CompareConfig> ReadCompareConfig(const std::string& path) {
         auto st = r.Peek();
         if (!st.ok()) return st.error();
         if ((s == "npu" || s == "bench") && *st == JsonType::kObject) {
-          GA_RETURN_IF_ERROR(ReadParallel(&r, s == "npu" ? &c.npu_parallel : &c.bench_parallel, "parallel_merge." + s));
-          if (s == "npu") c.parallel_merge = true;
-          if (s == "bench") c.has_bench_parallel = true;
+          ParallelParams* p = s == "npu" ? &c.npu_parallel : &c.bench_parallel;
+          p->file = path;
+          p->side = s;
+          int members = 0;
+          GA_RETURN_IF_ERROR(ReadParallel(&r, p, "parallel_merge." + s, &members));
+          if (s == "npu") c.parallel_merge = members > 0;
+          if (s == "bench") c.has_bench_parallel = members > 0;
+        } else if ((s == "npu" || s == "bench") && *st != JsonType::kNull) {
+          return r.ErrorHere("key parallel_merge." + s + ": expected an object with rank_size, tp, pp (vpp, order)");
         } else {
           GA_RETURN_IF_ERROR(r.Skip());
         }
@@ -316,6 +325,80 @@ Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, 
       }
       break;
     }
+  }
+  return plan;
+}
+
+std::string MergedOutputName(bool compare, const std::string& step, size_t index, const std::string& timestamp) {
+  return std::string(compare ? "compare" : "build") + (step.empty() ? "" : "_" + step) + "_merged" +
+         std::to_string(index) + "_" + timestamp + ".vis";
+}
+
+Result<std::vector<MergeStepJob>> PlanMergeJobs(const CompareConfig& config) {
+  bool compare = !config.bench_path.empty();
+  auto npu_kind = ClassifyDir(config.npu_path);
+  if (!npu_kind.ok()) return npu_kind.error();
+  if (compare) {
+    auto bench_kind = ClassifyDir(config.bench_path);
+    if (!bench_kind.ok()) return bench_kind.error();
+    if (*bench_kind != *npu_kind) {
+      return Error{config.path, "", "the directory structures of npu_path and bench_path are inconsistent (one holds "
+                                    "dump files, rank folders or step folders, the other does not)"};
+    }
+  }
+  if (*npu_kind == DirKind::kFiles) {
+    return Error{config.path, "key npu_path",
+                 config.npu_path + " holds the dump files of one rank, but parallel merge merges the ranks of a "
+                                   "run: point npu_path (and bench_path) at the folder of the rank<N> folders"};
+  }
+  auto ranks_of = [&](const std::string& dir) -> Result<std::vector<RankFolder>> {
+    auto names = Numbered(dir, "rank");
+    if (!names.ok()) return names.error();
+    std::vector<RankFolder> out;
+    for (const std::string& n : *names) {
+      if (!MatchesNumbered(n, "rank", true)) {
+        return Error{dir + "/" + n, "", "parallel merge needs rank<N> folders (the rank numbers form the "
+                                        "parallel groups), not a per-process folder"};
+      }
+      out.push_back(RankFolder{dir + "/" + n, RankNumber(n)});
+    }
+    std::stable_sort(out.begin(), out.end(), [](const RankFolder& a, const RankFolder& b) { return a.rank < b.rank; });
+    return out;
+  };
+  auto step_job = [&](const std::string& step, const std::string& npu, const std::string& bench)
+      -> Result<MergeStepJob> {
+    MergeStepJob job;
+    job.step = step;
+    job.npu_dir = npu;
+    job.bench_dir = bench;
+    auto n = ranks_of(npu);
+    if (!n.ok()) return n.error();
+    job.npu_ranks = std::move(*n);
+    if (compare) {
+      auto b = ranks_of(bench);
+      if (!b.ok()) return b.error();
+      job.bench_ranks = std::move(*b);
+    }
+    return job;
+  };
+  std::vector<MergeStepJob> plan;
+  if (*npu_kind == DirKind::kRanks) {
+    auto job = step_job("", config.npu_path, config.bench_path);
+    if (!job.ok()) return job.error();
+    plan.push_back(std::move(*job));
+    return plan;
+  }
+  auto ns = Numbered(config.npu_path, "step");
+  if (!ns.ok()) return ns.error();
+  if (compare) {
+    auto bs = Numbered(config.bench_path, "step");
+    if (!bs.ok()) return bs.error();
+    GA_RETURN_IF_ERROR(SameNames(*ns, *bs, "step", config));
+  }
+  for (const std::string& step : *ns) {
+    auto job = step_job(step, config.npu_path + "/" + step, compare ? config.bench_path + "/" + step : "");
+    if (!job.ok()) return job.error();
+    plan.push_back(std::move(*job));
   }
   return plan;
 }

@@ -6,16 +6,11 @@
 #include <vector>
 
 #include "base/status.h"
+#include "merge/parallel_params.h"
 
 namespace graph_ascend::job {
 
-struct ParallelParams {
-  int rank_size = 0;
-  int tp = 1;
-  int pp = 1;
-  int vpp = 1;
-  std::string order = "tp-cp-ep-dp-pp";
-};
+using merge::ParallelParams;
 
 struct CompareConfig {
   std::string path;        // the compare.json
@@ -50,5 +45,29 @@ struct PairJob {
 // The jobs of a run, grouped by step (ranks of one step are linked
 // together, §8). `timestamp` is YYYYmmddHHMMSS.
 Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, const std::string& timestamp);
+
+// A rank folder of a parallel-merge run.
+struct RankFolder {
+  std::string dir;  // the folder
+  int rank = 0;     // rank3 -> 3, rank -> 0
+};
+
+// One step of a parallel-merge run (§9, §2.5): every rank of each side is
+// merged, and the i-th merged npu graph is compared with the i-th bench one.
+struct MergeStepJob {
+  std::string step;            // "step0" or ""
+  std::string npu_dir;         // the folder holding the rank folders
+  std::string bench_dir;       // empty for a build
+  std::vector<RankFolder> npu_ranks;
+  std::vector<RankFolder> bench_ranks;
+};
+
+// The steps of a parallel-merge run. The two sides may have different rank
+// folders; both must be rank<N> folders (directly or under step<N>).
+Result<std::vector<MergeStepJob>> PlanMergeJobs(const CompareConfig& config);
+
+// The merged file names of §10.1: build[_step]_merged<i>_<ts>.vis,
+// compare[_step]_merged<i>_<ts>.vis.
+std::string MergedOutputName(bool compare, const std::string& step, size_t index, const std::string& timestamp);
 
 }  // namespace graph_ascend::job

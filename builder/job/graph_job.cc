@@ -18,6 +18,7 @@
 #include "graph/graph_builder.h"
 #include "match/layer_mapping.h"
 #include "match/matcher.h"
+#include "merge/graph_merger.h"
 #include "vis/graph_writer.h"
 
 namespace graph_ascend::job {
@@ -103,11 +104,11 @@ void AssignCompareMicroSteps(Graph* npu, Graph* bench) {
 }
 
 // §6.9: API collections under the root take the worst index of their
-// children, matched or not.
+// children, matched or not. A parallel merge's all-ranks collection takes
+// the worst of its per-rank collections, each aggregated first.
 void AggregateCollections(Graph* g, vis::CompareMode mode) {
   bool md5 = mode == vis::MODE_MD5;
-  for (int32_t c = g->first_child[0]; c != kNoNode; c = g->next_sibling[c]) {
-    if (g->op[c] != NodeOp::kApiCollection) continue;
+  auto aggregate = [&](int32_t c) {
     double v = md5 ? 1 : 0;
     bool is_float = false;
     for (int32_t k = g->first_child[c]; k != kNoNode; k = g->next_sibling[k]) {
@@ -119,6 +120,13 @@ void AggregateCollections(Graph* g, vis::CompareMode mode) {
     }
     g->precision[c] = v;
     g->precision_float[c] = is_float;
+  };
+  for (int32_t c = g->first_child[0]; c != kNoNode; c = g->next_sibling[c]) {
+    if (g->op[c] != NodeOp::kApiCollection) continue;
+    if (g->Name(static_cast<uint32_t>(c)).substr(0, 30) == "Apis_Between_Modules_All_Ranks") {
+      for (int32_t k = g->first_child[c]; k != kNoNode; k = g->next_sibling[k]) aggregate(k);
+    }
+    aggregate(c);
   }
 }
 
@@ -133,7 +141,8 @@ void ApplyOverflow(Side* side) {
 // compared and written.
 struct PreparedPair {
   const PairJob* job = nullptr;
-  std::unique_ptr<StringPool> pool;
+  std::shared_ptr<StringPool> pool;  // shared by the merged graphs of a parallel-merge step
+  bool parallel_merge = false;
   std::unique_ptr<Side> npu;
   std::unique_ptr<Side> bench;
   vis::CompareMode mode = vis::MODE_NONE;
@@ -149,6 +158,14 @@ class JobRunner {
   // Builds both sides, detects the mode, matches, assigns micro steps and
   // overflow levels.
   Result<std::unique_ptr<PreparedPair>> Prepare(const PairJob& job);
+  // The same for the merged graphs of a parallel-merge run (§9): fuzzy
+  // matching without the shape check (§6.3.2).
+  Result<std::unique_ptr<PreparedPair>> PrepareMerged(const PairJob& job, std::shared_ptr<StringPool> pool,
+                                                      std::unique_ptr<Side> npu, std::unique_ptr<Side> bench);
+  // Builds every rank of one side of a parallel-merge step and merges them.
+  Result<std::vector<merge::MergedSide>> BuildMerged(const std::vector<RankFolder>& ranks,
+                                                     const ParallelParams& params, StringPool* pool,
+                                                     const std::string& label);
   // Computes every matched NPU node's precision index (needed before the
   // cross-rank links, which show the peers' indices).
   void ComputePrecision(PreparedPair* pair);
@@ -170,6 +187,8 @@ class JobRunner {
     if (options_.progress) options_.progress(job.output_name, f);
   }
   void ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) const;
+  // Prepare() from the built sides on: mode, meta, matching, micro steps, overflow.
+  Status Finish(PreparedPair* pair);
 
   const CompareConfig& config_;
   const GraphOptions& options_;
@@ -180,7 +199,7 @@ class JobRunner {
 Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
   auto pair = std::make_unique<PreparedPair>();
   pair->job = &job;
-  pair->pool = std::make_unique<StringPool>();
+  pair->pool = std::make_shared<StringPool>();
   bool compare = !job.bench_dir.empty();
   graph::BuildOptions build;
   build.complete_stack = options_.complete_stack;
@@ -199,6 +218,55 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
     pair->bench = std::move(*b);
     Timed("read " + job.bench_dir + ": " + std::to_string(pair->bench->graph->size()) + " nodes");
   }
+  GA_RETURN_IF_ERROR(Finish(pair.get()));
+  return pair;
+}
+
+Result<std::unique_ptr<PreparedPair>> JobRunner::PrepareMerged(const PairJob& job, std::shared_ptr<StringPool> pool,
+                                                               std::unique_ptr<Side> npu, std::unique_ptr<Side> bench) {
+  auto pair = std::make_unique<PreparedPair>();
+  pair->job = &job;
+  pair->pool = std::move(pool);
+  pair->parallel_merge = true;
+  pair->npu = std::move(npu);
+  pair->bench = std::move(bench);
+  GA_RETURN_IF_ERROR(Finish(pair.get()));
+  return pair;
+}
+
+Result<std::vector<merge::MergedSide>> JobRunner::BuildMerged(const std::vector<RankFolder>& ranks,
+                                                              const ParallelParams& params, StringPool* pool,
+                                                              const std::string& label) {
+  graph::BuildOptions build;
+  build.complete_stack = options_.complete_stack;
+  build.overflow_check = options_.overflow_check;
+  std::vector<merge::RankSide> sides;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    build.progress = [&](size_t done, size_t total) {
+      if (options_.progress) options_.progress(label, (i + (total ? double(done) / total : 0)) / ranks.size());
+    };
+    auto side = graph::BuildSide(ranks[i].dir, pool, build);
+    if (!side.ok()) return side.error();
+    if ((*side)->dump.task == "tensor") {
+      return Error{(*side)->dump.path, "key task",
+                   "'tensor': parallel merge merges the statistics of the ranks' dumps; compare tensor dumps rank "
+                   "by rank (without parallel parameters)"};
+    }
+    Timed("read " + ranks[i].dir + ": " + std::to_string((*side)->graph->size()) + " nodes");
+    sides.push_back(merge::RankSide{ranks[i].rank, std::move(*side)});
+  }
+  auto merged = merge::MergeRanks(std::move(sides), params, options_.log);
+  if (!merged.ok()) return merged.error();
+  std::string sizes;
+  for (const merge::MergedSide& m : *merged) sizes += (sizes.empty() ? "" : ", ") + std::to_string(m.side->graph->size());
+  Timed("merged " + std::to_string(ranks.size()) + " " + params.side + " ranks into " +
+        std::to_string(merged->size()) + " graph(s) of " + sizes + " nodes");
+  return merged;
+}
+
+Status JobRunner::Finish(PreparedPair* pair) {
+  const PairJob& job = *pair->job;
+  bool compare = pair->bench != nullptr;
   auto mode = DetectMode(*pair->npu, pair->bench.get());
   if (!mode.ok()) return mode.error();
   pair->mode = *mode;
@@ -242,7 +310,10 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
                                          ": a cross-framework compare needs a layer mapping (-lm FILE)"};
     }
     uint32_t pairs;
-    if (options_.layer_mapping) {
+    if (pair->parallel_merge) {
+      meta.set_match(vis::MATCH_FUZZY);
+      pairs = match::MatchFuzzy(npu_side, bench_side, /*check_shape=*/false);
+    } else if (options_.layer_mapping) {
       meta.set_match(vis::MATCH_LAYER_MAPPING);
       auto mapping = match::NameMapping::Build(*npu_side, *bench_side, options_.layer_mapping_file);
       if (!mapping.ok()) return mapping.error();
@@ -271,7 +342,7 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
     ApplyOverflow(pair->npu.get());
     if (pair->bench) ApplyOverflow(pair->bench.get());
   }
-  return pair;
+  return Status::Ok();
 }
 
 void JobRunner::ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) const {
@@ -321,6 +392,108 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
   return Status::Ok();
 }
 
+// The parallel parameters of the --rank_size/--tp/--pp/--vpp/--order flags:
+// one value each for a build, two ("npu bench") for a compare.
+Status ParallelFromFlags(const ParallelFlags& f, bool compare, ParallelParams* npu, ParallelParams* bench) {
+  size_t want = compare ? 2 : 1;
+  const char* counted = compare ? "two values (npu bench) in a compare" : "one value in a build";
+  auto check = [&](const char* flag, size_t n, bool required) -> Status {
+    if (n == 0 && !required) return Status::Ok();
+    if (n == 0) {
+      return Error{"", std::string("flag --") + flag,
+                   "missing: parallel merge needs --rank_size, --tp and --pp (" + std::string(counted) + ")"};
+    }
+    if (n != want) {
+      return Error{"", std::string("flag --") + flag,
+                   "got " + std::to_string(n) + " value" + (n == 1 ? "" : "s") + ", expected " + counted};
+    }
+    return Status::Ok();
+  };
+  GA_RETURN_IF_ERROR(check("rank_size", f.rank_size.size(), true));
+  GA_RETURN_IF_ERROR(check("tp", f.tp.size(), true));
+  GA_RETURN_IF_ERROR(check("pp", f.pp.size(), true));
+  GA_RETURN_IF_ERROR(check("vpp", f.vpp.size(), false));
+  GA_RETURN_IF_ERROR(check("order", f.order.size(), false));
+  for (size_t i = 0; i < want; ++i) {
+    ParallelParams& p = i == 0 ? *npu : *bench;
+    p = ParallelParams();
+    p.from_flags = true;
+    p.side = i == 0 ? "npu" : "bench";
+    p.rank_size = f.rank_size[i];
+    p.tp = f.tp[i];
+    p.pp = f.pp[i];
+    if (!f.vpp.empty()) p.vpp = f.vpp[i];
+    if (!f.order.empty()) p.order = f.order[i];
+    const std::pair<const char*, int> values[] = {{"rank_size", p.rank_size}, {"tp", p.tp}, {"pp", p.pp}, {"vpp", p.vpp}};
+    for (const auto& [flag, v] : values) {
+      if (v <= 0) return Error{"", p.Where(flag), std::to_string(v) + ": expected a positive integer"};
+    }
+  }
+  return Status::Ok();
+}
+
+// A parallel-merge run (§9): per step, each side's ranks merged into dp
+// graphs; the i-th npu graph built or compared with the i-th bench graph.
+Status RunMerged(const CompareConfig& config, const GraphOptions& options, const std::string& output_dir,
+                 const std::string& ts, GraphResult* result) {
+  bool compare = !config.bench_path.empty();
+  if (!compare && (options.fuzzy_match || options.layer_mapping)) {
+    return Error{config.path, "", std::string(options.fuzzy_match ? "-f (fuzzy match)" : "-lm (layer mapping)") +
+                                      " pairs nodes of two runs: it needs a bench_path (this is a build)"};
+  }
+  if (compare && !config.has_bench_parallel) {
+    return Error{config.path, config.npu_parallel.from_flags ? "flag --rank_size" : "key parallel_merge.bench",
+                 "missing: a parallel-merge compare needs the bench run's rank_size, tp and pp too"};
+  }
+  if (options.layer_mapping) {
+    return Error{config.path, "", "-lm (layer mapping) cannot be used with parallel merge: merged graphs are matched "
+                                  "fuzzily by name (msprobe forces -f there)"};
+  }
+  auto plan = PlanMergeJobs(config);
+  if (!plan.ok()) return plan.error();
+  for (const MergeStepJob& step : *plan) {
+    GA_RETURN_IF_ERROR(merge::ValidateParallelParams(config.npu_parallel, step.npu_ranks.size(), step.npu_dir));
+    if (compare) {
+      GA_RETURN_IF_ERROR(merge::ValidateParallelParams(config.bench_parallel, step.bench_ranks.size(), step.bench_dir));
+    }
+  }
+  GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
+  JobRunner runner(config, options, output_dir);
+  for (const MergeStepJob& step : *plan) {
+    auto pool = std::make_shared<StringPool>();
+    std::string label = "merging " + (step.step.empty() ? std::string() : step.step + " ");
+    auto npu = runner.BuildMerged(step.npu_ranks, config.npu_parallel, pool.get(), label + "npu");
+    if (!npu.ok()) return npu.error();
+    std::vector<merge::MergedSide> bench;
+    if (compare) {
+      auto b = runner.BuildMerged(step.bench_ranks, config.bench_parallel, pool.get(), label + "bench");
+      if (!b.ok()) return b.error();
+      bench = std::move(*b);
+      if (bench.size() != npu->size()) {
+        return Error{config.path, "", "parallel merge gives " + std::to_string(npu->size()) + " npu graph(s) but " +
+                                          std::to_string(bench.size()) + " bench graph(s): the data-parallel sizes " +
+                                          "(dp = rank_size / (tp * pp)) of the two runs must agree"};
+      }
+    }
+    for (size_t i = 0; i < npu->size(); ++i) {
+      merge::MergedSide& n = (*npu)[i];
+      PairJob job;
+      job.npu_dir = n.side->dir;
+      if (compare) job.bench_dir = bench[i].side->dir;
+      job.step = step.step;
+      job.rank = "rank" + std::to_string(n.rank);
+      job.rank_number = n.rank;
+      job.output_name = MergedOutputName(compare, step.step, i, ts);
+      auto pair = runner.PrepareMerged(job, pool, std::move(n.side), compare ? std::move(bench[i].side) : nullptr);
+      if (!pair.ok()) return pair.error();
+      std::string written;
+      GA_RETURN_IF_ERROR(runner.Write(pair->get(), &written));
+      result->outputs.push_back(written);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<GraphResult> RunGraph(const std::string& compare_json, const std::string& output_dir,
@@ -328,6 +501,25 @@ Result<GraphResult> RunGraph(const std::string& compare_json, const std::string&
   auto config = ReadCompareConfig(compare_json);
   if (!config.ok()) return config.error();
   std::string ts = options.timestamp.empty() ? Now() : options.timestamp;
+  bool compare = !config->bench_path.empty();
+  if (options.parallel.given()) {
+    if (config->parallel_merge) {
+      return Error{compare_json, "key parallel_merge",
+                   "parallel parameters are given twice, as flags (--rank_size ...) and in compare.json: keep one"};
+    }
+    GA_RETURN_IF_ERROR(ParallelFromFlags(options.parallel, compare, &config->npu_parallel, &config->bench_parallel));
+    config->parallel_merge = true;
+    config->has_bench_parallel = compare;
+  }
+  if (config->parallel_merge) {
+    GraphResult result;
+    Status st = RunMerged(*config, options, output_dir, ts, &result);
+    if (!st.ok()) {
+      for (const std::string& p : result.outputs) unlink(p.c_str());
+      return st.error();
+    }
+    return result;
+  }
   auto plan = PlanJobs(*config, ts);
   if (!plan.ok()) return plan.error();
   if (config->bench_path.empty() && (options.fuzzy_match || options.layer_mapping)) {

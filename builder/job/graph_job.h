@@ -11,12 +11,21 @@
 
 namespace graph_ascend::job {
 
+// msprobe 26's parallel-merge flags (§12.3): one value each for a build,
+// two ("npu bench") for a compare. rank_size, tp and pp go together.
+struct ParallelFlags {
+  std::vector<int> rank_size, tp, pp, vpp;
+  std::vector<std::string> order;
+  bool given() const { return !rank_size.empty() || !tp.empty() || !pp.empty() || !vpp.empty() || !order.empty(); }
+};
+
 struct GraphOptions {
   bool overflow_check = false;       // -oc
   bool complete_stack = false;       // -cs
   bool fuzzy_match = false;          // -f
   bool layer_mapping = false;        // -lm
   std::string layer_mapping_file;    // -lm FILE
+  ParallelFlags parallel;            // --rank_size --tp --pp --vpp --order
   std::vector<std::string> argv;     // recorded in the file
   std::string timestamp;             // YYYYmmddHHMMSS; now when empty
   // Progress of the current file: its name and a fraction in [0, 1].

@@ -122,6 +122,12 @@ void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out) {
     }
     out->set_distributed_is_list(side.distributed_is_list.count(node) != 0);
   }
+  if (!side.parallel_merge_info.empty()) {
+    auto info = side.parallel_merge_info.find(node);
+    if (info != side.parallel_merge_info.end()) {
+      for (const std::string& line : info->second) out->add_parallel_merge_info(line);
+    }
+  }
   if (g.entry[node] == graph::kNoNode) return;
   const dump::DumpData& d = side.dump;
   const dump::DumpEntry& e = d.entries[g.entry[node]];
