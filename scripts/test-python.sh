@@ -6,6 +6,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${GA_BUILD_DIR:-$root/build}"
 GA_BUILD_DIR="$build" GA_SERVER_BINARY="$build/bin/graph-ascend-server" \
-  "$root/.venv/bin/python" -m pip install -q --no-build-isolation --no-deps "$root/plugin/python"
+  "$root/.venv/bin/python" -m pip install -q --no-build-isolation --no-deps --force-reinstall "$root/plugin/python"
 cd "$root"
 GA_BUILD_DIR="$build" "$root/.venv/bin/python" -m pytest -q tests/python
