@@ -590,7 +590,15 @@ void Forest::MergeApiCollections(const std::vector<uint16_t>& results) {
         for (uint32_t sub : children_[o]) {
           parent_[sub] = static_cast<int32_t>(c);
           node_map_[main][name_[sub]] = sub;
-          for (uint32_t subsub : children_[sub]) node_map_[main][name_[subsub]] = subsub;
+          for (uint32_t subsub : children_[sub]) {
+            // The other result's own collection kept its APIs' names; msprobe
+            // leaves them so and the merged graph names two nodes alike. They
+            // are tagged with their rank like every other rank's API.
+            if (FirstRankTag(Name(subsub)) < 0 && Rank(subsub) != ranks_[main].rank) {
+              Rename(subsub, ApiRankName(Name(subsub), Rank(subsub)));
+            }
+            node_map_[main][name_[subsub]] = subsub;
+          }
         }
         std::vector<uint32_t> moved = children_[o];
         children_[c].insert(children_[c].end(), moved.begin(), moved.end());
