@@ -13,6 +13,8 @@ parallel_merge_info and item values. Layouts:
   vpp       the same with vpp=2 (the model has no chunks: VPP adds nothing)
   tp        ranks 0 and 1 (first stage) as a 2-rank tp=2 run, built
   full      the 4 ranks twice (rank4-7 copies of rank0-3), rank_size 8, tp 2, pp 2: DP > 1, built
+  vpp-chunks  a small hand-made 2-rank pp=2 vpp=2 dump with model chunks Module.0 / Module.1 (the
+            sample has no chunks), built: exercises the VPP chunk folding (§9.7)
 
     python3 bench/reference/crosscheck_merge.py [--graph-ascend build/bin/graph-ascend] [--reuse] [--verbose]
         [--only LAYOUT]
@@ -202,6 +204,56 @@ def copy_ranks(dst, pairs):
     return dst
 
 
+def tensor(mx, mn, mean, norm):
+    return {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 4], "Max": mx, "Min": mn,
+            "Mean": mean, "Norm": norm, "requires_grad": False}
+
+
+def write_vpp_chunks(dst):
+    """Two pipeline ranks, each with two model chunks of one layer (Megatron's
+    interleaved schedule): chunk tops take the same input on both ranks, the
+    layers differ (so they are pipeline-split)."""
+    for rank in (0, 1):
+        construct, data = {}, {}
+        k = 0
+
+        def add(name, parent, same_input):
+            nonlocal k
+            k += 1
+            construct[name] = parent
+            base = 1.0 + k / 8
+            shift = 0 if same_input else rank
+            data[name] = {"input_args": [tensor(base + shift, -base - shift, 0.1 + shift, 3.0 + shift)],
+                          "input_kwargs": {},
+                          "output": [tensor(base + 1 + rank, -base - rank, 0.2 + rank, 4.0 + rank)]}
+
+        for chunk in (0, 1):
+            m = "Module.%d.model" % chunk
+            add(m + ".Model.forward.0", None, True)
+            add(m + ".decoder.Block.forward.0", m + ".Model.forward.0", True)
+            add(m + ".decoder.layers.0.Layer.forward.0", m + ".decoder.Block.forward.0", False)
+            add("Torch.mul.%d.forward" % chunk, m + ".decoder.layers.0.Layer.forward.0", False)
+        for chunk in (1, 0):
+            m = "Module.%d.model" % chunk
+            add(m + ".Model.backward.0", None, True)
+            add(m + ".decoder.Block.backward.0", m + ".Model.backward.0", True)
+            add(m + ".decoder.layers.0.Layer.backward.0", m + ".decoder.Block.backward.0", False)
+        construct["Distributed.isend.0.forward"] = None
+        data["Distributed.isend.0.forward"] = {
+            "input_args": [tensor(1.0, 0.0, 0.5, 1.0)],
+            "input_kwargs": {"dst": {"type": "int", "value": 1 - rank}}, "output": [None]}
+        d = os.path.join(dst, "rank%d" % rank)
+        os.makedirs(d)
+        with open(os.path.join(d, "dump.json"), "w") as f:
+            json.dump({"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": None,
+                       "data": data}, f)
+        with open(os.path.join(d, "construct.json"), "w") as f:
+            json.dump(construct, f)
+        with open(os.path.join(d, "stack.json"), "w") as f:
+            json.dump({}, f)
+    return dst
+
+
 def layouts(tmp):
     """{name: compare.json path} of the layouts of the module docstring."""
     with open(os.path.join(SAMPLE, "compare.json")) as f:
@@ -231,6 +283,8 @@ def layouts(tmp):
                     {"rank_size": 2, "tp": 2, "pp": 1}),
         "full": write("full", copy_ranks(os.path.join(tmp, "full"), [(rank(r % 4), r) for r in range(8)]),
                       {"rank_size": 8, "tp": 2, "pp": 2}),
+        "vpp-chunks": write("vpp-chunks", write_vpp_chunks(os.path.join(tmp, "vpp-chunks")),
+                            {"rank_size": 2, "tp": 1, "pp": 2, "vpp": 2}),
     }
 
 
