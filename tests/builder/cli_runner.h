@@ -30,9 +30,15 @@ struct RunResult {
   std::string out, err;
 };
 
+// bin/graph-ascend of the build under test; GA_BINARY_DIR is set by ga_test
+// (tests/CMakeLists.txt). Without it there is no way to know which build.
 inline std::string Binary() {
   const char* b = getenv("GA_BINARY_DIR");
-  return std::string(b != nullptr ? b : "build") + "/bin/graph-ascend";
+  if (b == nullptr) {
+    ADD_FAILURE() << "GA_BINARY_DIR is not set: run through ctest, or set it to the build directory";
+    return "/nonexistent/bin/graph-ascend";
+  }
+  return std::string(b) + "/bin/graph-ascend";
 }
 
 inline std::string Sample(const std::string& rel) { return SourceDir() + "/samples/" + rel; }
