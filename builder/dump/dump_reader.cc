@@ -100,7 +100,14 @@ class DumpParser {
   uint32_t k_type_, k_data_name_, k_md5_;
 
   // Per entry, reused.
+  // Reused across entries (the strings keep their capacity): no heap
+  // traffic per item. Only the first npending_ are live.
   std::vector<PendingItem> pending_;
+  size_t npending_ = 0;
+  PendingItem& NewPending() {
+    if (npending_ == pending_.size()) pending_.emplace_back();
+    return pending_[npending_++];
+  }
   std::vector<Anomaly> in_elems_, kw_elems_, out_elems_;
   std::vector<std::string> kw_names_;
   bool has_input_args_ = false;
@@ -195,7 +202,7 @@ Status DumpParser::ParseData() {
 }
 
 Status DumpParser::ParseEntry(std::string_view name) {
-  pending_.clear();
+  npending_ = 0;
   in_elems_.clear();
   kw_elems_.clear();
   kw_names_.clear();
@@ -234,7 +241,7 @@ Status DumpParser::ParseEntry(std::string_view name) {
       traversal.assign(name);
       traversal += '.';
       traversal += key;
-      spans.emplace_back(0, pending_.size());
+      spans.emplace_back(0, npending_);
       Anomaly a;
       GA_RETURN_IF_ERROR(ParseValue(&traversal, ItemState::kParametersGrad, true, 1, 0, &a));
       continue;
@@ -247,7 +254,7 @@ Status DumpParser::ParseEntry(std::string_view name) {
       GA_RETURN_IF_ERROR(r_->Skip());
       continue;
     }
-    spans.emplace_back(cat, pending_.size());
+    spans.emplace_back(cat, npending_);
     traversal.assign(name);
     traversal += kCategories[cat].suffix;
     auto t = r_->Peek();
@@ -286,11 +293,11 @@ Status DumpParser::ParseEntry(std::string_view name) {
   // Order the pending items by category (stable), then split into
   // input_data / output_data by key (§4.3), last duplicate wins in place.
   std::vector<size_t> order;
-  order.reserve(pending_.size());
+  order.reserve(npending_);
   for (int c = 0; c < 5; ++c) {
     for (size_t s = 0; s < spans.size(); ++s) {
       if (spans[s].first != c) continue;
-      size_t end = s + 1 < spans.size() ? spans[s + 1].second : pending_.size();
+      size_t end = s + 1 < spans.size() ? spans[s + 1].second : npending_;
       for (size_t i = spans[s].second; i < end; ++i) order.push_back(i);
     }
   }
@@ -415,8 +422,12 @@ Status DumpParser::ParseValue(std::string* name, ItemState state, bool pgrad, in
   switch (*t) {
     case JsonType::kNull: {
       GA_RETURN_IF_ERROR(r_->ReadNull());
-      PendingItem p{*name, state, kItemNull, static_cast<uint32_t>(out_->fields.size()), 0};
-      pending_.push_back(std::move(p));
+      PendingItem& p = NewPending();
+      p.key.assign(*name);
+      p.state = state;
+      p.flags = kItemNull;
+      p.first_field = static_cast<uint32_t>(out_->fields.size());
+      p.field_count = 0;
       return Status::Ok();
     }
     case JsonType::kArray: {
@@ -557,13 +568,17 @@ Status DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, i
       if (type.substr(0, 9) == "mindspore") out_->detected_framework = "mindspore";
       else if (type.substr(0, 5) == "torch") out_->detected_framework = "pytorch";
     }
-    PendingItem p{*name, state, 0, static_cast<uint32_t>(fields_start),
-                  static_cast<uint16_t>(std::min<size_t>(out_->fields.size() - fields_start, 65535))};
+    PendingItem& p = NewPending();
+    p.state = state;
+    p.flags = 0;
+    p.first_field = static_cast<uint32_t>(fields_start);
+    p.field_count = static_cast<uint16_t>(std::min<size_t>(out_->fields.size() - fields_start, 65535));
     if (!data_name.empty() && data_name != "-1") {
       size_t dot = data_name.rfind('.');
-      p.key = dot == std::string::npos ? data_name : data_name.substr(0, dot);
+      p.key.assign(data_name, 0, dot == std::string::npos ? data_name.size() : dot);
+    } else {
+      p.key.assign(*name);
     }
-    pending_.push_back(std::move(p));
     return Status::Ok();
   }
   // Not a leaf: drop the fields and read the object again as a container.

@@ -18,8 +18,16 @@ void SetValue(const StringPool& pool, const dump::Value& in, Value* out) {
     case dump::ValueKind::kBool: out->set_boolean(in.boolean); break;
     case dump::ValueKind::kInteger: out->set_integer(in.integer); break;
     case dump::ValueKind::kNumber: out->set_number(in.number); break;
-    case dump::ValueKind::kString: out->set_text(std::string(pool.Get(in.string))); break;
-    case dump::ValueKind::kJson: out->set_json(std::string(pool.Get(in.string))); break;
+    case dump::ValueKind::kString: {
+      std::string_view t = pool.Get(in.string);
+      out->set_text(t.data(), t.size());
+      break;
+    }
+    case dump::ValueKind::kJson: {
+      std::string_view t = pool.Get(in.string);
+      out->set_json(t.data(), t.size());
+      break;
+    }
   }
 }
 
@@ -137,18 +145,18 @@ void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out) {
     Item* item = k < e.input_count ? out->add_input() : out->add_output();
     std::string_view key = side.pool->Get(it.key);
     if (it.flags & dump::kItemFullKey) {
-      item->set_key(std::string(key));
+      item->set_key(key.data(), key.size());
     } else {
-      std::string full;
-      full.reserve(name.size() + key.size());
-      full.append(name).append(key);
-      item->set_key(std::move(full));
+      std::string* full = item->mutable_key();
+      full->reserve(name.size() + key.size());
+      full->append(name).append(key);
     }
     item->set_state(static_cast<ItemState>(it.state));
     if (it.flags & dump::kItemNull) item->set_is_null(true);
     for (uint32_t f = it.first_field; f < it.first_field + it.field_count; ++f) {
       Field* field = item->add_field();
-      field->set_name(std::string(side.pool->Get(d.fields[f].name)));
+      std::string_view field_name = side.pool->Get(d.fields[f].name);
+      field->set_name(field_name.data(), field_name.size());
       SetValue(*side.pool, d.fields[f].value, field->mutable_value());
     }
   }
