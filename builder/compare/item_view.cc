@@ -130,20 +130,30 @@ LeafKind KindOf(const vis::Item& item) {
 
 }  // namespace
 
-vis::Value NormalizedStat(const vis::Item& item, int k) {
+// The field that statistic k of the normalised leaf is read from; null for
+// src/dst arguments and process groups, whose statistic is a text (§4.2).
+const vis::Value* StatSource(const vis::Item& item, int k, LeafKind* kind) {
   static const char* const kStats[4] = {"Max", "Min", "Mean", "Norm"};
-  vis::Value out;
-  const vis::Value* v = nullptr;
-  switch (KindOf(item)) {
+  *kind = KindOf(item);
+  switch (*kind) {
     case LeafKind::kTensor:
     case LeafKind::kSize:
-    case LeafKind::kSlice: v = FindField(item, kStats[k]); break;
+    case LeafKind::kSlice: return FindField(item, kStats[k]);
     case LeafKind::kEllipsis:
-    case LeafKind::kScalar: v = FindField(item, "value"); break;
-    case LeafKind::kRankArg: out.set_text(PyStr(FindField(item, "value"))); return out;
-    case LeafKind::kProcessGroup: out.set_text(PyStr(FindField(item, "group_ranks"))); return out;
+    case LeafKind::kScalar: return FindField(item, "value");
+    default: return nullptr;
   }
-  if (v == nullptr) {
+}
+
+vis::Value NormalizedStat(const vis::Item& item, int k) {
+  LeafKind kind;
+  const vis::Value* v = StatSource(item, k, &kind);
+  vis::Value out;
+  if (kind == LeafKind::kRankArg) {
+    out.set_text(PyStr(FindField(item, "value")));
+  } else if (kind == LeafKind::kProcessGroup) {
+    out.set_text(PyStr(FindField(item, "group_ranks")));
+  } else if (v == nullptr) {
     out.set_null(true);
   } else {
     out = *v;
@@ -152,20 +162,14 @@ vis::Value NormalizedStat(const vis::Item& item, int k) {
 }
 
 StatNumber NormalizedNumber(const vis::Item& item, int k) {
-  static const char* const kStats[4] = {"Max", "Min", "Mean", "Norm"};
+  LeafKind kind;
+  const vis::Value* v = StatSource(item, k, &kind);
   StatNumber out;
-  const vis::Value* v = nullptr;
-  switch (KindOf(item)) {
-    case LeafKind::kTensor:
-    case LeafKind::kSize:
-    case LeafKind::kSlice: v = FindField(item, kStats[k]); break;
-    case LeafKind::kEllipsis:
-    case LeafKind::kScalar: v = FindField(item, "value"); break;
-    case LeafKind::kRankArg:
-    case LeafKind::kProcessGroup: out.kind = StatNumber::kOther; return out;
-  }
-  if (IsNull(v)) return out;
-  if (v->kind_case() == vis::Value::kInteger) {
+  if (kind == LeafKind::kRankArg || kind == LeafKind::kProcessGroup) {
+    out.kind = StatNumber::kOther;
+  } else if (IsNull(v)) {
+    out.kind = StatNumber::kNull;
+  } else if (v->kind_case() == vis::Value::kInteger) {
     out.kind = StatNumber::kInteger;
     out.integer = v->integer();
     out.number = static_cast<double>(v->integer());
