@@ -132,9 +132,9 @@ def main():
             board.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print_table(result)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    print_table(result)
 
 
 def run(board, src, args):
@@ -142,6 +142,8 @@ def run(board, src, args):
     times = {}
 
     def timed(op, fn, *a):
+        if op not in times:
+            print(f"bench_reference: {op} ...", file=sys.stderr, flush=True)
         t = time.perf_counter()
         out = fn(*a)
         times.setdefault(op, []).append((time.perf_counter() - t) * 1000)
@@ -236,6 +238,7 @@ def run(board, src, args):
         "file_bytes": src.stat().st_size,
         "nodes_per_side": len(names),
         "open_ms": round(open_ms, 1),
+        "load_average": os.getloadavg()[0],
         "open_and_first_view_ms": round(browsable_ms, 1),
         "tensorboard_rss_mb_after_open": round(rss_after_open, 1),
         "tensorboard_rss_mb_at_end": round(rss_mb(board.proc.pid), 1),
