@@ -92,9 +92,24 @@ int InfoCommand(const std::vector<std::string>& args) {
     printf("  %s %-12s %u\n", b.color().c_str(), b.name().c_str(), counts[i]);
   }
 
-  // The ten worst nodes, listed in execution order.
+  // The first divergence: the first leaf (an API, or a module without
+  // children) in execution order whose index is not the best value. A
+  // module's output is only complete after its children ran, so leaves tell
+  // where the runs part; a small real difference can have a tiny statistics
+  // index, so this is printed beside the worst nodes.
   bool md5 = meta.mode() == vis::MODE_MD5;
   std::vector<uint32_t> order = npu->PreOrder();
+  for (uint32_t n : order) {
+    bool leaf = npu->child_offset[n + 1] == npu->child_offset[n];
+    if (n == 0 || !leaf || std::isnan(npu->precision[n])) continue;
+    if (md5 ? npu->precision[n] < 1 : npu->precision[n] > 0) {
+      printf("first divergence, in execution order: %.*s (%s, index %g)\n", static_cast<int>(npu->Name(n).size()),
+             npu->Name(n).data(), NodeTypeName(npu->node_type[n]), npu->precision[n]);
+      break;
+    }
+  }
+
+  // The ten worst nodes, listed in execution order.
   std::vector<std::pair<double, size_t>> ranked;  // (badness, position in execution order)
   for (size_t i = 0; i < order.size(); ++i) {
     uint32_t n = order[i];

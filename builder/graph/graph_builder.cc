@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <thread>
 #include <cctype>
 #include <string>
 
@@ -355,7 +356,10 @@ uint32_t AssignMicroSteps(Graph* g) {
   return step + 1;
 }
 
-Result<std::unique_ptr<Side>> BuildSide(const std::string& dir, StringPool* pool, const BuildOptions& options) {
+namespace {
+
+// Reads the three files of a dump directory (no graph yet).
+Result<std::unique_ptr<Side>> ReadSideFiles(const std::string& dir, StringPool* pool, const BuildOptions& options) {
   auto side = std::make_unique<Side>();
   side->dir = dir;
   side->pool = pool;
@@ -380,9 +384,75 @@ Result<std::unique_ptr<Side>> BuildSide(const std::string& dir, StringPool* pool
   if (side->construct.edges.empty() && side->dump.entries.empty()) {
     return Error{base + "dump.json", "", "empty dump: no nodes in construct.json and no entries in dump.json"};
   }
-  SideBuilder builder(side.get(), options);
-  GA_RETURN_IF_ERROR(builder.Build());
   return side;
+}
+
+// Re-interns every string id of a side's parsed files into `to`.
+void MovePool(Side* side, StringPool* to) {
+  const StringPool& from = *side->pool;
+  std::vector<uint32_t> id(from.size());
+  for (uint32_t i = 0; i < from.size(); ++i) id[i] = to->Intern(from.Get(i));
+  dump::DumpData& d = side->dump;
+  for (dump::DumpEntry& e : d.entries) e.name = id[e.name];
+  for (dump::DumpItem& it : d.items) it.key = id[it.key];
+  for (dump::Field& f : d.fields) {
+    f.name = id[f.name];
+    if (f.value.kind == dump::ValueKind::kString || f.value.kind == dump::ValueKind::kJson) {
+      f.value.string = id[f.value.string];
+    }
+  }
+  for (dump::P2POp& op : d.p2p) {
+    op.op = id[op.op];
+    op.group_id = id[op.group_id];
+  }
+  d.entry_of.clear();
+  for (uint32_t e = 0; e < d.entries.size(); ++e) d.entry_of.emplace(d.entries[e].name, e);
+  dump::ConstructData& c = side->construct;
+  c.edge_of.clear();
+  for (uint32_t e = 0; e < c.edges.size(); ++e) {
+    c.edges[e].child = id[c.edges[e].child];
+    c.edges[e].parent = id[c.edges[e].parent];
+    c.edge_of.emplace(c.edges[e].child, e);
+  }
+  dump::StackData& st = side->stacks;
+  for (uint32_t& line : st.lines) line = id[line];
+  std::unordered_map<uint32_t, uint32_t> stack_of;
+  for (auto& [name, stack] : st.stack_of) stack_of.emplace(id[name], stack);
+  st.stack_of = std::move(stack_of);
+  side->pool = to;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Side>> BuildSide(const std::string& dir, StringPool* pool, const BuildOptions& options) {
+  auto side = ReadSideFiles(dir, pool, options);
+  if (!side.ok()) return side.error();
+  SideBuilder builder(side->get(), options);
+  GA_RETURN_IF_ERROR(builder.Build());
+  return std::move(*side);
+}
+
+Result<SidePair> BuildSidePair(const std::string& npu_dir, const std::string& bench_dir, StringPool* pool,
+                               const BuildOptions& options) {
+  // The two dump directories are read on two threads, the Bench side into
+  // its own pool, whose strings then move to the shared one (cheap: one
+  // lookup per distinct string). The graphs are built afterwards.
+  StringPool bench_pool;
+  BuildOptions bench_options = options;
+  bench_options.progress = nullptr;  // progress is reported from the calling thread only
+  Result<std::unique_ptr<Side>> bench = Error{bench_dir, "", "not read"};
+  std::thread reader([&] { bench = ReadSideFiles(bench_dir, &bench_pool, bench_options); });
+  auto npu = ReadSideFiles(npu_dir, pool, options);
+  reader.join();
+  if (!npu.ok()) return npu.error();
+  if (!bench.ok()) return bench.error();
+  SidePair pair{std::move(*npu), std::move(*bench)};
+  MovePool(pair.bench.get(), pool);
+  for (Side* side : {pair.npu.get(), pair.bench.get()}) {
+    SideBuilder builder(side, options);
+    GA_RETURN_IF_ERROR(builder.Build());
+  }
+  return pair;
 }
 
 }  // namespace graph_ascend::graph

@@ -52,6 +52,16 @@ struct Side {
 // under the root, API collections, parameters_grad nodes, simplified stacks.
 Result<std::unique_ptr<Side>> BuildSide(const std::string& dir, StringPool* pool, const BuildOptions& options);
 
+// BuildSide for both sides of a compare, reading the two directories in
+// parallel. `options.progress` is called from the calling thread only, for
+// the NPU side.
+struct SidePair {
+  std::unique_ptr<Side> npu;
+  std::unique_ptr<Side> bench;
+};
+Result<SidePair> BuildSidePair(const std::string& npu_dir, const std::string& bench_dir, StringPool* pool,
+                               const BuildOptions& options);
+
 // Simplifies a stack for node `name` (§5.6): returns the [first, count) part
 // of `lines` to keep.
 std::pair<size_t, size_t> SimplifyStack(std::string_view name, const std::vector<std::string_view>& lines);

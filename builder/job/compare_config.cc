@@ -275,8 +275,10 @@ Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, 
       auto br = Numbered(bench, "rank");
       if (!br.ok()) return br.error();
       bench_ranks = *br;
-      // Two single-process runs pair their one folder whatever its pid.
-      bool single = ranks.size() == 1 && br->size() == 1;
+      // Two single-process runs pair their one folder whatever its pid
+      // (msprobe names it proc<pid>); differing rank numbers still differ.
+      bool single = ranks.size() == 1 && br->size() == 1 &&
+                    (ranks[0].compare(0, 4, "proc") == 0 || (*br)[0].compare(0, 4, "proc") == 0);
       if (!single) GA_RETURN_IF_ERROR(SameNames(ranks, *br, step.empty() ? "rank" : step + " rank", config));
     }
     std::sort(ranks.begin(), ranks.end(), [](const std::string& a, const std::string& b) {

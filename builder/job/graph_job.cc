@@ -204,19 +204,20 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
   graph::BuildOptions build;
   build.complete_stack = options_.complete_stack;
   build.overflow_check = options_.overflow_check;
-  double span = compare ? 0.3 : 0.6;
-  build.progress = [&](size_t done, size_t total) { Report(job, total ? span * done / total : 0); };
+  build.progress = [&](size_t done, size_t total) { Report(job, total ? 0.6 * done / total : 0); };
   Timed("start " + job.output_name);
-  auto npu = graph::BuildSide(job.npu_dir, pair->pool.get(), build);
-  if (!npu.ok()) return npu.error();
-  pair->npu = std::move(*npu);
-  Timed("read " + job.npu_dir + ": " + std::to_string(pair->npu->graph->size()) + " nodes");
   if (compare) {
-    build.progress = [&](size_t done, size_t total) { Report(job, 0.3 + (total ? 0.3 * done / total : 0)); };
-    auto b = graph::BuildSide(job.bench_dir, pair->pool.get(), build);
-    if (!b.ok()) return b.error();
-    pair->bench = std::move(*b);
-    Timed("read " + job.bench_dir + ": " + std::to_string(pair->bench->graph->size()) + " nodes");
+    auto sides = graph::BuildSidePair(job.npu_dir, job.bench_dir, pair->pool.get(), build);
+    if (!sides.ok()) return sides.error();
+    pair->npu = std::move(sides->npu);
+    pair->bench = std::move(sides->bench);
+    Timed("read " + job.npu_dir + " and " + job.bench_dir + ": " + std::to_string(pair->npu->graph->size()) + " and " +
+          std::to_string(pair->bench->graph->size()) + " nodes");
+  } else {
+    auto npu = graph::BuildSide(job.npu_dir, pair->pool.get(), build);
+    if (!npu.ok()) return npu.error();
+    pair->npu = std::move(*npu);
+    Timed("read " + job.npu_dir + ": " + std::to_string(pair->npu->graph->size()) + " nodes");
   }
   GA_RETURN_IF_ERROR(Finish(pair.get()));
   return pair;
