@@ -53,7 +53,7 @@ def reference_db(config, out_dir, reuse):
     r = run([os.path.join(ROOT, "bench", "reference", "run_msprobe.sh"), "--version", "8.3.3", config, out_dir])
     found = sorted(glob.glob(os.path.join(out_dir, "*.vis.db")))
     if not found:
-        sys.exit("msprobe 8.3.3 failed on %s:\n%s%s" % (config, r.stdout, r.stderr))
+        sys.exit(f"msprobe 8.3.3 failed on {config}:\n{r.stdout}{r.stderr}")
     return found[0]
 
 
@@ -61,8 +61,10 @@ def load_db(path):
     """[{side: {name: node}}] of each merged graph in a .vis.db, by rank."""
     db = sqlite3.connect(path)
     out = {}
-    rows = db.execute("select data_source, node_name, up_node, sub_nodes, matched_node_link, precision_index, "
-                      "parallel_merge_info, input_data, output_data, node_type, step, rank from tb_nodes")
+    rows = db.execute(
+        "select data_source, node_name, up_node, sub_nodes, matched_node_link, precision_index, "
+        "parallel_merge_info, input_data, output_data, node_type, step, rank from tb_nodes"
+    )
     for source, name, up, subs, link, index, info, inputs, outputs, node_type, step, rank in rows:
         side = "NPU" if source == "NPU" else "Bench"
         out.setdefault((step, rank), {}).setdefault(side, {})[name] = {
@@ -133,8 +135,11 @@ def documented(category, example, ref, ours):
     side = category.split(" ")[0]
     if category.endswith("node only in graph-ascend") and PGRAD.search(example):
         return "C-pgrad"
-    if category.endswith("node only in graph-ascend") and ours[side][example]["upnode"].startswith(
-            "Apis_Between_Modules_Rank") and RANK_TAG.sub("", example) in ref[side]:
+    if (
+        category.endswith("node only in graph-ascend")
+        and ours[side][example]["upnode"].startswith("Apis_Between_Modules_Rank")
+        and RANK_TAG.sub("", example) in ref[side]
+    ):
         # msprobe's TP+PP+DP merge leaves the other TP ranks' own collection
         # APIs untagged, naming two nodes alike; graph-ascend tags them.
         return "C-merge-dup-api"
@@ -145,7 +150,7 @@ def documented(category, example, ref, ours):
         if name.startswith("Apis_Between_Modules_Rank") and [RANK_TAG.sub("", c) for c in o] == r:
             return "C-merge-dup-api"
     if category.endswith("item keys"):
-        name, io, r, o = example
+        name, _io, r, o = example
         # msprobe >= 8.2 flattens a batch_isend_irecv P2POp into one item
         # named after the op; graph-ascend (like 8.1.2) names it after its
         # "tensor" member. Not a merge difference.
@@ -200,13 +205,56 @@ def copy_ranks(dst, pairs):
     """A rank folder layout: pairs of (source rank folder, new rank number)."""
     os.makedirs(dst)
     for src, rank in pairs:
-        shutil.copytree(src, os.path.join(dst, "rank%d" % rank))
+        shutil.copytree(src, os.path.join(dst, f"rank{rank}"))
     return dst
 
 
 def tensor(mx, mn, mean, norm):
-    return {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 4], "Max": mx, "Min": mn,
-            "Mean": mean, "Norm": norm, "requires_grad": False}
+    return {
+        "type": "torch.Tensor",
+        "dtype": "torch.float32",
+        "shape": [2, 4],
+        "Max": mx,
+        "Min": mn,
+        "Mean": mean,
+        "Norm": norm,
+        "requires_grad": False,
+    }
+
+
+def vpp_chunk_rank(rank):
+    """construct.json and dump.json "data" of one rank of write_vpp_chunks."""
+    construct, data = {}, {}
+
+    def add(name, parent, same_input):
+        k = len(construct) + 1
+        construct[name] = parent
+        base = 1.0 + k / 8
+        shift = 0 if same_input else rank
+        data[name] = {
+            "input_args": [tensor(base + shift, -base - shift, 0.1 + shift, 3.0 + shift)],
+            "input_kwargs": {},
+            "output": [tensor(base + 1 + rank, -base - rank, 0.2 + rank, 4.0 + rank)],
+        }
+
+    for chunk in (0, 1):
+        m = f"Module.{chunk}.model"
+        add(m + ".Model.forward.0", None, True)
+        add(m + ".decoder.Block.forward.0", m + ".Model.forward.0", True)
+        add(m + ".decoder.layers.0.Layer.forward.0", m + ".decoder.Block.forward.0", False)
+        add(f"Torch.mul.{chunk}.forward", m + ".decoder.layers.0.Layer.forward.0", False)
+    for chunk in (1, 0):
+        m = f"Module.{chunk}.model"
+        add(m + ".Model.backward.0", None, True)
+        add(m + ".decoder.Block.backward.0", m + ".Model.backward.0", True)
+        add(m + ".decoder.layers.0.Layer.backward.0", m + ".decoder.Block.backward.0", False)
+    construct["Distributed.isend.0.forward"] = None
+    data["Distributed.isend.0.forward"] = {
+        "input_args": [tensor(1.0, 0.0, 0.5, 1.0)],
+        "input_kwargs": {"dst": {"type": "int", "value": 1 - rank}},
+        "output": [None],
+    }
+    return construct, data
 
 
 def write_vpp_chunks(dst):
@@ -214,39 +262,12 @@ def write_vpp_chunks(dst):
     interleaved schedule): chunk tops take the same input on both ranks, the
     layers differ (so they are pipeline-split)."""
     for rank in (0, 1):
-        construct, data = {}, {}
-        k = 0
-
-        def add(name, parent, same_input):
-            nonlocal k
-            k += 1
-            construct[name] = parent
-            base = 1.0 + k / 8
-            shift = 0 if same_input else rank
-            data[name] = {"input_args": [tensor(base + shift, -base - shift, 0.1 + shift, 3.0 + shift)],
-                          "input_kwargs": {},
-                          "output": [tensor(base + 1 + rank, -base - rank, 0.2 + rank, 4.0 + rank)]}
-
-        for chunk in (0, 1):
-            m = "Module.%d.model" % chunk
-            add(m + ".Model.forward.0", None, True)
-            add(m + ".decoder.Block.forward.0", m + ".Model.forward.0", True)
-            add(m + ".decoder.layers.0.Layer.forward.0", m + ".decoder.Block.forward.0", False)
-            add("Torch.mul.%d.forward" % chunk, m + ".decoder.layers.0.Layer.forward.0", False)
-        for chunk in (1, 0):
-            m = "Module.%d.model" % chunk
-            add(m + ".Model.backward.0", None, True)
-            add(m + ".decoder.Block.backward.0", m + ".Model.backward.0", True)
-            add(m + ".decoder.layers.0.Layer.backward.0", m + ".decoder.Block.backward.0", False)
-        construct["Distributed.isend.0.forward"] = None
-        data["Distributed.isend.0.forward"] = {
-            "input_args": [tensor(1.0, 0.0, 0.5, 1.0)],
-            "input_kwargs": {"dst": {"type": "int", "value": 1 - rank}}, "output": [None]}
-        d = os.path.join(dst, "rank%d" % rank)
+        construct, data = vpp_chunk_rank(rank)
+        d = os.path.join(dst, f"rank{rank}")
         os.makedirs(d)
+        dump = {"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": None, "data": data}
         with open(os.path.join(d, "dump.json"), "w") as f:
-            json.dump({"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": None,
-                       "data": data}, f)
+            json.dump(dump, f)
         with open(os.path.join(d, "construct.json"), "w") as f:
             json.dump(construct, f)
         with open(os.path.join(d, "stack.json"), "w") as f:
@@ -260,7 +281,7 @@ def layouts(tmp):
         cfg = json.load(f)
     npu = os.path.join(SAMPLE, cfg["npu_path"])
     bench = os.path.join(SAMPLE, cfg["bench_path"])
-    rank = lambda r: os.path.join(npu, "rank%d" % r)
+    rank = lambda r: os.path.join(npu, f"rank{r}")
     no_parallel = {"rank_size": 1, "tp": 1, "pp": 1}
 
     def write(name, npu_path, npu_params, bench_path=None):
@@ -279,12 +300,19 @@ def layouts(tmp):
         "build": write("build", npu, cfg["parallel_merge"]["npu"]),
         "pp": write("pp", pipeline, {"rank_size": 2, "tp": 1, "pp": 2}, bench),
         "vpp": write("vpp", pipeline, {"rank_size": 2, "tp": 1, "pp": 2, "vpp": 2}, bench),
-        "tp": write("tp", copy_ranks(os.path.join(tmp, "tp"), [(rank(0), 0), (rank(1), 1)]),
-                    {"rank_size": 2, "tp": 2, "pp": 1}),
-        "full": write("full", copy_ranks(os.path.join(tmp, "full"), [(rank(r % 4), r) for r in range(8)]),
-                      {"rank_size": 8, "tp": 2, "pp": 2}),
-        "vpp-chunks": write("vpp-chunks", write_vpp_chunks(os.path.join(tmp, "vpp-chunks")),
-                            {"rank_size": 2, "tp": 1, "pp": 2, "vpp": 2}),
+        "tp": write(
+            "tp", copy_ranks(os.path.join(tmp, "tp"), [(rank(0), 0), (rank(1), 1)]), {"rank_size": 2, "tp": 2, "pp": 1}
+        ),
+        "full": write(
+            "full",
+            copy_ranks(os.path.join(tmp, "full"), [(rank(r % 4), r) for r in range(8)]),
+            {"rank_size": 8, "tp": 2, "pp": 2},
+        ),
+        "vpp-chunks": write(
+            "vpp-chunks",
+            write_vpp_chunks(os.path.join(tmp, "vpp-chunks")),
+            {"rank_size": 2, "tp": 1, "pp": 2, "vpp": 2},
+        ),
     }
 
 
@@ -310,17 +338,17 @@ def main():
         r = run([args.graph_ascend, "graph", "-i", config, "-o", our_dir])
         files = sorted(glob.glob(os.path.join(our_dir, "*.vis")))
         names = [re.sub(r"_\d{14}\.vis$", "", os.path.basename(p)) for p in files]
-        if r.returncode != 0 or names != ["%s_merged%d" % (kind, i) for i in range(len(graphs))]:
-            print(label, "| graph-ascend:", r.stderr.strip() or "files %s for %d merged graphs" % (names, len(graphs)))
+        if r.returncode != 0 or names != [f"{kind}_merged{i}" for i in range(len(graphs))]:
+            print(label, "| graph-ascend:", r.stderr.strip() or f"files {names} for {len(graphs)} merged graphs")
             failed = True
             continue
         for i, (ref, vis) in enumerate(zip(graphs, files)):
             diffs, stats = compare(ref, load_ours(vis, args.graph_ascend))
-            nodes = " ".join("%s %d/%d" % (s, r_, o) for s, (r_, o) in stats.items())
-            summary = "identical" if not diffs else "; ".join("%s: %d" % (k, v[0]) for k, v in sorted(diffs.items()))
+            nodes = " ".join(f"{s} {r_}/{o}" for s, (r_, o) in stats.items())
+            summary = "identical" if not diffs else "; ".join(f"{k}: {v[0]}" for k, v in sorted(diffs.items()))
             failed |= any(not k.startswith("documented") for k in diffs)
-            rows.append(("%s merged%d" % (label, i), nodes, summary))
-            print(label, "merged%d" % i, "|", nodes, "(msprobe/graph-ascend) |", summary)
+            rows.append((f"{label} merged{i}", nodes, summary))
+            print(label, f"merged{i}", "|", nodes, "(msprobe/graph-ascend) |", summary)
             if args.verbose:
                 for k, v in sorted(diffs.items()):
                     print("   ", k, json.dumps(v[1])[:600])

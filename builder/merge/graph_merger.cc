@@ -65,9 +65,9 @@ bool IsDigits(std::string_view s) {
 
 // One match of (layers\.|layer\.)(\d+)(\.) in a name.
 struct LayersMatch {
-  size_t start = 0;       // of "layers." / "layer."
-  size_t digits = 0;      // first digit
-  size_t end = 0;         // one past the closing dot
+  size_t start = 0;   // of "layers." / "layer."
+  size_t digits = 0;  // first digit
+  size_t end = 0;     // one past the closing dot
 };
 
 bool FindLayers(std::string_view s, size_t from, LayersMatch* m) {
@@ -292,7 +292,7 @@ class Forest {
   std::vector<int32_t> src_;         // its index there, kNoNode for nodes the merge made
   std::vector<uint16_t> data_slot_;  // where its entry is
   std::vector<int32_t> entry_;
-  std::vector<int32_t> mark_;        // PP tag: position among its siblings, -1 untagged
+  std::vector<int32_t> mark_;  // PP tag: position among its siblings, -1 untagged
   std::vector<int32_t> mark_rank_;
   std::vector<uint8_t> pp_merged_;
   std::vector<int32_t> pp_index_;
@@ -540,7 +540,8 @@ void Forest::CompareParams(uint32_t n, const std::vector<uint32_t>& others, bool
       }
       if (same) continue;
       group.key = ReplaceAll(key, main_name + ".", "");
-      auto existing = std::find_if(groups->begin(), groups->end(), [&](const ParamGroup& g) { return g.key == group.key; });
+      auto existing =
+          std::find_if(groups->begin(), groups->end(), [&](const ParamGroup& g) { return g.key == group.key; });
       if (existing != groups->end()) {
         existing->items = std::move(group.items);
       } else {
@@ -669,8 +670,8 @@ Result<RankGroups> Forest::PpGroups() {
   if (static_cast<int>(groups[0].size()) != params_.pp) {
     auto d = MakeDefaultGroups(params_);
     if (!d.ok()) return d.error();
-    Log("the pipeline chains of the data have " + std::to_string(groups[0].size()) + " ranks, not pp = " +
-        std::to_string(params_.pp) + ": default pp groups used");
+    Log("the pipeline chains of the data have " + std::to_string(groups[0].size()) +
+        " ranks, not pp = " + std::to_string(params_.pp) + ": default pp groups used");
     return d->pp;
   }
   return groups;
@@ -725,8 +726,9 @@ Status Forest::MergePp(const std::vector<uint16_t>& group) {
 
 Status Forest::MergeNodes(uint16_t main, uint32_t n, const std::vector<uint16_t>& others, int depth) {
   if (depth > kMaxDepth) {
-    return Error{ranks_[main].side->dir, "", "modules nested deeper than " + std::to_string(kMaxDepth) +
-                                                 " levels: parallel merge stops (as msprobe's recursion limit)"};
+    return Error{ranks_[main].side->dir, "",
+                 "modules nested deeper than " + std::to_string(kMaxDepth) +
+                     " levels: parallel merge stops (as msprobe's recursion limit)"};
   }
   if (mark_[n] >= 0) return Status::Ok();  // a tagged node's name is found in no other graph
   std::vector<uint32_t> twins;
@@ -1066,7 +1068,8 @@ void Forest::MergeMatmulReduce(uint32_t n, const std::vector<uint16_t>& others,
   for (uint32_t c : children_[n]) {
     std::string_view name = Name(c);
     if (Contains(name, "matmul")) matmuls.push_back(c);
-    if (Contains(name, "_reduce_scatter_base") || Contains(name, "reduce_scatter_tensor") || Contains(name, "all_reduce")) {
+    if (Contains(name, "_reduce_scatter_base") || Contains(name, "reduce_scatter_tensor") ||
+        Contains(name, "all_reduce")) {
       reduces.push_back(c);
     }
   }
@@ -1089,7 +1092,8 @@ void Forest::MergeMatmulReduce(uint32_t n, const std::vector<uint16_t>& others,
         AddInfo(mm, MergedFromRanks(mm, twins));
         for (std::string& f : MergeParams(in)) AddInfo(mm, std::move(f));
       }
-      for (uint32_t field : {k_max_, k_min_, k_mean_, k_norm_}) SetField(mm_out[0], field, FieldValue(red_out[0], field));
+      for (uint32_t field : {k_max_, k_min_, k_mean_, k_norm_})
+        SetField(mm_out[0], field, FieldValue(red_out[0], field));
       Value full_op_name = FieldValue(red_out[0], k_full_op_name_);
       std::string from = full_op_name.kind == ValueKind::kString && !pool_->Get(full_op_name.string).empty()
                              ? std::string(pool_->Get(full_op_name.string))

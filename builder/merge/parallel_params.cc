@@ -88,10 +88,12 @@ Status ValidateParallelParams(const ParallelParams& p, size_t rank_folders, cons
     return fail("rank_size", "is " + std::to_string(p.rank_size) + " but " + rank_dir + " has " +
                                  std::to_string(rank_folders) + " rank folder" + (rank_folders == 1 ? "" : "s"));
   }
-  if (p.tp > p.rank_size) return fail("tp", "tp (" + std::to_string(p.tp) + ") must not exceed rank_size (" +
-                                                std::to_string(p.rank_size) + ")");
-  if (p.pp > p.rank_size) return fail("pp", "pp (" + std::to_string(p.pp) + ") must not exceed rank_size (" +
-                                                std::to_string(p.rank_size) + ")");
+  if (p.tp > p.rank_size)
+    return fail("tp",
+                "tp (" + std::to_string(p.tp) + ") must not exceed rank_size (" + std::to_string(p.rank_size) + ")");
+  if (p.pp > p.rank_size)
+    return fail("pp",
+                "pp (" + std::to_string(p.pp) + ") must not exceed rank_size (" + std::to_string(p.rank_size) + ")");
   if (p.rank_size % p.tp != 0) {
     return fail("tp", "rank_size " + std::to_string(p.rank_size) + " is not divisible by tp " + std::to_string(p.tp));
   }
@@ -123,12 +125,18 @@ Strategy SelectStrategy(const ParallelParams& p) {
 
 const char* StrategyName(Strategy s) {
   switch (s) {
-    case Strategy::kNoParallel: return "no parallelism";
-    case Strategy::kTp: return "TP";
-    case Strategy::kPp: return "PP";
-    case Strategy::kVpp: return "VPP";
-    case Strategy::kTpPp: return "TP+PP";
-    case Strategy::kFull: return "TP+PP with DP";
+    case Strategy::kNoParallel:
+      return "no parallelism";
+    case Strategy::kTp:
+      return "TP";
+    case Strategy::kPp:
+      return "PP";
+    case Strategy::kVpp:
+      return "VPP";
+    case Strategy::kTpPp:
+      return "TP+PP";
+    case Strategy::kFull:
+      return "TP+PP with DP";
   }
   return "";
 }
@@ -144,8 +152,8 @@ Result<DefaultGroups> MakeDefaultGroups(const ParallelParams& p) {
   }
   long dp = p.rank_size / product;
   // The sizes in Megatron's dictionary order (tp, pp, dp, ep, cp).
-  const std::vector<std::pair<std::string, long>> sizes = {{"tp", p.tp}, {"pp", p.pp}, {"dp", dp}, {"ep", 1},
-                                                           {"cp", 1}};
+  const std::vector<std::pair<std::string, long>> sizes = {
+      {"tp", p.tp}, {"pp", p.pp}, {"dp", dp}, {"ep", 1}, {"cp", 1}};
   std::string order = p.order;
   for (char& c : order) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (order.find("ep") != std::string::npos && order.find("ep-dp") == std::string::npos &&
@@ -164,7 +172,8 @@ Result<DefaultGroups> MakeDefaultGroups(const ParallelParams& p) {
   for (const std::string& t : Split(order, '-')) {
     if (t == "ep") continue;
     auto it = std::find_if(sizes.begin(), sizes.end(), [&](const auto& s) { return s.first == t; });
-    if (it == sizes.end()) return fail("order", "'" + p.order + "': unknown dimension '" + t + "' (use tp, cp, ep, dp, pp)");
+    if (it == sizes.end())
+      return fail("order", "'" + p.order + "': unknown dimension '" + t + "' (use tp, cp, ep, dp, pp)");
     tokens.push_back(t);
     dims.push_back(it->second);
   }

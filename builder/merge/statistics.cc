@@ -48,20 +48,28 @@ std::string Join(const std::vector<Value>& values, std::string_view sep, std::st
 
 const char* StatName(Stat s) {
   switch (s) {
-    case Stat::kMax: return "Max";
-    case Stat::kMin: return "Min";
-    case Stat::kMean: return "Mean";
-    case Stat::kNorm: return "Norm";
+    case Stat::kMax:
+      return "Max";
+    case Stat::kMin:
+      return "Min";
+    case Stat::kMean:
+      return "Mean";
+    case Stat::kNorm:
+      return "Norm";
   }
   return "";
 }
 
 std::string PyStr(const Value& v) {
   switch (v.kind) {
-    case ValueKind::kBool: return v.boolean ? "True" : "False";
-    case ValueKind::kInteger: return std::to_string(v.integer);
-    case ValueKind::kNumber: return PyRepr(v.number);
-    default: return "None";
+    case ValueKind::kBool:
+      return v.boolean ? "True" : "False";
+    case ValueKind::kInteger:
+      return std::to_string(v.integer);
+    case ValueKind::kNumber:
+      return PyRepr(v.number);
+    default:
+      return "None";
   }
 }
 

@@ -29,8 +29,8 @@ namespace graph_ascend {
 namespace {
 
 namespace fs = std::filesystem;
-using merge::MergeRanks;
 using merge::MergedSide;
+using merge::MergeRanks;
 using merge::ParallelParams;
 using merge::RankGroups;
 using merge::RankSide;
@@ -324,13 +324,17 @@ TEST_F(MergeRanksTest, TensorParallelStatisticsAndApiCollections) {
     std::string same = Tensor("[2, 4]", "1.5", "-1.5", "0.25", "2.5");
     std::string shard = Tensor("[2, 4]", stats[r][0], stats[r][1], stats[r][2], stats[r][3]);
     std::string api_in = Tensor("[2]", r ? "9.5" : "8.5", "0", "1", "1");
-    std::string data =
-        R"("Module.mlp.MLP.forward.0": {"input_args": [)" + same + R"(], "output": [)" + same + R"(]},
-           "Tensor.__mul__.0.forward": {"input_args": [)" + shard + R"(], "input_kwargs": {}, "output": [)" + same + R"(]},
-           "Distributed.all_reduce.0.forward": {"input_args": [)" + shard + R"(], "input_kwargs": {"group":
-              {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "g1"}}, "output": [)" + same + R"(]},
-           "Torch.a.0.forward": {"input_args": [)" + api_in + R"(], "input_kwargs": {}, "output": [)" + api_in + R"(]},
-           "Torch.b.0.forward": {"input_args": [)" + api_in + R"(], "input_kwargs": {}, "output": [)" + api_in + "]}";
+    std::string data = R"("Module.mlp.MLP.forward.0": {"input_args": [)" + same + R"(], "output": [)" + same + R"(]},
+           "Tensor.__mul__.0.forward": {"input_args": [)" +
+                       shard + R"(], "input_kwargs": {}, "output": [)" + same + R"(]},
+           "Distributed.all_reduce.0.forward": {"input_args": [)" +
+                       shard + R"(], "input_kwargs": {"group":
+              {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "g1"}}, "output": [)" +
+                       same + R"(]},
+           "Torch.a.0.forward": {"input_args": [)" +
+                       api_in + R"(], "input_kwargs": {}, "output": [)" + api_in + R"(]},
+           "Torch.b.0.forward": {"input_args": [)" +
+                       api_in + R"(], "input_kwargs": {}, "output": [)" + api_in + "]}";
     WriteDumpDir(dir_ / ("rank" + std::to_string(r)), DumpJson(data),
                  R"({"Module.mlp.MLP.forward.0": null, "Tensor.__mul__.0.forward": "Module.mlp.MLP.forward.0",
                      "Distributed.all_reduce.0.forward": "Module.mlp.MLP.forward.0",
@@ -390,11 +394,12 @@ TEST_F(MergeRanksTest, RowParallelMatmulTakesTheReducedOutput) {
     std::string partial = Tensor("[4]", r ? "0.25" : "0.75", "-1", "0", "1");
     std::string reduced = Tensor("[4]", "0.875", "-2", "0.125", "1.5");
     std::string group = R"({"group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "g"}})";
-    std::string data =
-        R"("Module.proj.RowParallelLinear.forward.0": {"input_args": [)" + reduced + R"(], "output": [)" + reduced + R"(]},
-           "Torch.matmul.0.forward": {"input_args": [)" + in + R"(], "input_kwargs": {}, "output": [)" + partial + R"(]},
-           "Distributed.all_reduce.0.forward": {"input_args": [)" + partial + R"(], "input_kwargs": )" + group +
-        R"(, "output": [)" + reduced + "]}";
+    std::string data = R"("Module.proj.RowParallelLinear.forward.0": {"input_args": [)" + reduced +
+                       R"(], "output": [)" + reduced + R"(]},
+           "Torch.matmul.0.forward": {"input_args": [)" +
+                       in + R"(], "input_kwargs": {}, "output": [)" + partial + R"(]},
+           "Distributed.all_reduce.0.forward": {"input_args": [)" +
+                       partial + R"(], "input_kwargs": )" + group + R"(, "output": [)" + reduced + "]}";
     WriteDumpDir(dir_ / ("rank" + std::to_string(r)), DumpJson(data),
                  R"({"Module.proj.RowParallelLinear.forward.0": null,
                      "Torch.matmul.0.forward": "Module.proj.RowParallelLinear.forward.0",
@@ -422,8 +427,8 @@ TEST_F(MergeRanksTest, PipelineStagesBecomeOneModel) {
     std::string own = Tensor("[2]", r ? "3" : "2", "0", "0.5", "1");
     std::string layer = R"({"input_args": [)" + own + R"(], "input_kwargs": {}, "output": [)" + own + "]}";
     std::string data = R"("Module.decoder.Block.forward.0": {"input_args": [)" + a + R"(], "output": [)" + own +
-                       R"(]}, "Module.decoder.layers.0.Layer.forward.0": )" + layer +
-                       R"(, "Torch.mul.0.forward": )" + layer;
+                       R"(]}, "Module.decoder.layers.0.Layer.forward.0": )" + layer + R"(, "Torch.mul.0.forward": )" +
+                       layer;
     std::string construct;
     if (r == 0) {
       data += R"(, "Distributed.send.0.forward": {"input_args": [)" + a +
@@ -457,9 +462,10 @@ TEST_F(MergeRanksTest, PipelineStagesBecomeOneModel) {
                                       "Module.decoder.Block.backward.0"}));
   // Forward: the other stage's layers after this one's, renumbered; its
   // modules unique to it (norm) after them.
-  EXPECT_EQ(Children(s, "Module.decoder.Block.forward.0"),
-            (std::vector<std::string>{"Module.decoder.layers.0.Layer.forward.0",
-                                      "Module.decoder.layers.1.Layer.forward.0", "Module.decoder.norm.Norm.forward.0"}));
+  EXPECT_EQ(
+      Children(s, "Module.decoder.Block.forward.0"),
+      (std::vector<std::string>{"Module.decoder.layers.0.Layer.forward.0", "Module.decoder.layers.1.Layer.forward.0",
+                                "Module.decoder.norm.Norm.forward.0"}));
   EXPECT_EQ(Children(s, "Module.decoder.layers.1.Layer.forward.0"),
             (std::vector<std::string>{"Torch.mul_rank1.0.forward"}));
   EXPECT_EQ(Field(Detail(s, "Torch.mul_rank1.0.forward").input(0), "Max"), "3") << "the second stage's data";
@@ -488,8 +494,8 @@ TEST_F(MergeRanksTest, VirtualPipelineChunksFoldIntoChunkZero) {
       if (!data.empty()) data += ", ";
       data += "\"" + name + R"(": {"input_args": [)" + tensor(base + shift, -base - shift, 0.1 + shift, 3.0 + shift) +
               R"(], "input_kwargs": {}, "output": [)" + tensor(base + 1 + r, -base - r, 0.2 + r, 4.0 + r) + "]}";
-      construct += (construct.empty() ? "" : ", ") + ("\"" + name + "\": ") +
-                   (parent.empty() ? "null" : "\"" + parent + "\"");
+      construct +=
+          (construct.empty() ? "" : ", ") + ("\"" + name + "\": ") + (parent.empty() ? "null" : "\"" + parent + "\"");
     };
     for (int chunk : {0, 1}) {
       std::string m = "Module." + std::to_string(chunk) + ".model";
@@ -523,11 +529,11 @@ TEST_F(MergeRanksTest, VirtualPipelineChunksFoldIntoChunkZero) {
                 "Module.0.model.decoder.layers.2.Layer.forward.0", "Module.0.model.decoder.layers.3.Layer.forward.0"}));
   EXPECT_EQ(Children(s, "Module.0.model.decoder.layers.3.Layer.forward.0"),
             (std::vector<std::string>{"Torch.mul_rank1.1.forward"}));
-  EXPECT_EQ(Children(s, "Module.0.model.decoder.Block.backward.0"),
-            (std::vector<std::string>{"Module.0.model.decoder.layers.3.Layer.backward.0",
-                                      "Module.0.model.decoder.layers.2.Layer.backward.0",
-                                      "Module.0.model.decoder.layers.1.Layer.backward.0",
-                                      "Module.0.model.decoder.layers.0.Layer.backward.0"}));
+  EXPECT_EQ(
+      Children(s, "Module.0.model.decoder.Block.backward.0"),
+      (std::vector<std::string>{
+          "Module.0.model.decoder.layers.3.Layer.backward.0", "Module.0.model.decoder.layers.2.Layer.backward.0",
+          "Module.0.model.decoder.layers.1.Layer.backward.0", "Module.0.model.decoder.layers.0.Layer.backward.0"}));
   // Chunk 0's model output is the last chunk's, on the last stage.
   EXPECT_EQ(Field(Detail(s, "Module.0.model.Model.forward.0").output(0), "Max"), "3.625");
   EXPECT_EQ(Detail(s, "Module.0.model.Model.forward.0").output(0).key(), "Module.0.model.Model.forward.0.output.0");
@@ -660,10 +666,11 @@ TEST_F(MergeE2ETest, TensorAndPipelineParallelRunAgainstTheUnsplitModel) {
   EXPECT_EQ(qkv0["parallel_merge_info"].size(), 9u) << "Max/Min/Mean/Norm of the weight and the output";
   // Merging the column-parallel weight's shards gives the whole weight's
   // statistics, as the unsplit bench dumped them.
-  std::string key = "Module.decoder.layers.0.self_attention.linear_qkv.ColumnParallelLinear.forward.0.parameters.weight";
+  std::string key =
+      "Module.decoder.layers.0.self_attention.linear_qkv.ColumnParallelLinear.forward.0.parameters.weight";
   const Json& merged_w = qkv0["input_data"][key];
-  const Json& whole_w = Node(bench, "Module.decoder.layers.0.self_attention.linear_qkv.ColumnParallelLinear.forward.0")
-                            ["input_data"][key];
+  const Json& whole_w = Node(
+      bench, "Module.decoder.layers.0.self_attention.linear_qkv.ColumnParallelLinear.forward.0")["input_data"][key];
   EXPECT_EQ(merged_w["Max"], whole_w["Max"]);
   EXPECT_EQ(merged_w["Min"], whole_w["Min"]);
   EXPECT_NEAR(std::stod(merged_w["Norm"].get<std::string>()), std::stod(whole_w["Norm"].get<std::string>()), 1e-5);
@@ -689,7 +696,8 @@ TEST_F(MergeE2ETest, TensorAndPipelineParallelRunAgainstTheUnsplitModel) {
 }
 
 TEST_F(MergeE2ETest, FlagsGiveTheSameMergedGraph) {
-  std::vector<std::string> section = Graph(Config("section.json", "npu/step0", "bench/step0", kSampleParams), dir_ / "a");
+  std::vector<std::string> section =
+      Graph(Config("section.json", "npu/step0", "bench/step0", kSampleParams), dir_ / "a");
   std::vector<std::string> flags = Graph(Config("flags.json", "npu/step0", "bench/step0", ""), dir_ / "b",
                                          {"--rank_size", "4", "1", "--tp", "2", "1", "--pp", "2", "1"});
   ASSERT_EQ(section.size(), 1u);
@@ -719,22 +727,27 @@ TEST_F(MergeE2ETest, BuildAndStepLayout) {
 
 TEST_F(MergeE2ETest, BadParallelParametersAreRefused) {
   std::string sample = Sample("parallel_merge/compare.json");
-  ExpectRefused({"-i", Config("size.json", "npu/step0", "bench/step0",
-                              R"({"npu": {"rank_size": 3, "tp": 1, "pp": 3}, "bench": {"rank_size": 1, "tp": 1, "pp": 1}})")},
-                "key parallel_merge.npu.rank_size", "is 3 but");
-  ExpectRefused({"-i", Config("tp.json", "npu/step0", "bench/step0",
-                              R"({"npu": {"rank_size": 4, "tp": 3, "pp": 1}, "bench": {"rank_size": 1, "tp": 1, "pp": 1}})")},
-                "key parallel_merge.npu.tp", "rank_size 4 is not divisible by tp 3");
-  ExpectRefused({"-i", Config("nobench.json", "npu/step0", "bench/step0",
-                              R"({"npu": {"rank_size": 4, "tp": 2, "pp": 2}})")},
-                "key parallel_merge.bench", "missing");
-  ExpectRefused({"-i", Config("vpp.json", "npu/step0", "bench/step0",
-                              R"({"npu": {"rank_size": 4, "tp": 4, "pp": 1, "vpp": 2}, "bench": {"rank_size": 1, "tp": 1, "pp": 1}})")},
-                "key parallel_merge.npu.vpp", "needs pp > 1");
+  ExpectRefused(
+      {"-i", Config("size.json", "npu/step0", "bench/step0",
+                    R"({"npu": {"rank_size": 3, "tp": 1, "pp": 3}, "bench": {"rank_size": 1, "tp": 1, "pp": 1}})")},
+      "key parallel_merge.npu.rank_size", "is 3 but");
+  ExpectRefused(
+      {"-i", Config("tp.json", "npu/step0", "bench/step0",
+                    R"({"npu": {"rank_size": 4, "tp": 3, "pp": 1}, "bench": {"rank_size": 1, "tp": 1, "pp": 1}})")},
+      "key parallel_merge.npu.tp", "rank_size 4 is not divisible by tp 3");
+  ExpectRefused(
+      {"-i", Config("nobench.json", "npu/step0", "bench/step0", R"({"npu": {"rank_size": 4, "tp": 2, "pp": 2}})")},
+      "key parallel_merge.bench", "missing");
+  ExpectRefused(
+      {"-i",
+       Config("vpp.json", "npu/step0", "bench/step0",
+              R"({"npu": {"rank_size": 4, "tp": 4, "pp": 1, "vpp": 2}, "bench": {"rank_size": 1, "tp": 1, "pp": 1}})")},
+      "key parallel_merge.npu.vpp", "needs pp > 1");
   ExpectRefused({"-i", sample, "--rank_size", "4", "1", "--tp", "2", "1", "--pp", "2", "1"}, "key parallel_merge",
                 "given twice");
-  ExpectRefused({"-i", Config("one.json", "npu/step0", "bench/step0", ""), "--rank_size", "4", "--tp", "2", "--pp", "2"},
-                "flag --rank_size", "expected two values (npu bench) in a compare");
+  ExpectRefused(
+      {"-i", Config("one.json", "npu/step0", "bench/step0", ""), "--rank_size", "4", "--tp", "2", "--pp", "2"},
+      "flag --rank_size", "expected two values (npu bench) in a compare");
   ExpectRefused({"-i", Config("notp.json", "npu/step0", "", ""), "--rank_size", "4", "--pp", "2"}, "flag --tp",
                 "missing");
   ExpectRefused({"-i", Config("zero.json", "npu/step0", "", ""), "--rank_size", "4", "--tp", "0", "--pp", "2"},
@@ -744,9 +757,10 @@ TEST_F(MergeE2ETest, BadParallelParametersAreRefused) {
                 "key npu_path", "holds the dump files of one rank");
   // The npu run merges into one graph, the same ranks as a bench with tp 2,
   // pp 1 into two (dp = 2): msprobe's "dp is inconsistent" error.
-  ExpectRefused({"-i", Config("dp.json", "npu/step0", "npu/step0",
-                              R"({"npu": {"rank_size": 4, "tp": 2, "pp": 2}, "bench": {"rank_size": 4, "tp": 2, "pp": 1}})")},
-                "", "the data-parallel sizes");
+  ExpectRefused(
+      {"-i", Config("dp.json", "npu/step0", "npu/step0",
+                    R"({"npu": {"rank_size": 4, "tp": 2, "pp": 2}, "bench": {"rank_size": 4, "tp": 2, "pp": 1}})")},
+      "", "the data-parallel sizes");
   WriteFile(dir_ / "tensor.json", R"({"npu_path": ")" + Sample("gpt_tensor/npu/step0") + R"(", "bench_path": ")" +
                                       Sample("gpt_tensor/bench/step0") + "\"}");
   ExpectRefused({"-i", dir_ / "tensor.json", "--rank_size", "1", "1", "--tp", "1", "1", "--pp", "1", "1"}, "key task",
