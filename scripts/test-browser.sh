@@ -62,6 +62,8 @@ graph cnn_statistics build.json build
 graph overflow_nan compare.json overflow -oc
 graph dist_gloo batch.json batch
 graph cnn_md5 compare.json md5
+# Mapped layer names (-lm): some modules (Megatron's core_attention) still have no counterpart.
+graph layer_mapping compare.json layer_mapping -lm layer_mapping.yaml
 # A damaged file: the page must name it in its error and keep working.
 mkdir -p "$logdir/broken"
 printf 'not a graph-ascend file\n' > "$logdir/broken/compare_20250101000000.vis"

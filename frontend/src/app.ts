@@ -2,6 +2,7 @@
 // graph, or the NPU and Bench graphs side by side; side panels for search,
 // filters and matching; the node detail board below.
 import {
+  type DistributedLink,
   type FileInfo,
   type GraphApi,
   type LayoutNode,
@@ -20,6 +21,7 @@ import type { AppContext } from "./ui/context";
 import { DetailPanel } from "./ui/detail_panel";
 import { FilterPanel } from "./ui/filter_panel";
 import { MatchPanel } from "./ui/match_panel";
+import { commLabel, groupLinks, peerButton } from "./ui/peers";
 import { SearchPanel } from "./ui/search_panel";
 
 interface Place {
@@ -30,6 +32,13 @@ interface Place {
 
 function sideKey(side: Side): "npu" | "bench" {
   return side === Side.SIDE_BENCH ? "bench" : "npu";
+}
+
+/** What the sync walk needs of a node, loaded or not. */
+interface Link {
+  index: number;
+  parent: number;
+  matched: number;
 }
 
 function randomId(): string {
@@ -44,6 +53,7 @@ export class App implements AppContext {
   private fileInfo: FileInfo | null = null;
   private microStep = -1;
   private openSeq = 0;
+  private menuSeq = 0;
 
   private readonly root: HTMLElement;
   private readonly runSel = h("select.picker", { "data-picker": "run" });
@@ -219,6 +229,45 @@ export class App implements AppContext {
     }
   }
 
+  async jumpToPeer(side: Side, link: DistributedLink): Promise<void> {
+    this.menu.hidden = true;
+    const cur = this.current;
+    if (!cur) return;
+    const rank = `rank${link.rank}`;
+    const target =
+      cur.rank === rank
+        ? cur
+        : (this.groups().get(this.groupOf(cur)) ?? []).find((f) => f.step === cur.step && f.rank === rank);
+    if (!target) {
+      this.toast(t("noRankFile", { rank: link.rank }), "error");
+      return;
+    }
+    if (target !== cur) {
+      const keep: Place = {
+        group: this.groupOf(target),
+        names: { npu: null, bench: null },
+        views: { npu: null, bench: null },
+      };
+      if (!(await this.openFile(target, keep))) return;
+    }
+    if (side === Side.SIDE_BENCH && !this.isCompare()) side = Side.SIDE_NPU;
+    const seq = this.openSeq;
+    let index = await this.findByName(side, link.peerNode);
+    if (index < 0 && this.microStep !== -1 && seq === this.openSeq) {
+      // The peer may belong to another micro step: look in all of them.
+      this.microStep = -1;
+      this.fillMicroSteps();
+      await this.openViews(null, seq);
+      index = await this.findByName(side, link.peerNode);
+    }
+    if (seq !== this.openSeq) return;
+    if (index < 0) {
+      this.toast(t("peerNotFound", { node: link.peerNode, rank: link.rank }), "error");
+      return;
+    }
+    await this.jumpTo(side, index);
+  }
+
   toast(message: string, kind: "info" | "error" = "info") {
     const el = h(`div.toast.${kind}`, { role: kind === "error" ? "alert" : "status" }, message);
     this.toasts.append(el);
@@ -357,7 +406,8 @@ export class App implements AppContext {
     };
   }
 
-  async openFile(f: RunFile, place: Place | null): Promise<void> {
+  /** Opens a file of the run list; false when it failed or another file was chosen meanwhile. */
+  async openFile(f: RunFile, place: Place | null): Promise<boolean> {
     const seq = ++this.openSeq;
     const sameRun = !!place && !!this.current && place.group === this.groupOf(f);
     this.current = f;
@@ -369,14 +419,14 @@ export class App implements AppContext {
         if (seq === this.openSeq) this.showProgress(t("opening", { file: f.path }), p.fraction, p.stage);
       });
     } catch (e) {
-      if (seq !== this.openSeq) return;
+      if (seq !== this.openSeq) return false;
       this.hideProgress();
       const message = t("loadFailed", { file: f.path, message: (e as Error).message });
       this.toast(message, "error");
       this.showEmpty(message, () => void this.openFile(f, place));
-      return;
+      return false;
     }
-    if (seq !== this.openSeq) return;
+    if (seq !== this.openSeq) return false;
     this.fileInfo = info;
     if (!sameRun) this.microStep = -1;
     if (this.microStep >= (info.meta?.microSteps ?? 1)) this.microStep = -1;
@@ -388,12 +438,14 @@ export class App implements AppContext {
     this.matchPanel.fileChanged();
     this.detailPanel.fileChanged();
     this.matchPanel.renderSummary(info);
-    await this.openViews(sameRun ? place : null, seq);
-    if (seq === this.openSeq) this.hideProgress();
+    const shown = await this.openViews(sameRun ? place : null, seq);
+    if (seq !== this.openSeq) return false;
+    this.hideProgress();
+    return shown;
   }
 
-  /** (Re)opens the views of the current file and micro step, keeping the place if possible. */
-  private async openViews(place: Place | null, seq = this.openSeq): Promise<void> {
+  /** (Re)opens the views of the current file and micro step, keeping the place if possible; false on failure. */
+  private async openViews(place: Place | null, seq = this.openSeq): Promise<boolean> {
     const compare = this.isCompare();
     const legend = this.fileInfo?.meta?.legend ?? [];
     this.detailPanel.clear();
@@ -403,9 +455,10 @@ export class App implements AppContext {
         compare ? this.bench.open(this.viewKey(Side.SIDE_BENCH), legend, compare) : Promise.resolve(),
       ]);
     } catch {
-      return;
+      return false;
     }
-    if (seq !== this.openSeq || !place) return;
+    if (seq !== this.openSeq) return false;
+    if (!place) return true;
     for (const side of compare ? [Side.SIDE_NPU, Side.SIDE_BENCH] : [Side.SIDE_NPU]) {
       const v = place.views[sideKey(side)];
       const p = this.pane(side);
@@ -421,12 +474,13 @@ export class App implements AppContext {
       const name = place.names[sideKey(side)];
       if (!name) continue;
       const index = await this.findByName(side, name);
-      if (seq !== this.openSeq) return;
+      if (seq !== this.openSeq) return false;
       if (index >= 0) {
         await this.jumpTo(side, index);
         break;
       }
     }
+    return true;
   }
 
   private async findByName(side: Side, name: string): Promise<number> {
@@ -497,56 +551,117 @@ export class App implements AppContext {
 
   private async toggle(p: GraphPane, n: LayoutNode) {
     const expand = !n.expanded;
-    const work: Promise<unknown>[] = [expand ? p.expand(n.index) : p.collapse(n.index)];
     const other = this.other(p);
-    if (other && this.syncCb.checked && n.matched >= 0) {
-      const m = other.node(n.matched);
-      if (expand && !(m && m.expanded)) {
-        work.push(
-          (async () => {
-            if (!m) await other.reveal(n.matched, false);
-            await other.expand(n.matched);
-          })(),
-        );
-      } else if (!expand && m && m.expanded) {
-        work.push(other.collapse(n.matched));
-      }
-    }
+    const sync = other && this.syncCb.checked;
+    // The ancestors are read before the change replaces the loaded nodes.
+    const target = sync ? this.correspondingIndex(p, n) : Promise.resolve(-1);
+    const work: Promise<unknown>[] = [expand ? p.expand(n.index) : p.collapse(n.index)];
+    if (other && sync) work.push(target.then((index) => this.syncExpand(other, index, expand)));
     await Promise.allSettled(work);
   }
 
-  private showMenu(p: GraphPane, n: LayoutNode, x: number, y: number) {
-    const other = this.other(p);
-    const items: HTMLElement[] = [];
-    if (other) {
-      const locate = h("button.menu-item", { type: "button", "data-action": "locate" }, t("locateMatched"));
-      locate.addEventListener("click", () => {
-        this.menu.hidden = true;
-        if (n.matched < 0) this.toast(t("noMatchOnOtherSide"), "error");
-        else void this.jumpTo(other.side, n.matched);
-      });
-      items.push(locate);
+  /**
+   * Sync expand (reference §8.4): the other side's node matched with the
+   * node, or with its nearest matched ancestor, takes the new state when its
+   * own state differs.
+   */
+  private async syncExpand(other: GraphPane, index: number, expand: boolean) {
+    if (index < 0) return;
+    const m = other.node(index);
+    if (expand && !(m && m.expanded)) {
+      if (!m) await other.reveal(index, false);
+      await other.expand(index);
+    } else if (!expand && m && m.expanded) {
+      await other.collapse(index);
     }
-    const expand = h(
-      "button.menu-item",
-      { type: "button", "data-action": "toggle" },
-      n.expanded ? t("collapse") : t("expand"),
-    );
+  }
+
+  /**
+   * The other side's node matched with n or, when n has no match, with its
+   * nearest matched ancestor; -1 when none is. Ancestors come from the loaded
+   * nodes, and from the service only where the loaded window misses one.
+   */
+  private async correspondingIndex(p: GraphPane, n: LayoutNode): Promise<number> {
+    let cur: Link | undefined = n;
+    for (let guard = 0; cur && guard < 100_000; guard++) {
+      if (cur.matched >= 0) return cur.matched;
+      if (cur.parent < 0) return -1;
+      const parent: number = cur.parent;
+      cur = p.node(parent) ?? (await this.summary(p.side, parent));
+    }
+    return -1;
+  }
+
+  private async summary(side: Side, index: number): Promise<Link | undefined> {
+    try {
+      const reply = await this.api.call("getNodeDetail", { view: this.viewKey(side), node: index });
+      return reply.node;
+    } catch (e) {
+      this.toast((e as Error).message, "error");
+      return undefined;
+    }
+  }
+
+  private showMenu(p: GraphPane, n: LayoutNode, x: number, y: number) {
+    const seq = ++this.menuSeq;
+    const other = this.other(p);
+    const item = (action: string, text: string, run: () => void) => {
+      const b = h("button.menu-item", { type: "button", "data-action": action }, text);
+      b.addEventListener("click", () => {
+        this.menu.hidden = true;
+        run();
+      });
+      return b;
+    };
+    const items: HTMLElement[] = [];
+    if (other)
+      items.push(
+        item("corresponding", t("expandCorresponding"), () => {
+          void this.correspondingIndex(p, n).then((index) => {
+            if (index < 0) this.toast(t("noCorresponding"), "error");
+            else return this.jumpTo(other.side, index);
+          });
+        }),
+      );
+    const expand = item("toggle", n.expanded ? t("collapse") : t("expand"), () => void this.toggle(p, n));
     expand.disabled = !n.expandable || n.parent < 0;
-    expand.addEventListener("click", () => {
-      this.menu.hidden = true;
-      void this.toggle(p, n);
-    });
     items.push(expand);
-    const copy = h("button.menu-item", { type: "button", "data-action": "copy" }, t("copyName"));
-    copy.addEventListener("click", () => {
-      this.menu.hidden = true;
-      void copyText(n.name);
-    });
-    items.push(copy);
-    this.menu.replaceChildren(h("div.menu-title", null, n.name), ...items);
+    items.push(item("copy", t("copyName"), () => void copyText(n.name)));
+    const peers = h("div.menu-peers");
+    if (n.distributed) {
+      peers.append(h("div.menu-note", null, t("loading")));
+      void this.fillPeerMenu(p.side, n.index, peers, seq);
+    }
+    this.menu.replaceChildren(h("div.menu-title", null, n.name), ...items, peers);
     this.menu.hidden = false;
-    this.menu.style.transform = `translate(${Math.min(x, window.innerWidth - 240)}px, ${Math.min(y, window.innerHeight - 100)}px)`;
+    const left = Math.min(x, window.innerWidth - 240);
+    // Submenus open to the left when there is no room on the right.
+    this.menu.classList.toggle("flip", left > window.innerWidth - 480);
+    this.menu.style.transform = `translate(${left}px, ${Math.min(y, window.innerHeight - 160)}px)`;
+  }
+
+  /** The communication submenus (reference §8.4): one per type, listing rank<N> per peer. */
+  private async fillPeerMenu(side: Side, index: number, into: HTMLElement, seq: number) {
+    let links: DistributedLink[] = [];
+    try {
+      const reply = await this.api.call("getNodeDetail", { view: this.viewKey(side), node: index });
+      links = reply.detail?.distributed ?? [];
+    } catch (e) {
+      if (seq === this.menuSeq) this.toast((e as Error).message, "error");
+    }
+    if (seq !== this.menuSeq) return;
+    const legend = this.fileInfo?.meta?.legend ?? [];
+    const pick = (link: DistributedLink) => void this.jumpToPeer(side, link);
+    into.replaceChildren(
+      ...groupLinks(links).map(([type, list]) =>
+        h(
+          "div.menu-sub",
+          { "data-comm": type },
+          h("button.menu-item.sub-trigger", { type: "button", "aria-haspopup": "menu" }, commLabel(type)),
+          h("div.submenu", { role: "menu" }, ...list.map((l) => peerButton(l, legend, "menu-item", pick))),
+        ),
+      ),
+    );
   }
 
   // ------------------------------------------------------------ chrome

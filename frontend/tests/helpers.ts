@@ -143,6 +143,21 @@ export async function dblclickNode(frame: Frame, side: SideName, name: string) {
   await idle(frame);
 }
 
+/** Opens the node's context menu and waits for it. */
+export async function rightclickNode(frame: Frame, side: SideName, name: string) {
+  await canvas(frame, side).click({ button: "right", position: await position(frame, side, name) });
+  await expect(frame.locator(".context-menu .menu-title")).toHaveText(name);
+}
+
+/** The file shown and the step and rank pickers. */
+export async function shownFile(frame: Frame) {
+  return {
+    path: (await frame.evaluate(() => (window as any).graphAscend.file()?.path)) as string,
+    step: await frame.locator("select[data-picker=step]").inputValue(),
+    rank: await frame.locator("select[data-picker=rank]").inputValue(),
+  };
+}
+
 /** Types into the search box and jumps to the hit named `name` with ↓ and Enter. */
 export async function searchAndJump(frame: Frame, query: string, name: string) {
   await frame.locator(".side-tab[data-tab=search]").click();

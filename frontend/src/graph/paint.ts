@@ -88,3 +88,40 @@ export function bucketLabel(b: ColorBucket, unmatchedText: string): string {
   if (b.lo === b.hi) return String(b.lo);
   return `${b.lo}–${b.hi}`;
 }
+
+/**
+ * The legend entry holding a precision index (docs/API.md, "Colours"):
+ * lo ≤ p < hi, the last numeric entry also holds p == hi, an entry with
+ * lo == hi holds exactly that value; the first that holds p wins. -1: none.
+ */
+export function bucketOf(p: number, legend: readonly ColorBucket[]): number {
+  if (!Number.isFinite(p)) return -1;
+  let last = -1;
+  for (let i = 0; i < legend.length; i++) if (!legend[i].unmatched) last = i;
+  for (let i = 0; i < legend.length; i++) {
+    const b = legend[i];
+    if (b.unmatched) continue;
+    if (b.lo === b.hi ? p === b.lo : (p >= b.lo && p < b.hi) || (i === last && p === b.hi)) return i;
+  }
+  return -1;
+}
+
+const OVERFLOW_NAMES: Record<string, OverflowLevel> = {
+  medium: OverflowLevel.OVERFLOW_MEDIUM,
+  high: OverflowLevel.OVERFLOW_HIGH,
+  critical: OverflowLevel.OVERFLOW_CRITICAL,
+};
+
+/**
+ * The colour of a communication peer from the index the builder stored with
+ * the link (reference §8.3 idx(x)): its overflow level ("medium", "high",
+ * "critical") or its precision index; null when it has neither ("Nan").
+ */
+export function peerColour(peerIndex: string, legend: readonly ColorBucket[]): string | null {
+  const level = OVERFLOW_NAMES[peerIndex.trim().toLowerCase()];
+  if (level) return OVERFLOW_COLOURS[level];
+  const text = peerIndex.trim();
+  const p = text === "" ? NaN : Number(text);
+  const b = bucketOf(p, legend);
+  return b >= 0 ? legend[b].color || null : null;
+}

@@ -1,5 +1,5 @@
 // What the side panels need from the page.
-import type { FileInfo, GraphApi, NodeHit, NodeList, RunFile, ViewKey } from "../api/client";
+import type { DistributedLink, FileInfo, GraphApi, NodeHit, NodeList, RunFile, ViewKey } from "../api/client";
 import { Side } from "../api/client";
 import { h } from "../dom";
 import { bucketColour } from "../graph/paint";
@@ -14,6 +14,8 @@ export interface AppContext {
   viewKey(side: Side): ViewKey;
   /** Expands the ancestors, centres and selects the node (and shows its details). */
   jumpTo(side: Side, index: number): Promise<void>;
+  /** Switches to the peer's rank (same run and step) and selects the peer node on the same side. */
+  jumpToPeer(side: Side, link: DistributedLink): Promise<void>;
   toast(message: string, kind?: "info" | "error"): void;
   /** Re-reads layouts, lists and details after matches changed. */
   matchesChanged(info: FileInfo | undefined): Promise<void>;

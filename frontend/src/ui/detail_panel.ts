@@ -4,6 +4,7 @@
 // cells beyond threshold highlighted; a second tab with the stacks,
 // suggestions, communication links and parallel-merge notes.
 import {
+  type DistributedLink,
   type Item,
   type Metric,
   type NodeDetail,
@@ -20,6 +21,7 @@ import { bucketColour } from "../graph/paint";
 import { formatIndex } from "../graph/pane";
 import { type MessageKey, onLangChange, t } from "../i18n";
 import type { AppContext } from "./context";
+import { commLabel, groupLinks, peerButton } from "./peers";
 import { VirtualList } from "./virtual_list";
 
 const STATES: [ItemState, MessageKey][] = [
@@ -190,15 +192,20 @@ export class DetailPanel {
     }
     const s = this.sides();
     this.header.replaceChildren(
-      this.nodeBadge(compare ? t("npuNode") : t("node"), s.npu, "npu"),
-      compare ? this.nodeBadge(t("benchNode"), s.bench, "bench") : "",
+      this.nodeBadge(compare ? t("npuNode") : t("node"), s.npu, s.npuDetail, Side.SIDE_NPU),
+      compare ? this.nodeBadge(t("benchNode"), s.bench, s.benchDetail, Side.SIDE_BENCH) : "",
     );
     this.buildRows(s.npuDetail, s.benchDetail);
     this.renderInfo(s);
     this.showTab(this.showing);
   }
 
-  private nodeBadge(title: string, n: NodeSummary | undefined, side: string): HTMLElement {
+  private nodeBadge(
+    title: string,
+    n: NodeSummary | undefined,
+    detail: NodeDetail | undefined,
+    side: Side,
+  ): HTMLElement {
     const legend = this.ctx.info()?.meta?.legend ?? [];
     const swatch = h("span.swatch");
     swatch.style.background = n ? bucketColour(n.bucket, legend) : "transparent";
@@ -210,8 +217,27 @@ export class DetailPanel {
         parts.push(h("span.badge-meta", null, `${t("precisionIndex")} ${formatIndex(n.precisionIndex)}`));
       if (n.overflow !== OverflowLevel.OVERFLOW_NONE)
         parts.push(h("span.badge-meta.overflow", null, `${t("overflowLevel")} ${overflowText(n.overflow)}`));
+      if (detail?.distributed.length) parts.push(this.peerLinks(detail, side, "badge-peers"));
     }
-    return h("div.node-badge", { "data-side": side }, ...parts);
+    return h("div.node-badge", { "data-side": side === Side.SIDE_BENCH ? "bench" : "npu" }, ...parts);
+  }
+
+  /** The node's communication peers by type, each a button that jumps to the peer's rank. */
+  private peerLinks(detail: NodeDetail, side: Side, className: string): HTMLElement {
+    const legend = this.ctx.info()?.meta?.legend ?? [];
+    const pick = (link: DistributedLink) => void this.ctx.jumpToPeer(side, link);
+    return h(
+      `span.${className}`,
+      null,
+      ...groupLinks(detail.distributed).map(([type, links]) =>
+        h(
+          "span.peer-group",
+          { "data-comm": type },
+          h("span.peer-type", null, `${commLabel(type)}:`),
+          ...links.map((l) => peerButton(l, legend, "peer-link", pick)),
+        ),
+      ),
+    );
   }
 
   private buildRows(npu: NodeDetail | undefined, bench: NodeDetail | undefined) {
@@ -327,24 +353,19 @@ export class DetailPanel {
 
   private renderInfo(s: ReturnType<DetailPanel["sides"]>) {
     const compare = this.ctx.isCompare();
-    const col = (title: string, node: NodeSummary | undefined, detail: NodeDetail | undefined, stack: string[]) => {
+    const col = (
+      title: string,
+      side: Side,
+      node: NodeSummary | undefined,
+      detail: NodeDetail | undefined,
+      stack: string[],
+    ) => {
       const sections: HTMLElement[] = [];
       sections.push(textBlock(t("stack"), stack.length ? stack.join("\n") : t("none"), "stack"));
       const sugg = detail ? Object.entries(detail.suggestions) : [];
       if (sugg.length)
         sections.push(textBlock(t("suggestions"), sugg.map(([k, v]) => `${k}: ${v}`).join("\n"), "suggestions"));
-      if (detail?.distributed.length)
-        sections.push(
-          textBlock(
-            t("distributed"),
-            detail.distributed
-              .map(
-                (d) => `${d.communicationsType} rank ${d.rank}: ${d.peerNode}${d.peerIndex ? ` (${d.peerIndex})` : ""}`,
-              )
-              .join("\n"),
-            "distributed",
-          ),
-        );
+      if (detail?.distributed.length) sections.push(this.peerTable(detail, side));
       if (detail?.parallelMergeInfo.length)
         sections.push(textBlock(t("parallelMerge"), detail.parallelMergeInfo.join("\n"), "parallel-merge"));
       return h(
@@ -355,8 +376,33 @@ export class DetailPanel {
       );
     };
     this.infoWrap.replaceChildren(
-      col(compare ? t("npuNode") : t("node"), s.npu, s.npuDetail, s.npuStack),
-      compare ? col(t("benchNode"), s.bench, s.benchDetail, s.benchStack) : "",
+      col(compare ? t("npuNode") : t("node"), Side.SIDE_NPU, s.npu, s.npuDetail, s.npuStack),
+      compare ? col(t("benchNode"), Side.SIDE_BENCH, s.bench, s.benchDetail, s.benchStack) : "",
+    );
+  }
+
+  /** Every link: type, peer rank (a jump), peer node and the peer's index. */
+  private peerTable(detail: NodeDetail, side: Side): HTMLElement {
+    const legend = this.ctx.info()?.meta?.legend ?? [];
+    const pick = (link: DistributedLink) => void this.ctx.jumpToPeer(side, link);
+    const rows: HTMLElement[] = [];
+    for (const [type, links] of groupLinks(detail.distributed))
+      for (const l of links)
+        rows.push(
+          h(
+            "div.peer-row",
+            { "data-comm": type, "data-rank": l.rank },
+            h("span.peer-type", null, commLabel(type)),
+            peerButton(l, legend, "peer-link", pick),
+            h("span.peer-node", { title: l.peerNode }, l.peerNode),
+            h("span.peer-index", null, l.peerIndex),
+          ),
+        );
+    return h(
+      "div.info-block",
+      { "data-kind": "distributed" },
+      h("div.info-block-title", null, t("distributed")),
+      h("div.peer-rows", null, ...rows),
     );
   }
 }
