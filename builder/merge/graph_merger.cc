@@ -251,7 +251,7 @@ class Forest {
   Status MergePp(const std::vector<uint16_t>& group);
   Status MergeNodes(uint16_t main, uint32_t n, const std::vector<uint16_t>& others, int depth);
   void MarkPositionRank(uint32_t n, int rank);
-  void MergeUniqueChildren(uint16_t main, uint32_t n, const std::vector<uint32_t>& twins);
+  void MergeUniqueChildren(uint32_t n, const std::vector<uint32_t>& twins);
   void SortNodes(uint16_t main, uint32_t start);
   void UpdateNodeId(uint16_t main, uint32_t start);
   // §9.7.
@@ -763,7 +763,7 @@ Status Forest::MergeNodes(uint16_t main, uint32_t n, const std::vector<uint16_t>
     } else if (!in.empty() && out.empty() && Contains(name, ".backward.")) {
       ReplaceItems(n, twins.back(), false, false);
     }
-    MergeUniqueChildren(main, n, twins);
+    MergeUniqueChildren(n, twins);
   }
   for (size_t i = 0; i < children_[n].size(); ++i) {
     uint32_t c = children_[n][i];
@@ -789,7 +789,7 @@ void Forest::MarkPositionRank(uint32_t n, int rank) {
   for (uint32_t c : children_[n]) MarkPositionRank(c, rank);
 }
 
-void Forest::MergeUniqueChildren(uint16_t main, uint32_t n, const std::vector<uint32_t>& twins) {
+void Forest::MergeUniqueChildren(uint32_t n, const std::vector<uint32_t>& twins) {
   // A tagged node's name never equals an untagged one's.
   auto key = [&](uint32_t x) -> uint64_t { return mark_[x] < 0 ? name_[x] : (uint64_t{1} << 40) + x; };
   std::vector<const std::vector<uint32_t>*> lists = {&children_[n]};
@@ -820,7 +820,6 @@ void Forest::MergeUniqueChildren(uint16_t main, uint32_t n, const std::vector<ui
     children_[n].push_back(u);
     parent_[u] = static_cast<int32_t>(n);
   }
-  (void)main;
 }
 
 void Forest::SortNodes(uint16_t main, uint32_t start) {

@@ -709,7 +709,8 @@ TEST_F(MergeE2ETest, FlagsGiveTheSameMergedGraph) {
 
 TEST_F(MergeE2ETest, BuildAndStepLayout) {
   std::vector<std::string> build =
-      Graph(Config("build.json", "npu/step0", "", ""), dir_ / "build", {"--rank_size", "4", "--tp", "2", "--pp", "2"});
+      Graph(Config("build.json", "npu/step0", "", ""), dir_ / "build",
+            {"--rank_size", "4", "--tp", "2", "--pp", "2", "--vpp", "1", "--order", "tp-cp-ep-dp-pp"});
   ASSERT_EQ(build.size(), 1u);
   EXPECT_TRUE(std::regex_match(fs::path(build[0]).filename().string(), std::regex(R"(build_merged0_\d{14}\.vis)")));
   Json doc = Export(build[0]);
