@@ -25,6 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using graph_ascend::testing::ColorOf;
 using graph_ascend::testing::CountMatched;
+using graph_ascend::testing::ExpectOneError;
 using graph_ascend::testing::Export;
 using graph_ascend::testing::Files;
 using graph_ascend::testing::FirstDivergence;
@@ -583,13 +584,7 @@ class BadInputTest : public ::testing::Test {
                      const std::string& out = "") {
     RunResult r = RunTool(
         {"graph", "-i", config.empty() ? dir_ / "compare.json" : config, "-o", out.empty() ? dir_ / "out" : out});
-    EXPECT_EQ(r.status, 2) << r.err;
-    std::vector<std::string> lines = Lines(r.err);
-    ASSERT_EQ(lines.size(), 1u) << "one message:\n" << r.err;
-    EXPECT_EQ(lines[0].rfind("graph-ascend: error: ", 0), 0u) << lines[0];
-    for (const std::string& p : parts)
-      EXPECT_NE(lines[0].find(p), std::string::npos) << "'" << p << "' in: " << lines[0];
-    EXPECT_EQ(r.out, "");
+    ExpectOneError(r, parts);
     EXPECT_EQ(Files(dir_ / "out"), std::vector<std::string>{"keep.txt"}) << "nothing written, nothing removed";
   }
   void Damage(const std::string& rel, const std::string& text) { WriteFile(dir_ / rel, text); }

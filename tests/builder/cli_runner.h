@@ -79,6 +79,19 @@ inline std::vector<std::string> Lines(const std::string& text) {
   return out;
 }
 
+// How the CLI reports bad input: exit status 2, nothing on stdout, one
+// "graph-ascend: error:" line on stderr that contains each of `parts`.
+inline void ExpectOneError(const RunResult& r, const std::vector<std::string>& parts) {
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  std::vector<std::string> lines = Lines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << "one message:\n" << r.err;
+  EXPECT_EQ(lines[0].rfind("graph-ascend: error: ", 0), 0u) << lines[0];
+  for (const std::string& p : parts) {
+    EXPECT_NE(lines[0].find(p), std::string::npos) << "'" << p << "' in: " << lines[0];
+  }
+}
+
 // Every file name in `dir`, sorted.
 inline std::vector<std::string> Files(const std::string& dir) {
   std::vector<std::string> out;
