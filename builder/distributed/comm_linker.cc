@@ -1,4 +1,5 @@
 #include "distributed/comm_linker.h"
+#include "base/strings.h"
 
 #include <cmath>
 #include <map>
@@ -36,12 +37,6 @@ const Api* FindApi(const std::string& api) {
     if (api == a.name) return &a;
   }
   return nullptr;
-}
-
-std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
-  if (from.empty()) return s;
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-  return s;
 }
 
 // What the linker needs of one communication node.

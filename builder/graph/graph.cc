@@ -1,16 +1,11 @@
 #include "graph/graph.h"
+#include "base/strings.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
 
 namespace graph_ascend::graph {
-
-namespace {
-
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-}  // namespace
 
 bool IsModuleName(std::string_view name) {
   return StartsWith(name, "Module.") || StartsWith(name, "Cell.") || StartsWith(name, "optimizer") ||

@@ -1,4 +1,5 @@
 #include "graph/graph_builder.h"
+#include "base/strings.h"
 
 #include <sys/stat.h>
 
@@ -10,24 +11,7 @@
 namespace graph_ascend::graph {
 namespace {
 
-bool EndsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
-
 bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// Splits "a.b.c" into its segments.
-std::vector<std::string_view> Segments(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (;;) {
-    size_t dot = s.find('.', start);
-    out.push_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return out;
-}
 
 // If `s` ends with ".<word>.<digits>", returns the position of that dot and
 // the digits; used for ".forward.N" / ".backward.N".
@@ -44,20 +28,6 @@ bool SplitTrailing(std::string_view s, std::string_view word, size_t* dot, std::
   *dot = last - suffix.size();
   *digits = d;
   return true;
-}
-
-std::string ReplaceAll(std::string_view s, std::string_view from, std::string_view to) {
-  std::string out;
-  size_t start = 0;
-  for (;;) {
-    size_t at = s.find(from, start);
-    if (at == std::string_view::npos) break;
-    out.append(s.substr(start, at - start));
-    out.append(to);
-    start = at + from.size();
-  }
-  out.append(s.substr(start));
-  return out;
 }
 
 // True if `line` has "<Word>Template(" (with a word boundary before the
@@ -135,7 +105,7 @@ void SideBuilder::AttachStack(uint32_t node) {
     // are shared by thousands of nodes).
     uint64_t key = static_cast<uint64_t>(stack_index->second) << 32;
     if (IsModuleName(name)) {
-      std::vector<std::string_view> seg = Segments(name);
+      std::vector<std::string_view> seg = SplitDots(name);
       key |= seg.size() >= 4 ? side_->pool->InternShort(seg[seg.size() - 4]) : 0;
     }
     auto cached = simplified_.find(key);
@@ -322,7 +292,7 @@ Status SideBuilder::Build() {
 
 std::pair<size_t, size_t> SimplifyStack(std::string_view name, const std::vector<std::string_view>& lines) {
   if (IsModuleName(name)) {
-    std::vector<std::string_view> seg = Segments(name);
+    std::vector<std::string_view> seg = SplitDots(name);
     if (seg.size() < 4) return {0, lines.size()};
     std::string call = std::string(seg[seg.size() - 4]) + "(";
     for (size_t i = 0; i < lines.size(); ++i) {

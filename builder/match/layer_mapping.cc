@@ -1,4 +1,5 @@
 #include "match/layer_mapping.h"
+#include "base/strings.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -11,31 +12,6 @@
 
 namespace graph_ascend::match {
 namespace {
-
-std::vector<std::string> Split(std::string_view s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t dot = s.find('.', start);
-    out.emplace_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return out;
-}
-
-std::string Join(const std::vector<std::string>& v, size_t from, size_t to) {
-  std::string out;
-  for (size_t i = from; i < to; ++i) {
-    if (i > from) out += '.';
-    out += v[i];
-  }
-  return out;
-}
-
-bool IsDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 // One dump name placed in the scope tree.
 struct DataItem {
@@ -92,7 +68,7 @@ std::vector<DataItem> DataItems(const graph::Side& side) {
   std::vector<std::string_view> lines;
   for (uint32_t e = 0; e < side.dump.entries.size(); ++e) {
     uint32_t name_id = side.dump.entries[e].name;
-    std::vector<std::string> seg = Split(pool.Get(name_id));
+    std::vector<std::string> seg = SplitDotsCopy(pool.Get(name_id));
     if (seg.size() < 4) continue;  // the reference gives up the whole mapping here
     DataItem item;
     item.entry = e;
@@ -115,7 +91,7 @@ std::vector<DataItem> DataItems(const graph::Side& side) {
       if (parent == 0) {
         item.scope = {"TopLayer"};
       } else {
-        std::vector<std::string> p = Split(pool.Get(parent));
+        std::vector<std::string> p = SplitDotsCopy(pool.Get(parent));
         item.scope.assign(p.begin(), p.end() - std::min<size_t>(3, p.size()));
         if (item.scope.empty()) item.scope = {"TopLayer"};
       }
@@ -136,11 +112,11 @@ std::vector<DataItem> DataItems(const graph::Side& side) {
   for (size_t i = 0; i < items.size(); ++i) by_name[std::string(pool.Get(side.dump.entries[items[i].entry].name))] = i;
   for (DataItem& item : items) {
     if (item.state != "backward") continue;
-    std::vector<std::string> seg = Split(pool.Get(side.dump.entries[item.entry].name));
+    std::vector<std::string> seg = SplitDotsCopy(pool.Get(side.dump.entries[item.entry].name));
     for (size_t k = seg.size() - 2; k < seg.size(); ++k) {
       if (seg[k] == "backward") seg[k] = "forward";
     }
-    auto twin = by_name.find(Join(seg, 0, seg.size()));
+    auto twin = by_name.find(JoinDots(seg));
     if (twin != by_name.end()) item.scope = items[twin->second].scope;
   }
   // ParallelTransformer layers are renumbered from the smallest index
@@ -250,10 +226,10 @@ Result<RenameTable> ReadYaml(const std::string& path) {
                      "expected name: mapped name"};
       }
       Rename r;
-      r.src = Split(kv.first.as<std::string>());
+      r.src = SplitDotsCopy(kv.first.as<std::string>());
       std::string dst = kv.second.as<std::string>();
       dst = dst.substr(0, dst.find('('));
-      r.dst = Split(dst);
+      r.dst = SplitDotsCopy(dst);
       table[name][r.src[0]].push_back(std::move(r));
     }
   }

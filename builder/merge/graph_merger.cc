@@ -1,4 +1,5 @@
 #include "merge/graph_merger.h"
+#include "base/strings.h"
 
 #include <algorithm>
 #include <climits>
@@ -25,43 +26,7 @@ using graph::Side;
 constexpr int32_t kNoPpIndex = INT32_MIN;
 constexpr int kMaxDepth = 1000;  // msprobe's recursion limit of the PP merge
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool EndsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
 bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
-
-std::string ReplaceAll(std::string_view s, std::string_view from, std::string_view to) {
-  if (from.empty()) return std::string(s);
-  std::string out;
-  size_t start = 0;
-  for (size_t at = s.find(from); at != std::string_view::npos; at = s.find(from, start)) {
-    out.append(s.substr(start, at - start)).append(to);
-    start = at + from.size();
-  }
-  return out.append(s.substr(start));
-}
-
-std::vector<std::string_view> Segments(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (;;) {
-    size_t dot = s.find('.', start);
-    out.push_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) return out;
-    start = dot + 1;
-  }
-}
-
-std::string JoinSegments(const std::vector<std::string>& parts) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "." : "") + parts[i];
-  return out;
-}
-
-bool IsDigits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 // One match of (layers\.|layer\.)(\d+)(\.) in a name.
 struct LayersMatch {
@@ -103,11 +68,11 @@ bool EndsWithForwardCall(std::string_view s) {
 
 // _replace_vpp_id: the second segment, when it is a number, set to `chunk`.
 std::string ReplaceChunk(std::string_view name, std::string_view chunk) {
-  std::vector<std::string_view> seg = Segments(name);
+  std::vector<std::string_view> seg = SplitDots(name);
   if (seg.size() < 2 || !IsDigits(seg[1])) return std::string(name);
   std::vector<std::string> parts(seg.begin(), seg.end());
   parts[1] = std::string(chunk);
-  return JoinSegments(parts);
+  return JoinDots(parts);
 }
 
 // Every "_rank<digits>." in `name` replaced by "_rank<rank>." (§9.6 TP rank mapping).
@@ -611,7 +576,7 @@ void Forest::MergeApiCollections(const std::vector<uint16_t>& results) {
       node_map_[main][name_[all]] = all;
       kept.push_back(all);
       uint32_t original = name_[c];
-      std::string k(Segments(name).back());
+      std::string k(SplitDots(name).back());
       Rename(c, "Apis_Between_Modules_Rank" + std::to_string(ranks_[main].rank) + "." + k);
       node_map_[main][name_[c]] = c;
       node_map_[main].erase(original);
@@ -887,7 +852,7 @@ void Forest::MergeVppData(uint16_t main) {
   std::vector<uint32_t> stack;
   const std::vector<uint32_t>& top = children_[root_[main]];
   for (auto it = top.rbegin(); it != top.rend(); ++it) {
-    std::vector<std::string_view> seg = Segments(Name(*it));
+    std::vector<std::string_view> seg = SplitDots(Name(*it));
     if (seg.size() >= 2 && (seg[1] == "0" || seg[1] == last_chunk)) stack.push_back(*it);
   }
   while (!stack.empty()) {
@@ -906,7 +871,7 @@ void Forest::MergeVppChunks(uint16_t main) {
   uint32_t root = root_[main];
   std::vector<uint32_t> stack;
   for (auto it = children_[root].rbegin(); it != children_[root].rend(); ++it) {
-    std::vector<std::string_view> seg = Segments(Name(*it));
+    std::vector<std::string_view> seg = SplitDots(Name(*it));
     if (seg.size() >= 2 && seg[1] == "0") stack.push_back(*it);
   }
   // The parents of merged layers, by name, in first-seen order.
@@ -970,7 +935,7 @@ void Forest::SortLayers(uint16_t main, const std::vector<uint32_t>& list_in, boo
     LayersMatch m;
     bool matched = FindLayers(name, 0, &m);
     if (matched) ++index;
-    std::vector<std::string_view> seg = Segments(name);
+    std::vector<std::string_view> seg = SplitDots(name);
     if (seg.size() < 2 || seg[1] == "0") continue;
     std::string prefix;
     std::string renamed;
@@ -1057,7 +1022,7 @@ void Forest::MergeTp(const std::vector<uint16_t>& results, const std::map<int, s
 void Forest::MergeMatmulReduce(uint32_t n, const std::vector<uint16_t>& others,
                                const std::map<int, std::vector<int>>* mapping) {
   if (op_[n] != NodeOp::kModule) return;
-  std::vector<std::string_view> seg = Segments(Name(n));
+  std::vector<std::string_view> seg = SplitDots(Name(n));
   if (seg.size() < 4) return;
   std::string_view kind = seg[seg.size() - 3], pass = seg[seg.size() - 2];
   bool row_forward = pass == "forward" && Contains(kind, "RowParallelLinear");
@@ -1107,7 +1072,7 @@ void Forest::MergeMatmulReduce(uint32_t n, const std::vector<uint16_t>& others,
 void Forest::MergeColumnRowParallel(uint32_t n, const std::vector<uint16_t>& others,
                                     const std::map<int, std::vector<int>>* mapping) {
   if (op_[n] != NodeOp::kModule || HasInfo(n)) return;
-  std::vector<std::string_view> seg = Segments(Name(n));
+  std::vector<std::string_view> seg = SplitDots(Name(n));
   if (seg.size() < 4) return;
   if (seg[seg.size() - 2] != "forward" || !Contains(seg[seg.size() - 3], "ColumnParallelLinear")) return;
   if (parent_[n] == kNoNode) return;
@@ -1343,11 +1308,11 @@ std::unique_ptr<Side> Forest::Emit(uint16_t main) {
 }  // namespace
 
 std::string ApiRankName(std::string_view name, int rank) {
-  std::vector<std::string_view> seg = Segments(name);
+  std::vector<std::string_view> seg = SplitDots(name);
   if (seg.size() < 2) return std::string(name);
   std::vector<std::string> parts(seg.begin(), seg.end());
   parts[1] += "_rank" + std::to_string(rank);
-  return JoinSegments(parts);
+  return JoinDots(parts);
 }
 
 std::string RenumberLayers(std::string_view name, std::string_view index) {
