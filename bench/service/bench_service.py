@@ -295,21 +295,36 @@ def run(pb, stub, args, pid):
         del r
 
     # Search: substring, case-insensitive, regex; first page of 200 like the page asks.
-    queries = [
-        ("linear", False, False),
-        ("layers.244.", False, False),
-        ("LAYERNORM", False, True),
-        (r"layers\.\d+\.mlp", True, False),
-        (r"^Functional\.linear\.1\d+\.forward$", True, False),
-        ("no-such-name", False, False),
+    # Every query differs from the ones before (the server keeps recent results for paging), in six
+    # shapes: dense and rare substrings, case-insensitive, two regexes, no hit. Then the next page
+    # of a result, as the page asks when the list scrolls.
+    shapes = [
+        lambda: (f"linear.{rng.randrange(100)}", False, False),
+        lambda: (f"layers.{rng.randrange(1000)}.", False, False),
+        lambda: (f"NORM.{rng.randrange(100)}", False, True),
+        lambda: (rf"layers\.{rng.randrange(100)}\d*\.mlp", True, False),
+        lambda: (rf"^Functional\.linear\.{rng.randrange(1, 100)}\d*\.forward$", True, False),
+        lambda: (f"no-such-name-{rng.randrange(10**9)}", False, False),
     ]
+    seen = set()
     for i in range(args.rounds):
-        q, regex, ci = queries[i % len(queries)]
-        b.timed(
+        q, regex, ci = shapes[i % len(shapes)]()
+        for _ in range(1000):
+            if (q, regex, ci) not in seen:
+                break
+            q, regex, ci = shapes[i % len(shapes)]()
+        seen.add((q, regex, ci))
+        first = b.timed(
             "Search",
             stub.Search,
             pb.SearchRequest(view=b.key("main"), query=q, regex=regex, case_insensitive=ci, limit=200),
         )
+        if first.total > 200:
+            b.timed(
+                "Search next page",
+                stub.Search,
+                pb.SearchRequest(view=b.key("main"), query=q, regex=regex, case_insensitive=ci, offset=200, limit=200),
+            )
 
     # Filter: each bucket, unmatched, overflow levels.
     legend = len(info.meta.legend)

@@ -204,6 +204,23 @@ FileInfo GraphFile::Info() const {
   return info;
 }
 
+GraphFile::Hits GraphFile::CachedSearch(const std::string& key) const {
+  std::lock_guard<std::mutex> l(search_mu_);
+  for (auto it = searches_.begin(); it != searches_.end(); ++it) {
+    if (it->first == key) {
+      searches_.splice(searches_.begin(), searches_, it);
+      return searches_.front().second;
+    }
+  }
+  return nullptr;
+}
+
+void GraphFile::CacheSearch(const std::string& key, Hits hits) const {
+  std::lock_guard<std::mutex> l(search_mu_);
+  searches_.emplace_front(key, std::move(hits));
+  if (searches_.size() > 16) searches_.pop_back();
+}
+
 size_t GraphFile::MemoryBytes() const {
   size_t bytes = sizeof(*this) + meta_.SpaceUsedLong();
   if (npu_) bytes += npu_->MemoryBytes();

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <shared_mutex>
@@ -54,6 +55,13 @@ class GraphFile {
   // The file info as the service answers it (summaries cached per edit).
   FileInfo Info() const;
 
+  // Recent search results (names never change while the file is open, so
+  // they stay valid): paging through a result does not search again.
+  // Thread-safe; at most 16 results are kept, least recently used first out.
+  using Hits = std::shared_ptr<const std::vector<uint32_t>>;
+  Hits CachedSearch(const std::string& key) const;
+  void CacheSearch(const std::string& key, Hits hits) const;
+
   // Manual matches in the order they were made (npu name -> bench name).
   const std::vector<std::pair<std::string, std::string>>& manual_matches() const { return manual_; }
   bool dirty() const { return dirty_.load(); }
@@ -91,6 +99,8 @@ class GraphFile {
   std::unordered_map<uint32_t, vis::NodeDetail> edited_[2];
   std::vector<std::pair<std::string, std::string>> manual_;
   std::atomic<bool> dirty_{false};
+  mutable std::mutex search_mu_;
+  mutable std::list<std::pair<std::string, Hits>> searches_;  // most recent first
   mutable std::mutex summary_mu_;
   mutable bool summary_valid_ = false;
   mutable SideSummary summary_[2];

@@ -328,8 +328,15 @@ grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest*
   st = CheckView(*file, req->view(), &g);
   if (!st.ok()) return st;
   SearchSpec spec{req->query(), req->regex(), req->case_insensitive(), req->view().micro_step()};
-  auto hits = SearchNodes(*g, spec);
-  if (!hits.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, hits.error());
+  std::string key = std::to_string(req->view().side()) + (spec.regex ? "r" : "s") +
+                    (spec.case_insensitive ? "i" : "c") + std::to_string(spec.micro_step) + "/" + spec.query;
+  GraphFile::Hits hits = file->CachedSearch(key);
+  if (hits == nullptr) {
+    auto found = SearchNodes(*g, spec);
+    if (!found.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, found.error());
+    hits = std::make_shared<const std::vector<uint32_t>>(std::move(*found));
+    file->CacheSearch(key, hits);
+  }
   FillHits(*g, *hits, req->offset(), req->limit(), reply);
   return grpc::Status::OK;
 }
