@@ -55,7 +55,8 @@ def documented(category, example):
         if " " in ref.values():
             return "C-column-shift"
     if "node only in graph-ascend" in category:
-        return "C-L1" if example.split(".")[0] in ("Functional", "Tensor", "Torch", "Distributed") else None
+        top = example.split(".")[0]
+        return "C-L1" if top in ("Functional", "Tensor", "Torch", "Distributed", "Apis_Between_Modules") else None
     return None
 
 

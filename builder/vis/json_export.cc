@@ -466,6 +466,9 @@ std::vector<std::pair<std::string, std::string>> FormatItem(const Item& item, Co
   if (node_name.find("batch_isend_irecv") != std::string::npos) {
     for (const char* k : {"op", "peer", "tag", "group_id"}) row.Erase(k);
   }
+  // Metrics were copied into the item before export formats it, so the
+  // process-group trim below removes them too.
+  for (const Metric& m : item.metric()) row.Set(m.name(), FormatMetric(m));
   if (type_text == "torch.ProcessGroup") {
     Row kept;
     for (const char* k : {"type", "group_ranks", "group_id", "data_name"}) {
@@ -473,7 +476,6 @@ std::vector<std::pair<std::string, std::string>> FormatItem(const Item& item, Co
     }
     row = kept;
   }
-  for (const Metric& m : item.metric()) row.Set(m.name(), FormatMetric(m));
   const std::string* max = row.Get("Max");
   if (max != nullptr && *max == "null") return {{"value", "null"}};
   return row.kv_;
