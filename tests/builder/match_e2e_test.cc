@@ -214,10 +214,8 @@ std::map<int, int> CheckLinks(const BatchRun& run, const std::string& step, cons
       const Json& link = node["matched_distributed"];
       const size_t dot = name.find('.');
       const std::string api = name.substr(dot + 1, name.find('.', dot + 1) - dot - 1);
-      EXPECT_EQ(link["communications_type"], api == "send"   ? "send"
-                                             : api == "recv" ? "receive"
-                                                             : "send_receive")
-          << name;
+      const char* type = api == "send" ? "send" : api == "recv" ? "receive" : "send_receive";
+      if (api != "batch_isend_irecv") EXPECT_EQ(link["communications_type"], type) << name;
       EXPECT_EQ(link["nodes_info"].size(), 1u) << name << ": one peer rank";
       for (auto& [peer_rank, info] : link["nodes_info"].items()) {
         const Json* peers = graph_of(std::stoi(peer_rank));
@@ -293,6 +291,38 @@ TEST(DistributedLinkTest, BuildBatch) {
     std::map<int, int> linked = CheckLinks(run, step, "NPU", [](const Json&) { return std::string("Nan"); });
     EXPECT_EQ(linked, (std::map<int, int>{{0, 8}, {1, 8}})) << step;
     EXPECT_EQ(InfoLine(run.info[step + "_rank1"], "  nodes linked"), "  nodes linked across ranks: 8");
+  }
+}
+
+// samples/parallel_merge's four ranks built as a plain batch (no merge):
+// pipeline stages exchange activations and gradients with
+// batch_isend_irecv (rank 0 with 2, 1 with 3), tensor-parallel pairs
+// all_reduce. msprobe 8.1.2 writes the same links.
+TEST(DistributedLinkTest, BatchIsendIrecvBetweenPipelineStages) {
+  TempDir dir;
+  WriteFile(dir / "build.json", R"({"npu_path": ")" + Sample("parallel_merge/npu") + "\"}");
+  BatchRun run = RunBatch(dir / "build.json", {});
+  ASSERT_EQ(run.docs.size(), 4u);
+  auto nan = [](const Json&) { return std::string("Nan"); };
+  EXPECT_EQ(CheckLinks(run, "step0", "NPU", nan), (std::map<int, int>{{0, 6}, {1, 6}, {2, 6}, {3, 6}}));
+  auto link = [&](int rank, const std::string& name) {
+    return run.docs["step0_rank" + std::to_string(rank)]["node"][name]["matched_distributed"];
+  };
+  auto expected = [](const std::string& type, int peer, const std::string& name) {
+    return Json::parse(R"({"communications_type": ")" + type + R"(", "nodes_info": {")" + std::to_string(peer) +
+                       R"(": ["Nan", ")" + name + "\"]}}");
+  };
+  const std::string b0 = "Distributed.batch_isend_irecv.0.forward", b1 = "Distributed.batch_isend_irecv.1.forward";
+  EXPECT_EQ(link(0, b0), expected("send", 2, b0));
+  EXPECT_EQ(link(2, b0), expected("receive", 0, b0));
+  EXPECT_EQ(link(2, b1), expected("send", 0, b1));
+  EXPECT_EQ(link(0, b1), expected("receive", 2, b1));
+  EXPECT_EQ(link(3, b0), expected("receive", 1, b0));
+  EXPECT_EQ(link(3, "Distributed.all_reduce.0.forward"),
+            expected("send_receive", 2, "Distributed.all_reduce.0.forward"));
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(InfoLine(run.info["step0_rank" + std::to_string(rank)], "  nodes linked"),
+              "  nodes linked across ranks: 6");
   }
 }
 
