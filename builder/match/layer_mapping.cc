@@ -24,21 +24,25 @@ struct DataItem {
 // The function of the framework that called an API, from an old-format
 // stack (§6.3.3 step 1).
 std::string FrameStackScope(const std::vector<std::string_view>& lines, bool mindspore) {
+  // The lines after the last "Template" line that comes before the first
+  // forward/construct line below a "Template" line: a wrapper further down
+  // the stack (a nested call) does not move the window.
   int last_template = -1;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find("Template") != std::string_view::npos) last_template = static_cast<int>(i);
-  }
-  if (last_template < 0) return "";
   size_t end = lines.size();
-  for (size_t i = static_cast<size_t>(last_template) + 1; i < lines.size(); ++i) {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("Template") != std::string_view::npos) {
+      last_template = static_cast<int>(i);
+      continue;
+    }
     bool stop = mindspore ? lines[i].find("construct") != std::string_view::npos
                           : (lines[i].find("in forward,") != std::string_view::npos ||
                              lines[i].find("in backward,") != std::string_view::npos);
-    if (stop) {
+    if (last_template >= 0 && stop) {
       end = i;
       break;
     }
   }
+  if (last_template < 0) return "";
   std::string_view chosen;
   for (size_t i = static_cast<size_t>(last_template) + 1; i < end; ++i) {
     std::string_view line = lines[i];
