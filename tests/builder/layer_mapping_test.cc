@@ -385,6 +385,12 @@ TEST_F(LayerMappingTest, FrameStackScope) {
   EXPECT_EQ(MatchOf(api), api);
   Map(calls, calls, std::nullopt, OldStack(api, {tmpl, user, frame, fwd}), direct);
   EXPECT_EQ(MatchOf(api), api);
+  // The window ends at the first forward line below the first wrapper; a
+  // wrapper further down the stack (a nested call) does not start another.
+  Map(calls, calls, std::nullopt, OldStack(api, {tmpl, user, tmpl, frame, fwd}), direct);
+  EXPECT_EQ(MatchOf(api), api);
+  Map(calls, calls, std::nullopt, OldStack(api, {tmpl, tmpl, frame, fwd}), direct);
+  EXPECT_EQ(MatchOf(api), "") << "consecutive wrapper lines: the frame below the last one";
 }
 
 // ---------------------------------------------------------------- errors
