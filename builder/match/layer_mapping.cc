@@ -61,7 +61,8 @@ std::string FrameStackScope(const std::vector<std::string_view>& lines, bool min
   if (in == std::string_view::npos) return "";
   std::string_view func = chosen.substr(in + 5);
   func = func.substr(0, func.find_first_of(", \n"));
-  if (func == "construct" || func == "__call__") return "";
+  // Any function whose name contains these is skipped, as in the reference.
+  if (func.find("construct") != std::string_view::npos || func.find("__call__") != std::string_view::npos) return "";
   return std::string(func);
 }
 
