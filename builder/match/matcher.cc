@@ -11,7 +11,10 @@ namespace {
 using graph::Graph;
 using graph::kNoNode;
 
-// The type and shape of an item, for the structural check (missing: 0).
+// The type and shape of an item as msprobe compares them (§4.2, §6.3.1):
+// a tensor's shape field; for a leaf without a dtype a text derived from it
+// (a torch.Size's value, a slice's "(3,)", otherwise "[]"), which never
+// equals a tensor's shape; nothing for a None argument. Missing: kNull.
 struct Signature {
   dump::ValueKind type_kind;
   uint32_t type;
@@ -20,18 +23,46 @@ struct Signature {
   bool operator==(const Signature& o) const {
     return type_kind == o.type_kind && type == o.type && shape_kind == o.shape_kind && shape == o.shape;
   }
+  bool SameShape(const Signature& o) const { return shape_kind == o.shape_kind && shape == o.shape; }
 };
 
 class SignatureReader {
  public:
-  explicit SignatureReader(StringPool* pool) : type_(pool->Intern("type")), shape_(pool->Intern("shape")) {}
+  explicit SignatureReader(StringPool* pool)
+      : type_(pool->Intern("type")),
+        shape_(pool->Intern("shape")),
+        dtype_(pool->Intern("dtype")),
+        value_(pool->Intern("value")),
+        torch_size_(pool->Intern("torch.Size")),
+        slice_(pool->Intern("slice")),
+        scalar_shape_(pool->Intern("[]")),
+        slice_shape_(pool->Intern("(3,)")),
+        empty_(pool->Intern("")) {}
 
   Signature Of(const dump::DumpData& d, const dump::DumpItem& item) const {
     Signature s{dump::ValueKind::kNull, 0, dump::ValueKind::kNull, 0};
+    if (item.flags & dump::kItemNull) return s;
+    bool has_dtype = false;
+    const dump::Value* value = nullptr;
     for (uint32_t f = item.first_field; f < item.first_field + item.field_count; ++f) {
       const dump::Field& field = d.fields[f];
       if (field.name == type_) Set(field.value, &s.type_kind, &s.type);
       if (field.name == shape_) Set(field.value, &s.shape_kind, &s.shape);
+      if (field.name == dtype_) {
+        has_dtype = field.value.kind == dump::ValueKind::kString && field.value.string != empty_;
+      }
+      if (field.name == value_) value = &field.value;
+    }
+    if (has_dtype) return s;
+    // A derived text, of another kind than a tensor's shape list: "[]" is
+    // not a 0-d tensor's [].
+    bool typed = s.type_kind == dump::ValueKind::kString;
+    s.shape_kind = dump::ValueKind::kString;
+    s.shape = scalar_shape_;
+    if (typed && s.type == torch_size_ && value != nullptr && value->kind == dump::ValueKind::kJson) {
+      s.shape = value->string;  // str(value); the list's compact JSON text stands for it
+    } else if (typed && s.type == slice_) {
+      s.shape = slice_shape_;
     }
     return s;
   }
@@ -47,7 +78,7 @@ class SignatureReader {
       *id = 0;
     }
   }
-  uint32_t type_, shape_;
+  uint32_t type_, shape_, dtype_, value_, torch_size_, slice_, scalar_shape_, slice_shape_, empty_;
 };
 
 // Same number of inputs and outputs and the same signature at each position.
@@ -65,35 +96,25 @@ bool SameStructure(const graph::Side& a, int32_t ea, const graph::Side& b, int32
   return true;
 }
 
-// The shapes of a node's inputs and outputs, for fuzzy equality. A leaf
-// without a shape field is msprobe's "[]" (normalised non-tensors).
+// The signatures of a node's inputs and outputs, for fuzzy equality.
 struct Shapes {
-  std::vector<uint32_t> in, out;
+  std::vector<Signature> in, out;
 };
 
-Shapes ShapesOf(const graph::Side& side, int32_t entry, uint32_t shape_key, uint32_t scalar) {
+Shapes ShapesOf(const graph::Side& side, int32_t entry, const SignatureReader& sig) {
   Shapes s;
   if (entry == kNoNode) return s;
   const dump::DumpEntry& e = side.dump.entries[entry];
   for (uint32_t k = 0; k < e.input_count + e.output_count; ++k) {
-    const dump::DumpItem& item = side.dump.items[e.first_item + k];
-    uint32_t shape = scalar;
-    for (uint32_t f = item.first_field; f < item.first_field + item.field_count; ++f) {
-      const dump::Field& field = side.dump.fields[f];
-      if (field.name == shape_key) {
-        shape = (field.value.kind == dump::ValueKind::kJson || field.value.kind == dump::ValueKind::kString)
-                    ? field.value.string
-                    : 0;
-      }
-    }
-    (k < e.input_count ? s.in : s.out).push_back(shape);
+    (k < e.input_count ? s.in : s.out).push_back(sig.Of(side.dump, side.dump.items[e.first_item + k]));
   }
   return s;
 }
 
-bool ZipEqual(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+// Shapes only, zipped: the shorter list decides how many are compared.
+bool ZipEqual(const std::vector<Signature>& a, const std::vector<Signature>& b) {
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    if (a[i] != b[i]) return false;
+    if (!a[i].SameShape(b[i])) return false;
   }
   return true;
 }
@@ -135,12 +156,11 @@ std::string FuzzyKey(std::string_view name) {
 uint32_t MatchFuzzy(graph::Side* npu, graph::Side* bench, bool check_shape) {
   Graph& a = *npu->graph;
   Graph& b = *bench->graph;
-  uint32_t shape_key = npu->pool->Intern("shape");
-  uint32_t scalar = npu->pool->Intern("[]");
+  SignatureReader sig(npu->pool);
   auto fuzzy_eq = [&](uint32_t n, uint32_t t) {
     if (!check_shape) return true;
-    Shapes x = ShapesOf(*npu, a.entry[n], shape_key, scalar);
-    Shapes y = ShapesOf(*bench, b.entry[t], shape_key, scalar);
+    Shapes x = ShapesOf(*npu, a.entry[n], sig);
+    Shapes y = ShapesOf(*bench, b.entry[t], sig);
     return ZipEqual(x.in, y.in) && ZipEqual(x.out, y.out);
   };
   // API children keyed by their fuzzy name and occurrence: "Torch.matmul.forward1".
