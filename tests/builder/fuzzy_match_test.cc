@@ -140,6 +140,33 @@ TEST_F(FuzzyMatchTest, ModuleShapesAreZippedAndCountsIgnored) {
   EXPECT_EQ(MatchOf(kModule), "") << "outputs are checked too";
 }
 
+// Non-tensor arguments have msprobe's normalised shape (§4.2): "[]" for
+// scalars, str(value) for a torch.Size, "(3,)" for a slice, none for None;
+// "[]" is not the shape [] of a 0-d tensor.
+TEST_F(FuzzyMatchTest, NonTensorArgumentShapes) {
+  auto api = [](const std::string &arg) { return Entry(Shaped("[4]") + ", " + arg, Shaped("[4]")); };
+  const std::string zero_d = Shaped("[]"), none = "null";
+  const std::string one = R"({"type": "int", "value": 1})", two = R"({"type": "float", "value": 2.0})";
+  const std::string slice = R"({"type": "slice", "value": [0, 2, null]})";
+  auto size = [](const std::string &v) { return R"({"type": "torch.Size", "value": )" + v + "}"; };
+  const std::vector<std::string> names = {"Torch.a.0.forward", "Torch.b.0.forward", "Torch.c.0.forward",
+                                          "Torch.d.0.forward", "Torch.e.0.forward", "Torch.f.0.forward"};
+  const std::vector<std::string> npu = {zero_d, none, one, slice, size("[4, 16]"), size("[4, 16]")};
+  const std::vector<std::string> bench = {one, one, two, one, size("[4, -1]"), size("[4, 16]")};
+  std::string npu_data = Member(kModule), bench_data = Member(kModule);
+  for (size_t i = 0; i < names.size(); ++i) {
+    npu_data += ", " + Member(names[i], api(npu[i]));
+    bench_data += ", " + Member(names[i], api(bench[i]));
+  }
+  Match(npu_data, ModuleConstruct(names), bench_data, ModuleConstruct(names));
+  EXPECT_EQ(MatchOf("Torch.a.0.forward"), "") << "0-d tensor against an int";
+  EXPECT_EQ(MatchOf("Torch.b.0.forward"), "") << "None against an int";
+  EXPECT_EQ(MatchOf("Torch.c.0.forward"), "Torch.c.0.forward") << "int against float: both []";
+  EXPECT_EQ(MatchOf("Torch.d.0.forward"), "") << "slice against an int";
+  EXPECT_EQ(MatchOf("Torch.e.0.forward"), "") << "torch.Size [4, 16] against [4, -1]";
+  EXPECT_EQ(MatchOf("Torch.f.0.forward"), "Torch.f.0.forward");
+}
+
 // An API is matched only through its parent: under an unmatched module it
 // stays unmatched even when Bench has the same name under the same module.
 TEST_F(FuzzyMatchTest, ApisUnderAnUnmatchedParentStayUnmatched) {

@@ -94,6 +94,18 @@ TEST_F(MatcherTest, ScalarValuesAreNotCompared) {
   EXPECT_EQ(MatchOf(kName), kName);
 }
 
+// A torch.Size argument has no shape field: msprobe compares str(value) in
+// its place (§4.2).
+TEST_F(MatcherTest, TorchSizeArgumentsCompareTheirValue) {
+  auto expand = [](const std::string& size) {
+    return Entry(Shaped("[1, 16]") + R"(, {"type": "torch.Size", "value": )" + size + "}", Shaped("[4, 16]"));
+  };
+  MatchOne(kName, expand("[4, 16]"), expand("[4,16]"));
+  EXPECT_EQ(MatchOf(kName), kName);
+  MatchOne(kName, expand("[4, 16]"), expand("[4, -1]"));
+  EXPECT_EQ(MatchOf(kName), "");
+}
+
 TEST_F(MatcherTest, DataOnOneSideOnly) {
   std::string construct = R"({"Module.m.M.forward.0": null, "Torch.matmul.0.forward": "Module.m.M.forward.0"})";
   Match("\"" + kName + "\": " + Entry(Shaped("[2]"), Shaped("[2]")), construct, "", construct);
