@@ -44,19 +44,19 @@ const std::string kModule = "Module.m.M.forward.0";
 const std::string kIO = Entry(Shaped("[2, 3]"), Shaped("[2, 3]"));
 
 // One dump member `"name": entry`.
-std::string Member(const std::string &name, const std::string &entry = kIO) { return "\"" + name + "\": " + entry; }
+std::string Member(const std::string& name, const std::string& entry = kIO) { return "\"" + name + "\": " + entry; }
 
 // construct.json: kModule at the top, `children` under it.
-std::string ModuleConstruct(const std::vector<std::string> &children) {
+std::string ModuleConstruct(const std::vector<std::string>& children) {
   std::string construct = "{\"" + kModule + "\": null";
-  for (const std::string &c : children) construct += ", \"" + c + "\": \"" + kModule + "\"";
+  for (const std::string& c : children) construct += ", \"" + c + "\": \"" + kModule + "\"";
   return construct + "}";
 }
 
 // Dump members for `names`, each with entry kIO.
-std::string Members(const std::vector<std::string> &names) {
+std::string Members(const std::vector<std::string>& names) {
   std::string data;
-  for (const std::string &n : names) data += (data.empty() ? "" : ", ") + Member(n);
+  for (const std::string& n : names) data += (data.empty() ? "" : ", ") + Member(n);
   return data;
 }
 
@@ -64,14 +64,14 @@ class FuzzyMatchTest : public graph_ascend::testing::SidePairTest {
  protected:
   // Builds both sides and matches them fuzzily (or by default, to show the
   // difference).
-  void Match(const std::string &npu_data, const std::string &npu_construct, const std::string &bench_data,
-             const std::string &bench_construct, bool fuzzy = true, bool check_shape = true) {
+  void Match(const std::string& npu_data, const std::string& npu_construct, const std::string& bench_data,
+             const std::string& bench_construct, bool fuzzy = true, bool check_shape = true) {
     BuildSides(npu_data, npu_construct, bench_data, bench_construct);
     if (!npu_ || !bench_) return;
     pairs_ = fuzzy ? MatchFuzzy(npu_.get(), bench_.get(), check_shape) : MatchDefault(npu_.get(), bench_.get());
   }
   // APIs `npu` and `bench` under kModule on each side.
-  void MatchApis(const std::vector<std::string> &npu, const std::vector<std::string> &bench, bool fuzzy = true) {
+  void MatchApis(const std::vector<std::string>& npu, const std::vector<std::string>& bench, bool fuzzy = true) {
     Match(Members(npu), ModuleConstruct(npu), Members(bench), ModuleConstruct(bench), fuzzy);
   }
 
@@ -144,11 +144,11 @@ TEST_F(FuzzyMatchTest, ModuleShapesAreZippedAndCountsIgnored) {
 // scalars, str(value) for a torch.Size, "(3,)" for a slice, none for None;
 // "[]" is not the shape [] of a 0-d tensor.
 TEST_F(FuzzyMatchTest, NonTensorArgumentShapes) {
-  auto api = [](const std::string &arg) { return Entry(Shaped("[4]") + ", " + arg, Shaped("[4]")); };
+  auto api = [](const std::string& arg) { return Entry(Shaped("[4]") + ", " + arg, Shaped("[4]")); };
   const std::string zero_d = Shaped("[]"), none = "null";
   const std::string one = R"({"type": "int", "value": 1})", two = R"({"type": "float", "value": 2.0})";
   const std::string slice = R"({"type": "slice", "value": [0, 2, null]})";
-  auto size = [](const std::string &v) { return R"({"type": "torch.Size", "value": )" + v + "}"; };
+  auto size = [](const std::string& v) { return R"({"type": "torch.Size", "value": )" + v + "}"; };
   const std::vector<std::string> names = {"Torch.a.0.forward", "Torch.b.0.forward", "Torch.c.0.forward",
                                           "Torch.d.0.forward", "Torch.e.0.forward", "Torch.f.0.forward"};
   const std::vector<std::string> npu = {zero_d, none, one, slice, size("[4, 16]"), size("[4, 16]")};
@@ -211,7 +211,7 @@ TEST_F(FuzzyMatchTest, ModuleAncestorsAreNotChecked) {
 // APIs at the top level match through the root (a single API) or through
 // their Apis_Between_Modules collection (a run of two or more, §5.8).
 TEST_F(FuzzyMatchTest, TopLevelApisMatchThroughTheRootOrTheirCollection) {
-  auto side = [](const std::string &add, const std::string &mul_a, const std::string &mul_b, std::string *data) {
+  auto side = [](const std::string& add, const std::string& mul_a, const std::string& mul_b, std::string* data) {
     *data = Member(add) + ", " + Member(mul_a) + ", " + Member(mul_b);
     return "{\"" + add + "\": null, \"" + kModule + "\": null, \"" + mul_a + "\": null, \"" + mul_b + "\": null}";
   };
@@ -219,9 +219,10 @@ TEST_F(FuzzyMatchTest, TopLevelApisMatchThroughTheRootOrTheirCollection) {
   std::string npu = side("Torch.add.0.forward", "Torch.mul.0.forward", "Torch.mul.1.forward", &npu_data);
   std::string bench = side("Torch.add.3.forward", "Torch.mul.4.forward", "Torch.mul.5.forward", &bench_data);
   Match(npu_data, npu, bench_data, bench);
-  EXPECT_EQ(npu_->graph->Name(
-                static_cast<uint32_t>(npu_->graph->parent[npu_->graph->Find(std::string_view("Torch.mul.0.forward"))])),
-            "Apis_Between_Modules.0");
+  const graph::Graph& g = *npu_->graph;
+  const int32_t mul = g.Find(std::string_view("Torch.mul.0.forward"));
+  ASSERT_NE(mul, graph::kNoNode);
+  EXPECT_EQ(g.Name(static_cast<uint32_t>(g.parent[mul])), "Apis_Between_Modules.0") << "a run of two top-level APIs";
   EXPECT_EQ(MatchOf("Torch.add.0.forward"), "Torch.add.3.forward");
   EXPECT_EQ(MatchOf("Apis_Between_Modules.0"), "Apis_Between_Modules.0");
   EXPECT_EQ(MatchOf("Torch.mul.0.forward"), "Torch.mul.4.forward");

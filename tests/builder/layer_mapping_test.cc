@@ -37,17 +37,17 @@ struct Call {
 };
 using Calls = std::vector<Call>;
 
-std::string DumpData(const Calls &calls) {
+std::string DumpData(const Calls& calls) {
   std::string data;
-  for (const Call &c : calls) {
+  for (const Call& c : calls) {
     if (c.in_dump) data += (data.empty() ? "\"" : ", \"") + c.name + "\": " + c.entry;
   }
   return data;
 }
 
-std::string Construct(const Calls &calls) {
+std::string Construct(const Calls& calls) {
   std::string out = "{";
-  for (const Call &c : calls) {
+  for (const Call& c : calls) {
     if (!c.in_construct) continue;
     out += (out.size() > 1 ? ", \"" : "\"") + c.name + "\": " + (c.parent.empty() ? "null" : "\"" + c.parent + "\"");
   }
@@ -56,12 +56,12 @@ std::string Construct(const Calls &calls) {
 
 // A stack.json of msprobe ≥ 8.2 (grouped: no per-name stacks, so no frame
 // scope); the reference needs a non-empty stack.json to build a mapping.
-std::string GroupedStack(const Calls &calls) {
+std::string GroupedStack(const Calls& calls) {
   return R"({"0": [[")" + calls[0].name + R"js("], ["File model.py, line 1, in forward, \n y = f(x)"]]})js";
 }
 
 // An old-format stack.json: {name: [lines]}.
-std::string OldStack(const std::string &name, const std::vector<std::string> &lines) {
+std::string OldStack(const std::string& name, const std::vector<std::string>& lines) {
   std::string out = "{\"" + name + "\": [";
   for (size_t i = 0; i < lines.size(); ++i) out += (i ? ", \"" : "\"") + lines[i] + "\"";
   return out + "]}";
@@ -71,8 +71,8 @@ class LayerMappingTest : public graph_ascend::testing::SidePairTest {
  protected:
   // Builds both sides, builds the mapping (bare -lm when `yaml` is absent)
   // and matches. A mapping error is kept in error_.
-  void Map(const Calls &npu, const Calls &bench, const std::optional<std::string> &yaml = std::nullopt,
-           const std::string &npu_stack = "", const std::string &bench_stack = "") {
+  void Map(const Calls& npu, const Calls& bench, const std::optional<std::string>& yaml = std::nullopt,
+           const std::string& npu_stack = "", const std::string& bench_stack = "") {
     BuildSides(DumpData(npu), Construct(npu), DumpData(bench), Construct(bench),
                npu_stack.empty() ? GroupedStack(npu) : npu_stack,
                bench_stack.empty() ? GroupedStack(bench) : bench_stack);
@@ -321,7 +321,7 @@ TEST_F(LayerMappingTest, BackwardFollowsItsForwardScope) {
 // Pipeline stages number ParallelTransformer layers globally: each side's
 // layers are renumbered from its smallest index.
 TEST_F(LayerMappingTest, ParallelTransformerLayersAreRenumbered) {
-  auto stage = [](const std::string &cls, int first, const std::string &add) {
+  auto stage = [](const std::string& cls, int first, const std::string& add) {
     const std::string top = "Module.enc." + cls + ".forward.0";
     const std::string a = "Module.enc.layers." + std::to_string(first) + ".L.forward.0";
     const std::string b = "Module.enc.layers." + std::to_string(first + 1) + ".L.forward.0";

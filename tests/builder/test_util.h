@@ -14,13 +14,13 @@
 namespace graph_ascend::testing {
 
 // A statistics tensor leaf of the given shape; the values are fixed.
-inline std::string Shaped(const std::string &shape, const std::string &dtype = "torch.float32") {
+inline std::string Shaped(const std::string& shape, const std::string& dtype = "torch.float32") {
   return R"({"type": "torch.Tensor", "dtype": ")" + dtype + R"(", "shape": )" + shape +
          R"(, "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0})";
 }
 
 // A dump entry with positional inputs and outputs (comma-separated leaves).
-inline std::string Entry(const std::string &inputs, const std::string &outputs) {
+inline std::string Entry(const std::string& inputs, const std::string& outputs) {
   return R"({"input_args": [)" + inputs + R"(], "output": [)" + outputs + "]}";
 }
 
@@ -29,9 +29,9 @@ class SidePairTest : public ::testing::Test {
  protected:
   // Writes and builds both sides from (dump data members, construct.json,
   // stack.json).
-  void BuildSides(const std::string &npu_data, const std::string &npu_construct, const std::string &bench_data,
-                  const std::string &bench_construct, const std::string &npu_stack = "{}",
-                  const std::string &bench_stack = "{}") {
+  void BuildSides(const std::string& npu_data, const std::string& npu_construct, const std::string& bench_data,
+                  const std::string& bench_construct, const std::string& npu_stack = "{}",
+                  const std::string& bench_stack = "{}") {
     WriteDumpDir(npu_dir_.path(), DumpJson(npu_data), npu_construct, npu_stack);
     WriteDumpDir(bench_dir_.path(), DumpJson(bench_data), bench_construct, bench_stack);
     auto npu = graph::BuildSide(npu_dir_.path(), &pool_, graph::BuildOptions{});
@@ -44,7 +44,7 @@ class SidePairTest : public ::testing::Test {
 
   // The Bench node matched with NPU node `name`, or "" when unmatched. The
   // Bench node must point back.
-  std::string MatchOf(const std::string &name) {
+  std::string MatchOf(const std::string& name) {
     int32_t n = npu_->graph->Find(std::string_view(name));
     EXPECT_NE(n, graph::kNoNode) << name;
     if (n == graph::kNoNode) return "<missing>";
