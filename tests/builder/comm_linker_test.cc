@@ -14,12 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "test_files.h"
+#include "test_util.h"
 
 namespace graph_ascend::distributed {
 namespace {
 
+using graph_ascend::testing::Batch;
 using graph_ascend::testing::DumpJson;
+using graph_ascend::testing::P2POp;
 using graph_ascend::testing::TempDir;
 using graph_ascend::testing::Tensor;
 using graph_ascend::testing::WriteDumpDir;
@@ -42,15 +44,6 @@ std::string P2P(const std::string& peer_key, int peer, const std::string& output
 // A collective: `args` positional, then the group keyword.
 std::string Collective(const std::string& args, const std::string& group) {
   return R"({"input_args": [)" + args + R"(], "input_kwargs": {"group": )" + group + R"(}, "output": [)" + kData + "]}";
-}
-
-// One batch_isend_irecv operation.
-std::string P2POp(const std::string& op, int peer, const std::string& group_id) {
-  return R"({"class_type": "torch.distributed.P2POp", "tensor": )" + kData + R"(, "op": ")" + op + R"(", "peer": )" +
-         std::to_string(peer) + R"(, "tag": 0, "group_id": ")" + group_id + "\"}";
-}
-std::string Batch(const std::string& ops) {
-  return R"({"input_args": [[)" + ops + R"(]], "input_kwargs": {}, "output": [[)" + ops + "]]}";
 }
 
 class CommLinkerTest : public ::testing::Test {

@@ -14,11 +14,14 @@
 
 #include "cli_runner.h"
 #include "test_files.h"
+#include "test_util.h"
 
 namespace graph_ascend {
 namespace {
 
 namespace fs = std::filesystem;
+using graph_ascend::testing::Batch;
+using graph_ascend::testing::DumpJson;
 using graph_ascend::testing::ExpectOneError;
 using graph_ascend::testing::Export;
 using graph_ascend::testing::Files;
@@ -26,11 +29,13 @@ using graph_ascend::testing::Graph;
 using graph_ascend::testing::InfoLine;
 using graph_ascend::testing::Json;
 using graph_ascend::testing::Lines;
+using graph_ascend::testing::P2POp;
 using graph_ascend::testing::ReadFile;
 using graph_ascend::testing::RunResult;
 using graph_ascend::testing::RunTool;
 using graph_ascend::testing::Sample;
 using graph_ascend::testing::TempDir;
+using graph_ascend::testing::WriteDumpDir;
 using graph_ascend::testing::WriteFile;
 
 using Pairs = std::map<std::string, std::string>;
@@ -173,8 +178,8 @@ INSTANTIATE_TEST_SUITE_P(Samples, FuzzySampleTest,
 
 // ---------------------------------------------------------------- §8 links
 
-// The exported graphs of a batch run by "stepN_rankM", and what `info`
-// printed for each.
+// The exported graphs of a batch run by "stepN_rankM" (or "rankM"), and
+// what `info` printed for each.
 struct BatchRun {
   std::map<std::string, Json> docs;
   std::map<std::string, std::string> info;
@@ -185,7 +190,9 @@ BatchRun RunBatch(const std::string& config, const std::vector<std::string>& fla
   BatchRun run;
   for (const std::string& file : Graph(config, out / "o", flags)) {
     std::string name = fs::path(file).filename().string();
-    std::string key = name.substr(name.find("step"), std::string("step0_rank0").size());
+    // build_step0_rank1_<timestamp>.vis -> "step0_rank1"
+    std::string key =
+        name.substr(name.find('_') + 1, name.size() - name.find('_') - 1 - std::string("_00000000000000.vis").size());
     run.docs[key] = Export(file);
     RunResult info = RunTool({"info", file});
     EXPECT_EQ(info.status, 0) << info.err;
@@ -204,7 +211,7 @@ std::map<int, int> CheckLinks(const BatchRun& run, const std::string& step, cons
                               const std::function<std::string(const Json&)>& index_of) {
   std::map<int, int> linked;
   auto graph_of = [&](int rank) -> const Json* {
-    auto it = run.docs.find(step + "_rank" + std::to_string(rank));
+    auto it = run.docs.find((step.empty() ? "" : step + "_") + "rank" + std::to_string(rank));
     return it == run.docs.end() ? nullptr : &SideOf(it->second, side)["node"];
   };
   for (int rank = 0; graph_of(rank) != nullptr; ++rank) {
@@ -324,6 +331,31 @@ TEST(DistributedLinkTest, BatchIsendIrecvBetweenPipelineStages) {
     EXPECT_EQ(InfoLine(run.info["step0_rank" + std::to_string(rank)], "  nodes linked"),
               "  nodes linked across ranks: 6");
   }
+}
+
+// A batch_isend_irecv call with several operations gets a list of links,
+// one per operation, in the JSON export (§8.3).
+TEST(DistributedLinkTest, SeveralOperationsOfOneBatchAreAList) {
+  TempDir dir;
+  const std::string b = "Distributed.batch_isend_irecv.0.forward";
+  auto rank = [&](int r, const std::string& ops) {
+    WriteDumpDir(dir / ("npu/rank" + std::to_string(r)), DumpJson("\"" + b + "\": " + Batch(ops)),
+                 "{\"" + b + "\": null}");
+  };
+  rank(0, P2POp("isend", 1, "pp") + ", " + P2POp("irecv", 1, "pp"));
+  rank(1, P2POp("irecv", 0, "pp") + ", " + P2POp("isend", 0, "pp"));
+  WriteFile(dir / "build.json", R"({"npu_path": "npu"})");
+  BatchRun run = RunBatch(dir / "build.json", {});
+  ASSERT_EQ(run.docs.size(), 2u);
+  EXPECT_EQ(run.docs["rank0"]["node"][b]["matched_distributed"], Json::parse(R"([
+      {"communications_type": "send", "nodes_info": {"1": ["Nan", ")" + b + R"("]}},
+      {"communications_type": "receive", "nodes_info": {"1": ["Nan", ")" + b +
+                                                                             R"("]}}])"));
+  EXPECT_EQ(run.docs["rank1"]["node"][b]["matched_distributed"], Json::parse(R"([
+      {"communications_type": "receive", "nodes_info": {"0": ["Nan", ")" + b +
+                                                                             R"("]}},
+      {"communications_type": "send", "nodes_info": {"0": ["Nan", ")" + b + R"("]}}])"));
+  EXPECT_EQ(InfoLine(run.info["rank0"], "  nodes linked"), "  nodes linked across ranks: 1");
 }
 
 // With -oc the index shown is the peer's overflow level. dist_gloo has no

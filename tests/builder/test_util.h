@@ -24,6 +24,17 @@ inline std::string Entry(const std::string& inputs, const std::string& outputs) 
   return R"({"input_args": [)" + inputs + R"(], "output": [)" + outputs + "]}";
 }
 
+// One operation of a batch_isend_irecv call (§5.7): "isend" or "irecv".
+inline std::string P2POp(const std::string& op, int peer, const std::string& group_id) {
+  return R"({"class_type": "torch.distributed.P2POp", "tensor": )" + Shaped("[2, 8, 32]") + R"(, "op": ")" + op +
+         R"(", "peer": )" + std::to_string(peer) + R"(, "tag": 0, "group_id": ")" + group_id + "\"}";
+}
+
+// A batch_isend_irecv entry of the operations `ops` (comma-separated P2POp).
+inline std::string Batch(const std::string& ops) {
+  return R"({"input_args": [[)" + ops + R"(]], "input_kwargs": {}, "output": [[)" + ops + "]]}";
+}
+
 // Two sides built from hand-written files.
 class SidePairTest : public ::testing::Test {
  protected:
