@@ -143,6 +143,18 @@ Status SameNames(const std::vector<std::string>& a, const std::vector<std::strin
                                     "], bench has [" + Join(b) + "]"};
 }
 
+// The step folders of a steps layout, the same on both sides of a compare.
+Result<std::vector<std::string>> StepNames(const CompareConfig& config) {
+  auto ns = Numbered(config.npu_path, "step");
+  if (!ns.ok()) return ns.error();
+  if (!config.bench_path.empty()) {
+    auto bs = Numbered(config.bench_path, "step");
+    if (!bs.ok()) return bs.error();
+    GA_RETURN_IF_ERROR(SameNames(*ns, *bs, "step", config));
+  }
+  return ns;
+}
+
 }  // namespace
 
 Result<CompareConfig> ReadCompareConfig(const std::string& path) {
@@ -313,13 +325,8 @@ Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, 
       break;
     }
     case DirKind::kSteps: {
-      auto ns = Numbered(config.npu_path, "step");
+      auto ns = StepNames(config);
       if (!ns.ok()) return ns.error();
-      if (compare) {
-        auto bs = Numbered(config.bench_path, "step");
-        if (!bs.ok()) return bs.error();
-        GA_RETURN_IF_ERROR(SameNames(*ns, *bs, "step", config));
-      }
       for (const std::string& step : *ns) {
         auto jobs = ranks_of(config.npu_path + "/" + step, compare ? config.bench_path + "/" + step : "", step);
         if (!jobs.ok()) return jobs.error();
@@ -390,13 +397,8 @@ Result<std::vector<MergeStepJob>> PlanMergeJobs(const CompareConfig& config) {
     plan.push_back(std::move(*job));
     return plan;
   }
-  auto ns = Numbered(config.npu_path, "step");
+  auto ns = StepNames(config);
   if (!ns.ok()) return ns.error();
-  if (compare) {
-    auto bs = Numbered(config.bench_path, "step");
-    if (!bs.ok()) return bs.error();
-    GA_RETURN_IF_ERROR(SameNames(*ns, *bs, "step", config));
-  }
   for (const std::string& step : *ns) {
     auto job = step_job(step, config.npu_path + "/" + step, compare ? config.bench_path + "/" + step : "");
     if (!job.ok()) return job.error();

@@ -276,32 +276,15 @@ Status Exporter::WriteGraph(Side side, const SideIndex& idx, const SideIndex* ot
     w_.EndObject();
     if (d.distributed_size() > 0) {
       w_.Key("matched_distributed");
-      auto one = [&](const DistributedLink& l) {
+      // One dict per link type: {"communications_type", "nodes_info": {rank: [index, node]}}.
+      auto dict = [&](int first, int last) {
         w_.BeginObject();
         w_.Key("communications_type");
-        w_.String(l.communications_type());
+        w_.String(d.distributed(first).communications_type());
         w_.Key("nodes_info");
         w_.BeginObject();
-        w_.Key(std::to_string(l.rank()));
-        w_.BeginArray();
-        w_.String(l.peer_index());
-        w_.String(l.peer_node());
-        w_.EndArray();
-        w_.EndObject();
-        w_.EndObject();
-      };
-      if (d.distributed_is_list()) {
-        w_.BeginArray();
-        for (const DistributedLink& l : d.distributed()) one(l);
-        w_.EndArray();
-      } else {
-        // One dict: links of one type merged into nodes_info.
-        w_.BeginObject();
-        w_.Key("communications_type");
-        w_.String(d.distributed(0).communications_type());
-        w_.Key("nodes_info");
-        w_.BeginObject();
-        for (const DistributedLink& l : d.distributed()) {
+        for (int i = first; i < last; ++i) {
+          const DistributedLink& l = d.distributed(i);
           w_.Key(std::to_string(l.rank()));
           w_.BeginArray();
           w_.String(l.peer_index());
@@ -310,6 +293,14 @@ Status Exporter::WriteGraph(Side side, const SideIndex& idx, const SideIndex* ot
         }
         w_.EndObject();
         w_.EndObject();
+      };
+      if (d.distributed_is_list()) {
+        // batch_isend_irecv: one dict per operation.
+        w_.BeginArray();
+        for (int i = 0; i < d.distributed_size(); ++i) dict(i, i + 1);
+        w_.EndArray();
+      } else {
+        dict(0, d.distributed_size());
       }
     }
     if (d.parallel_merge_info_size() > 0) {

@@ -405,6 +405,22 @@ grpc::Status GraphServiceImpl::GetNodeDetail(grpc::ServerContext*, const NodeReq
   return grpc::Status::OK;
 }
 
+namespace {
+
+void AddResults(const std::vector<PairOutcome>& outcomes, MatchReply* reply) {
+  for (const PairOutcome& o : outcomes) {
+    MatchResult* r = reply->add_results();
+    r->set_npu(o.npu);
+    r->set_bench(o.bench);
+    r->set_ok(o.ok);
+    r->set_error(o.error);
+    r->set_precision_index(o.precision);
+    r->set_has_precision(o.has_precision);
+  }
+}
+
+}  // namespace
+
 grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, MatchReply* reply) {
   std::shared_ptr<GraphFile> file;
   grpc::Status st = Open(req.file(), {}, &file);
@@ -420,15 +436,7 @@ grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, Matc
                                      static_cast<uint32_t>(req.bench_node()), req.with_children())
                         : UnmatchNodes(file.get(), static_cast<uint32_t>(req.npu_node()),
                                        static_cast<uint32_t>(req.bench_node()), req.with_children());
-  for (const PairOutcome& o : outcomes) {
-    MatchResult* r = reply->add_results();
-    r->set_npu(o.npu);
-    r->set_bench(o.bench);
-    r->set_ok(o.ok);
-    r->set_error(o.error);
-    r->set_precision_index(o.precision);
-    r->set_has_precision(o.has_precision);
-  }
+  AddResults(outcomes, reply);
   *reply->mutable_info() = InfoOf(*file);
   return grpc::Status::OK;
 }
@@ -474,15 +482,7 @@ grpc::Status GraphServiceImpl::LoadMatches(grpc::ServerContext*, const LoadMatch
   if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
   auto outcomes = ApplyMatchConfig(file.get(), *abs, rel);
   if (!outcomes.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, outcomes.error());
-  for (const PairOutcome& o : *outcomes) {
-    MatchResult* r = reply->add_results();
-    r->set_npu(o.npu);
-    r->set_bench(o.bench);
-    r->set_ok(o.ok);
-    r->set_error(o.error);
-    r->set_precision_index(o.precision);
-    r->set_has_precision(o.has_precision);
-  }
+  AddResults(*outcomes, reply);
   *reply->mutable_info() = InfoOf(*file);
   return grpc::Status::OK;
 }
