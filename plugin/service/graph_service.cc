@@ -218,15 +218,20 @@ grpc::Status GraphServiceImpl::GetFileInfo(grpc::ServerContext*, const FileReque
   return grpc::Status::OK;
 }
 
+grpc::Status GraphServiceImpl::OpenView(const ViewKey& key, ViewAccess* access) {
+  grpc::Status st = Open(key.file(), {}, &access->file);
+  if (!st.ok()) return st;
+  access->lock = std::shared_lock<std::shared_mutex>(access->file->mutex());
+  return CheckView(*access->file, key, &access->graph);
+}
+
 grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,
                                       ViewReply* reply) {
-  std::shared_ptr<GraphFile> file;
-  grpc::Status st = Open(key.file(), {}, &file);
+  ViewAccess access;
+  grpc::Status st = OpenView(key, &access);
   if (!st.ok()) return st;
-  std::shared_lock<std::shared_mutex> file_lock(file->mutex());
-  const SideGraph* g = nullptr;
-  st = CheckView(*file, key, &g);
-  if (!st.ok()) return st;
+  const std::shared_ptr<GraphFile>& file = access.file;
+  const SideGraph* g = access.graph;
   if (op != ViewOp::kGet) {
     st = CheckNode(*file, key.side(), *g, node);
     if (!st.ok()) return st;
@@ -320,13 +325,11 @@ grpc::Status GraphServiceImpl::Reveal(grpc::ServerContext*, const NodeRequest* r
 }
 
 grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest* req, NodeList* reply) {
-  std::shared_ptr<GraphFile> file;
-  grpc::Status st = Open(req->view().file(), {}, &file);
+  ViewAccess view;
+  grpc::Status st = OpenView(req->view(), &view);
   if (!st.ok()) return st;
-  std::shared_lock<std::shared_mutex> l(file->mutex());
-  const SideGraph* g = nullptr;
-  st = CheckView(*file, req->view(), &g);
-  if (!st.ok()) return st;
+  const std::shared_ptr<GraphFile>& file = view.file;
+  const SideGraph* g = view.graph;
   SearchSpec spec{req->query(), req->regex(), req->case_insensitive(), req->view().micro_step()};
   std::string key = std::to_string(req->view().side()) + (spec.regex ? "r" : "s") +
                     (spec.case_insensitive ? "i" : "c") + std::to_string(spec.micro_step) + "/" + spec.query;
@@ -342,13 +345,11 @@ grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest*
 }
 
 grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest* req, NodeList* reply) {
-  std::shared_ptr<GraphFile> file;
-  grpc::Status st = Open(req->view().file(), {}, &file);
+  ViewAccess view;
+  grpc::Status st = OpenView(req->view(), &view);
   if (!st.ok()) return st;
-  std::shared_lock<std::shared_mutex> l(file->mutex());
-  const SideGraph* g = nullptr;
-  st = CheckView(*file, req->view(), &g);
-  if (!st.ok()) return st;
+  const std::shared_ptr<GraphFile>& file = view.file;
+  const SideGraph* g = view.graph;
   FilterSpec spec;
   for (int32_t b : req->buckets()) {
     if (b < 0 || b >= file->meta().legend_size()) {
@@ -372,13 +373,11 @@ grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest*
 }
 
 grpc::Status GraphServiceImpl::GetNodeDetail(grpc::ServerContext*, const NodeRequest* req, NodeDetailReply* reply) {
-  std::shared_ptr<GraphFile> file;
-  grpc::Status st = Open(req->view().file(), {}, &file);
+  ViewAccess view;
+  grpc::Status st = OpenView(req->view(), &view);
   if (!st.ok()) return st;
-  std::shared_lock<std::shared_mutex> l(file->mutex());
-  const SideGraph* g = nullptr;
-  st = CheckView(*file, req->view(), &g);
-  if (!st.ok()) return st;
+  const std::shared_ptr<GraphFile>& file = view.file;
+  const SideGraph* g = view.graph;
   vis::Side side = req->view().side();
   st = CheckNode(*file, side, *g, req->node());
   if (!st.ok()) return st;

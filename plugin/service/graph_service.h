@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <shared_mutex>
 #include <string>
 
 #include "file_cache.h"
@@ -53,6 +54,14 @@ class GraphServiceImpl final : public GraphService::Service {
 
   // Resolves and opens `relative` (a .vis under the log directory).
   grpc::Status Open(const std::string& relative, const ProgressFn& progress, std::shared_ptr<GraphFile>* file);
+  // A view's open file, held under its shared lock, and the view's side.
+  struct ViewAccess {
+    std::shared_ptr<GraphFile> file;
+    std::shared_lock<std::shared_mutex> lock;
+    const SideGraph* graph = nullptr;
+  };
+  // Open() + shared lock + the checks of the view key (session, side, micro step).
+  grpc::Status OpenView(const ViewKey& key, ViewAccess* access);
   enum class ViewOp { kGet, kExpand, kCollapse, kReveal };
   grpc::Status DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,
                       ViewReply* reply);
