@@ -28,29 +28,12 @@ import time
 import urllib.parse
 import urllib.request
 
+from proc_stats import percentile, rss_mb  # beside this script
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 REFERENCE = "tb-graph-ascend==8.3.2"
 # The run directory; not "run", which the reference also uses as a key of its own state.
 RUN = "graph"
-
-
-def percentile(values, p):
-    values = sorted(values)
-    if not values:
-        return float("nan")
-    k = (len(values) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
-    return values[lo] + (values[hi] - values[lo]) * (k - lo)
-
-
-def rss_mb(pid):
-    try:
-        for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 def ensure_venv(venv: pathlib.Path):

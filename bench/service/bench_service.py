@@ -28,6 +28,7 @@ import urllib.request
 
 import grpc
 from grpc_tools import protoc
+from proc_stats import cpu_s, percentile, rss_mb  # beside this script
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 VIEW_W, VIEW_H = 1067, 600
@@ -49,28 +50,6 @@ def load_stubs(tmp):
         sys.exit("protoc failed")
     sys.path.insert(0, str(out))
     return importlib.import_module("graph_service_pb2"), importlib.import_module("graph_service_pb2_grpc")
-
-
-def percentile(values, p):
-    values = sorted(values)
-    if not values:
-        return float("nan")
-    k = (len(values) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
-    return values[lo] + (values[hi] - values[lo]) * (k - lo)
-
-
-def cpu_s(pid):
-    """User + system CPU seconds of a process so far."""
-    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mb(pid):
-    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 class Bench:
