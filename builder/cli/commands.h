@@ -8,6 +8,8 @@
 namespace graph_ascend::cli {
 
 int GraphCommand(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+// msprobe 26's `graph_visualize` flags over the same jobs as GraphCommand.
+int VisualizeCommand(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int InfoCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);
 

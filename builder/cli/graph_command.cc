@@ -1,12 +1,7 @@
-#include <unistd.h>
-
-#include <cctype>
-#include <cerrno>
-#include <climits>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "job/graph_job.h"
 
@@ -40,35 +35,6 @@ const char* kGraphUsage =
     "  --order N [B]              Megatron's rank order (default tp-cp-ep-dp-pp)\n"
     "  -h, --help                 this help\n";
 
-// A progress bar on stderr when it is a terminal.
-class ProgressBar {
- public:
-  ProgressBar() : enabled_(isatty(fileno(stderr))) {}
-  ~ProgressBar() { Done(); }
-  void Update(const std::string& name, double f) {
-    if (!enabled_) return;
-    int pct = static_cast<int>(f * 100);
-    if (pct == last_pct_ && name == last_name_) return;
-    last_pct_ = pct;
-    last_name_ = name;
-    int filled = pct * 30 / 100;
-    fprintf(stderr, "\r[%.*s%.*s] %3d%% %s", filled, "##############################", 30 - filled,
-            "..............................", pct, name.c_str());
-    fflush(stderr);
-    shown_ = true;
-  }
-  void Done() {
-    if (shown_) fputc('\n', stderr);
-    shown_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool shown_ = false;
-  int last_pct_ = -1;
-  std::string last_name_;
-};
-
 }  // namespace
 
 int Fail(const std::string& message) {
@@ -81,45 +47,17 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
   bool verbose = false;
   job::GraphOptions options;
   options.argv = argv;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](std::string* out) -> bool {
-      if (i + 1 >= args.size() || (args[i + 1].size() > 1 && args[i + 1][0] == '-')) return false;
-      *out = args[++i];
-      return true;
-    };
-    // The values of a multi-value flag: the arguments up to the next option.
-    auto values = [&]() {
-      std::vector<std::string> out;
-      while (i + 1 < args.size()) {
-        const std::string& next = args[i + 1];
-        bool number = next.size() > 1 && next[0] == '-' && std::isdigit(static_cast<unsigned char>(next[1]));
-        if (next.size() > 1 && next[0] == '-' && !number) break;
-        out.push_back(args[++i]);
-      }
-      return out;
-    };
-    auto ints = [&](std::vector<int>* out) -> std::string {
-      std::vector<std::string> v = values();
-      if (v.empty()) return a + " needs a value (two, npu bench, in a compare)";
-      for (const std::string& text : v) {
-        char* end = nullptr;
-        errno = 0;
-        long n = std::strtol(text.c_str(), &end, 10);
-        if (text.empty() || *end != '\0' || errno != 0 || n < INT_MIN || n > INT_MAX) {
-          return a + " takes integers, got '" + text + "'";
-        }
-        out->push_back(static_cast<int>(n));
-      }
-      return "";
-    };
+  ArgReader reader(args);
+  while (reader.Next()) {
+    const std::string& a = reader.flag();
+    std::string parallel_error;
     if (a == "-h" || a == "--help") {
       fputs(kGraphUsage, stdout);
       return 0;
     } else if (a == "-i" || a == "--input_path") {
-      if (!value(&input)) return Fail(a + " needs a compare.json path");
+      if (!reader.Value(&input)) return Fail(a + " needs a compare.json path");
     } else if (a == "-o" || a == "--output_path") {
-      if (!value(&output)) return Fail(a + " needs an output directory");
+      if (!reader.Value(&output)) return Fail(a + " needs an output directory");
     } else if (a == "-oc" || a == "--overflow_check") {
       options.overflow_check = true;
     } else if (a == "-cs" || a == "--complete_stack") {
@@ -128,19 +66,11 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
       options.fuzzy_match = true;
     } else if (a == "-lm" || a == "--layer_mapping") {
       options.layer_mapping = true;
-      value(&options.layer_mapping_file);
+      reader.Value(&options.layer_mapping_file);
     } else if (a == "-v" || a == "--verbose") {
       verbose = true;
-    } else if (a == "--rank_size" || a == "--tp" || a == "--pp" || a == "--vpp") {
-      job::ParallelFlags& p = options.parallel;
-      std::vector<int>* out = a == "--rank_size" ? &p.rank_size : a == "--tp" ? &p.tp : a == "--pp" ? &p.pp : &p.vpp;
-      if (!out->empty()) return Fail(a + " is given twice");
-      std::string error = ints(out);
-      if (!error.empty()) return Fail(error);
-    } else if (a == "--order") {
-      if (!options.parallel.order.empty()) return Fail(a + " is given twice");
-      options.parallel.order = values();
-      if (options.parallel.order.empty()) return Fail(a + " needs a value (two, npu bench, in a compare)");
+    } else if (reader.Parallel(&options.parallel, &parallel_error)) {
+      if (!parallel_error.empty()) return Fail(parallel_error);
     } else {
       return Fail("unknown option '" + a + "'\n\n" + kGraphUsage);
     }

@@ -92,6 +92,39 @@ int InfoCommand(const std::vector<std::string>& args) {
     printf("  %s %-12s %u\n", b.color().c_str(), b.name().c_str(), counts[i]);
   }
 
+  // msprobe 26's grades beside the 8.x index; the file says which one the
+  // page shows first.
+  printf("default grading: %s\n", meta.grading() == vis::GRADING_26 ? "msprobe 26 (pass/warning/error)"
+                                                                      : "precision index (msprobe 8.x)");
+  if (meta.grade_legend_size() == 0) {
+    printf("msprobe 26 grades: not stored (the file predates them)\n");
+  } else {
+    uint32_t grades[4] = {0, 0, 0, 0};  // pass, warning, error, unmatched
+    uint32_t first_error = 0;
+    for (uint32_t n = 1; n < npu->size(); ++n) {
+      double g = npu->grade[n];
+      if (std::isnan(g)) {
+        grades[3] += npu->matched[n] < 0;
+        continue;
+      }
+      ++grades[g >= 1 ? 2 : g > 0 ? 1 : 0];
+    }
+    for (uint32_t n : npu->PreOrder()) {
+      bool leaf = npu->child_offset[n + 1] == npu->child_offset[n];
+      if (n != 0 && leaf && npu->grade[n] >= 1) {
+        first_error = n;
+        break;
+      }
+    }
+    printf("msprobe 26 grades (NPU nodes): pass %u, warning %u, error %u, unmatched %u\n", grades[0], grades[1],
+           grades[2], grades[3]);
+    if (first_error != 0) {
+      printf("first error by msprobe 26's grading, in execution order: %.*s (%s)\n",
+             static_cast<int>(npu->Name(first_error).size()), npu->Name(first_error).data(),
+             NodeTypeName(npu->node_type[first_error]));
+    }
+  }
+
   // The first divergence: the first leaf (an API, or a module without
   // children) in execution order whose index is not the best value. A
   // module's output is only complete after its children ran, so leaves tell

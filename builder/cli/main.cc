@@ -17,6 +17,7 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  graph   build or compare msprobe dumps into .vis files (msprobe graph)\n"
+    "  graph_visualize  the same with msprobe 26's flags (-tp TARGET [-gp GOLDEN] -o OUT)\n"
     "  info    summarise a .vis file: nodes, matches, colour buckets, overflow, worst nodes\n"
     "  export  write a .vis as msprobe's JSON .vis for older tools\n"
     "\n"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   std::vector<std::string> full(argv, argv + argc);
   if (command == "graph") return graph_ascend::cli::GraphCommand(args, full);
+  if (command == "graph_visualize") return graph_ascend::cli::VisualizeCommand(args, full);
   if (command == "info") return graph_ascend::cli::InfoCommand(args);
   if (command == "export") return graph_ascend::cli::ExportCommand(args);
   fprintf(stderr, "graph-ascend: unknown command '%s'\n\n%s", command.c_str(), kUsage);

@@ -1,5 +1,7 @@
 #include "compare/legend.h"
 
+#include <string>
+
 namespace graph_ascend::compare {
 namespace {
 
@@ -12,8 +14,10 @@ const char* const kFiveThousandthTip =
     "Tensor中的元素逐个与对应的标杆数据对比，相对误差小于千分之五的比例占总元素个数的比例，比例越接近1越好";
 const char* const kUnmatchedDesc = "比对过程中节点未匹配上";
 
-void Add(vis::FileMeta* meta, const char* color, double lo, double hi, const std::string& desc, const char* name) {
-  vis::ColorBucket* b = meta->add_legend();
+using Legend = google::protobuf::RepeatedPtrField<vis::ColorBucket>;
+
+void Add(Legend* legend, const char* color, double lo, double hi, const std::string& desc, const char* name) {
+  vis::ColorBucket* b = legend->Add();
   b->set_color(color);
   b->set_lo(lo);
   b->set_hi(hi);
@@ -21,8 +25,12 @@ void Add(vis::FileMeta* meta, const char* color, double lo, double hi, const std
   b->set_name(name);
 }
 
-void AddUnmatched(vis::FileMeta* meta) {
-  vis::ColorBucket* b = meta->add_legend();
+void Add(vis::FileMeta* meta, const char* color, double lo, double hi, const std::string& desc, const char* name) {
+  Add(meta->mutable_legend(), color, lo, hi, desc, name);
+}
+
+void AddUnmatched(Legend* legend) {
+  vis::ColorBucket* b = legend->Add();
   b->set_color("#C7C7C7");
   b->set_unmatched(true);
   b->set_description(kUnmatchedDesc);
@@ -69,7 +77,7 @@ void SetLegendAndTooltips(vis::FileMeta* meta) {
       Add(meta, "#FFDC7F", 0.4, 0.6, kStatisticsDesc, "0.4-0.6");
       Add(meta, "#FFC62E", 0.6, 0.8, kStatisticsDesc, "0.6-0.8");
       Add(meta, "#FF704D", 0.8, 1, kStatisticsDesc, "0.8-1");
-      AddUnmatched(meta);
+      AddUnmatched(meta->mutable_legend());
       Tip(meta, "Max diff", "NPU与标杆API统计信息比对，最大值的差值");
       Tip(meta, "Min diff", "NPU与标杆API统计信息比对，最小值的差值");
       Tip(meta, "Mean diff", "NPU与标杆API统计信息比对，平均值的差值");
@@ -85,22 +93,36 @@ void SetLegendAndTooltips(vis::FileMeta* meta) {
       Add(meta, "#FFDC7F", 0.1, 0.15, desc, "0.1-0.15");
       Add(meta, "#FFC62E", 0.15, 0.2, desc, "0.15-0.2");
       Add(meta, "#FF704D", 0.2, 1, desc, "0.2-1");
-      AddUnmatched(meta);
+      AddUnmatched(meta->mutable_legend());
       TensorTips(meta);
       break;
     }
     case vis::MODE_MD5:
       Add(meta, "#FFFCF3", 1, 1, "与标杆相比, 此节点所有输入输出的md5值相同", "pass");
       Add(meta, "#FF704D", 0, 0, "与标杆相比, 此节点任意输入输出的md5值不同", "different");
-      AddUnmatched(meta);
+      AddUnmatched(meta->mutable_legend());
       Tip(meta, "md5", "数据MD5信息，用于比较两个数据信息是否完全一致");
       break;
     case vis::MODE_STRUCTURE:
-      AddUnmatched(meta);
+      AddUnmatched(meta->mutable_legend());
       TensorTips(meta);
       break;
     default: break;
   }
+}
+
+void SetGradeLegend(vis::FileMeta* meta) {
+  Legend* legend = meta->mutable_grade_legend();
+  legend->Clear();
+  if (meta->mode() == vis::MODE_NONE || meta->mode() == vis::MODE_STRUCTURE) return;
+  std::string desc = meta->mode() == vis::MODE_TENSOR ? "此节点所有输入输出的 tensor 误差, 颜色越深代表调试侧与标杆侧的偏差越大"
+                     : meta->mode() == vis::MODE_MD5  ? "与标杆相比, 此节点任意输入输出的md5值不同"
+                                                      : "此节点所有输入输出的统计量误差, 颜色越深代表调试侧与标杆侧的偏差越大";
+  Add(legend, "#FFFCF3", 0, 0.3, meta->mode() == vis::MODE_MD5 ? "与标杆相比, 此节点所有输入输出的md5值相同" : desc,
+      "pass");
+  Add(legend, "#FFDC7F", 0.3, 0.6, desc, "warning");
+  Add(legend, "#FF704D", 0.6, 1, desc, "error");
+  AddUnmatched(legend);
 }
 
 }  // namespace graph_ascend::compare

@@ -108,27 +108,35 @@ const vis::Metric* FindMetric(const vis::Item& item, std::string_view name) {
   return nullptr;
 }
 
-// The NPU items paired with Bench items: the k-th item of each state with
-// the k-th item of the same state (§6.4, without the reference's window
-// shift for unequal counts).
 struct Pairs {
   std::vector<std::pair<vis::Item*, const vis::Item*>> list;
 };
 
 Pairs PairItems(vis::NodeDetail* npu, const vis::NodeDetail& bench) {
-  std::vector<const vis::Item*> bench_by_state[4];
-  for (const auto* items : {&bench.input(), &bench.output()}) {
-    for (const vis::Item& it : *items) bench_by_state[it.state()].push_back(&it);
-  }
-  size_t used[4] = {0, 0, 0, 0};
+  std::vector<const vis::Item*> paired = PairedItems(*npu, bench);
   Pairs p;
+  size_t i = 0;
   for (auto* items : {npu->mutable_input(), npu->mutable_output()}) {
     for (vis::Item& it : *items) {
-      int s = it.state();
-      if (used[s] < bench_by_state[s].size()) p.list.emplace_back(&it, bench_by_state[s][used[s]++]);
+      if (paired[i] != nullptr) p.list.emplace_back(&it, paired[i]);
+      ++i;
     }
   }
   return p;
+}
+
+// The name of a parameter gradient item below its node:
+// "M.parameters_grad.0.weight.0" -> "weight.0".
+std::string_view GradientName(std::string_view key) {
+  static constexpr std::string_view kGrad = ".parameters_grad";
+  size_t at = key.rfind(kGrad);
+  if (at == std::string_view::npos) return key;
+  std::string_view rest = key.substr(at + kGrad.size());
+  if (!rest.empty() && rest[0] == '.') rest.remove_prefix(1);
+  size_t digits = 0;
+  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+  if (digits > 0 && digits < rest.size() && rest[digits] == '.') rest.remove_prefix(digits + 1);
+  return rest;
 }
 
 bool IsIgnoredApi(const std::string& name) {
@@ -165,6 +173,35 @@ void TensorRow(vis::Item* npu, const vis::Item& bench, const TensorSource* tenso
 }
 
 }  // namespace
+
+std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
+  std::vector<const vis::Item*> bench_by_state[4];
+  for (const auto* items : {&bench.input(), &bench.output()}) {
+    for (const vis::Item& it : *items) bench_by_state[it.state()].push_back(&it);
+  }
+  std::vector<const vis::Item*> out;
+  std::vector<bool> grad_used(bench_by_state[vis::STATE_PARAMETERS_GRAD].size(), false);
+  size_t used[4] = {0, 0, 0, 0};
+  for (const auto* items : {&npu.input(), &npu.output()}) {
+    for (const vis::Item& it : *items) {
+      int s = it.state();
+      const vis::Item* peer = nullptr;
+      if (s == vis::STATE_PARAMETERS_GRAD) {
+        const auto& grads = bench_by_state[s];
+        for (size_t k = 0; k < grads.size() && peer == nullptr; ++k) {
+          if (!grad_used[k] && GradientName(grads[k]->key()) == GradientName(it.key())) {
+            grad_used[k] = true;
+            peer = grads[k];
+          }
+        }
+      } else if (used[s] < bench_by_state[s].size()) {
+        peer = bench_by_state[s][used[s]++];
+      }
+      out.push_back(peer);
+    }
+  }
+  return out;
+}
 
 void ClearMetrics(vis::NodeDetail* detail) {
   for (auto* items : {detail->mutable_input(), detail->mutable_output()}) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "vis.pb.h"
 
@@ -28,6 +29,13 @@ struct PairVerdict {
 // of §6.9 is by name).
 PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
                         const vis::NodeDetail& bench, const TensorSource* tensors);
+
+// The Bench item paired with each NPU item, in the order of npu's input then
+// output items; null when none. The k-th item of a state pairs with the k-th
+// Bench item of that state (§6.4, without the reference's window shift for
+// unequal counts), except parameter gradients, which pair by parameter name:
+// msprobe writes them in arrival order, which differs between runs.
+std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis::NodeDetail& bench);
 
 // Removes every metric from the items of `detail` (unmatching).
 void ClearMetrics(vis::NodeDetail* detail);

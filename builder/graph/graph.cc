@@ -52,6 +52,7 @@ uint32_t Graph::AddNode(uint32_t name_id, NodeOp node_op) {
   micro_step.push_back(kNoNode);
   precision.push_back(std::numeric_limits<double>::quiet_NaN());
   precision_float.push_back(0);
+  grade.push_back(std::numeric_limits<double>::quiet_NaN());
   overflow.push_back(dump::OverflowLevel::kNone);
   matched.push_back(kNoNode);
   md5_pass.push_back(2);

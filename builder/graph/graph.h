@@ -78,6 +78,7 @@ class Graph {
   std::vector<int32_t> micro_step;  // kNoNode for none
   std::vector<double> precision;    // NaN for none
   std::vector<uint8_t> precision_float;  // 1: msprobe would hold a float ("1.0")
+  std::vector<double> grade;        // msprobe 26's 0 / 0.5 / 1, NaN for none
   std::vector<dump::OverflowLevel> overflow;
   std::vector<int32_t> matched;     // node on the other side, kNoNode
   std::vector<uint8_t> md5_pass;    // md5 mode: 1 pass, 0 different, 2 none

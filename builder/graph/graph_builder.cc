@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 #include <cctype>
 #include <string>
@@ -62,6 +63,8 @@ class SideBuilder {
  private:
   uint32_t GetOrCreate(uint32_t name_id);
   uint32_t RepairBackwardParent(uint32_t child, uint32_t parent);
+  // BuildOptions::backward_inplace for a child with a parent.
+  uint32_t InplaceBackwardParent(uint32_t child, uint32_t parent);
   void AttachStack(uint32_t node);
   void GroupApiCollections();
   void AddParametersGrad();
@@ -141,7 +144,7 @@ void SideBuilder::AttachStack(uint32_t node) {
 }
 
 uint32_t SideBuilder::RepairBackwardParent(uint32_t child_id, uint32_t parent_id) {
-  if (parent_id != 0) return parent_id;
+  if (parent_id != 0) return options_.backward_inplace ? InplaceBackwardParent(child_id, parent_id) : parent_id;
   const dump::ConstructData& c = side_->construct;
   std::string_view child = side_->pool->Get(child_id);
   size_t dot;
@@ -177,6 +180,38 @@ uint32_t SideBuilder::RepairBackwardParent(uint32_t child_id, uint32_t parent_id
   int64_t id = side_->pool->Find(candidate);
   if (id > 0 && c.IsKey(static_cast<uint32_t>(id))) return static_cast<uint32_t>(id);
   return 0;
+}
+
+uint32_t SideBuilder::InplaceBackwardParent(uint32_t child_id, uint32_t parent_id) {
+  const dump::ConstructData& c = side_->construct;
+  std::string_view child = side_->pool->Get(child_id), parent = side_->pool->Get(parent_id);
+  size_t dot;
+  std::string_view digits;
+  if (!SplitTrailing(child, "backward", &dot, &digits)) return parent_id;
+  // The module path of the child ("M.sub" of "M.sub.Linear.backward.0") and
+  // of the parent ("M" of "M.Block.backward.0").
+  auto prefix = [](std::string_view name, size_t drop) -> std::optional<std::string_view> {
+    size_t parts = static_cast<size_t>(std::count(name.begin(), name.end(), '.')) + 1;
+    if (parts < drop + 1) return std::nullopt;
+    size_t end = name.size();
+    for (size_t k = 0; k < drop; ++k) end = name.rfind('.', end - 1);
+    return name.substr(0, end);
+  };
+  auto sub = prefix(child, 4), up = prefix(parent, 3);
+  if (!sub || !up || *sub == *up) return parent_id;
+  int64_t forward = side_->pool->Find(std::string(child.substr(0, dot)) + ".forward." + std::string(digits));
+  if (forward < 0 || !c.IsKey(static_cast<uint32_t>(forward))) return parent_id;
+  uint32_t fp = c.edges[c.edge_of.at(static_cast<uint32_t>(forward))].parent;
+  if (fp == 0) return 0;  // the forward node is top-level: so is its backward twin
+  std::string_view fparent = side_->pool->Get(fp);
+  size_t fdot;
+  std::string_view fdigits;
+  std::string candidate = SplitTrailing(fparent, "forward", &fdot, &fdigits)
+                              ? std::string(fparent.substr(0, fdot)) + ".backward." + std::string(fdigits)
+                              : std::string(fparent);
+  int64_t id = side_->pool->Find(candidate);
+  if (id > 0 && c.IsKey(static_cast<uint32_t>(id))) return static_cast<uint32_t>(id);
+  return parent_id;
 }
 
 void SideBuilder::AttachOrphans() {

@@ -15,6 +15,10 @@ namespace graph_ascend::graph {
 struct BuildOptions {
   bool complete_stack = false;  // -cs: keep whole stacks (§5.6)
   bool overflow_check = false;  // -oc: compute overflow levels while reading (§7)
+  // msprobe 26: a backward node whose construct.json parent is not its
+  // module's parent (an in-place layer fired no backward hook) takes the
+  // backward twin of its forward node's parent (graph_visualize).
+  bool backward_inplace = false;
   std::function<void(size_t done, size_t total)> progress;  // bytes of dump.json parsed
 };
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -143,16 +144,59 @@ Status SameNames(const std::vector<std::string>& a, const std::vector<std::strin
                                     "], bench has [" + Join(b) + "]"};
 }
 
-// The step folders of a steps layout, the same on both sides of a compare.
-Result<std::vector<std::string>> StepNames(const CompareConfig& config) {
-  auto ns = Numbered(config.npu_path, "step");
-  if (!ns.ok()) return ns.error();
-  if (!config.bench_path.empty()) {
-    auto bs = Numbered(config.bench_path, "step");
-    if (!bs.ok()) return bs.error();
-    GA_RETURN_IF_ERROR(SameNames(*ns, *bs, "step", config));
+// The rank (or step) folders of `dir` under the config's pairing rule. Under
+// kIntersect (msprobe 26) other entries are skipped, and a dir without
+// rank folders must hold exactly one proc<pid> folder.
+Result<std::vector<std::string>> Folders(const std::string& dir, const std::string& prefix,
+                                         const CompareConfig& config) {
+  if (config.pairing == FolderPairing::kSame) return Numbered(dir, prefix);
+  auto names = List(dir);
+  if (!names.ok()) return names.error();
+  std::vector<std::string> out, procs;
+  for (const std::string& n : *names) {
+    if (!IsDir(dir + "/" + n)) continue;
+    if (MatchesNumbered(n, prefix, prefix == "rank")) out.push_back(n);
+    if (prefix == "rank" && MatchesNumbered(n, "proc", false)) procs.push_back(n);
   }
-  return ns;
+  if (out.empty() && procs.size() == 1) return procs;
+  if (out.empty()) {
+    return Error{dir, "", procs.empty() ? "no " + prefix + "<N> folder" + (prefix == "rank" ? " and no proc<pid> folder" : "")
+                                       : "no rank<N> folder but " + std::to_string(procs.size()) +
+                                             " proc<pid> folders (" + Join(procs) + "): expected exactly one"};
+  }
+  return out;
+}
+
+// The folders of the npu side `a` paired with those of the bench side `b`:
+// the same under kSame, their intersection (in number order) under kIntersect.
+Result<std::vector<std::string>> Pair(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                                      const std::string& what, const CompareConfig& config) {
+  if (config.pairing == FolderPairing::kSame) {
+    GA_RETURN_IF_ERROR(SameNames(a, b, what, config));
+    return a;
+  }
+  std::vector<std::string> common;
+  std::set<std::string> in_b(b.begin(), b.end());
+  for (const std::string& n : a) {
+    if (in_b.count(n)) common.push_back(n);
+  }
+  if (common.empty()) {
+    return Error{config.path, "", "the npu and bench runs have no " + what + " folder in common: npu has [" + Join(a) +
+                                      "], bench has [" + Join(b) + "]"};
+  }
+  std::stable_sort(common.begin(), common.end(),
+                   [](const std::string& x, const std::string& y) { return RankNumber(x) < RankNumber(y); });
+  return common;
+}
+
+// The step folders of a steps layout, paired between the two sides.
+Result<std::vector<std::string>> StepNames(const CompareConfig& config) {
+  auto ns = Folders(config.npu_path, "step", config);
+  if (!ns.ok()) return ns.error();
+  if (config.bench_path.empty()) return ns;
+  auto bs = Folders(config.bench_path, "step", config);
+  if (!bs.ok()) return bs.error();
+  return Pair(*ns, *bs, "step", config);
 }
 
 }  // namespace
@@ -235,6 +279,29 @@ Result<CompareConfig> ReadCompareConfig(const std::string& path) {
   return c;
 }
 
+Result<CompareConfig> VisualizeConfig(const std::string& target, const std::string& golden) {
+  CompareConfig c;
+  c.path = target;
+  c.npu_path = target;
+  c.bench_path = golden;
+  c.is_print_compare_log = false;
+  c.pairing = FolderPairing::kIntersect;
+  for (std::string* dir : {&c.npu_path, &c.bench_path}) {
+    if (dir->empty()) continue;
+    struct stat st;
+    if (stat(dir->c_str(), &st) != 0) return Error{*dir, "", std::string("cannot open: ") + strerror(errno)};
+    if (!S_ISDIR(st.st_mode)) return Error{*dir, "", "expected a dump directory, found a file"};
+    // msprobe 26 records absolute dump paths, so a file opens from anywhere
+    // (tensor data for manual matches); relative ones only from this folder.
+    char* real = realpath(dir->c_str(), nullptr);
+    if (real != nullptr) {
+      *dir = real;
+      free(real);
+    }
+  }
+  return c;
+}
+
 Result<DirKind> ClassifyDir(const std::string& dir) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0) return Error{dir, "", std::string("cannot open: ") + strerror(errno)};
@@ -279,19 +346,23 @@ Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, 
   std::vector<std::vector<PairJob>> plan;
   auto ranks_of = [&](const std::string& npu, const std::string& bench,
                       const std::string& step) -> Result<std::vector<PairJob>> {
-    auto nr = Numbered(npu, "rank");
+    auto nr = Folders(npu, "rank", config);
     if (!nr.ok()) return nr.error();
     std::vector<std::string> ranks = *nr;
     std::vector<std::string> bench_ranks = ranks;
     if (compare) {
-      auto br = Numbered(bench, "rank");
+      auto br = Folders(bench, "rank", config);
       if (!br.ok()) return br.error();
       bench_ranks = *br;
       // Two single-process runs pair their one folder whatever its pid
       // (msprobe names it proc<pid>); differing rank numbers still differ.
       bool single = ranks.size() == 1 && br->size() == 1 &&
                     (ranks[0].compare(0, 4, "proc") == 0 || (*br)[0].compare(0, 4, "proc") == 0);
-      if (!single) GA_RETURN_IF_ERROR(SameNames(ranks, *br, step.empty() ? "rank" : step + " rank", config));
+      if (!single) {
+        auto common = Pair(ranks, *br, step.empty() ? "rank" : step + " rank", config);
+        if (!common.ok()) return common.error();
+        ranks = bench_ranks = *common;
+      }
     }
     std::sort(ranks.begin(), ranks.end(), [](const std::string& a, const std::string& b) {
       return RankNumber(a) != RankNumber(b) ? RankNumber(a) < RankNumber(b) : a < b;
@@ -361,7 +432,7 @@ Result<std::vector<MergeStepJob>> PlanMergeJobs(const CompareConfig& config) {
                                    "run: point npu_path (and bench_path) at the folder of the rank<N> folders"};
   }
   auto ranks_of = [&](const std::string& dir) -> Result<std::vector<RankFolder>> {
-    auto names = Numbered(dir, "rank");
+    auto names = Folders(dir, "rank", config);
     if (!names.ok()) return names.error();
     std::vector<RankFolder> out;
     for (const std::string& n : *names) {

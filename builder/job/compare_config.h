@@ -12,8 +12,14 @@ namespace graph_ascend::job {
 
 using merge::ParallelParams;
 
+// How the rank and step folders of the two sides are paired.
+enum class FolderPairing {
+  kSame,       // msprobe graph (8.x): every entry is rank<N>/step<N> and both sides have the same folders
+  kIntersect,  // msprobe graph_visualize (26.x): other entries are skipped and the common folders are paired
+};
+
 struct CompareConfig {
-  std::string path;        // the compare.json
+  std::string path;        // the compare.json; the -tp directory for graph_visualize
   std::string npu_path;    // resolved
   std::string bench_path;  // resolved; empty for a build
   bool is_print_compare_log = true;
@@ -21,11 +27,17 @@ struct CompareConfig {
   ParallelParams npu_parallel;
   ParallelParams bench_parallel;
   bool has_bench_parallel = false;
+  FolderPairing pairing = FolderPairing::kSame;
 };
 
 // Reads compare.json. Relative paths are resolved against the directory of
 // compare.json, falling back to the working directory (msprobe's rule).
 Result<CompareConfig> ReadCompareConfig(const std::string& path);
+
+// The configuration of `graph_visualize -tp TARGET [-gp GOLDEN]`: paths as
+// given (relative to the working directory, as msprobe 26 takes them), folders
+// paired by intersection. Checks that both are directories.
+Result<CompareConfig> VisualizeConfig(const std::string& target, const std::string& golden);
 
 enum class DirKind { kFiles, kRanks, kSteps };
 

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "base/version.h"
+#include "compare/grading.h"
 #include "compare/legend.h"
 #include "compare/pair_compare.h"
 #include "compare/tensor_compare.h"
@@ -121,12 +122,25 @@ void AggregateCollections(Graph* g, vis::CompareMode mode) {
     g->precision[c] = v;
     g->precision_float[c] = is_float;
   };
+  // msprobe 26: the worst grade of the children, from pass.
+  auto aggregate_grade = [&](int32_t c) {
+    if (mode != vis::MODE_STATISTICS && mode != vis::MODE_MD5 && mode != vis::MODE_TENSOR) return;
+    double v = 0;
+    for (int32_t k = g->first_child[c]; k != kNoNode; k = g->next_sibling[k]) {
+      if (!std::isnan(g->grade[k])) v = std::max(v, g->grade[k]);
+    }
+    g->grade[c] = v;
+  };
   for (int32_t c = g->first_child[0]; c != kNoNode; c = g->next_sibling[c]) {
     if (g->op[c] != NodeOp::kApiCollection) continue;
     if (g->Name(static_cast<uint32_t>(c)).substr(0, 30) == "Apis_Between_Modules_All_Ranks") {
-      for (int32_t k = g->first_child[c]; k != kNoNode; k = g->next_sibling[k]) aggregate(k);
+      for (int32_t k = g->first_child[c]; k != kNoNode; k = g->next_sibling[k]) {
+        aggregate(k);
+        aggregate_grade(k);
+      }
     }
     aggregate(c);
+    aggregate_grade(c);
   }
 }
 
@@ -170,6 +184,9 @@ class JobRunner {
   // cross-rank links, which show the peers' indices).
   void ComputePrecision(PreparedPair* pair);
   Status Write(PreparedPair* pair, std::string* written);
+  // The number of files of the run, for the run's progress (0: not reported
+  // per file).
+  void set_files(size_t n) { files_ = n; }
 
  private:
   // Logs `what` with the seconds since the last Timed call.
@@ -185,6 +202,7 @@ class JobRunner {
   }
   void Report(const PairJob& job, double f) const {
     if (options_.progress) options_.progress(job.output_name, f);
+    if (options_.run_progress && files_ > 0) options_.run_progress((files_done_ + f) / files_);
   }
   void ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) const;
   // Prepare() from the built sides on: mode, meta, matching, micro steps, overflow.
@@ -193,6 +211,8 @@ class JobRunner {
   const CompareConfig& config_;
   const GraphOptions& options_;
   std::string output_dir_;
+  size_t files_ = 0;
+  size_t files_done_ = 0;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
@@ -204,6 +224,7 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
   graph::BuildOptions build;
   build.complete_stack = options_.complete_stack;
   build.overflow_check = options_.overflow_check;
+  build.backward_inplace = options_.backward_inplace;
   build.progress = [&](size_t done, size_t total) { Report(job, total ? 0.6 * done / total : 0); };
   Timed("start " + job.output_name);
   if (compare) {
@@ -241,6 +262,7 @@ Result<std::vector<merge::MergedSide>> JobRunner::BuildMerged(const std::vector<
   graph::BuildOptions build;
   build.complete_stack = options_.complete_stack;
   build.overflow_check = options_.overflow_check;
+  build.backward_inplace = options_.backward_inplace;
   std::vector<merge::RankSide> sides;
   for (size_t i = 0; i < ranks.size(); ++i) {
     build.progress = [&](size_t done, size_t total) {
@@ -288,7 +310,13 @@ Status JobRunner::Finish(PreparedPair* pair) {
   flags->set_fuzzy_match(options_.fuzzy_match);
   flags->set_layer_mapping(options_.layer_mapping);
   flags->set_layer_mapping_file(options_.layer_mapping_file);
-  flags->set_compare_json(config_.path);
+  if (config_.pairing == FolderPairing::kIntersect) {
+    flags->set_visualize(true);
+    flags->set_target_path(config_.npu_path);
+    flags->set_golden_path(config_.bench_path);
+  } else {
+    flags->set_compare_json(config_.path);
+  }
   for (const std::string& a : options_.argv) flags->add_argv(a);
   auto graph_meta = [](const Side& s, vis::GraphMeta* m) {
     m->set_root("DefaultModel");
@@ -339,6 +367,8 @@ Status JobRunner::Finish(PreparedPair* pair) {
   }
   meta.set_micro_steps(g.micro_steps);
   compare::SetLegendAndTooltips(&meta);
+  compare::SetGradeLegend(&meta);
+  meta.set_grading(options_.grading);
   if (options_.overflow_check) {
     ApplyOverflow(pair->npu.get());
     if (pair->bench) ApplyOverflow(pair->bench.get());
@@ -349,10 +379,17 @@ Status JobRunner::Finish(PreparedPair* pair) {
 void JobRunner::ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) const {
   if (n == 0) return;  // the root never gets an index
   Graph& g = *pair->npu->graph;
-  compare::PairVerdict v = compare::ComparePair(pair->mode, std::string(g.Name(n)), a, b, pair->tensors.get());
+  std::string name(g.Name(n));
+  compare::PairVerdict v = compare::ComparePair(pair->mode, name, a, b, pair->tensors.get());
+  g.grade[n] = compare::Grade26(pair->mode, name, *a, b, pair->parallel_merge);
   if (v.has_precision) {
     g.precision[n] = v.precision_index;
     g.precision_float[n] = v.is_float;
+  }
+  if (options_.compare_log && pair->mode == vis::MODE_TENSOR) {
+    char index[32];
+    snprintf(index, sizeof(index), "%.6g", v.has_precision ? v.precision_index : std::nan(""));
+    options_.compare_log("[" + std::string(g.Name(n)) + "] Compare result: precision_index " + index);
   }
 }
 
@@ -389,6 +426,7 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
   std::string path = output_dir_ + "/" + job.output_name;
   GA_RETURN_IF_ERROR(vis::WriteVis(path, request));
   Timed("compared and wrote " + path);
+  ++files_done_;
   *written = path;
   return Status::Ok();
 }
@@ -491,6 +529,7 @@ Status RunMerged(const CompareConfig& config, const GraphOptions& options, const
       GA_RETURN_IF_ERROR(runner.Write(pair->get(), &written));
       result->outputs.push_back(written);
     }
+    if (options.run_progress) options.run_progress(double(&step - plan->data() + 1) / plan->size());
   }
   return Status::Ok();
 }
@@ -501,6 +540,18 @@ Result<GraphResult> RunGraph(const std::string& compare_json, const std::string&
                              const GraphOptions& options) {
   auto config = ReadCompareConfig(compare_json);
   if (!config.ok()) return config.error();
+  return RunGraph(std::move(*config), output_dir, options);
+}
+
+Result<GraphResult> RunGraph(CompareConfig config_value, const std::string& output_dir, const GraphOptions& options) {
+  CompareConfig* config = &config_value;
+  const std::string& compare_json = config->path;
+  if (options.output_format == OutputFormat::kVisDb) {
+    // The .vis.db writer lives in builder/formats; until it is linked here a
+    // db output is refused before anything is read or written.
+    return Error{output_dir, "", "--output_format db: this graph-ascend has no .vis.db writer; write .vis files "
+                                 "(--output_format vis, the default)"};
+  }
   std::string ts = options.timestamp.empty() ? Now() : options.timestamp;
   bool compare = !config->bench_path.empty();
   if (options.parallel.given()) {
@@ -530,6 +581,9 @@ Result<GraphResult> RunGraph(const std::string& compare_json, const std::string&
   GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
   GraphResult result;
   JobRunner runner(*config, options, output_dir);
+  size_t files = 0;
+  for (const std::vector<PairJob>& step : *plan) files += step.size();
+  runner.set_files(files);
   auto run_step = [&](const std::vector<PairJob>& step) -> Status {
     if (step.size() == 1) {
       auto pair = runner.Prepare(step[0]);

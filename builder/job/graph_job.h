@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "job/compare_config.h"
+#include "vis.pb.h"
 
 namespace graph_ascend::job {
 
@@ -19,19 +20,34 @@ struct ParallelFlags {
   bool given() const { return !rank_size.empty() || !tp.empty() || !pp.empty() || !vpp.empty() || !order.empty(); }
 };
 
+// What RunGraph writes.
+enum class OutputFormat {
+  kVis,    // graph-ascend's .vis, one file per graph (default)
+  kVisDb,  // msprobe 8.2+/26.x SQLite .vis.db (graph_visualize --output_format db)
+};
+
 struct GraphOptions {
   bool overflow_check = false;       // -oc
   bool complete_stack = false;       // -cs
+  bool backward_inplace = false;     // msprobe 26's backward parents (graph::BuildOptions)
   bool fuzzy_match = false;          // -f
   bool layer_mapping = false;        // -lm
   std::string layer_mapping_file;    // -lm FILE
   ParallelFlags parallel;            // --rank_size --tp --pp --vpp --order
   std::vector<std::string> argv;     // recorded in the file
   std::string timestamp;             // YYYYmmddHHMMSS; now when empty
+  OutputFormat output_format = OutputFormat::kVis;
+  // The grading the file shows first: graph takes the 8.x index,
+  // graph_visualize msprobe 26's pass/warning/error. Both are stored.
+  vis::Grading grading = vis::GRADING_INDEX;
   // Progress of the current file: its name and a fraction in [0, 1].
   std::function<void(const std::string&, double)> progress;
+  // Progress of the whole run, a fraction in [0, 1] (graph_visualize -progress_log).
+  std::function<void(double)> run_progress;
   // Detail messages (-v).
   std::function<void(const std::string&)> log;
+  // One line per compared node of a tensor compare (graph_visualize -tensor_log).
+  std::function<void(const std::string&)> compare_log;
 };
 
 struct GraphResult {
@@ -42,5 +58,8 @@ struct GraphResult {
 // missing). On any error nothing of this run is left in `output_dir`.
 Result<GraphResult> RunGraph(const std::string& compare_json, const std::string& output_dir,
                              const GraphOptions& options);
+
+// The same from a configuration already made (graph_visualize's flags).
+Result<GraphResult> RunGraph(CompareConfig config, const std::string& output_dir, const GraphOptions& options);
 
 }  // namespace graph_ascend::job

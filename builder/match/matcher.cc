@@ -81,7 +81,9 @@ class SignatureReader {
   uint32_t type_, shape_, dtype_, value_, torch_size_, slice_, scalar_shape_, slice_shape_, empty_;
 };
 
-// Same number of inputs and outputs and the same signature at each position.
+// Same number of inputs and outputs and the same signature at each position;
+// parameter gradients pair by name (their order is the order they arrived
+// in, which differs between runs).
 bool SameStructure(const graph::Side& a, int32_t ea, const graph::Side& b, int32_t eb, const SignatureReader& sig) {
   const dump::DumpEntry* x = ea == kNoNode ? nullptr : &a.dump.entries[ea];
   const dump::DumpEntry* y = eb == kNoNode ? nullptr : &b.dump.entries[eb];
@@ -89,9 +91,17 @@ bool SameStructure(const graph::Side& a, int32_t ea, const graph::Side& b, int32
   uint32_t yi = y ? y->input_count : 0, yo = y ? y->output_count : 0;
   if (xi != yi || xo != yo) return false;
   for (uint32_t k = 0; k < xi + xo; ++k) {
-    if (!(sig.Of(a.dump, a.dump.items[x->first_item + k]) == sig.Of(b.dump, b.dump.items[y->first_item + k]))) {
-      return false;
+    const dump::DumpItem& item = a.dump.items[x->first_item + k];
+    const dump::DumpItem* peer = &b.dump.items[y->first_item + k];
+    if (item.state == dump::ItemState::kParametersGrad) {
+      peer = nullptr;
+      for (uint32_t j = 0; j < yi + yo && peer == nullptr; ++j) {
+        const dump::DumpItem& c = b.dump.items[y->first_item + j];
+        if (c.state == dump::ItemState::kParametersGrad && c.key == item.key) peer = &c;
+      }
+      if (peer == nullptr) return false;
     }
+    if (!(sig.Of(a.dump, item) == sig.Of(b.dump, *peer))) return false;
   }
   return true;
 }
@@ -105,9 +115,17 @@ Shapes ShapesOf(const graph::Side& side, int32_t entry, const SignatureReader& s
   Shapes s;
   if (entry == kNoNode) return s;
   const dump::DumpEntry& e = side.dump.entries[entry];
+  std::vector<std::pair<uint32_t, Signature>> gradients;  // by key: they pair by name
   for (uint32_t k = 0; k < e.input_count + e.output_count; ++k) {
-    (k < e.input_count ? s.in : s.out).push_back(sig.Of(side.dump, side.dump.items[e.first_item + k]));
+    const dump::DumpItem& item = side.dump.items[e.first_item + k];
+    if (item.state == dump::ItemState::kParametersGrad) {
+      gradients.emplace_back(item.key, sig.Of(side.dump, item));
+      continue;
+    }
+    (k < e.input_count ? s.in : s.out).push_back(sig.Of(side.dump, item));
   }
+  std::stable_sort(gradients.begin(), gradients.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (auto& g : gradients) s.in.push_back(g.second);
   return s;
 }
 

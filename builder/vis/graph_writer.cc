@@ -2,6 +2,8 @@
 
 #include <google/protobuf/arena.h>
 
+#include <cmath>
+
 #include "vis/vis_file.h"
 
 namespace graph_ascend::vis {
@@ -85,6 +87,7 @@ Status WriteIndex(VisWriter* w, Side side_id, const graph::Side& side) {
       }
       c.add_micro_step(g.micro_step[n]);
       c.add_precision_index(g.precision[n]);
+      c.add_grade_index(n < g.grade.size() ? g.grade[n] : std::nan(""));
       c.add_overflow_level(static_cast<uint32_t>(g.overflow[n]));
       c.add_matched(g.matched[n]);
       uint32_t flags = 0;

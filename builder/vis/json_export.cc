@@ -152,7 +152,8 @@ const char* OverflowName(uint8_t level) {
 
 class Exporter {
  public:
-  Exporter(const VisReader& reader, FILE* out) : reader_(reader), out_(out), w_(&buf_) {}
+  Exporter(const VisReader& reader, FILE* out, Grading grading)
+      : reader_(reader), out_(out), grading_(grading), w_(&buf_) {}
 
   Status Run();
 
@@ -170,6 +171,7 @@ class Exporter {
 
   const VisReader& reader_;
   FILE* out_;
+  Grading grading_;
   std::string buf_;
   json::JsonWriter w_;
   CompareMode mode_ = MODE_NONE;
@@ -261,7 +263,12 @@ Status Exporter::WriteGraph(Side side, const SideIndex& idx, const SideIndex* ot
     }
     w_.Key("data");
     w_.BeginObject();
-    if (side == SIDE_NPU && !std::isnan(idx.precision[n])) {
+    if (grading_ == GRADING_26) {
+      if (side == SIDE_NPU && !std::isnan(idx.grade[n])) {
+        w_.Key("precision_index");
+        w_.Raw(Number(idx.grade[n]));
+      }
+    } else if (side == SIDE_NPU && !std::isnan(idx.precision[n])) {
       w_.Key("precision_index");
       w_.Raw((idx.flags[n] & FLAG_PRECISION_FLOAT) ? PyRepr(idx.precision[n]) : Number(idx.precision[n]));
     }
@@ -473,12 +480,16 @@ std::vector<std::pair<std::string, std::string>> FormatItem(const Item& item, Co
 }
 
 Status ExportJson(const std::string& vis_path, const std::string& json_path) {
+  return ExportJson(vis_path, json_path, GRADING_INDEX);
+}
+
+Status ExportJson(const std::string& vis_path, const std::string& json_path, Grading grading) {
   auto reader = VisReader::Open(vis_path);
   if (!reader.ok()) return reader.error();
   std::string tmp = json_path + ".tmp-" + std::to_string(getpid());
   FILE* f = fopen(tmp.c_str(), "wb");
   if (f == nullptr) return Error{json_path, "", std::string("cannot create: ") + strerror(errno)};
-  Exporter exporter(**reader, f);
+  Exporter exporter(**reader, f, grading);
   Status st = exporter.Run();
   if (fclose(f) != 0 && st.ok()) st = Error{json_path, "", std::string("write failed: ") + strerror(errno)};
   if (!st.ok()) {

@@ -13,6 +13,9 @@ namespace graph_ascend::vis {
 
 // Writes `vis_path` as JSON to `json_path` (temporary file + rename).
 Status ExportJson(const std::string& vis_path, const std::string& json_path);
+// The same with msprobe 26's grades (0 / 0.5 / 1) as the precision_index of
+// the nodes under GRADING_26.
+Status ExportJson(const std::string& vis_path, const std::string& json_path, Grading grading);
 
 // One item as msprobe exports it (§4.2 normalisation, §10.5 formatting):
 // ordered key/value strings; a single ("value", "null") for null items.

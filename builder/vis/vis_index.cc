@@ -1,6 +1,7 @@
 #include "vis/vis_index.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace graph_ascend::vis {
 
@@ -46,6 +47,10 @@ Result<SideIndex> LoadSideIndex(const VisReader& reader, Side side, const std::f
           return Error{reader.path(), "node index chunk at node " + std::to_string(c.first()),
                        "damaged .vis file (columns of different lengths)"};
         }
+        if (c.grade_index_size() != 0 && !same(c.grade_index_size())) {
+          return Error{reader.path(), "node index chunk at node " + std::to_string(c.first()),
+                       "damaged .vis file (grade column of a different length)"};
+        }
         uint64_t children = 0;
         for (int i = 0; i < n; ++i) children += c.child_count(i);
         if (children != static_cast<uint64_t>(c.children_size())) {
@@ -62,6 +67,7 @@ Result<SideIndex> LoadSideIndex(const VisReader& reader, Side side, const std::f
           idx.child_offset.push_back(static_cast<uint32_t>(idx.children.size()));
           idx.micro_step.push_back(c.micro_step(i));
           idx.precision.push_back(c.precision_index(i));
+          idx.grade.push_back(c.grade_index_size() ? c.grade_index(i) : std::nan(""));
           idx.overflow.push_back(static_cast<uint8_t>(c.overflow_level(i)));
           idx.matched.push_back(c.matched(i));
           idx.flags.push_back(c.flags(i));

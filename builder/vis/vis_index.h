@@ -22,6 +22,7 @@ struct SideIndex {
   std::vector<uint32_t> children;
   std::vector<int32_t> micro_step;
   std::vector<double> precision;
+  std::vector<double> grade;  // NaN for none (and for every node of an older file)
   std::vector<uint8_t> overflow;
   std::vector<int32_t> matched;
   std::vector<uint32_t> flags;

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Cross-checks `graph-ascend graph_visualize` against msprobe 26.2.0's `graph_visualize`.
+
+For every case below, runs real msprobe 26.2.0 (bench/reference/run_msprobe.sh --version
+26.2.0-graph: its graph builder needs no torch) with the msprobe 26 flags the runner derives from
+the sample's compare.json / build.json / batch.json (+ extra flags), reads its .vis.db with
+sqlite3, runs graph-ascend graph_visualize with the same flags, reads each .vis through
+`graph-ascend export --grading 26`, and compares graph by graph (steps and ranks in order):
+
+  node set, hierarchy (up_node, sub_nodes in order), matches (the matched node), the 26 grading
+  (precision_index 0 / 0.5 / 1), overflow levels (-oc) and cross-rank links (matched_distributed).
+
+Differences with a known cause (docs/COMPATIBILITY.md, "msprobe 26") are counted under
+"documented <tag>"; anything else is "UNEXPLAINED" and makes the exit status 1.
+
+    python3 bench/reference/crosscheck26.py [--graph-ascend build/bin/graph-ascend] [--reuse]
+        [--only SUBSTRING] [--verbose] [--markdown]
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run_msprobe  # noqa: E402  (the same flag translation for both tools)
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SAMPLES = os.path.join(ROOT, "samples")
+OUT = os.path.join(ROOT, "bench", "out", "crosscheck26")
+VERSION = "26.2.0-graph"
+
+# (sample, config, extra flags)
+CASES = [
+    ("cnn_statistics", "build.json", []),
+    ("cnn_statistics", "compare.json", []),
+    ("cnn_statistics", "batch.json", []),
+    ("cnn_statistics", "compare.json", ["-fm"]),
+    ("cnn_statistics", "batch.json", ["-oc"]),
+    ("cnn_md5", "compare.json", []),
+    ("cnn_md5", "batch.json", []),
+    ("gpt_statistics", "build.json", []),
+    ("gpt_statistics", "compare.json", []),
+    ("gpt_statistics", "batch.json", []),
+    ("gpt_statistics", "compare.json", ["-fm"]),
+    ("gpt_tensor", "compare.json", []),
+    ("dist_gloo", "build.json", []),
+    ("dist_gloo", "compare.json", []),
+    ("dist_gloo", "batch.json", []),
+    ("dist_gloo", "batch.json", ["-oc"]),
+    ("l1_api", "compare.json", []),
+    ("structure", "compare.json", []),
+    ("overflow_nan", "compare.json", []),
+    ("overflow_nan", "compare.json", ["-oc"]),
+    ("layer_mapping", "compare.json", ["-lm", "{sample}/layer_mapping.yaml"]),
+    ("parallel_merge", "compare.json", []),
+    ("parallel_merge", "build.json", []),
+]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=False, capture_output=True, text=True, **kw)
+
+
+def case_name(sample, config, extra):
+    flags = " ".join(os.path.basename(e) for e in extra)
+    return f"{sample}/{config}" + (f" {flags}" if flags else "")
+
+
+def reference(sample, config, extra, out_dir, reuse):
+    """msprobe 26.2.0's .vis.db for one case (run unless reused)."""
+    found = sorted(glob.glob(os.path.join(out_dir, "*.vis.db")))
+    if reuse and found:
+        return found[0], ""
+    shutil.rmtree(out_dir, ignore_errors=True)
+    cmd = [os.path.join(HERE, "run_msprobe.sh"), "--version", VERSION, os.path.join(SAMPLES, sample, config), out_dir]
+    r = run(cmd + (["--", *extra] if extra else []))
+    found = sorted(glob.glob(os.path.join(out_dir, "*.vis.db")))
+    return (found[0] if found else None), r.stdout + r.stderr
+
+
+def ours(tool, sample, config, extra, out_dir):
+    """graph-ascend graph_visualize with the same flags; the exported graphs."""
+    shutil.rmtree(out_dir, ignore_errors=True)
+    cfg = run_msprobe.absolute_input(os.path.join(SAMPLES, sample, config))
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = run_msprobe.msprobe_command("", "26.2.0", cfg, out_dir, tmp, extra)
+    cmd[0] = tool
+    r = run(cmd)
+    if r.returncode != 0:
+        return None, r.stderr
+    graphs = []
+    for vis in sorted(glob.glob(os.path.join(out_dir, "*.vis")), key=graph_order):
+        exported = vis + ".json"
+        e = run([tool, "export", vis, "-o", exported, "--grading", "26"])
+        if e.returncode != 0:
+            return None, e.stderr
+        with open(exported) as f:
+            doc = json.load(f)
+        sides = {"NPU": doc["NPU"], "Bench": doc["Bench"]} if "NPU" in doc else {"NPU": doc}
+        graphs.append((os.path.basename(vis), {side: our_nodes(g) for side, g in sides.items()}))
+    return graphs, ""
+
+
+def graph_order(path):
+    """(step, rank, merged index) from a graph-ascend file name."""
+    name = os.path.basename(path)
+    num = lambda tag: int(m.group(1)) if (m := re.search(tag + r"(\d+)", name)) else 0  # noqa: E731
+    return num("_step"), num("_rank"), num("_merged")
+
+
+def our_nodes(g):
+    out = {}
+    for name, n in g["node"].items():
+        data = n.get("data", {})
+        out[name] = {
+            "upnode": n.get("upnode") if n.get("upnode") not in ("None", None, "") else None,
+            "subnodes": n.get("subnodes", []),
+            "matched": (n.get("matched_node_link") or [None])[-1],
+            "grade": data.get("precision_index"),
+            "overflow": data.get("overflow_level"),
+            "distributed": links(n.get("matched_distributed")),
+        }
+    return out
+
+
+def links(md):
+    """The cross-rank links of a matched_distributed value: {(type, peer rank, peer node)}."""
+    if not md:
+        return set()
+    out = set()
+    for d in md if isinstance(md, list) else [md]:
+        for rank, info in (d.get("nodes_info") or {}).items():
+            out.add((d.get("communications_type"), str(rank), info[1] if len(info) > 1 else None))
+    return out
+
+
+def reference_graphs(db_path):
+    import sqlite3
+
+    db = sqlite3.connect(db_path)
+    rows = db.execute(
+        "select step, rank, data_source, node_name, up_node, sub_nodes, matched_node_link, precision_index, "
+        "overflow_level, matched_distributed from tb_nodes"
+    )
+    graphs = {}
+    for step, rank, source, name, up, subs, link, index, overflow, dist in rows:
+        side = "Bench" if source == "Bench" else "NPU"
+        link = json.loads(link) if link else []
+        graphs.setdefault((step, rank), {}).setdefault(side, {})[name] = {
+            "upnode": up or None,
+            "subnodes": json.loads(subs) if subs else [],
+            "matched": link[-1] if link else None,
+            "grade": index,
+            "overflow": overflow or None,
+            "distributed": links(json.loads(dist) if dist else None),
+        }
+    return [(f"step{s} rank{r}", graphs[(s, r)]) for s, r in sorted(graphs)]
+
+
+PGRAD = re.compile(r"\.parameters_grad\.\d+$")
+
+
+def tag(kind, name, ref, our, side_ref, side_our):
+    """The docs/COMPATIBILITY.md tag of one difference, or None."""
+    if kind == "grade":
+        r, o = ref.get("grade"), our.get("grade")
+        if r is None and o == 0 and not ref.get("subnodes") and name.split(".")[0] in ("Torch", "Tensor", "Functional",
+                                                                                       "Distributed", "Aten", "NPU"):
+            return "C26-nodata"
+        if PGRAD.search(name) or name.startswith("Module") and ".output." in name:
+            return None
+    return None
+
+
+def compare(ref_graph, our_graph):
+    """Counter of differences: 'documented TAG: what' or 'UNEXPLAINED: what'."""
+    diffs, examples = Counter(), {}
+
+    def note(what, example, t):
+        key = f"documented {t}: {what}" if t else f"UNEXPLAINED: {what}"
+        diffs[key] += 1
+        examples.setdefault(key, example)
+
+    for side in ("NPU", "Bench"):
+        r, o = ref_graph.get(side, {}), our_graph.get(side, {})
+        for name in sorted(set(r) - set(o)):
+            note(f"{side} node only in msprobe", name, None)
+        for name in sorted(set(o) - set(r)):
+            note(f"{side} node only in graph-ascend", name, None)
+        for name in sorted(set(r) & set(o)):
+            a, b = r[name], o[name]
+            if a["upnode"] != b["upnode"]:
+                note(f"{side} parent", f"{name}: {a['upnode']} / {b['upnode']}", None)
+            if a["subnodes"] != b["subnodes"]:
+                note(f"{side} children", name, None)
+            if a["matched"] != b["matched"]:
+                note(f"{side} match", f"{name}: {a['matched']} / {b['matched']}", None)
+            if side == "NPU" and (a["grade"] is None) != (b["grade"] is None) or (
+                a["grade"] is not None and b["grade"] is not None and float(a["grade"]) != float(b["grade"])
+            ):
+                if side == "NPU":
+                    note("grade", f"{name}: {a['grade']} / {b['grade']}", tag("grade", name, a, b, r, o))
+            if a["overflow"] != b["overflow"]:
+                note(f"{side} overflow level", f"{name}: {a['overflow']} / {b['overflow']}", None)
+            if a["distributed"] != b["distributed"]:
+                note(f"{side} cross-rank links", f"{name}: {sorted(a['distributed'])} / {sorted(b['distributed'])}",
+                     None)
+    return diffs, examples
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--graph-ascend", default=os.path.join(ROOT, "build", "bin", "graph-ascend"))
+    p.add_argument("--reuse", action="store_true", help="reuse msprobe outputs under bench/out/crosscheck26")
+    p.add_argument("--only", default="")
+    p.add_argument("--verbose", action="store_true")
+    p.add_argument("--markdown", action="store_true", help="print the summary table for docs/COMPATIBILITY.md")
+    args = p.parse_args()
+
+    table, unexplained = [], 0
+    for sample, config, extra in CASES:
+        extra = [e.format(sample=os.path.join(SAMPLES, sample)) for e in extra]
+        name = case_name(sample, config, extra)
+        if args.only not in name:
+            continue
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
+        db, log = reference(sample, config, extra, os.path.join(OUT, slug, "msprobe"), args.reuse)
+        graphs, err = ours(args.graph_ascend, sample, config, extra, os.path.join(OUT, slug, "ours"))
+        if db is None or graphs is None:
+            if db is None and graphs is None:
+                table.append((name, "-", "-", "both refuse: " + err.strip().splitlines()[-1]))
+                continue
+            unexplained += 1
+            which = "msprobe 26.2.0 wrote nothing" if db is None else "graph-ascend failed: " + err.strip()
+            table.append((name, "-", "-", "UNEXPLAINED: " + which))
+            if args.verbose:
+                print(log[-2000:] if db is None else err)
+            continue
+        ref = reference_graphs(db)
+        if len(ref) != len(graphs):
+            unexplained += 1
+            table.append((name, "-", "-", f"UNEXPLAINED: {len(ref)} graphs in msprobe, {len(graphs)} in graph-ascend"))
+            continue
+        for (rname, rg), (oname, og) in zip(ref, graphs):
+            diffs, examples = compare(rg, og)
+            nodes = "/".join(f"{len(rg.get(s, {}))}:{len(og.get(s, {}))}" for s in ("NPU", "Bench") if s in rg or s in og)
+            what = "; ".join(f"{k}: {v}" for k, v in sorted(diffs.items())) or "identical"
+            unexplained += sum(v for k, v in diffs.items() if k.startswith("UNEXPLAINED"))
+            table.append((f"{name} {rname}", nodes, sum(diffs.values()), what))
+            if args.verbose:
+                for k, ex in sorted(examples.items()):
+                    print(f"  {name} {rname}: {k}  e.g. {ex}")
+    if args.markdown:
+        print("| case / graph | nodes msprobe:ours (NPU/Bench) | differences | what differs |")
+        print("|---|---|---|---|")
+    for row in table:
+        print(("| " + " | ".join(str(c) for c in row) + " |") if args.markdown else "  ".join(str(c) for c in row))
+    print(f"unexplained differences: {unexplained}")
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+#include "cli/args.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+
+namespace graph_ascend::cli {
+
+bool ArgReader::Value(std::string* out) {
+  if (i_ + 1 >= args_.size() || (args_[i_ + 1].size() > 1 && args_[i_ + 1][0] == '-')) return false;
+  *out = args_[++i_];
+  return true;
+}
+
+std::vector<std::string> ArgReader::Values() {
+  std::vector<std::string> out;
+  while (i_ + 1 < args_.size()) {
+    const std::string& next = args_[i_ + 1];
+    bool number = next.size() > 1 && next[0] == '-' && std::isdigit(static_cast<unsigned char>(next[1]));
+    if (next.size() > 1 && next[0] == '-' && !number) break;
+    out.push_back(args_[++i_]);
+  }
+  return out;
+}
+
+bool ArgReader::Parallel(job::ParallelFlags* p, std::string* error) {
+  const std::string a = flag();
+  const char* counted = " needs a value (two, npu bench, in a compare)";
+  if (a == "--order") {
+    if (!p->order.empty()) {
+      *error = a + " is given twice";
+    } else {
+      p->order = Values();
+      if (p->order.empty()) *error = a + counted;
+    }
+    return true;
+  }
+  std::vector<int>* out = a == "--rank_size" ? &p->rank_size
+                          : a == "--tp"      ? &p->tp
+                          : a == "--pp"      ? &p->pp
+                          : a == "--vpp"     ? &p->vpp
+                                             : nullptr;
+  if (out == nullptr) return false;
+  if (!out->empty()) {
+    *error = a + " is given twice";
+    return true;
+  }
+  std::vector<std::string> v = Values();
+  if (v.empty()) *error = a + counted;
+  for (const std::string& text : v) {
+    char* end = nullptr;
+    errno = 0;
+    long n = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0 || n < INT_MIN || n > INT_MAX) {
+      *error = a + " takes integers, got '" + text + "'";
+      return true;
+    }
+    out->push_back(static_cast<int>(n));
+  }
+  return true;
+}
+
+ProgressBar::ProgressBar() : enabled_(isatty(fileno(stderr))) {}
+
+void ProgressBar::Update(const std::string& name, double f) {
+  if (!enabled_) return;
+  int pct = static_cast<int>(f * 100);
+  if (pct == last_pct_ && name == last_name_) return;
+  last_pct_ = pct;
+  last_name_ = name;
+  int filled = pct * 30 / 100;
+  fprintf(stderr, "\r[%.*s%.*s] %3d%% %s", filled, "##############################", 30 - filled,
+          "..............................", pct, name.c_str());
+  fflush(stderr);
+  shown_ = true;
+}
+
+void ProgressBar::Done() {
+  if (shown_) fputc('\n', stderr);
+  shown_ = false;
+}
+
+}  // namespace graph_ascend::cli

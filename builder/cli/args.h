@@ -1,0 +1,49 @@
+// Reading a command's arguments, shared by graph and graph_visualize, and the
+// terminal progress bar both show.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "job/graph_job.h"
+
+namespace graph_ascend::cli {
+
+// Walks the arguments of one command. `flag()` is the current one; the
+// readers consume the values that follow it.
+class ArgReader {
+ public:
+  explicit ArgReader(const std::vector<std::string>& args) : args_(args) {}
+
+  bool Next() { return ++i_ < args_.size(); }
+  const std::string& flag() const { return args_[i_]; }
+
+  // One value that does not start with '-'; false when there is none.
+  bool Value(std::string* out);
+  // The values up to the next option (a negative number is a value).
+  std::vector<std::string> Values();
+  // --rank_size, --tp, --pp, --vpp or --order into `p`. Returns false when
+  // the current flag is none of them; `error` is set on a bad value.
+  bool Parallel(job::ParallelFlags* p, std::string* error);
+
+ private:
+  const std::vector<std::string>& args_;
+  size_t i_ = static_cast<size_t>(-1);
+};
+
+// A progress bar on stderr when it is a terminal.
+class ProgressBar {
+ public:
+  ProgressBar();
+  ~ProgressBar() { Done(); }
+  void Update(const std::string& name, double f);
+  void Done();
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  int last_pct_ = -1;
+  std::string last_name_;
+};
+
+}  // namespace graph_ascend::cli

@@ -1,0 +1,236 @@
+#include "compare/grading.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <regex>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "compare/item_view.h"
+#include "compare/pair_compare.h"
+
+namespace graph_ascend::compare {
+namespace {
+
+// Redundant APIs (all rules skipped) and communication APIs whose inputs
+// are placeholders (input rows skipped), as msprobe 26 lists them.
+const std::set<std::string>& AllIgnored() {
+  static const std::set<std::string> s = {"empty",     "empty_like", "numpy",         "to",       "__setitem__",
+                                          "empty_with_format", "new_empty_strided", "new_empty", "empty_strided"};
+  return s;
+}
+const std::set<std::string>& InputIgnored() {
+  static const std::set<std::string> s = {"_reduce_scatter_base", "_all_gather_base", "all_to_all_single",
+                                          "batch_isend_irecv"};
+  return s;
+}
+// The APIs whose final index msprobe 26 forces to the best value.
+bool IsEmptyFamily(const std::string& api) {
+  return api == "empty" || api == "empty_like" || api == "empty_with_format" || api == "new_empty_strided" ||
+         api == "new_empty" || api == "empty_strided";
+}
+
+enum class Ignore { kNone, kInputs, kAll };
+
+// One row of msprobe's compare table: an NPU item and its Bench item (null
+// when the NPU item has no counterpart).
+struct Row {
+  const vis::Item* npu;
+  const vis::Item* bench;
+  bool output;
+};
+
+const vis::Metric* Metric(const vis::Item& item, std::string_view name) {
+  for (const vis::Metric& m : item.metric()) {
+    if (m.name() == name) return &m;
+  }
+  return nullptr;
+}
+
+// msprobe's str2float: "20.0%" -> 0.2; unparsable -> 0; "Nan" -> NaN.
+double PercentToFraction(const std::string& s) {
+  std::string t = s;
+  while (!t.empty() && (t.back() == '%' || t.back() == '\t' || t.back() == ' ')) t.pop_back();
+  char* end = nullptr;
+  double v = strtod(t.c_str(), &end);
+  if (t.empty() || end == t.c_str() || *end != '\0') return 0;
+  return v / 100;
+}
+
+// A relative-error cell as msprobe's get_min_or_max_value reads it: "x%"
+// strings as fractions; "Nan", "N/A" and other text skipped (nullopt).
+bool RelativeCell(const Row& r, double* out) {
+  const vis::Metric* m = Metric(*r.npu, "NormRelativeErr");
+  if (m == nullptr || m->text().empty() || m->text().back() != '%') return false;
+  *out = PercentToFraction(m->text());
+  return true;
+}
+
+// The largest |NormRelativeErr| of the input or output rows, from 0.
+double MaxRelative(const std::vector<Row>& rows, bool output) {
+  double v = 0;
+  for (const Row& r : rows) {
+    double x;
+    if (r.output == output && r.bench != nullptr && RelativeCell(r, &x) && !std::isnan(x)) v = std::max(v, std::fabs(x));
+  }
+  return v;
+}
+
+// The smallest numeric value of a tensor metric of the input or output rows, from 1.
+double MinTensorMetric(const std::vector<Row>& rows, bool output, std::string_view name) {
+  double v = 1.0;
+  for (const Row& r : rows) {
+    if (r.output != output || r.bench == nullptr) continue;
+    const vis::Metric* m = Metric(*r.npu, name);
+    if (m != nullptr && m->has_value() && !std::isnan(m->value())) v = std::min(v, m->value());
+  }
+  return v;
+}
+
+bool NonFiniteStat(const vis::Item& item, int k) {
+  StatNumber s = NormalizedNumber(item, k);
+  if (s.kind == StatNumber::kFloat) return !std::isfinite(s.number);
+  if (s.kind == StatNumber::kOther) {
+    vis::Value v = NormalizedStat(item, k);
+    if (v.kind_case() != vis::Value::kText) return false;
+    std::string t = v.text();
+    std::transform(t.begin(), t.end(), t.begin(), ::tolower);
+    return t == "inf" || t == "-inf" || t == "nan";
+  }
+  return false;
+}
+
+bool IsTensor(const vis::Item& item) {
+  const vis::Value* type = FindField(item, "type");
+  if (type == nullptr || type->kind_case() != vis::Value::kText) return false;
+  const std::string& t = type->text();
+  return t.rfind("torch.", 0) == 0 || t.rfind("mindspore.", 0) == 0;
+}
+
+// The dtype column: a tensor's dtype, "<class 'int'>" for other leaves.
+std::string DtypeOf(const vis::Item& item) {
+  const vis::Value* dtype = FindField(item, "dtype");
+  if (dtype != nullptr && !IsNull(dtype)) return PyStr(dtype);
+  const vis::Value* type = FindField(item, "type");
+  if (type == nullptr || IsNull(type)) return "";
+  return "<class '" + (type->kind_case() == vis::Value::kText ? type->text() : PyStr(type)) + "'>";
+}
+
+// The shape column: a tensor's shape, [] for other leaves.
+std::string ShapeOf(const vis::Item& item) {
+  const vis::Value* shape = FindField(item, "shape");
+  if (shape == nullptr || IsNull(shape)) return IsTensor(item) ? "" : "[]";
+  return PyStr(shape);
+}
+
+// requires_grad as msprobe holds it; empty for a false-like value (the rule
+// skips those).
+std::string TruthyRequiresGrad(const vis::Item& item) {
+  const vis::Value* v = FindField(item, "requires_grad");
+  if (v == nullptr || IsNull(v)) return "";
+  std::string s = PyStr(v);
+  return s == "False" || s == "0" || s.empty() ? "" : s;
+}
+
+// An md5 cell: the item's md5, "Nan" for a missing bench item.
+bool Md5Missing(const std::string& md5) { return md5.empty() || md5 == "N/A" || md5 == "Nan"; }
+
+}  // namespace
+
+std::string ApiOfName(const std::string& name, bool strip_rank) {
+  size_t a = name.find('.');
+  if (a == std::string::npos) return "";
+  size_t b = name.find('.', a + 1);
+  std::string api = name.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+  if (strip_rank) {
+    static const std::regex kRank("_rank\\d+$");
+    api = std::regex_replace(api, kRank, "");
+  }
+  return api;
+}
+
+double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::NodeDetail& npu,
+               const vis::NodeDetail& bench, bool parallel_merge) {
+  if (mode != vis::MODE_STATISTICS && mode != vis::MODE_MD5 && mode != vis::MODE_TENSOR) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  // Rows: the items as ComparePair paired them.
+  std::vector<const vis::Item*> paired = PairedItems(npu, bench);
+  std::vector<Row> rows;
+  size_t i = 0;
+  for (const auto* items : {&npu.input(), &npu.output()}) {
+    for (const vis::Item& it : *items) rows.push_back(Row{&it, paired[i++], it.state() == vis::STATE_OUTPUT});
+  }
+  // msprobe 26 grades a pair only when its compare table has a row.
+  if (rows.empty()) return std::numeric_limits<double>::quiet_NaN();
+  // The exceptions go by the API of the first input row's name, the node's.
+  Ignore ignore = Ignore::kNone;
+  bool has_input = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.output; });
+  std::string api = ApiOfName(node_name, parallel_merge);
+  if (has_input && AllIgnored().count(api)) ignore = Ignore::kAll;
+  if (has_input && InputIgnored().count(api)) ignore = Ignore::kInputs;
+  if (IsEmptyFamily(ApiOfName(node_name, false))) return kGradePass;
+  if (ignore == Ignore::kAll) return kGradePass;
+
+  double grade = kGradePass;
+  auto raise = [&grade](double g) { grade = std::max(grade, g); };
+  bool has_output = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.output; });
+  for (const Row& r : rows) {
+    if (ignore == Ignore::kInputs && !r.output) continue;
+    if (mode == vis::MODE_MD5) {
+      std::string a = ItemMd5(*r.npu), b = r.bench ? ItemMd5(*r.bench) : "Nan";
+      if (a != b) raise(Md5Missing(a) || Md5Missing(b) ? kGradeWarning : kGradeError);
+      continue;
+    }
+    // NaN/inf in the NPU's max or min while the bench's are finite.
+    if (r.bench != nullptr && !NonFiniteStat(*r.bench, 0) && !NonFiniteStat(*r.bench, 1) &&
+        (NonFiniteStat(*r.npu, 0) || NonFiniteStat(*r.npu, 1))) {
+      raise(kGradeError);
+    }
+    if (r.bench == nullptr) {  // shape and dtype differ from the missing bench ("Nan")
+      raise(kGradeError);
+      continue;
+    }
+    std::string ra = TruthyRequiresGrad(*r.npu), rb = TruthyRequiresGrad(*r.bench);
+    if (!ra.empty() && !rb.empty() && ra != rb) raise(kGradeError);
+    std::string da = DtypeOf(*r.npu), db = DtypeOf(*r.bench);
+    std::string bench_key = r.bench->key();
+    bool fused = bench_key.find("qkv") != std::string::npos || bench_key.find("gate_up") != std::string::npos;
+    if (!fused && !da.empty() && !db.empty() && da != db) raise(kGradeError);
+    if (!parallel_merge) {
+      std::string sa = ShapeOf(*r.npu), sb = ShapeOf(*r.bench);
+      if (!sa.empty() && !sb.empty() && sa != sb) raise(kGradeError);
+    }
+    // A non-tensor scalar argument with a different value.
+    if (ignore == Ignore::kNone && !r.output && !IsTensor(*r.npu) && !IsTensor(*r.bench) &&
+        da.find("class") != std::string::npos && db.find("class") != std::string::npos && ShapeOf(*r.npu) == "[]") {
+      vis::Value va = NormalizedStat(*r.npu, 0), vb = NormalizedStat(*r.bench, 0);
+      if (PyStr(&va) != PyStr(&vb)) raise(kGradeError);
+    }
+  }
+  if (mode == vis::MODE_MD5 || ignore != Ignore::kNone || !has_output) return grade;
+
+  if (mode == vis::MODE_STATISTICS) {
+    double in = MaxRelative(rows, false), out = MaxRelative(rows, true);
+    if (in < 0.1) {
+      for (const Row& r : rows) {
+        if (!r.output || r.bench == nullptr) continue;
+        const vis::Metric* m = Metric(*r.npu, "NormRelativeErr");
+        double x = m ? PercentToFraction(m->text()) : 0;
+        if (std::fabs(x) > 0.5) raise(kGradeError);
+      }
+    }
+    if (in == 0 ? out > 0.1 : out / in > 10) raise(kGradeWarning);
+  } else {
+    double in_ratio = MinTensorMetric(rows, false, "One Thousandth Err Ratio");
+    double out_ratio = MinTensorMetric(rows, true, "One Thousandth Err Ratio");
+    if (in_ratio > 0.9 && out_ratio < 0.1) raise(kGradeError);
+    double in_cos = MinTensorMetric(rows, false, "Cosine"), out_cos = MinTensorMetric(rows, true, "Cosine");
+    if (in_cos > 0.9 && in_cos - out_cos > 0.1) raise(kGradeWarning);
+  }
+  return grade;
+}
+
+}  // namespace graph_ascend::compare

@@ -1,0 +1,326 @@
+// End to end: `graph-ascend graph_visualize` (msprobe 26.2.0's flags) on the
+// committed samples. Each run is checked against `graph -i compare.json` on
+// the same dumps (one planner and one set of jobs behind both commands), and
+// the 26.2 layout rules (rank intersection, step*/rank*, proc<pid>) on
+// folders made of the samples' rank folders.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+#include "test_files.h"
+
+namespace graph_ascend {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CountMatched;
+using testing::ExpectOneError;
+using testing::Export;
+using testing::Files;
+using testing::Graph;
+using testing::Json;
+using testing::Lines;
+using testing::RunResult;
+using testing::RunTool;
+using testing::Sample;
+using testing::TempDir;
+
+// Runs graph_visualize and returns the files it names on stdout (sorted),
+// checking that they are exactly the files written.
+std::vector<std::string> Visualize(const std::vector<std::string>& flags, const std::string& out_dir,
+                                   RunResult* run = nullptr) {
+  std::vector<std::string> args = {"graph_visualize", "-o", out_dir};
+  args.insert(args.end(), flags.begin(), flags.end());
+  RunResult r = RunTool(args);
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> paths;
+  for (const std::string& line : Lines(r.out)) {
+    if (line.rfind("PROGRESS: ", 0) != 0 && line.rfind("[", 0) != 0) paths.push_back(line);
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::string> listed;
+  for (const std::string& f : Files(out_dir)) listed.push_back(out_dir + "/" + f);
+  EXPECT_EQ(paths, listed) << "stdout names exactly the files written";
+  if (run != nullptr) *run = r;
+  return paths;
+}
+
+std::vector<std::string> Names(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& p : paths) out.push_back(fs::path(p).filename().string());
+  return out;
+}
+
+// The node names of one side of an exported compare with their precision
+// indices (-1 without one).
+std::map<std::string, double> Indices(const Json& side) {
+  std::map<std::string, double> out;
+  for (auto& [name, node] : side["node"].items()) {
+    out[name] = node["data"].contains("precision_index") ? node["data"]["precision_index"].get<double>() : -1;
+  }
+  return out;
+}
+
+// The same graph as `graph -i config`: nodes, indices and matches.
+void ExpectSameAsGraph(const std::string& vis, const std::string& config, const std::vector<std::string>& flags = {}) {
+  TempDir out;
+  std::vector<std::string> graph_files = Graph(config, out / "g", flags);
+  ASSERT_EQ(graph_files.size(), 1u);
+  Json ours = Export(vis), theirs = Export(graph_files[0]);
+  EXPECT_EQ(Indices(ours["NPU"]), Indices(theirs["NPU"]));
+  EXPECT_EQ(Indices(ours["Bench"]).size(), Indices(theirs["Bench"]).size());
+  EXPECT_EQ(CountMatched(ours["NPU"]), CountMatched(theirs["NPU"]));
+  EXPECT_GT(CountMatched(ours["NPU"]), 0);
+}
+
+TEST(VisualizeTest, SingleRankCompareIsTheGraphOfCompareJson) {
+  TempDir out;
+  std::vector<std::string> files = Visualize(
+      {"-tp", Sample("gpt_statistics/npu/step0/rank0"), "-gp", Sample("gpt_statistics/bench/step0/rank0")}, out / "o");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(std::regex_match(Names(files)[0], std::regex(R"(compare_\d{14}\.vis)"))) << files[0];
+  ExpectSameAsGraph(files[0], Sample("gpt_statistics/compare.json"));
+}
+
+TEST(VisualizeTest, SingleRankBuild) {
+  TempDir out;
+  std::vector<std::string> files = Visualize({"--target_path", Sample("cnn_statistics/npu/step0/rank0")}, out / "o");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(std::regex_match(Names(files)[0], std::regex(R"(build_\d{14}\.vis)"))) << files[0];
+  Json doc = Export(files[0]);
+  EXPECT_FALSE(doc.contains("NPU"));
+  EXPECT_GT(doc["node"].size(), 400u);
+}
+
+TEST(VisualizeTest, StepsLayoutGivesOneFilePerStepAndRank) {
+  TempDir out;
+  std::vector<std::string> files =
+      Visualize({"-tp", Sample("dist_gloo/npu"), "-gp", Sample("dist_gloo/bench"), "-oc"}, out / "o");
+  std::vector<std::string> names = Names(files);
+  ASSERT_EQ(names.size(), 4u);
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string want = std::string("compare_step") + (i < 2 ? "0" : "1") + "_rank" + (i % 2 ? "1" : "0") + "_";
+    EXPECT_EQ(names[i].rfind(want, 0), 0u) << names[i];
+  }
+  Json rank1 = Export(files[1]);
+  EXPECT_EQ(rank1["OverflowCheck"], true);
+}
+
+// msprobe 26 compares the ranks both runs have; msprobe graph (8.x) refuses
+// differing rank folders.
+TEST(VisualizeTest, RanksAreIntersected) {
+  TempDir dir;
+  fs::create_directories(dir / "npu");
+  fs::create_directories(dir / "bench");
+  fs::create_directory_symlink(Sample("dist_gloo/npu/step0/rank0"), dir / "npu/rank0");
+  fs::create_directory_symlink(Sample("dist_gloo/npu/step0/rank1"), dir / "npu/rank1");
+  fs::create_directory_symlink(Sample("dist_gloo/bench/step0/rank1"), dir / "bench/rank1");
+  // Files beside the rank folders are skipped (26.2's skip_wrong_dir; a
+  // folder of another name is refused, by 26.2 too).
+  testing::WriteFile(dir / "npu/notes.txt", "not a dump\n");
+  testing::WriteFile(dir / "bench/run.log", "log\n");
+  std::vector<std::string> files = Visualize({"-tp", dir / "npu", "-gp", dir / "bench"}, dir / "o");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(Names(files)[0].rfind("compare_rank1_", 0), 0u) << files[0];
+  EXPECT_GT(CountMatched(Export(files[0])["NPU"]), 0);
+
+  // msprobe 26 keeps absolute dump paths: the real folder behind the link.
+  RunResult info = RunTool({"info", files[0]});
+  EXPECT_EQ(testing::InfoLine(info.out, "npu dump: "),
+            "npu dump: " + fs::canonical(Sample("dist_gloo/npu/step0/rank1")).string() + " (pytorch)");
+
+  testing::WriteFile(dir / "batch.json", "{\"npu_path\": \"npu\", \"bench_path\": \"bench\"}");
+  RunResult graph = RunTool({"graph", "-i", dir / "batch.json", "-o", dir / "g"});
+  EXPECT_EQ(graph.status, 2) << "graph -i keeps msprobe 8's rule";
+}
+
+// msprobe 26 moves a backward node whose parent is not its module's parent
+// under the backward twin of its forward node's parent; graph keeps 8.1's.
+TEST(VisualizeTest, BackwardProjectionsSitUnderTheAttentionBackward) {
+  TempDir out;
+  std::vector<std::string> files = Visualize(
+      {"-tp", Sample("gpt_statistics/npu/step0/rank0"), "-gp", Sample("gpt_statistics/bench/step0/rank0")}, out / "v");
+  std::vector<std::string> graph_files = Graph(Sample("gpt_statistics/compare.json"), out / "g");
+  ASSERT_EQ(files.size(), 1u);
+  ASSERT_EQ(graph_files.size(), 1u);
+  Json v = Export(files[0])["NPU"], g = Export(graph_files[0])["NPU"];
+  const std::string k = "Module.model.layers.0.self_attn.k_proj.Linear.backward.0";
+  EXPECT_EQ(v["node"][k]["upnode"], "Module.model.layers.0.self_attn.LlamaAttention.backward.0");
+  EXPECT_EQ(g["node"][k]["upnode"], "Module.model.layers.0.LlamaDecoderLayer.backward.0");
+  int moved = 0;
+  for (auto& [name, node] : v["node"].items()) moved += node["upnode"] != g["node"][name]["upnode"];
+  EXPECT_EQ(moved, 12) << "q/k/v/o projections' backward of 3 layers";
+}
+
+// Both gradings are stored; graph_visualize shows msprobe 26's first.
+TEST(VisualizeTest, InfoReportsBothGradings) {
+  TempDir out;
+  std::vector<std::string> files = Visualize(
+      {"-tp", Sample("gpt_statistics/npu/step0/rank0"), "-gp", Sample("gpt_statistics/bench/step0/rank0")}, out / "v");
+  std::vector<std::string> graph_files = Graph(Sample("gpt_statistics/compare.json"), out / "g");
+  RunResult v = RunTool({"info", files[0]}), g = RunTool({"info", graph_files[0]});
+  EXPECT_EQ(testing::InfoLine(v.out, "default grading: "), "default grading: msprobe 26 (pass/warning/error)");
+  EXPECT_EQ(testing::InfoLine(g.out, "default grading: "), "default grading: precision index (msprobe 8.x)");
+  // The counts msprobe 26.2.0 itself gives this compare (bench/reference/crosscheck26.py).
+  EXPECT_EQ(testing::InfoLine(v.out, "msprobe 26 grades"), testing::InfoLine(g.out, "msprobe 26 grades"));
+  EXPECT_NE(testing::InfoLine(v.out, "msprobe 26 grades").find("warning 19, error 22"), std::string::npos) << v.out;
+  EXPECT_EQ(testing::InfoLine(v.out, "first error by msprobe 26's grading"),
+            "first error by msprobe 26's grading, in execution order: Functional.linear.11.forward (api)");
+  Json graded = Export(files[0]);
+  RunResult e = RunTool({"export", files[0], "-o", out / "g26.json", "--grading", "26"});
+  ASSERT_EQ(e.status, 0) << e.err;
+  Json by26 = Json::parse(testing::ReadFile(out / "g26.json"));
+  const std::string head = "Module.lm_head.Linear.forward.0";
+  EXPECT_LT(graded["NPU"]["node"][head]["data"]["precision_index"].get<double>(), 0.001);
+  EXPECT_EQ(by26["NPU"]["node"][head]["data"]["precision_index"].get<double>(), 0.5);
+}
+
+TEST(VisualizeTest, NoCommonRankIsAnError) {
+  TempDir dir;
+  fs::create_directories(dir / "npu");
+  fs::create_directories(dir / "bench");
+  fs::create_directory_symlink(Sample("dist_gloo/npu/step0/rank0"), dir / "npu/rank0");
+  fs::create_directory_symlink(Sample("dist_gloo/bench/step0/rank1"), dir / "bench/rank1");
+  RunResult r = RunTool({"graph_visualize", "-tp", dir / "npu", "-gp", dir / "bench", "-o", dir / "o"});
+  ExpectOneError(r, {"no rank folder in common", "npu has [rank0]", "bench has [rank1]"});
+  EXPECT_FALSE(fs::exists(dir / "o"));
+}
+
+TEST(VisualizeTest, ProcFoldersOfDifferentPidsArePaired) {
+  TempDir out;
+  std::vector<std::string> files =
+      Visualize({"-tp", Sample("l1_api/npu/step0"), "-gp", Sample("l1_api/bench/step0")}, out / "o");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(Names(files)[0].rfind("compare_proc", 0), 0u) << files[0];
+  EXPECT_GT(CountMatched(Export(files[0])["NPU"]), 0);
+}
+
+TEST(VisualizeTest, ParallelMergeFlags) {
+  TempDir out;
+  std::vector<std::string> files = Visualize({"-tp", Sample("parallel_merge/npu/step0"), "-gp",
+                                              Sample("parallel_merge/bench/step0"), "--rank_size", "4", "1", "--tp",
+                                              "2", "1", "--pp", "2", "1", "--vpp", "1", "1", "--order",
+                                              "tp-cp-ep-dp-pp", "tp-cp-ep-dp-pp"},
+                                             out / "o");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(std::regex_match(Names(files)[0], std::regex(R"(compare_merged0_\d{14}\.vis)"))) << files[0];
+  ExpectSameAsGraph(files[0], Sample("parallel_merge/compare.json"));
+}
+
+TEST(VisualizeTest, LayerMappingAndFuzzyMatch) {
+  TempDir out;
+  std::string yaml = Sample("layer_mapping/layer_mapping.yaml");
+  std::vector<std::string> lm = Visualize({"-tp", Sample("layer_mapping/npu/step0/rank0"), "-gp",
+                                           Sample("layer_mapping/bench/step0/rank0"), "-lm", yaml},
+                                          out / "lm");
+  ASSERT_EQ(lm.size(), 1u);
+  ExpectSameAsGraph(lm[0], Sample("layer_mapping/compare.json"), {"-lm", yaml});
+  std::vector<std::string> fm = Visualize(
+      {"-tp", Sample("gpt_statistics/npu/step0/rank0"), "-gp", Sample("gpt_statistics/bench/step0/rank0"), "-fm"},
+      out / "fm");
+  ASSERT_EQ(fm.size(), 1u);
+  ExpectSameAsGraph(fm[0], Sample("gpt_statistics/compare.json"), {"-f"});
+}
+
+// msprobe 26's -progress_log: `PROGRESS: {...}` lines on stdout, the value
+// rising to 100, the last one with process_running false.
+TEST(VisualizeTest, ProgressLog) {
+  TempDir out;
+  RunResult r;
+  Visualize({"-tp", Sample("cnn_statistics/npu"), "-gp", Sample("cnn_statistics/bench"), "-progress_log"}, out / "o",
+            &r);
+  std::vector<Json> progress;
+  for (const std::string& line : Lines(r.out)) {
+    if (line.rfind("PROGRESS: ", 0) == 0) progress.push_back(Json::parse(line.substr(10)));
+  }
+  ASSERT_GE(progress.size(), 3u) << r.out;
+  int last = -1;
+  for (const Json& p : progress) {
+    EXPECT_EQ(p.size(), 3u) << p.dump();
+    EXPECT_TRUE(p["error_msg"].is_array());
+    EXPECT_GE(p["current_progress"].get<int>(), last);
+    last = p["current_progress"].get<int>();
+  }
+  EXPECT_EQ(progress.back()["current_progress"], 100);
+  EXPECT_EQ(progress.back()["process_running"], false);
+  EXPECT_EQ(progress[progress.size() - 2]["process_running"], true);
+}
+
+TEST(VisualizeTest, ProgressLogCarriesTheError) {
+  TempDir out;
+  RunResult r = RunTool({"graph_visualize", "-tp", out / "missing", "-o", out / "o", "-progress_log"});
+  EXPECT_EQ(r.status, 2);
+  ASSERT_EQ(Lines(r.err).size(), 1u) << r.err;
+  std::vector<std::string> lines = Lines(r.out);
+  ASSERT_FALSE(lines.empty());
+  Json last = Json::parse(lines.back().substr(10));
+  EXPECT_EQ(last["process_running"], false);
+  ASSERT_EQ(last["error_msg"].size(), 1u);
+  EXPECT_NE(last["error_msg"][0].get<std::string>().find(out / "missing"), std::string::npos);
+}
+
+TEST(VisualizeTest, TensorLogPrintsEachComparedNode) {
+  TempDir out;
+  RunResult r;
+  Visualize({"-tp", Sample("gpt_tensor/npu/step0/rank0"), "-gp", Sample("gpt_tensor/bench/step0/rank0"), "-tensor_log"},
+            out / "o", &r);
+  int compared = 0;
+  for (const std::string& line : Lines(r.out)) compared += line.find("] Compare result: precision_index ") != std::string::npos;
+  EXPECT_GT(compared, 100);
+}
+
+TEST(VisualizeTest, EqualsFormOfLongFlags) {
+  TempDir out;
+  std::vector<std::string> files =
+      Visualize({"--target_path=" + Sample("l1_api/npu/step0"), "--file_type=db"}, out / "o");
+  EXPECT_EQ(files.size(), 1u);
+}
+
+struct BadCase {
+  std::string name;
+  std::vector<std::string> args;  // after graph_visualize -o OUT
+  std::vector<std::string> parts;
+};
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+class VisualizeErrorTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(VisualizeErrorTest, OneLineExitTwoNothingWritten) {
+  TempDir out;
+  std::vector<std::string> args = {"graph_visualize", "-o", out / "o"};
+  for (const std::string& a : GetParam().args) args.push_back(a.rfind("@", 0) == 0 ? Sample(a.substr(1)) : a);
+  RunResult r = RunTool(args);
+  ExpectOneError(r, GetParam().parts);
+  EXPECT_TRUE(Files(out / "o").empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Samples, VisualizeErrorTest,
+    ::testing::Values(
+        BadCase{"no_target", {"-gp", "@cnn_statistics/bench"}, {"-tp/--target_path and -o/--output_path are required"}},
+        BadCase{"missing_dir", {"-tp", "/nonexistent/dump"}, {"/nonexistent/dump", "cannot open"}},
+        BadCase{"target_is_file", {"-tp", "@cnn_statistics/build.json"}, {"build.json", "found a file"}},
+        BadCase{"layouts_differ",
+                {"-tp", "@cnn_statistics/npu", "-gp", "@cnn_statistics/bench/step0/rank0"},
+                {"directory structures", "inconsistent"}},
+        BadCase{"json_with_golden",
+                {"-tp", "@cnn_statistics/npu", "-gp", "@cnn_statistics/bench", "--file_type", "json"},
+                {"--file_type json", "comparison mode"}},
+        BadCase{"bad_file_type", {"-tp", "@cnn_statistics/npu", "--file_type", "csv"}, {"--file_type takes db or json"}},
+        BadCase{"output_db", {"-tp", "@cnn_statistics/npu", "--output_format", "db"}, {"--output_format db", "no .vis.db writer"}},
+        BadCase{"fuzzy_build", {"-tp", "@cnn_statistics/npu", "-fm"}, {"-fm", "-gp/--golden_path"}},
+        BadCase{"fuzzy_and_mapping",
+                {"-tp", "@cnn_statistics/npu", "-gp", "@cnn_statistics/bench", "-fm", "-lm"},
+                {"cannot be used together"}},
+        BadCase{"bad_tp", {"-tp", "@parallel_merge/npu/step0", "--rank_size", "4", "--tp", "two", "--pp", "2"}, {"--tp takes integers, got 'two'"}},
+        BadCase{"merge_missing_pp", {"-tp", "@parallel_merge/npu/step0", "--rank_size", "4", "--tp", "2"}, {"--pp", "missing"}},
+        BadCase{"unknown_flag", {"-tp", "@cnn_statistics/npu", "-i", "compare.json"}, {"unknown option '-i'"}}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace graph_ascend
