@@ -423,6 +423,55 @@ def run_parallel_merge(side, debugger):
     dist.destroy_process_group()
 
 
+class HandLayerNorm(nn.LayerNorm):
+    """nn.LayerNorm written out by hand (named "LayerNorm" in the dump, like the module it replaces).
+
+    Its backward produces bias's gradient before weight's (the add runs last in forward), while
+    F.layer_norm hands both out at once, weight first: msprobe dumps parameter gradients in
+    arrival order, so the two runs list them in a different order."""
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        var = ((x - mean) ** 2).mean(-1, keepdim=True)
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
+
+
+HandLayerNorm.__name__ = "LayerNorm"
+HandLayerNorm.__qualname__ = "LayerNorm"
+
+
+def run_bert_pgrad(side, debugger):
+    """A tiny BERT (transformers BertModel from a config: `attention.output.*` modules) trained one
+    SGD step on random tokens. npu: every LayerNorm is HandLayerNorm (same math; its parameter
+    gradients arrive in the other order)."""
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(SEED)
+    config = BertConfig(
+        vocab_size=64, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+        max_position_embeddings=16, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )
+    model = BertModel(config, add_pooling_layer=False)
+    if side == "npu":
+        for parent in list(model.modules()):
+            for name, child in list(parent.named_children()):
+                if type(child) is nn.LayerNorm:
+                    hand = HandLayerNorm(child.normalized_shape, eps=child.eps)
+                    hand.load_state_dict(child.state_dict())
+                    setattr(parent, name, hand)
+    g = torch.Generator().manual_seed(SEED + 1)
+    ids = torch.randint(0, 64, (2, 6), generator=g)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    model.train()
+    debugger.start(model, rank_id=0)
+    out = model(input_ids=ids).last_hidden_state
+    out.pow(2).mean().backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    debugger.stop()
+    debugger.step()
+
+
 # --------------------------------------------------------------------------- cases
 
 # case -> (task, level, summary_mode, runner)
@@ -449,6 +498,7 @@ CASES = {
     "overflow_nan": ("statistics", "mix", "statistics", run_overflow),
     "layer_mapping": ("statistics", "mix", "statistics", run_layer_mapping),
     "parallel_merge": ("statistics", "mix", "statistics", run_parallel_merge),
+    "bert_pgrad": ("statistics", "mix", "statistics", run_bert_pgrad),
 }
 
 
