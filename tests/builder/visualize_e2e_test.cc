@@ -5,6 +5,7 @@
 // folders made of the samples' rank folders.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -130,10 +131,10 @@ TEST(VisualizeTest, RanksAreIntersected) {
   EXPECT_EQ(Names(files)[0].rfind("compare_rank1_", 0), 0u) << files[0];
   EXPECT_GT(CountMatched(Export(files[0])["NPU"]), 0);
 
-  // msprobe 26 keeps absolute dump paths: the real folder behind the link.
+  // msprobe 26 keeps absolute dump paths: the real path of -tp, then the rank folder.
   RunResult info = RunTool({"info", files[0]});
   EXPECT_EQ(testing::InfoLine(info.out, "npu dump: "),
-            "npu dump: " + fs::canonical(Sample("dist_gloo/npu/step0/rank1")).string() + " (pytorch)");
+            "npu dump: " + fs::canonical(dir / "npu").string() + "/rank1 (pytorch)");
 
   testing::WriteFile(dir / "batch.json", "{\"npu_path\": \"npu\", \"bench_path\": \"bench\"}");
   RunResult graph = RunTool({"graph", "-i", dir / "batch.json", "-o", dir / "g"});
@@ -179,6 +180,59 @@ TEST(VisualizeTest, InfoReportsBothGradings) {
   const std::string head = "Module.lm_head.Linear.forward.0";
   EXPECT_LT(graded["NPU"]["node"][head]["data"]["precision_index"].get<double>(), 0.001);
   EXPECT_EQ(by26["NPU"]["node"][head]["data"]["precision_index"].get<double>(), 0.5);
+}
+
+// samples/bert_pgrad: the npu run's hand-written LayerNorm hands out bias's
+// gradient before weight's, so msprobe lists P.parameters_grad.0's items in
+// another order on each side (issue 9, 5a; msprobe 8.1 and 26.2 pair them
+// by position: COMPATIBILITY C26-pgrad-order). Paired by name, the equal
+// gradients show no difference. Its BERT `attention.output.*` modules keep
+// the metrics of their inputs (5b, C26-output-name).
+TEST(VisualizeTest, RealDumpWithGradientsInAnotherOrder) {
+  for (const std::string layer : {"0", "1"}) {
+    const std::string grads = "Module.encoder.layer." + layer + ".output.LayerNorm.LayerNorm.parameters_grad.0";
+    const std::string npu_dump = testing::ReadFile(Sample("bert_pgrad/npu/step0/rank0/dump.json"));
+    const std::string bench_dump = testing::ReadFile(Sample("bert_pgrad/bench/step0/rank0/dump.json"));
+    auto order = [&](const std::string& text) {
+      Json d = Json::parse(text)["data"][grads];
+      std::vector<std::string> keys;
+      for (auto& [k, v] : d.items()) keys.push_back(k);
+      return keys;
+    };
+    ASSERT_EQ(order(npu_dump), (std::vector<std::string>{"bias", "weight"})) << "the sample shows the bug";
+    ASSERT_EQ(order(bench_dump), (std::vector<std::string>{"weight", "bias"}));
+  }
+  // The last layer's gradients are equal by name, not by position.
+  const std::string last = "Module.encoder.layer.1.output.LayerNorm.LayerNorm.parameters_grad.0";
+  Json n = Json::parse(testing::ReadFile(Sample("bert_pgrad/npu/step0/rank0/dump.json")))["data"][last];
+  Json b = Json::parse(testing::ReadFile(Sample("bert_pgrad/bench/step0/rank0/dump.json")))["data"][last];
+  EXPECT_NEAR(n["bias"][0]["Norm"].get<double>(), b["bias"][0]["Norm"].get<double>(), 1e-6);
+  EXPECT_GT(std::fabs(n["bias"][0]["Norm"].get<double>() - b["weight"][0]["Norm"].get<double>()), 1e-3);
+  TempDir out;
+  for (bool visualize : {false, true}) {
+    std::vector<std::string> files =
+        visualize ? Visualize({"-tp", Sample("bert_pgrad/npu/step0/rank0"), "-gp", Sample("bert_pgrad/bench/step0/rank0")},
+                              out / "v")
+                  : Graph(Sample("bert_pgrad/compare.json"), out / "g");
+    ASSERT_EQ(files.size(), 1u);
+    Json npu = Export(files[0])["NPU"]["node"];
+    for (const std::string layer : {"0", "1"}) {
+      const std::string grads = "Module.encoder.layer." + layer + ".output.LayerNorm.LayerNorm.parameters_grad.0";
+      ASSERT_TRUE(npu.contains(grads));
+      EXPECT_EQ(npu[grads]["matched_node_link"].back(), grads) << "matched although the orders differ";
+      int items = 0;
+      for (auto& [key, value] : npu[grads]["output_data"].items()) {
+        ++items;
+        if (layer != "1") continue;
+        std::string rel = value["NormRelativeErr"].get<std::string>();
+        EXPECT_LT(std::stod(rel.substr(0, rel.size() - 1)), 1e-3) << key << " " << rel << ": equal gradients";
+      }
+      EXPECT_EQ(items, 2);
+    }
+    const std::string dense = "Module.encoder.layer.0.attention.output.dense.Linear.forward.0";
+    ASSERT_TRUE(npu.contains(dense));
+    EXPECT_TRUE(npu[dense]["input_data"].contains(dense + ".input.0")) << "the input item of a .output. module";
+  }
 }
 
 TEST(VisualizeTest, NoCommonRankIsAnError) {
