@@ -64,6 +64,13 @@ graph dist_gloo batch.json batch
 graph cnn_md5 compare.json md5
 # Mapped layer names (-lm): some modules (Megatron's core_attention) still have no counterpart.
 graph layer_mapping compare.json layer_mapping -lm layer_mapping.yaml
+# graph_visualize (msprobe 26's flags): both gradings stored, msprobe 26's shown first.
+(cd "$root/samples/gpt_statistics" &&
+  "$cli" graph_visualize -tp npu/step0/rank0 -gp bench/step0/rank0 -o "$logdir/graded" >"$work/graded.log" 2>&1) || {
+  echo "test-browser: graph-ascend graph_visualize on samples/gpt_statistics failed:" >&2
+  cat "$work/graded.log" >&2
+  exit 1
+}
 # A damaged file: the page must name it in its error and keep working.
 mkdir -p "$logdir/broken"
 printf 'not a graph-ascend file\n' > "$logdir/broken/compare_20250101000000.vis"

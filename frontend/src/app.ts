@@ -18,6 +18,7 @@ import { OVERFLOW_COLOURS, bucketLabel, unmatchedColour } from "./graph/paint";
 import { currentLang, onLangChange, setLang, t } from "./i18n";
 import { onThemeChange } from "./theme";
 import type { AppContext } from "./ui/context";
+import { GradingToggle } from "./ui/grading_toggle";
 import { DetailPanel } from "./ui/detail_panel";
 import { FilterPanel } from "./ui/filter_panel";
 import { MatchPanel } from "./ui/match_panel";
@@ -51,6 +52,7 @@ export class App implements AppContext {
   private runs: RunFile[] = [];
   private current: RunFile | null = null;
   private fileInfo: FileInfo | null = null;
+  private readonly grading = new GradingToggle(() => void this.gradingChanged());
   private microStep = -1;
   private openSeq = 0;
   private menuSeq = 0;
@@ -149,7 +151,7 @@ export class App implements AppContext {
     const center = h(
       "div.center",
       null,
-      h("div.legend-bar", null, this.legendEl, this.helpEl),
+      h("div.legend-bar", null, this.legendEl, this.grading.el, this.helpEl),
       this.graphsEl,
       vsplit,
       this.detailPanel.el,
@@ -207,7 +209,8 @@ export class App implements AppContext {
   }
 
   viewKey(side: Side): ViewKey {
-    return { session: this.session, file: this.current?.path ?? "", side, microStep: this.microStep };
+    const grading = this.grading.value();
+    return { session: this.session, file: this.current?.path ?? "", side, microStep: this.microStep, grading };
   }
 
   pane(side: Side): GraphPane {
@@ -276,7 +279,7 @@ export class App implements AppContext {
   }
 
   async matchesChanged(info: FileInfo | undefined): Promise<void> {
-    if (info) this.fileInfo = { ...info, meta: info.meta ?? this.fileInfo?.meta };
+    if (info) this.fileInfo = this.grading.apply({ ...info, meta: info.meta ?? this.fileInfo?.meta });
     this.renderLegend();
     await Promise.all([this.npu.refresh(), this.bench.refresh()]);
     this.filterPanel.reload();
@@ -427,7 +430,7 @@ export class App implements AppContext {
       return false;
     }
     if (seq !== this.openSeq) return false;
-    this.fileInfo = info;
+    this.fileInfo = this.grading.apply(info);
     if (!sameRun) this.microStep = -1;
     if (this.microStep >= (info.meta?.microSteps ?? 1)) this.microStep = -1;
     this.fillMicroSteps();
@@ -662,6 +665,15 @@ export class App implements AppContext {
         ),
       ),
     );
+  }
+
+  /** The grading switched: the same file, recoloured by the other measure. */
+  private async gradingChanged() {
+    this.fileInfo = this.grading.current();
+    this.renderLegend();
+    this.filterPanel.fileChanged();
+    if (this.fileInfo) this.matchPanel.renderSummary(this.fileInfo);
+    await this.openViews(this.place());
   }
 
   // ------------------------------------------------------------ chrome

@@ -79,33 +79,43 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
   return f;
 }
 
-int32_t GraphFile::BucketFor(vis::Side s, uint32_t node) const {
+int32_t GraphFile::BucketFor(vis::Side s, uint32_t node, vis::Grading grading) const {
   if (!is_compare()) return -1;
   const SideGraph& g = *side(s);
   int32_t m = g.matched(node);
-  if (m < 0) return unmatched_bucket_;
+  bool grade = grading == vis::GRADING_26;
+  if (m < 0) return grade ? unmatched_grade_bucket_ : unmatched_bucket_;
   // Bench nodes show the colour of their NPU partner (docs/API.md, "Colours").
   const SideGraph& npu = *npu_;
   uint32_t n = s == vis::SIDE_NPU ? node : static_cast<uint32_t>(m);
+  if (grade) return npu.has_grade(n) ? compare::BucketOf(meta_.grade_legend(), npu.grade(n)) : -1;
   if (!npu.has_precision(n)) return -1;
   return compare::BucketOf(meta_.legend(), npu.precision(n));
 }
 
 void GraphFile::RefreshBucket(vis::Side s, uint32_t node) {
-  mutable_side(s)->set_bucket(node, BucketFor(s, node));
+  auto refresh = [this](vis::Side side, uint32_t n) {
+    mutable_side(side)->set_bucket(n, BucketFor(side, n, vis::GRADING_INDEX));
+    mutable_side(side)->set_grade_bucket(n, BucketFor(side, n, vis::GRADING_26));
+  };
+  refresh(s, node);
   if (is_compare()) {
     int32_t m = side(s)->matched(node);
     vis::Side o = s == vis::SIDE_NPU ? vis::SIDE_BENCH : vis::SIDE_NPU;
-    if (m >= 0) mutable_side(o)->set_bucket(static_cast<uint32_t>(m), BucketFor(o, static_cast<uint32_t>(m)));
+    if (m >= 0) refresh(o, static_cast<uint32_t>(m));
   }
 }
 
 void GraphFile::RefreshAllBuckets() {
   unmatched_bucket_ = compare::UnmatchedBucket(meta_.legend());
+  unmatched_grade_bucket_ = compare::UnmatchedBucket(meta_.grade_legend());
   for (vis::Side s : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
     SideGraph* g = mutable_side(s);
     if (g == nullptr) continue;
-    for (uint32_t i = 0; i < g->size(); ++i) g->set_bucket(i, BucketFor(s, i));
+    for (uint32_t i = 0; i < g->size(); ++i) {
+      g->set_bucket(i, BucketFor(s, i, vis::GRADING_INDEX));
+      g->set_grade_bucket(i, BucketFor(s, i, vis::GRADING_26));
+    }
   }
   summary_valid_ = false;
 }
@@ -161,6 +171,7 @@ SideSummary GraphFile::Summarize(vis::Side s) const {
   const SideGraph* g = side(s);
   if (g == nullptr) return out;
   std::vector<uint32_t> counts(static_cast<size_t>(meta_.legend_size()), 0);
+  std::vector<uint32_t> grade_counts(static_cast<size_t>(meta_.grade_legend_size()), 0);
   out.set_nodes(g->size());
   uint32_t matched = 0, unmatched = 0, over[4] = {0, 0, 0, 0};
   for (uint32_t i = 0; i < g->size(); ++i) {
@@ -170,6 +181,8 @@ SideSummary GraphFile::Summarize(vis::Side s) const {
     int32_t b = g->bucket(i);
     // The root is no operator: like `graph-ascend info`, the buckets count the nodes below it.
     if (s == vis::SIDE_NPU && i != 0 && b >= 0 && b < static_cast<int32_t>(counts.size())) counts[b]++;
+    int32_t gb = g->grade_bucket(i);
+    if (s == vis::SIDE_NPU && i != 0 && gb >= 0 && gb < static_cast<int32_t>(grade_counts.size())) grade_counts[gb]++;
   }
   out.set_matched(matched);
   out.set_unmatched(unmatched);
@@ -178,6 +191,11 @@ SideSummary GraphFile::Summarize(vis::Side s) const {
       BucketCount* c = out.add_buckets();
       c->set_bucket(static_cast<int32_t>(b));
       c->set_count(counts[b]);
+    }
+    for (size_t b = 0; b < grade_counts.size(); ++b) {
+      BucketCount* c = out.add_grade_buckets();
+      c->set_bucket(static_cast<int32_t>(b));
+      c->set_count(grade_counts[b]);
     }
   }
   out.set_overflow_medium(over[vis::OVERFLOW_MEDIUM]);

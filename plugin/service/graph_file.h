@@ -43,6 +43,15 @@ class GraphFile {
 
   // --- under shared() or exclusive()
   const vis::FileMeta& meta() const { return meta_; }
+  // The grading a view shows: its own choice, else the file's; the index
+  // when the file stores no grades (older files, builds).
+  vis::Grading GradingOf(const ViewKey& key) const {
+    vis::Grading g = key.has_grading() ? key.grading() : meta_.grading();
+    return meta_.grade_legend_size() == 0 ? vis::GRADING_INDEX : g;
+  }
+  const google::protobuf::RepeatedPtrField<vis::ColorBucket>& Legend(vis::Grading g) const {
+    return g == vis::GRADING_26 ? meta_.grade_legend() : meta_.legend();
+  }
   // Null for the Bench side of a build.
   const SideGraph* side(vis::Side s) const { return s == vis::SIDE_NPU ? npu_.get() : bench_.get(); }
   SideGraph* mutable_side(vis::Side s) { return s == vis::SIDE_NPU ? npu_.get() : bench_.get(); }
@@ -83,7 +92,8 @@ class GraphFile {
 
  private:
   GraphFile() = default;
-  int32_t BucketFor(vis::Side side, uint32_t node) const;
+  // The bucket of a node in meta.legend (GRADING_INDEX) or meta.grade_legend.
+  int32_t BucketFor(vis::Side side, uint32_t node, vis::Grading grading) const;
   SideSummary Summarize(vis::Side side) const;
 
   std::string relative_;
@@ -94,6 +104,7 @@ class GraphFile {
   std::unique_ptr<SideGraph> npu_;
   std::unique_ptr<SideGraph> bench_;
   int32_t unmatched_bucket_ = -1;
+  int32_t unmatched_grade_bucket_ = -1;
 
   mutable std::shared_mutex mu_;
   std::unordered_map<uint32_t, vis::NodeDetail> edited_[2];

@@ -27,7 +27,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 const char* SideName(vis::Side s) { return s == vis::SIDE_NPU ? "NPU" : "Bench"; }
 
-void FillSummary(const GraphFile& f, vis::Side side, uint32_t n, NodeSummary* s) {
+void FillSummary(const GraphFile& f, vis::Side side, uint32_t n, vis::Grading grading, NodeSummary* s) {
   const SideGraph& g = *f.side(side);
   s->set_index(static_cast<int32_t>(n));
   s->set_name(std::string(g.name(n)));
@@ -37,7 +37,9 @@ void FillSummary(const GraphFile& f, vis::Side side, uint32_t n, NodeSummary* s)
   s->set_micro_step(g.micro_step(n));
   s->set_has_precision(g.has_precision(n));
   s->set_precision_index(g.has_precision(n) ? g.precision(n) : 0);
-  s->set_bucket(g.bucket(n));
+  s->set_bucket(g.bucket(n, grading));
+  s->set_has_grade(g.has_grade(n));
+  s->set_grade_index(g.has_grade(n) ? g.grade(n) : 0);
   s->set_overflow(static_cast<vis::OverflowLevel>(g.overflow(n)));
   s->set_matched(g.matched(n));
   if (g.matched(n) >= 0 && f.is_compare()) {
@@ -46,7 +48,8 @@ void FillSummary(const GraphFile& f, vis::Side side, uint32_t n, NodeSummary* s)
   s->set_child_count(g.child_count(n));
 }
 
-void FillHits(const SideGraph& g, const std::vector<uint32_t>& hits, uint32_t offset, uint32_t limit, NodeList* out) {
+void FillHits(const SideGraph& g, vis::Grading grading, const std::vector<uint32_t>& hits, uint32_t offset,
+              uint32_t limit, NodeList* out) {
   out->set_total(static_cast<uint32_t>(hits.size()));
   if (limit == 0) limit = kDefaultLimit;
   limit = std::min(limit, kMaxLimit);
@@ -56,10 +59,12 @@ void FillHits(const SideGraph& g, const std::vector<uint32_t>& hits, uint32_t of
     h->set_index(static_cast<int32_t>(n));
     h->set_name(std::string(g.name(n)));
     for (uint32_t a : g.Ancestors(n)) h->add_ancestors(std::string(g.name(a)));
-    h->set_bucket(g.bucket(n));
+    h->set_bucket(g.bucket(n, grading));
     h->set_overflow(static_cast<vis::OverflowLevel>(g.overflow(n)));
     h->set_has_precision(g.has_precision(n));
     h->set_precision_index(g.has_precision(n) ? g.precision(n) : 0);
+    h->set_has_grade(g.has_grade(n));
+    h->set_grade_index(g.has_grade(n) ? g.grade(n) : 0);
   }
 }
 
@@ -232,6 +237,7 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
   if (!st.ok()) return st;
   const std::shared_ptr<GraphFile>& file = access.file;
   const SideGraph* g = access.graph;
+  const vis::Grading grading = file->GradingOf(key);
   if (op != ViewOp::kGet) {
     st = CheckNode(*file, key.side(), *g, node);
     if (!st.ok()) return st;
@@ -300,7 +306,9 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     out->set_depth(b.depth);
     out->set_has_precision(g->has_precision(n));
     out->set_precision_index(g->has_precision(n) ? g->precision(n) : 0);
-    out->set_bucket(g->bucket(n));
+    out->set_bucket(g->bucket(n, grading));
+    out->set_has_grade(g->has_grade(n));
+    out->set_grade_index(g->has_grade(n) ? g->grade(n) : 0);
     out->set_overflow(static_cast<vis::OverflowLevel>(g->overflow(n)));
     out->set_matched(g->matched(n));
     out->set_distributed((g->flags(n) & vis::FLAG_DISTRIBUTED) != 0);
@@ -340,7 +348,7 @@ grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest*
     hits = std::make_shared<const std::vector<uint32_t>>(std::move(*found));
     file->CacheSearch(key, hits);
   }
-  FillHits(*g, *hits, req->offset(), req->limit(), reply);
+  FillHits(*g, file->GradingOf(req->view()), *hits, req->offset(), req->limit(), reply);
   return grpc::Status::OK;
 }
 
@@ -351,11 +359,13 @@ grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest*
   const std::shared_ptr<GraphFile>& file = view.file;
   const SideGraph* g = view.graph;
   FilterSpec spec;
+  spec.grading = file->GradingOf(req->view());
+  const int legend_size = file->Legend(spec.grading).size();
   for (int32_t b : req->buckets()) {
-    if (b < 0 || b >= file->meta().legend_size()) {
+    if (b < 0 || b >= legend_size) {
       return Fail(grpc::StatusCode::INVALID_ARGUMENT, file->relative() + ": bucket " + std::to_string(b) +
-                                                          " is not in the legend (" +
-                                                          std::to_string(file->meta().legend_size()) + " entries)");
+                                                          " is not in the legend (" + std::to_string(legend_size) +
+                                                          " entries)");
     }
     spec.buckets.push_back(b);
   }
@@ -368,7 +378,7 @@ grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest*
   spec.unmatched = req->unmatched();
   spec.leaves_only = req->leaves_only();
   spec.micro_step = req->view().micro_step();
-  FillHits(*g, FilterNodes(*g, file->is_compare(), spec), req->offset(), req->limit(), reply);
+  FillHits(*g, spec.grading, FilterNodes(*g, file->is_compare(), spec), req->offset(), req->limit(), reply);
   return grpc::Status::OK;
 }
 
@@ -383,7 +393,7 @@ grpc::Status GraphServiceImpl::GetNodeDetail(grpc::ServerContext*, const NodeReq
   if (!st.ok()) return st;
   auto fill = [&](vis::Side s, uint32_t n, NodeSummary* summary, vis::NodeDetail* detail,
                   google::protobuf::RepeatedPtrField<std::string>* stack) -> grpc::Status {
-    FillSummary(*file, s, n, summary);
+    FillSummary(*file, s, n, file->GradingOf(req->view()), summary);
     auto d = file->Detail(s, n);
     if (!d.ok()) return Fail(grpc::StatusCode::DATA_LOSS, d.error());
     auto frames = file->Stack(s, d->stack_id());

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "compare/grading.h"
 #include "compare/pair_compare.h"
 
 namespace graph_ascend::service {
@@ -57,6 +59,13 @@ void RefreshCollection(GraphFile* f, uint32_t node) {
     agg = md5 ? std::min(agg, v) : std::max(agg, v);
   }
   g->set_precision(static_cast<uint32_t>(p), agg);
+  if (f->meta().grade_legend_size() > 0) {  // msprobe 26: the worst grade, from pass
+    double grade = 0;
+    for (uint32_t k = 0; k < g->child_count(static_cast<uint32_t>(p)); ++k) {
+      if (g->has_grade(kids[k])) grade = std::max(grade, g->grade(kids[k]));
+    }
+    g->set_grade(static_cast<uint32_t>(p), grade);
+  }
   f->RefreshBucket(vis::SIDE_NPU, static_cast<uint32_t>(p));
 }
 
@@ -100,6 +109,9 @@ PairOutcome MatchOne(GraphFile* f, uint32_t npu, uint32_t bench, bool check_type
   compare::PairVerdict v = compare::ComparePair(f->meta().mode(), out.npu, &*npu_detail, *bench_detail, nullptr);
   if (f->meta().mode() == vis::MODE_MD5) npu_detail->set_md5_result(v.md5_result);
   n->set_precision(npu, v.has_precision ? v.precision_index : kNaN);
+  if (f->meta().grade_legend_size() > 0) {
+    n->set_grade(npu, compare::Grade26(f->meta().mode(), out.npu, *npu_detail, *bench_detail, false));
+  }
   n->set_matched(npu, static_cast<int32_t>(bench));
   b->set_matched(bench, static_cast<int32_t>(npu));
   f->SetDetail(vis::SIDE_NPU, npu, std::move(*npu_detail));
@@ -158,6 +170,7 @@ PairOutcome UnmatchOne(GraphFile* f, uint32_t npu, uint32_t bench) {
   compare::ClearMetrics(&*detail);
   detail->clear_md5_result();
   n->set_precision(npu, kNaN);
+  n->set_grade(npu, kNaN);
   n->set_matched(npu, -1);
   b->set_matched(bench, -1);
   f->SetDetail(vis::SIDE_NPU, npu, std::move(*detail));

@@ -199,7 +199,7 @@ std::vector<uint32_t> FilterNodes(const SideGraph& g, bool compare, const Filter
   for (uint32_t n = 1; n < g.size(); ++n) {
     if (spec.leaves_only && g.child_count(n) != 0) continue;
     if (!Wanted(g, n, spec.micro_step)) continue;
-    int32_t b = g.bucket(n);
+    int32_t b = g.bucket(n, spec.grading);
     bool hit = (by_bucket && b >= 0 && b < 64 && (bucket_mask >> b) & 1) || (by_unmatched && g.matched(n) < 0) ||
                (by_overflow && g.overflow(n) != 0 && (overflow_mask >> g.overflow(n)) & 1);
     if (hit) hits.push_back(n);

@@ -28,6 +28,7 @@ Result<std::vector<uint32_t>> SearchNodes(const SideGraph& g, const SearchSpec& 
 
 struct FilterSpec {
   std::vector<int32_t> buckets;    // legend indices (a node's colour bucket, see GraphFile)
+  vis::Grading grading = vis::GRADING_INDEX;  // which legend `buckets` index
   bool unmatched = false;          // nodes without a match
   std::vector<uint32_t> overflow;  // OverflowLevel values
   bool leaves_only = false;

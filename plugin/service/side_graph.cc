@@ -45,6 +45,7 @@ Result<std::unique_ptr<SideGraph>> SideGraph::Load(const vis::VisReader& reader,
   g->children_.reserve(n_total);
   g->micro_step_.reserve(n_total);
   g->precision_.reserve(n_total);
+  g->grade_.reserve(n_total);
   g->overflow_.reserve(n_total);
   g->matched_.reserve(n_total);
   g->flags_.reserve(n_total);
@@ -93,6 +94,7 @@ Result<std::unique_ptr<SideGraph>> SideGraph::Load(const vis::VisReader& reader,
               CopyColumn(chunk->parent(), n, int32_t{-1}, &g->parent_) &&
               CopyColumn(chunk->micro_step(), n, int32_t{-1}, &g->micro_step_) &&
               CopyColumn(chunk->precision_index(), n, std::numeric_limits<double>::quiet_NaN(), &g->precision_) &&
+              CopyColumn(chunk->grade_index(), n, std::numeric_limits<double>::quiet_NaN(), &g->grade_) &&
               CopyColumn(chunk->overflow_level(), n, uint8_t{0}, &g->overflow_) &&
               CopyColumn(chunk->matched(), n, int32_t{-1}, &g->matched_) &&
               CopyColumn(chunk->flags(), n, uint8_t{0}, &g->flags_);
@@ -152,6 +154,7 @@ Result<std::unique_ptr<SideGraph>> SideGraph::Load(const vis::VisReader& reader,
     if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
   }
   g->bucket_.assign(n_total, -1);
+  g->grade_bucket_.assign(n_total, -1);
   if (progress) progress(1.0);
   return g;
 }
@@ -186,7 +189,7 @@ std::vector<uint32_t> SideGraph::Ancestors(uint32_t n) const {
 }
 
 size_t SideGraph::MemoryBytes() const {
-  size_t per_node = sizeof(uint32_t) * 3 + sizeof(uint8_t) * 3 + sizeof(int32_t) * 5 + sizeof(double) + 1;
+  size_t per_node = sizeof(uint32_t) * 3 + sizeof(uint8_t) * 3 + sizeof(int32_t) * 5 + sizeof(double) * 2 + 2;
   size_t bytes = names_.capacity() + folded_.capacity() + per_node * size() + children_.capacity() * sizeof(uint32_t);
   if (!by_name_.empty()) bytes += by_name_.size() * 48;
   return bytes;

@@ -52,11 +52,21 @@ class SideGraph {
   int32_t matched(uint32_t n) const { return matched_[n]; }
   uint32_t flags(uint32_t n) const { return flags_[n]; }
   int32_t bucket(uint32_t n) const { return bucket_[n]; }
+  // msprobe 26's grade (0 / 0.5 / 1; NaN none) and its bucket in meta.grade_legend.
+  double grade(uint32_t n) const { return grade_[n]; }
+  bool has_grade(uint32_t n) const { return !std::isnan(grade_[n]); }
+  int32_t grade_bucket(uint32_t n) const { return grade_bucket_[n]; }
+  // The bucket of the view's grading.
+  int32_t bucket(uint32_t n, vis::Grading grading) const {
+    return grading == vis::GRADING_26 ? grade_bucket_[n] : bucket_[n];
+  }
 
   // Mutations by manual matching and legend changes (caller holds the file's writer lock).
   void set_precision(uint32_t n, double p) { precision_[n] = p; }
   void set_matched(uint32_t n, int32_t m) { matched_[n] = m; }
   void set_bucket(uint32_t n, int32_t b) { bucket_[n] = static_cast<int8_t>(b); }
+  void set_grade(uint32_t n, double g) { grade_[n] = g; }
+  void set_grade_bucket(uint32_t n, int32_t b) { grade_bucket_[n] = static_cast<int8_t>(b); }
 
   // Names joined by '\n' (a '\n' or '\r' inside a name is searched as ' ').
   std::string_view names_buffer() const { return names_; }
@@ -92,6 +102,8 @@ class SideGraph {
   std::vector<int32_t> matched_;
   std::vector<uint8_t> flags_;
   std::vector<int8_t> bucket_;
+  std::vector<double> grade_;
+  std::vector<int8_t> grade_bucket_;
 
   mutable std::once_flag by_name_once_;
   mutable std::unordered_map<std::string_view, uint32_t> by_name_;

@@ -8,6 +8,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+
+#include "compare/grading.h"
+#include "compare/pair_compare.h"
 
 #include "service_fixture.h"
 
@@ -342,6 +346,117 @@ TEST_F(GraphServiceTest, CallJsonBridgesEveryUnaryMethodInJson) {
   EXPECT_EQ(call("Nope", "{}", &reply).error_code(), grpc::StatusCode::NOT_FOUND);
   // Errors of the method come through unchanged.
   EXPECT_EQ(call("GetFileInfo", R"({"file": "../x.vis"})", &reply).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace graph_ascend::service
+
+namespace graph_ascend::service {
+namespace {
+
+// A file with both gradings (as graph_visualize writes): views colour and
+// filter by the file's default (msprobe 26's), or by the grading they ask for.
+TEST(GradingViewTest, ViewsSwitchBetweenTheTwoGradings) {
+  TempDir dir, sock;
+  testing::FixtureGraph graph = testing::ResnetLike();
+  testing::FixtureOptions fixture;
+  fixture.grades = true;
+  std::filesystem::create_directories(dir.Join("r"));
+  testing::WriteCompare(dir.Join("r/graded.vis"), graph, fixture);
+  ServiceOptions options;
+  options.logdir = dir.path();
+  auto impl = GraphServiceImpl::Create(options);
+  ASSERT_TRUE(impl.ok()) << impl.error().ToString();
+  grpc::ServerBuilder builder;
+  std::string address = "unix:" + sock.Join("s.sock");
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+  builder.RegisterService(impl->get());
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto stub = GraphService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+
+  FileInfo info;
+  {
+    grpc::ClientContext ctx;
+    FileRequest req;
+    req.set_file("r/graded.vis");
+    ASSERT_TRUE(stub->GetFileInfo(&ctx, req, &info).ok());
+  }
+  ASSERT_EQ(info.meta().grading(), vis::GRADING_26);
+  ASSERT_EQ(info.meta().grade_legend_size(), 4);
+  ASSERT_EQ(info.npu().grade_buckets_size(), 4);
+  uint32_t graded = 0;
+  for (const BucketCount& c : info.npu().grade_buckets()) graded += c.count();
+  EXPECT_EQ(graded, graph.nodes.size() - 1) << "every node under the root, unmatched ones grey";
+  for (const BucketCount& c : info.npu().grade_buckets()) {
+    EXPECT_GT(c.count(), 0u) << info.meta().grade_legend(c.bucket()).name();
+  }
+
+  // Filter each grade bucket under each grading; the hits carry both values.
+  auto filter = [&](std::optional<vis::Grading> grading, int32_t bucket) {
+    FilterRequest req;
+    req.mutable_view()->set_session("s");
+    req.mutable_view()->set_file("r/graded.vis");
+    req.mutable_view()->set_side(vis::SIDE_NPU);
+    req.mutable_view()->set_micro_step(-1);
+    if (grading) req.mutable_view()->set_grading(*grading);
+    req.add_buckets(bucket);
+    req.set_limit(1000);
+    NodeList list;
+    grpc::ClientContext ctx;
+    grpc::Status st = stub->Filter(&ctx, req, &list);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return list;
+  };
+  const double grades[3] = {compare::kGradePass, compare::kGradeWarning, compare::kGradeError};
+  uint32_t seen = 0;
+  for (int b = 0; b < 3; ++b) {
+    NodeList by_default = filter(std::nullopt, b);
+    NodeList by_26 = filter(vis::GRADING_26, b);
+    EXPECT_EQ(by_default.total(), by_26.total());
+    EXPECT_GT(by_26.total(), 0u) << info.meta().grade_legend(b).name();
+    for (const NodeHit& h : by_26.hits()) {
+      EXPECT_TRUE(h.has_grade()) << h.name();
+      EXPECT_EQ(h.grade_index(), grades[b]) << h.name();
+      EXPECT_EQ(h.bucket(), b);
+    }
+    seen += by_26.total();
+  }
+  EXPECT_EQ(seen + info.npu().grade_buckets(3).count(), graded);
+
+  // The same node under the index: its bucket is the index's, which the
+  // 26 grade does not decide (an error can sit in a low index bucket).
+  NodeList errors = filter(vis::GRADING_26, 2);
+  ASSERT_GT(errors.hits_size(), 0);
+  int32_t node = errors.hits(0).index();
+  auto summary = [&](std::optional<vis::Grading> grading) {
+    NodeRequest req;
+    req.mutable_view()->set_session("s");
+    req.mutable_view()->set_file("r/graded.vis");
+    req.mutable_view()->set_side(vis::SIDE_NPU);
+    req.mutable_view()->set_micro_step(-1);
+    if (grading) req.mutable_view()->set_grading(*grading);
+    req.set_node(node);
+    NodeDetailReply reply;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub->GetNodeDetail(&ctx, req, &reply).ok());
+    return reply.node();
+  };
+  NodeSummary as_26 = summary(std::nullopt), as_index = summary(vis::GRADING_INDEX);
+  EXPECT_EQ(as_26.bucket(), 2);
+  EXPECT_EQ(as_index.bucket(), compare::BucketOf(info.meta().legend(), as_index.precision_index()));
+  EXPECT_EQ(as_26.grade_index(), 1);
+  // A bucket index of the other legend is refused.
+  FilterRequest bad;
+  bad.mutable_view()->set_session("s");
+  bad.mutable_view()->set_file("r/graded.vis");
+  bad.mutable_view()->set_side(vis::SIDE_NPU);
+  bad.mutable_view()->set_micro_step(-1);
+  bad.add_buckets(5);
+  NodeList list;
+  grpc::ClientContext ctx;
+  EXPECT_EQ(stub->Filter(&ctx, bad, &list).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  server->Shutdown();
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "compare/legend.h"
 #include "compare/pair_compare.h"
 #include "vis/vis_file.h"
 
@@ -138,12 +139,17 @@ void WriteCompare(const std::string& path, const FixtureGraph& g, const FixtureO
     meta.mutable_bench()->set_root("DefaultModel");
     meta.mutable_bench()->set_node_count(n);
     StatisticsLegend(&meta);
+    if (options.grades) {
+      compare::SetGradeLegend(&meta);
+      meta.set_grading(vis::GRADING_26);
+    }
   }
   Check((*writer)->WriteMeta(meta));
 
   // Details first: the NPU precision comes from ComparePair, as the builder's.
   std::vector<vis::NodeDetail> npu_detail(n), bench_detail(n);
   std::vector<double> precision(n, std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> grade(n, std::numeric_limits<double>::quiet_NaN());
   std::vector<bool> matched(n, false);
   for (uint32_t i = 0; i < n; ++i) {
     const std::string& name = g.nodes[i].name;
@@ -154,6 +160,7 @@ void WriteCompare(const std::string& path, const FixtureGraph& g, const FixtureO
     if (matched[i] && i != 0) {
       compare::PairVerdict v = compare::ComparePair(options.mode, name, &npu_detail[i], bench_detail[i], nullptr);
       if (v.has_precision) precision[i] = v.precision_index;
+      if (options.grades) grade[i] = (i % 3) / 2.0;  // pass, warning, error in turn
     }
   }
 
@@ -180,6 +187,7 @@ void WriteCompare(const std::string& path, const FixtureGraph& g, const FixtureO
         c.add_child_count(kids);
         c.add_micro_step(micro[i]);
         c.add_precision_index(side == vis::SIDE_NPU ? precision[i] : std::numeric_limits<double>::quiet_NaN());
+        if (options.grades) c.add_grade_index(side == vis::SIDE_NPU ? grade[i] : std::nan(""));
         c.add_overflow_level(node.overflow);
         c.add_matched(matched[i] ? static_cast<int32_t>(i) : -1);
         c.add_flags(vis::FLAG_HAS_DATA);

@@ -37,6 +37,9 @@ struct FixtureOptions {
   // NPU names left unmatched (and their Bench namesakes).
   std::vector<std::string> unmatched = {"Module.fc.Linear.forward.0", "Module.fc.Linear.backward.0"};
   uint32_t micro_steps = 1;
+  // Also store msprobe 26's grades (matched node i: 0, 0.5, 1 for i % 3 =
+  // 0, 1, 2) and make them the file's default grading, as graph_visualize does.
+  bool grades = false;
 };
 
 // Writes the graph on both sides (Bench = same names), matching equal names
