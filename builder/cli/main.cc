@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/temp_files.h"
 #include "base/version.h"
 #include "cli/commands.h"
 
@@ -25,6 +26,8 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGINT / SIGTERM during a write must not leave "*.tmp-<pid>" behind.
+  graph_ascend::RemoveTemporariesOnSignals();
   std::vector<std::string> args(argv + 1, argv + argc);
   // msprobe's framework flag comes before the command: "-f pytorch graph ...".
   if (args.size() >= 2 && (args[0] == "-f" || args[0] == "--framework")) args.erase(args.begin(), args.begin() + 2);

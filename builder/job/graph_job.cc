@@ -183,6 +183,10 @@ class JobRunner {
     }
     last_ = now;
   }
+  void Warn(const graph::Side& side) const {
+    if (!options_.warn) return;
+    for (const Error& w : side.warnings) options_.warn(w);
+  }
   void Report(const PairJob& job, double f) const {
     if (options_.progress) options_.progress(job.output_name, f);
   }
@@ -211,12 +215,15 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
     if (!sides.ok()) return sides.error();
     pair->npu = std::move(sides->npu);
     pair->bench = std::move(sides->bench);
+    Warn(*pair->npu);
+    Warn(*pair->bench);
     Timed("read " + job.npu_dir + " and " + job.bench_dir + ": " + std::to_string(pair->npu->graph->size()) + " and " +
           std::to_string(pair->bench->graph->size()) + " nodes");
   } else {
     auto npu = graph::BuildSide(job.npu_dir, pair->pool.get(), build);
     if (!npu.ok()) return npu.error();
     pair->npu = std::move(*npu);
+    Warn(*pair->npu);
     Timed("read " + job.npu_dir + ": " + std::to_string(pair->npu->graph->size()) + " nodes");
   }
   GA_RETURN_IF_ERROR(Finish(pair.get()));
@@ -248,6 +255,7 @@ Result<std::vector<merge::MergedSide>> JobRunner::BuildMerged(const std::vector<
     };
     auto side = graph::BuildSide(ranks[i].dir, pool, build);
     if (!side.ok()) return side.error();
+    Warn(**side);
     if ((*side)->dump.task == "tensor") {
       return Error{(*side)->dump.path, "key task",
                    "'tensor': parallel merge merges the statistics of the ranks' dumps; compare tensor dumps rank "
@@ -388,6 +396,13 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
   request.progress = [&](double f) { Report(job, 0.6 + 0.4 * f); };
   std::string path = output_dir_ + "/" + job.output_name;
   GA_RETURN_IF_ERROR(vis::WriteVis(path, request));
+  if (pair->tensors) {
+    Status damaged = pair->tensors->damage();
+    if (!damaged.ok()) {
+      unlink(path.c_str());  // compared with a damaged tensor file: not a result
+      return damaged;
+    }
+  }
   Timed("compared and wrote " + path);
   *written = path;
   return Status::Ok();

@@ -32,6 +32,8 @@ struct GraphOptions {
   std::function<void(const std::string&, double)> progress;
   // Detail messages (-v).
   std::function<void(const std::string&)> log;
+  // What was repaired in the input (a construct.json cycle): printed always.
+  std::function<void(const Error&)> warn;
 };
 
 struct GraphResult {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/temp_files.h"
 #include "vis.pb.h"
 
 namespace graph_ascend::vis {
@@ -51,13 +52,14 @@ class VisWriter {
   const std::string& path() const { return path_; }
 
  private:
-  VisWriter(std::string path, std::string tmp, FILE* f, int level);
+  VisWriter(std::string path, std::string tmp, std::unique_ptr<TemporaryFile> temp, FILE* f, int level);
   Status WriteSection(SectionKind kind, Side side, uint32_t first, uint32_t count,
                       const google::protobuf::MessageLite& msg);
   Status WriteBytes(const void* data, size_t n);
 
   std::string path_;
   std::string tmp_;
+  std::unique_ptr<TemporaryFile> temp_;  // removes tmp_ if a signal ends the process
   FILE* file_;
   int level_;
   uint64_t offset_ = 0;
