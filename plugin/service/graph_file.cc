@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <mutex>
 #include <thread>
 
@@ -11,6 +12,21 @@ namespace graph_ascend::service {
 namespace {
 
 std::atomic<uint64_t> next_file_id{1};
+
+// SideGraph::Load that turns an exception (bad_alloc on a forged size) into
+// an error: one side loads on a thread of its own, where nothing catches.
+Result<std::unique_ptr<SideGraph>> LoadSide(const vis::VisReader& reader, vis::Side side,
+                                            const std::function<void(double)>& progress) {
+  try {
+    return SideGraph::Load(reader, side, progress);
+  } catch (const std::bad_alloc&) {
+    return MakeError(reader.path(), side == vis::SIDE_NPU ? "NPU node index" : "Bench node index",
+                     "out of memory reading the node index (damaged sizes?)");
+  } catch (const std::exception& e) {
+    return MakeError(reader.path(), side == vis::SIDE_NPU ? "NPU node index" : "Bench node index",
+                     std::string("damaged node index (") + e.what() + ")");
+  }
+}
 
 }  // namespace
 
@@ -50,9 +66,9 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
   std::thread bench_thread;
   if (two_sides) {
     bench_thread =
-        std::thread([&] { bench = SideGraph::Load(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); }); });
+        std::thread([&] { bench = LoadSide(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); }); });
   }
-  auto npu = SideGraph::Load(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); });
+  auto npu = LoadSide(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); });
   if (bench_thread.joinable()) bench_thread.join();
   auto relabel = [&](Error e) {
     if (e.file == abs_path) e.file = relative;
@@ -115,9 +131,13 @@ void GraphFile::SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBuc
   RefreshAllBuckets();
 }
 
-Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node) const {
+Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node, const DetailCache* cache) const {
   auto it = edited_[s].find(node);
   if (it != edited_[s].end()) return it->second;
+  if (cache != nullptr) {
+    auto c = cache->side[s].find(node);
+    if (c != cache->side[s].end()) return c->second;
+  }
   auto d = reader_->ReadDetail(s, node);
   if (!d.ok()) {
     Error e = d.error();
@@ -125,6 +145,26 @@ Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node) const {
     return e;
   }
   return std::move(*d);
+}
+
+void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* cache) const {
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  for (size_t i = 0; i < nodes.size();) {
+    if (edited_[s].count(nodes[i]) != 0 || cache->side[s].count(nodes[i]) != 0) {
+      ++i;
+      continue;
+    }
+    auto block = reader_->ReadDetailBlock(s, nodes[i]);
+    if (!block.ok()) {
+      ++i;
+      continue;
+    }
+    const uint64_t end = uint64_t{block->first()} + static_cast<uint64_t>(block->detail_size());
+    for (; i < nodes.size() && nodes[i] < end; ++i) {
+      cache->side[s][nodes[i]] = std::move(*block->mutable_detail(static_cast<int>(nodes[i] - block->first())));
+    }
+  }
 }
 
 Result<std::vector<std::string>> GraphFile::Stack(vis::Side s, int32_t stack_id) const {
@@ -145,15 +185,14 @@ void GraphFile::SetDetail(vis::Side s, uint32_t node, vis::NodeDetail detail) { 
 void GraphFile::AddManualMatch(const std::string& npu, const std::string& bench) {
   RemoveManualMatch(npu);
   manual_.emplace_back(npu, bench);
+  manual_at_[npu] = std::prev(manual_.end());
 }
 
 void GraphFile::RemoveManualMatch(const std::string& npu) {
-  for (auto it = manual_.begin(); it != manual_.end(); ++it) {
-    if (it->first == npu) {
-      manual_.erase(it);
-      return;
-    }
-  }
+  auto it = manual_at_.find(npu);
+  if (it == manual_at_.end()) return;
+  manual_.erase(it->second);
+  manual_at_.erase(it);
 }
 
 SideSummary GraphFile::Summarize(vis::Side s) const {
