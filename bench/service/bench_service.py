@@ -190,7 +190,9 @@ class TensorBoardStub:
     def __getattr__(self, name):
         def call(request, timeout=600):
             body = self.json_format.MessageToJson(request).encode()
-            req = urllib.request.Request(self.base + name, data=body, method="POST")
+            req = urllib.request.Request(
+                self.base + name, data=body, method="POST", headers={"Content-Type": "application/json"}
+            )
             with urllib.request.urlopen(req, timeout=timeout) as res:
                 data = res.read()
             # What a page does with the answer: JSON.parse (json.loads here); fields are read lazily.
