@@ -132,6 +132,22 @@ class LimitsTest : public ::testing::Test {
     req.set_limit(limit);
     return stub_->Search(&ctx, req, out);
   }
+  // Matches the fixture's unmatched Module.fc.Linear.forward.0 pair (and its backward twin).
+  grpc::Status MatchFc(const std::string& file, MatchReply* reply) {
+    const testing::FixtureGraph g = testing::ResnetLike();
+    grpc::ClientContext ctx;
+    MatchRequest m;
+    m.set_file(file);
+    m.set_npu_node(g.Find("Module.fc.Linear.forward.0"));
+    m.set_bench_node(g.Find("Module.fc.Linear.forward.0"));
+    return stub_->Match(&ctx, m, reply);
+  }
+  grpc::Status Save(const std::string& file, SaveMatchesReply* reply) {
+    grpc::ClientContext ctx;
+    FileRequest req;
+    req.set_file(file);
+    return stub_->SaveMatches(&ctx, req, reply);
+  }
   bool Healthy() {
     grpc::ClientContext ctx;
     HealthReply reply;
@@ -269,20 +285,11 @@ TEST_F(LimitsTest, AFileOpenedThroughASymlinkHasOneNameAndItsConfigGoesBesideThe
   EXPECT_EQ(via_link.file(), "runs/a/compare.vis");
   EXPECT_EQ(direct.file(), "runs/a/compare.vis");
 
-  const testing::FixtureGraph g = testing::ResnetLike();
-  grpc::ClientContext mctx;
-  MatchRequest m;
-  m.set_file("runs/link.vis");
-  m.set_npu_node(g.Find("Module.fc.Linear.forward.0"));
-  m.set_bench_node(g.Find("Module.fc.Linear.forward.0"));
   MatchReply mr;
-  ASSERT_TRUE(stub_->Match(&mctx, m, &mr).ok());
+  ASSERT_TRUE(MatchFc("runs/link.vis", &mr).ok());
   ASSERT_TRUE(mr.results(0).ok()) << mr.results(0).error();
-  grpc::ClientContext sctx;
-  FileRequest save;
-  save.set_file("runs/link.vis");
   SaveMatchesReply saved;
-  grpc::Status st = stub_->SaveMatches(&sctx, save, &saved);
+  grpc::Status st = Save("runs/link.vis", &saved);
   ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(saved.path(), "runs/a/compare.vis.config");
   EXPECT_TRUE(std::filesystem::is_regular_file(dir_.Join("runs/a/compare.vis.config")));
@@ -297,25 +304,10 @@ TEST_F(LimitsTest, SaveMatchesNeverWritesThroughALink) {
   const std::string victim = ReadAll(dir_.Join("victim.vis"));
   std::filesystem::create_symlink("victim.vis", dir_.Join("a.vis.config"));
   Start();
-  const testing::FixtureGraph g = testing::ResnetLike();
-  auto match = [&] {
-    grpc::ClientContext ctx;
-    MatchRequest m;
-    m.set_file("a.vis");
-    m.set_npu_node(g.Find("Module.fc.Linear.forward.0"));
-    m.set_bench_node(g.Find("Module.fc.Linear.forward.0"));
-    MatchReply r;
-    return stub_->Match(&ctx, m, &r);
-  };
-  auto save = [&] {
-    grpc::ClientContext ctx;
-    FileRequest req;
-    req.set_file("a.vis");
-    SaveMatchesReply r;
-    return stub_->SaveMatches(&ctx, req, &r);
-  };
-  ASSERT_TRUE(match().ok());
-  grpc::Status st = save();
+  MatchReply matched;
+  ASSERT_TRUE(MatchFc("a.vis", &matched).ok());
+  SaveMatchesReply saved;
+  grpc::Status st = Save("a.vis", &saved);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_NE(st.error_message().find("symbolic link"), std::string::npos) << st.error_message();
   EXPECT_EQ(ReadAll(dir_.Join("victim.vis")), victim);
@@ -324,7 +316,7 @@ TEST_F(LimitsTest, SaveMatchesNeverWritesThroughALink) {
   // A link planted at the temporary name is replaced, not written through.
   std::filesystem::remove(dir_.Join("a.vis.config"));
   std::filesystem::create_symlink("victim.vis", dir_.Join("a.vis.config.tmp-" + std::to_string(getpid())));
-  st = save();
+  st = Save("a.vis", &saved);
   ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(ReadAll(dir_.Join("victim.vis")), victim);
   EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::symlink_status(dir_.Join("a.vis.config"))));
