@@ -13,18 +13,16 @@ namespace {
 
 std::atomic<uint64_t> next_file_id{1};
 
-// SideGraph::Load that turns an exception (bad_alloc on a forged size) into
-// an error: one side loads on a thread of its own, where nothing catches.
-Result<std::unique_ptr<SideGraph>> LoadSide(const vis::VisReader& reader, vis::Side side,
-                                            const std::function<void(double)>& progress) {
+// `read()` with an exception (a damaged size that slipped past the reader's
+// checks: bad_alloc, length_error) turned into an error of the file, so the
+// handler answers DATA_LOSS rather than UNKNOWN, and a side loading on a
+// thread of its own, where nothing would catch, cannot end the process.
+template <typename Read>
+auto Guarded(const std::string& path, Read read) -> decltype(read()) {
   try {
-    return SideGraph::Load(reader, side, progress);
-  } catch (const std::bad_alloc&) {
-    return MakeError(reader.path(), side == vis::SIDE_NPU ? "NPU node index" : "Bench node index",
-                     "out of memory reading the node index (damaged sizes?)");
+    return read();
   } catch (const std::exception& e) {
-    return MakeError(reader.path(), side == vis::SIDE_NPU ? "NPU node index" : "Bench node index",
-                     std::string("damaged node index (") + e.what() + ")");
+    return MakeError(path, "", std::string("damaged .vis file (") + e.what() + ")");
   }
 }
 
@@ -34,7 +32,7 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
                                                    const ProgressFn& progress) {
   // No progress before the header, trailer and meta are checked: a file that
   // is no .vis fails before the first progress message.
-  auto reader = vis::VisReader::Open(abs_path);
+  auto reader = Guarded(abs_path, [&] { return vis::VisReader::Open(abs_path); });
   if (!reader.ok()) {
     Error e = reader.error();
     e.file = relative;  // never show absolute paths of the server's machine
@@ -65,10 +63,13 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
   Result<std::unique_ptr<SideGraph>> bench = Error{};
   std::thread bench_thread;
   if (two_sides) {
-    bench_thread =
-        std::thread([&] { bench = LoadSide(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); }); });
+    bench_thread = std::thread([&] {
+      bench = Guarded(abs_path,
+                      [&] { return SideGraph::Load(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); }); });
+    });
   }
-  auto npu = LoadSide(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); });
+  auto npu =
+      Guarded(abs_path, [&] { return SideGraph::Load(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); }); });
   if (bench_thread.joinable()) bench_thread.join();
   auto relabel = [&](Error e) {
     if (e.file == abs_path) e.file = relative;
@@ -138,7 +139,7 @@ Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node, const Deta
     auto c = cache->side[s].find(node);
     if (c != cache->side[s].end()) return c->second;
   }
-  auto d = reader_->ReadDetail(s, node);
+  auto d = Guarded(reader_->path(), [&] { return reader_->ReadDetail(s, node); });
   if (!d.ok()) {
     Error e = d.error();
     if (e.file == reader_->path()) e.file = relative_;
@@ -155,7 +156,7 @@ void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* 
       ++i;
       continue;
     }
-    auto block = reader_->ReadDetailBlock(s, nodes[i]);
+    auto block = Guarded(reader_->path(), [&] { return reader_->ReadDetailBlock(s, nodes[i]); });
     if (!block.ok()) {
       ++i;
       continue;
@@ -170,7 +171,7 @@ void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* 
 Result<std::vector<std::string>> GraphFile::Stack(vis::Side s, int32_t stack_id) const {
   std::vector<std::string> out;
   if (stack_id < 0) return out;
-  auto st = reader_->ReadStack(s, static_cast<uint32_t>(stack_id));
+  auto st = Guarded(reader_->path(), [&] { return reader_->ReadStack(s, static_cast<uint32_t>(stack_id)); });
   if (!st.ok()) {
     Error e = st.error();
     if (e.file == reader_->path()) e.file = relative_;

@@ -189,6 +189,36 @@ TEST_F(LimitsTest, ForgedIndexSizesNeitherAllocateNorAbort) {
   EXPECT_TRUE(Healthy());
 }
 
+TEST_F(LimitsTest, ASectionSizeThatWrapsIsDataLossNotAnUnknownError) {
+  const testing::FixtureGraph g = testing::ResnetLike();
+  testing::WriteCompare(dir_.Join("wrap.vis"), g, {});
+  // offset + compressed_size wraps to a small number: a range check on the
+  // sum passes, and the size alone is past anything that can be allocated.
+  testing::RewriteToc(dir_.Join("wrap.vis"), [](vis::TableOfContents* toc) {
+    for (auto& s : *toc->mutable_sections()) {
+      if (s.kind() == vis::SECTION_NODE_DETAILS && s.side() == vis::SIDE_NPU && s.first() == 0) {
+        s.set_compressed_size(~uint64_t{0} - s.offset() + 2);
+      }
+    }
+  });
+  Start();
+  FileInfo info;
+  grpc::Status st = Info("wrap.vis", &info);
+  if (st.ok()) {  // the reader let the table of contents through: the detail read must fail cleanly
+    grpc::ClientContext ctx;
+    NodeRequest req;
+    req.mutable_view()->set_session("s");
+    req.mutable_view()->set_file("wrap.vis");
+    req.mutable_view()->set_micro_step(-1);
+    req.set_node(1);
+    NodeDetailReply reply;
+    st = stub_->GetNodeDetail(&ctx, req, &reply);
+  }
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::DATA_LOSS) << st.error_message();
+  EXPECT_NE(st.error_message().find("wrap.vis"), std::string::npos) << st.error_message();
+  EXPECT_TRUE(Healthy());
+}
+
 TEST_F(LimitsTest, ColumnsOutOfTheirRangeAreDamage) {
   testing::FixtureGraph g = testing::ResnetLike();
   g.nodes[3].overflow = 255;  // would reach a shift by 255 in the overflow filter
