@@ -74,7 +74,7 @@ port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0
 tb_pid=$!
 url="http://127.0.0.1:$port"
 for _ in $(seq 120); do
-  if curl -sf -X POST -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null 2>&1; then break; fi
+  if curl -sf -X POST -H 'Content-Type: application/json' -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null 2>&1; then break; fi
   if ! kill -0 "$tb_pid" 2>/dev/null; then
     echo "test-browser: tensorboard exited:" >&2
     tail -20 "$work/tensorboard.log" >&2
@@ -82,7 +82,7 @@ for _ in $(seq 120); do
   fi
   sleep 0.5
 done
-if ! curl -sf -X POST -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null; then
+if ! curl -sf -X POST -H 'Content-Type: application/json' -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null; then
   echo "test-browser: the plugin did not answer at $url" >&2
   tail -20 "$work/tensorboard.log" >&2
   exit 1

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <mutex>
 #include <thread>
 
@@ -12,13 +13,26 @@ namespace {
 
 std::atomic<uint64_t> next_file_id{1};
 
+// `read()` with an exception (a damaged size that slipped past the reader's
+// checks: bad_alloc, length_error) turned into an error of the file, so the
+// handler answers DATA_LOSS rather than UNKNOWN, and a side loading on a
+// thread of its own, where nothing would catch, cannot end the process.
+template <typename Read>
+auto Guarded(const std::string& path, Read read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const std::exception& e) {
+    return MakeError(path, "", std::string("damaged .vis file (") + e.what() + ")");
+  }
+}
+
 }  // namespace
 
 Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, const std::string& relative,
                                                    const ProgressFn& progress) {
   // No progress before the header, trailer and meta are checked: a file that
   // is no .vis fails before the first progress message.
-  auto reader = vis::VisReader::Open(abs_path);
+  auto reader = Guarded(abs_path, [&] { return vis::VisReader::Open(abs_path); });
   if (!reader.ok()) {
     Error e = reader.error();
     e.file = relative;  // never show absolute paths of the server's machine
@@ -49,10 +63,13 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
   Result<std::unique_ptr<SideGraph>> bench = Error{};
   std::thread bench_thread;
   if (two_sides) {
-    bench_thread =
-        std::thread([&] { bench = SideGraph::Load(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); }); });
+    bench_thread = std::thread([&] {
+      bench = Guarded(abs_path,
+                      [&] { return SideGraph::Load(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); }); });
+    });
   }
-  auto npu = SideGraph::Load(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); });
+  auto npu =
+      Guarded(abs_path, [&] { return SideGraph::Load(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); }); });
   if (bench_thread.joinable()) bench_thread.join();
   auto relabel = [&](Error e) {
     if (e.file == abs_path) e.file = relative;
@@ -115,10 +132,14 @@ void GraphFile::SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBuc
   RefreshAllBuckets();
 }
 
-Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node) const {
+Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node, const DetailCache* cache) const {
   auto it = edited_[s].find(node);
   if (it != edited_[s].end()) return it->second;
-  auto d = reader_->ReadDetail(s, node);
+  if (cache != nullptr) {
+    auto c = cache->side[s].find(node);
+    if (c != cache->side[s].end()) return c->second;
+  }
+  auto d = Guarded(reader_->path(), [&] { return reader_->ReadDetail(s, node); });
   if (!d.ok()) {
     Error e = d.error();
     if (e.file == reader_->path()) e.file = relative_;
@@ -127,10 +148,30 @@ Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node) const {
   return std::move(*d);
 }
 
+void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* cache) const {
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  for (size_t i = 0; i < nodes.size();) {
+    if (edited_[s].count(nodes[i]) != 0 || cache->side[s].count(nodes[i]) != 0) {
+      ++i;
+      continue;
+    }
+    auto block = Guarded(reader_->path(), [&] { return reader_->ReadDetailBlock(s, nodes[i]); });
+    if (!block.ok()) {
+      ++i;
+      continue;
+    }
+    const uint64_t end = uint64_t{block->first()} + static_cast<uint64_t>(block->detail_size());
+    for (; i < nodes.size() && nodes[i] < end; ++i) {
+      cache->side[s][nodes[i]] = std::move(*block->mutable_detail(static_cast<int>(nodes[i] - block->first())));
+    }
+  }
+}
+
 Result<std::vector<std::string>> GraphFile::Stack(vis::Side s, int32_t stack_id) const {
   std::vector<std::string> out;
   if (stack_id < 0) return out;
-  auto st = reader_->ReadStack(s, static_cast<uint32_t>(stack_id));
+  auto st = Guarded(reader_->path(), [&] { return reader_->ReadStack(s, static_cast<uint32_t>(stack_id)); });
   if (!st.ok()) {
     Error e = st.error();
     if (e.file == reader_->path()) e.file = relative_;
@@ -145,15 +186,14 @@ void GraphFile::SetDetail(vis::Side s, uint32_t node, vis::NodeDetail detail) { 
 void GraphFile::AddManualMatch(const std::string& npu, const std::string& bench) {
   RemoveManualMatch(npu);
   manual_.emplace_back(npu, bench);
+  manual_at_[npu] = std::prev(manual_.end());
 }
 
 void GraphFile::RemoveManualMatch(const std::string& npu) {
-  for (auto it = manual_.begin(); it != manual_.end(); ++it) {
-    if (it->first == npu) {
-      manual_.erase(it);
-      return;
-    }
-  }
+  auto it = manual_at_.find(npu);
+  if (it == manual_at_.end()) return;
+  manual_.erase(it->second);
+  manual_at_.erase(it);
 }
 
 SideSummary GraphFile::Summarize(vis::Side s) const {

@@ -48,8 +48,17 @@ class GraphFile {
   SideGraph* mutable_side(vis::Side s) { return s == vis::SIDE_NPU ? npu_.get() : bench_.get(); }
   const SideGraph& other(vis::Side s) const { return s == vis::SIDE_NPU ? *bench_ : *npu_; }
 
-  // The node's details: the edited copy if matching changed it, else read from the file.
-  Result<vis::NodeDetail> Detail(vis::Side side, uint32_t node) const;
+  // Details read ahead under shared() for an edit to come, so that the edit's
+  // exclusive section reads nothing from the file.
+  struct DetailCache {
+    std::unordered_map<uint32_t, vis::NodeDetail> side[2];
+  };
+  // The node's details: the edited copy if matching changed it, else the
+  // cached one (`cache` may be null), else read from the file.
+  Result<vis::NodeDetail> Detail(vis::Side side, uint32_t node, const DetailCache* cache = nullptr) const;
+  // Reads the details of `nodes` into `cache`, each detail block once. Nodes
+  // whose block cannot be read are left out (Detail() then reports the error).
+  void Prefetch(vis::Side side, std::vector<uint32_t> nodes, DetailCache* cache) const;
   Result<std::vector<std::string>> Stack(vis::Side side, int32_t stack_id) const;
 
   // The file info as the service answers it (summaries cached per edit).
@@ -63,7 +72,7 @@ class GraphFile {
   void CacheSearch(const std::string& key, Hits hits) const;
 
   // Manual matches in the order they were made (npu name -> bench name).
-  const std::vector<std::pair<std::string, std::string>>& manual_matches() const { return manual_; }
+  const std::list<std::pair<std::string, std::string>>& manual_matches() const { return manual_; }
   bool dirty() const { return dirty_.load(); }
   size_t MemoryBytes() const;
 
@@ -97,7 +106,10 @@ class GraphFile {
 
   mutable std::shared_mutex mu_;
   std::unordered_map<uint32_t, vis::NodeDetail> edited_[2];
-  std::vector<std::pair<std::string, std::string>> manual_;
+  std::list<std::pair<std::string, std::string>> manual_;
+  // npu name -> its entry in manual_: adding and removing a match cost O(1),
+  // so matching a subtree of n nodes is linear.
+  std::unordered_map<std::string, std::list<std::pair<std::string, std::string>>::iterator> manual_at_;
   std::atomic<bool> dirty_{false};
   mutable std::mutex search_mu_;
   mutable std::list<std::pair<std::string, Hits>> searches_;  // most recent first

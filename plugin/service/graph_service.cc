@@ -17,9 +17,31 @@ namespace {
 
 constexpr uint32_t kDefaultLimit = 200;
 constexpr uint32_t kMaxLimit = 10000;
+// Ancestors listed per hit or summary (the nearest ones).
+constexpr size_t kMaxAncestors = 100;
+// Viewport coordinates and sizes (layout units) a request may give: sums of
+// two of them stay inside int32.
+constexpr int64_t kMaxCoordinate = int64_t{1} << 30;
+// Error messages echo request fields (file names, colours): cut so that the
+// status fits gRPC's metadata limit (16 KiB) and stays readable.
+constexpr size_t kMaxMessageBytes = 1024;
 
-grpc::Status Fail(grpc::StatusCode code, const std::string& message) { return grpc::Status(code, message); }
-grpc::Status Fail(grpc::StatusCode code, const Error& e) { return grpc::Status(code, e.ToString()); }
+std::string Clip(const std::string& message) {
+  if (message.size() <= kMaxMessageBytes) return message;
+  size_t cut = kMaxMessageBytes;
+  while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 char
+  return message.substr(0, cut) + "... (" + std::to_string(message.size()) + " bytes)";
+}
+
+grpc::Status Fail(grpc::StatusCode code, const std::string& message) { return grpc::Status(code, Clip(message)); }
+grpc::Status Fail(grpc::StatusCode code, const Error& e) { return Fail(code, e.ToString()); }
+
+// The nearest kMaxAncestors ancestors' names into `names`; returns how many nearer the root were left out.
+uint32_t AddAncestors(const SideGraph& g, uint32_t n, google::protobuf::RepeatedPtrField<std::string>* names) {
+  std::vector<uint32_t> path = g.Ancestors(n, kMaxAncestors);
+  for (uint32_t a : path) names->Add(std::string(g.name(a)));
+  return g.depth(n) > static_cast<int32_t>(path.size()) ? static_cast<uint32_t>(g.depth(n)) - path.size() : 0;
+}
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -33,7 +55,7 @@ void FillSummary(const GraphFile& f, vis::Side side, uint32_t n, NodeSummary* s)
   s->set_name(std::string(g.name(n)));
   s->set_node_type(g.node_type(n));
   s->set_parent(g.parent(n));
-  for (uint32_t a : g.Ancestors(n)) s->add_ancestors(std::string(g.name(a)));
+  s->set_ancestors_omitted(AddAncestors(g, n, s->mutable_ancestors()));
   s->set_micro_step(g.micro_step(n));
   s->set_has_precision(g.has_precision(n));
   s->set_precision_index(g.has_precision(n) ? g.precision(n) : 0);
@@ -46,21 +68,40 @@ void FillSummary(const GraphFile& f, vis::Side side, uint32_t n, NodeSummary* s)
   s->set_child_count(g.child_count(n));
 }
 
-void FillHits(const SideGraph& g, const std::vector<uint32_t>& hits, uint32_t offset, uint32_t limit, NodeList* out) {
+grpc::Status FillHits(const SideGraph& g, const std::vector<uint32_t>& hits, uint32_t offset, uint32_t limit,
+                      size_t max_bytes, NodeList* out) {
   out->set_total(static_cast<uint32_t>(hits.size()));
   if (limit == 0) limit = kDefaultLimit;
   limit = std::min(limit, kMaxLimit);
+  size_t bytes = 0;
   for (size_t i = offset; i < hits.size() && i < static_cast<size_t>(offset) + limit; ++i) {
     uint32_t n = hits[i];
     NodeHit* h = out->add_hits();
     h->set_index(static_cast<int32_t>(n));
     h->set_name(std::string(g.name(n)));
-    for (uint32_t a : g.Ancestors(n)) h->add_ancestors(std::string(g.name(a)));
+    h->set_ancestors_omitted(AddAncestors(g, n, h->mutable_ancestors()));
+    bytes += h->ByteSizeLong();
+    if (bytes > max_bytes) {
+      out->Clear();
+      return Fail(grpc::StatusCode::OUT_OF_RANGE, "the answer would exceed " + std::to_string(max_bytes) +
+                                                      " bytes at hit " + std::to_string(i - offset) +
+                                                      ": ask for fewer hits (a smaller limit)");
+    }
     h->set_bucket(g.bucket(n));
     h->set_overflow(static_cast<vis::OverflowLevel>(g.overflow(n)));
     h->set_has_precision(g.has_precision(n));
     h->set_precision_index(g.has_precision(n) ? g.precision(n) : 0);
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status CheckViewport(const Rect& r) {
+  auto in = [](int64_t v, int64_t lo) { return v >= lo && v <= kMaxCoordinate; };
+  if (!in(r.x(), -kMaxCoordinate) || !in(r.y(), -kMaxCoordinate) || !in(r.width(), 0) || !in(r.height(), 0)) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, "viewport: x and y must lie in [-2^30, 2^30], width and height in "
+                                                    "[0, 2^30]");
+  }
+  return grpc::Status::OK;
 }
 
 // Checks the view key against the open file; returns the side graph.
@@ -127,6 +168,7 @@ Result<std::unique_ptr<GraphServiceImpl>> GraphServiceImpl::Create(const Service
 
 GraphServiceImpl::GraphServiceImpl(LogDir logdir, const ServiceOptions& options)
     : logdir_(std::move(logdir)),
+      max_answer_bytes_(options.max_answer_bytes),
       cache_(options.cache_bytes),
       views_(options.max_views, options.views_bytes, options.idle_seconds) {}
 
@@ -140,7 +182,14 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
   bool missing = false;
   auto abs = logdir_.Resolve(relative, true, &missing);
   if (!abs.ok()) return Fail(missing ? grpc::StatusCode::NOT_FOUND : grpc::StatusCode::INVALID_ARGUMENT, abs.error());
-  auto f = cache_.Get(*abs, relative, progress);
+  // One name per file: the path of its real file under the log directory, so
+  // that a file opened through a symlink and through its target is one open
+  // file with one name, and its config is written beside the real file.
+  const std::string& root = logdir_.root();
+  const std::string canonical =
+      abs->size() > root.size() && abs->compare(0, root.size() + 1, root + "/") == 0 ? abs->substr(root.size() + 1)
+                                                                                    : relative;
+  auto f = cache_.Get(*abs, canonical, progress);
   if (!f.ok()) return Fail(grpc::StatusCode::DATA_LOSS, f.error());
   *file = std::move(*f);
   return grpc::Status::OK;
@@ -153,7 +202,14 @@ FileInfo GraphServiceImpl::InfoOf(const GraphFile& f) const {
   return info;
 }
 
-grpc::Status GraphServiceImpl::Health(grpc::ServerContext*, const HealthRequest*, HealthReply* reply) {
+grpc::ServerUnaryReactor* GraphServiceImpl::Health(grpc::CallbackServerContext* ctx, const HealthRequest* req,
+                                                   HealthReply* reply) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(HealthReplyOf(nullptr, req, reply));
+  return reactor;
+}
+
+grpc::Status GraphServiceImpl::HealthReplyOf(grpc::ServerContext*, const HealthRequest*, HealthReply* reply) {
   reply->set_version(kVersion);
   reply->set_logdir(logdir_.root());
   reply->set_open_files(static_cast<uint32_t>(cache_.open_files()));
@@ -227,6 +283,10 @@ grpc::Status GraphServiceImpl::OpenView(const ViewKey& key, ViewAccess* access) 
 
 grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,
                                       ViewReply* reply) {
+  if (viewport != nullptr) {
+    grpc::Status vst = CheckViewport(*viewport);
+    if (!vst.ok()) return vst;
+  }
   ViewAccess access;
   grpc::Status st = OpenView(key, &access);
   if (!st.ok()) return st;
@@ -268,8 +328,14 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     Viewport v{viewport->x(), viewport->y(), viewport->width(), viewport->height()};
     LayoutBox at;
     if (from_node && op != ViewOp::kGet && view->state.Locate(*g, static_cast<uint32_t>(node), &at)) {
-      v.x += at.x;
-      v.y += at.y;
+      // Relative to the node: the absolute corner is checked again.
+      Rect absolute = *viewport;
+      absolute.set_x(static_cast<int32_t>(std::clamp<int64_t>(int64_t{v.x} + at.x, INT32_MIN, INT32_MAX)));
+      absolute.set_y(static_cast<int32_t>(std::clamp<int64_t>(int64_t{v.y} + at.y, INT32_MIN, INT32_MAX)));
+      st = CheckViewport(absolute);
+      if (!st.ok()) return st;
+      v.x = absolute.x();
+      v.y = absolute.y();
     }
     boxes = view->state.Cut(*g, v);
     Rect* applied = reply->mutable_viewport();
@@ -340,8 +406,7 @@ grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest*
     hits = std::make_shared<const std::vector<uint32_t>>(std::move(*found));
     file->CacheSearch(key, hits);
   }
-  FillHits(*g, *hits, req->offset(), req->limit(), reply);
-  return grpc::Status::OK;
+  return FillHits(*g, *hits, req->offset(), req->limit(), max_answer_bytes_, reply);
 }
 
 grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest* req, NodeList* reply) {
@@ -368,8 +433,7 @@ grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest*
   spec.unmatched = req->unmatched();
   spec.leaves_only = req->leaves_only();
   spec.micro_step = req->view().micro_step();
-  FillHits(*g, FilterNodes(*g, file->is_compare(), spec), req->offset(), req->limit(), reply);
-  return grpc::Status::OK;
+  return FillHits(*g, FilterNodes(*g, file->is_compare(), spec), req->offset(), req->limit(), max_answer_bytes_, reply);
 }
 
 grpc::Status GraphServiceImpl::GetNodeDetail(grpc::ServerContext*, const NodeRequest* req, NodeDetailReply* reply) {
@@ -424,17 +488,23 @@ grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, Matc
   std::shared_ptr<GraphFile> file;
   grpc::Status st = Open(req.file(), {}, &file);
   if (!st.ok()) return st;
+  const uint32_t npu = static_cast<uint32_t>(req.npu_node()), bench = static_cast<uint32_t>(req.bench_node());
+  // Checks and file reading under the shared lock; the exclusive one only
+  // for the edit itself, in memory (other clients keep reading meanwhile).
+  GraphFile::DetailCache cache;
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    std::string why = MatchingUnsupported(*file);
+    if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
+    st = CheckNode(*file, vis::SIDE_NPU, *file->side(vis::SIDE_NPU), req.npu_node());
+    if (!st.ok()) return st;
+    st = CheckNode(*file, vis::SIDE_BENCH, *file->side(vis::SIDE_BENCH), req.bench_node());
+    if (!st.ok()) return st;
+    PrefetchForMatch(*file, npu, bench, req.with_children(), match, &cache);
+  }
   std::unique_lock<std::shared_mutex> l(file->mutex());
-  std::string why = MatchingUnsupported(*file);
-  if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
-  st = CheckNode(*file, vis::SIDE_NPU, *file->side(vis::SIDE_NPU), req.npu_node());
-  if (!st.ok()) return st;
-  st = CheckNode(*file, vis::SIDE_BENCH, *file->side(vis::SIDE_BENCH), req.bench_node());
-  if (!st.ok()) return st;
-  auto outcomes = match ? MatchNodes(file.get(), static_cast<uint32_t>(req.npu_node()),
-                                     static_cast<uint32_t>(req.bench_node()), req.with_children())
-                        : UnmatchNodes(file.get(), static_cast<uint32_t>(req.npu_node()),
-                                       static_cast<uint32_t>(req.bench_node()), req.with_children());
+  auto outcomes = match ? MatchNodes(file.get(), npu, bench, req.with_children(), &cache)
+                        : UnmatchNodes(file.get(), npu, bench, req.with_children(), &cache);
   AddResults(outcomes, reply);
   *reply->mutable_info() = InfoOf(*file);
   return grpc::Status::OK;
@@ -454,10 +524,17 @@ grpc::Status GraphServiceImpl::SaveMatches(grpc::ServerContext*, const FileReque
   std::unique_lock<std::shared_mutex> l(file->mutex());
   std::string why = MatchingUnsupported(*file);
   if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
+  // Beside the real .vis, and never through a link: a "<file>.config"
+  // symlink could point at any file of the log directory.
   const std::string rel = file->relative() + ".config";
-  auto abs = logdir_.Resolve(rel, false);
-  if (!abs.ok()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, abs.error());
-  Status s = WriteMatchConfig(*file, *abs, rel);
+  const std::string abs = file->abs_path() + ".config";
+  struct stat link;
+  if (lstat(abs.c_str(), &link) == 0 && !S_ISREG(link.st_mode)) {
+    return Fail(grpc::StatusCode::FAILED_PRECONDITION,
+                rel + ": " + (S_ISLNK(link.st_mode) ? "is a symbolic link; refusing to write through it"
+                                                  : "exists and is not a regular file"));
+  }
+  Status s = WriteMatchConfig(*file, abs, rel);
   if (!s.ok()) return Fail(grpc::StatusCode::INTERNAL, s.error());
   file->MarkSaved();
   reply->set_path(rel);
@@ -524,7 +601,7 @@ grpc::Status GraphServiceImpl::CallJson(grpc::ServerContext* ctx, const JsonCall
   const std::string& m = req->method();
   const std::string& in = req->request_json();
   std::string* out = reply->mutable_reply_json();
-  if (m == "Health") return Bridge(&GraphServiceImpl::Health, ctx, in, out);
+  if (m == "Health") return Bridge(&GraphServiceImpl::HealthReplyOf, ctx, in, out);
   if (m == "ListRuns") return Bridge(&GraphServiceImpl::ListRuns, ctx, in, out);
   if (m == "GetFileInfo") return Bridge(&GraphServiceImpl::GetFileInfo, ctx, in, out);
   if (m == "GetView") return Bridge(&GraphServiceImpl::GetView, ctx, in, out);

@@ -25,13 +25,18 @@ struct ServiceOptions {
   size_t max_views = 4096;
   size_t views_bytes = size_t{1} << 30;
   int64_t idle_seconds = 6 * 3600;
+  // A search or filter page whose answer would be larger is refused (OUT_OF_RANGE).
+  size_t max_answer_bytes = size_t{64} << 20;
 };
 
-class GraphServiceImpl final : public GraphService::Service {
+// Health is a callback method: it runs on gRPC's own threads, not on the
+// pool of the other (synchronous) methods, so a server busy with long
+// requests still answers it at once, and it takes no file lock.
+class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<GraphService::Service> {
  public:
   static Result<std::unique_ptr<GraphServiceImpl>> Create(const ServiceOptions& options);
 
-  grpc::Status Health(grpc::ServerContext*, const HealthRequest*, HealthReply*) override;
+  grpc::ServerUnaryReactor* Health(grpc::CallbackServerContext*, const HealthRequest*, HealthReply*) override;
   grpc::Status ListRuns(grpc::ServerContext*, const ListRunsRequest*, ListRunsReply*) override;
   grpc::Status OpenFile(grpc::ServerContext*, const FileRequest*, grpc::ServerWriter<OpenProgress>*) override;
   grpc::Status GetFileInfo(grpc::ServerContext*, const FileRequest*, FileInfo*) override;
@@ -51,6 +56,8 @@ class GraphServiceImpl final : public GraphService::Service {
 
  private:
   GraphServiceImpl(LogDir logdir, const ServiceOptions& options);
+
+  grpc::Status HealthReplyOf(grpc::ServerContext*, const HealthRequest*, HealthReply*);
 
   // Resolves and opens `relative` (a .vis under the log directory).
   grpc::Status Open(const std::string& relative, const ProgressFn& progress, std::shared_ptr<GraphFile>* file);
@@ -72,6 +79,7 @@ class GraphServiceImpl final : public GraphService::Service {
                       grpc::ServerContext* ctx, const std::string& json, std::string* out);
 
   LogDir logdir_;
+  const size_t max_answer_bytes_;
   FileCache cache_;
   ViewStore views_;
 };

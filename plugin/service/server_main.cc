@@ -7,9 +7,10 @@
 // directory. It exits when stdin reaches EOF (--die-after-stdin: the parent
 // holds the pipe, so it closes when the parent dies, however it dies), when
 // the parent process dies (checked on PR_SET_PDEATHSIG and every second), or
-// on SIGTERM/SIGINT/SIGHUP. The kernel sends the parent-death signal when the
-// *thread* that started the server exits, and TensorBoard starts it from a
-// request thread, so that signal only triggers a check of getppid().
+// on SIGTERM/SIGINT/SIGHUP, at most a few seconds later however busy. The
+// kernel sends the parent-death signal when the *thread* that started the
+// server exits, and TensorBoard starts it from a request thread, so that
+// signal only triggers a check of getppid().
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -30,6 +31,9 @@
 #include "graph_service.h"
 
 namespace {
+
+// Seconds between a termination request and the exit, busy handlers or not.
+constexpr int kShutdownGraceSeconds = 3;
 
 int Usage(const char* why) {
   std::fprintf(stderr,
@@ -131,8 +135,18 @@ int main(int argc, char** argv) {
 
   std::once_flag shutdown_once;
   auto shutdown = [&] {
-    std::call_once(shutdown_once,
-                   [&] { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2)); });
+    std::call_once(shutdown_once, [&] {
+      // Shutdown() cancels the calls still running after its deadline but
+      // waits for their handlers to return; a handler busy for minutes (a
+      // huge search) must not keep the process alive: leave after a grace.
+      std::thread([socket_path] {
+        std::this_thread::sleep_for(std::chrono::seconds(kShutdownGraceSeconds));
+        if (!socket_path.empty()) unlink(socket_path.c_str());
+        std::fflush(nullptr);
+        _exit(0);
+      }).detach();
+      server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    });
   };
   std::thread signal_thread([&] {
     while (true) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct FixtureOptions {
 // except `unmatched`, with statistics that give matched leaves a spread of
 // precision indices. The NPU precision of matched leaf i is (i % 10) / 10.
 void WriteCompare(const std::string& path, const FixtureGraph& g, const FixtureOptions& options);
+
+// Replaces the table of contents of a .vis by `edit` of it (to forge sizes
+// a writer would never write).
+void RewriteToc(const std::string& path, const std::function<void(vis::TableOfContents*)>& edit);
 
 // The statistics legend of msprobe (§6.10).
 void StatisticsLegend(vis::FileMeta* meta);

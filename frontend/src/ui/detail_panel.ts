@@ -212,7 +212,8 @@ export class DetailPanel {
     const parts: (string | HTMLElement)[] = [h("span.badge-title", null, `${title}: `)];
     if (!n) parts.push(h("span.muted", null, t("notMatched")));
     else {
-      parts.push(swatch, h("span.badge-name", { title: [...n.ancestors, n.name].join("\n› ") }, n.name));
+      const path = [...(n.ancestorsOmitted ? ["…"] : []), ...n.ancestors, n.name];
+      parts.push(swatch, h("span.badge-name", { title: path.join("\n› ") }, n.name));
       if (n.hasPrecision)
         parts.push(h("span.badge-meta", null, `${t("precisionIndex")} ${formatIndex(n.precisionIndex)}`));
       if (n.overflow !== OverflowLevel.OVERFLOW_NONE)
