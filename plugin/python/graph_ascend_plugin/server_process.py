@@ -66,10 +66,17 @@ def exited(proc: subprocess.Popen) -> bool:
 
 def retryable(error: Exception, proc) -> bool:
     """Whether a call that failed with `error` on `proc` may be sent again to a new server: its channel was
-    closed by a restart before it was sent (grpc's ValueError), or its server died under it."""
+    closed by a restart before it was sent (grpc's ValueError), or its server died under it (UNAVAILABLE, or
+    CANCELLED "Channel closed!" when the restart closed the channel while the call was in flight). What the
+    dead server did for the call died with it."""
     if isinstance(error, ValueError):
         return "closed channel" in str(error)
-    return isinstance(error, grpc.RpcError) and error.code() == grpc.StatusCode.UNAVAILABLE and exited(proc)
+    return (
+        isinstance(error, grpc.RpcError)
+        and error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+        and proc is not None
+        and exited(proc)
+    )
 
 
 def stopped(pid: int) -> bool:
