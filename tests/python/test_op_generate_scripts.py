@@ -60,6 +60,18 @@ def generate(build_dir, tmp_path, dump, api, propagation, mode, seed=1234, itera
     return tmp_path / "scripts" / f"{api}.{propagation}.py"
 
 
+def probe(script, body):
+    """Runs `body` with the script imported as module `m` (its main() not called); returns stdout."""
+    code = (
+        "import importlib.util, json\n"
+        f"spec = importlib.util.spec_from_file_location('repro', {str(script)!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n" + body
+    )
+    res = subprocess.run([TORCH_PYTHON, "-c", code], check=False, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
 def run_script(script, *args):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     return subprocess.run(
@@ -88,10 +100,7 @@ def test_random_inputs_follow_the_dumped_statistics(build_dir, tmp_path):
     script = generate(
         build_dir, tmp_path, "l1_api/npu/step0/proc32258/dump.json", "Functional.conv2d.0", "forward", "random_data"
     )
-    probe = (
-        "import importlib.util, json, sys\n"
-        f"spec = importlib.util.spec_from_file_location('repro', {str(script)!r})\n"
-        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+    body = (
         "m.torch.manual_seed(1234)\n"
         "out = []\n"
         "for info, t in zip(m.SPEC['forward']['input_args'], m.build(m.SPEC['forward']['input_args'], False)):\n"
@@ -100,9 +109,7 @@ def test_random_inputs_follow_the_dumped_statistics(build_dir, tmp_path):
         "                    str(t.dtype), info['dtype'], t.requires_grad, info['requires_grad']])\n"
         "print(json.dumps(out))\n"
     )
-    res = subprocess.run([TORCH_PYTHON, "-c", probe], check=False, capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    tensors = json.loads(res.stdout)
+    tensors = json.loads(probe(script, body))
     assert len(tensors) == 3  # input, weight, bias
     for lo, hi, tmin, tmax, shape, dshape, dtype, ddtype, grad, dgrad in tensors:
         assert tmin == pytest.approx(lo, rel=1e-6) and tmax == pytest.approx(hi, rel=1e-6)
@@ -115,18 +122,13 @@ def test_real_data_reproduces_the_dumped_output(build_dir, tmp_path):
     script = generate(
         build_dir, tmp_path, "gpt_tensor/npu/step0/rank0/dump.json", "Functional.linear.0", "forward", "real_data"
     )
-    probe = (
-        "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('repro', {str(script)!r})\n"
-        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+    body = (
         "fwd = m.SPEC['forward']\n"
         "out = m.run(m.resolve(m.SPEC['api']), m.build(fwd['input_args'], True), {}, None)\n"
         "dumped = m.real_tensor(fwd['output'][0])\n"
         "print(bool(m.torch.equal(out.detach(), dumped)))\n"
     )
-    res = subprocess.run([TORCH_PYTHON, "-c", probe], check=False, capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "True"
+    assert probe(script, body).strip() == "True"
 
 
 @needs_torch
