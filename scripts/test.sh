@@ -9,5 +9,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 status=0
 "$root/scripts/test-cpp.sh" || status=1
 "$root/scripts/test-python.sh" || status=1
+"$root/scripts/test-op-scripts.sh" || status=1
 "$root/scripts/test-browser.sh" || status=1
 exit $status
