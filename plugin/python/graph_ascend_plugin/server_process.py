@@ -9,6 +9,8 @@ died; a call that fails because the server went away is retried once on the
 new server.
 """
 
+from __future__ import annotations  # `X | None` annotations on Python 3.9
+
 import atexit
 import logging
 import os
