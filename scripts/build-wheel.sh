@@ -18,7 +18,7 @@ case "$arch" in
   x86_64 | aarch64) ;;
   *) echo "usage: build-wheel.sh [x86_64|aarch64]" >&2; exit 2 ;;
 esac
-build="${GA_WHEEL_BUILD_DIR:-$root/build-wheel/$arch}"
+build=$(realpath -m "${GA_WHEEL_BUILD_DIR:-$root/build-wheel/$arch}")  # absolute: setup.py runs elsewhere
 python="$root/.venv/bin/python"
 
 # 1. The portable executables.
@@ -65,4 +65,10 @@ rm -rf "$root/plugin/python/build"  # setuptools' staging area: no executable of
 GA_CLI_BINARY="$build/bin/graph-ascend" GA_SERVER_BINARY="$build/bin/graph-ascend-server" GA_WHEEL_PLATFORM="$platform" \
   "$python" -m pip wheel -q --no-deps --no-build-isolation -w "$root/dist" "$root/plugin/python"
 wheel=$(ls "$root/dist/graph_ascend-"*"-$platform.whl")
+# A second opinion on the tag: auditwheel reads the same symbol versions its own way.
+if ! "$root/.venv/bin/auditwheel" show "$wheel" | tr '\n' ' ' | grep -q "platform tag: \"$platform\""; then
+  "$root/.venv/bin/auditwheel" show "$wheel" >&2
+  echo "build-wheel: auditwheel does not agree with $platform" >&2
+  exit 1
+fi
 echo "build-wheel: $wheel ($(du -h "$wheel" | cut -f1), glibc >= 2.$floor)"
