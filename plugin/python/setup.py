@@ -123,7 +123,7 @@ class BinaryDistribution(Distribution):
 setup(
     name="graph-ascend",
     version="0.1.0",
-    description="graph-ascend: msprobe dumps to .vis graphs (C++), and the GRAPH_ASCEND TensorBoard plugin to browse them",
+    description="graph-ascend: msprobe dumps to .vis graphs (C++) and the GRAPH_ASCEND TensorBoard plugin",
     packages=["graph_ascend_plugin", "graph_ascend_plugin._proto"],
     package_data={"graph_ascend_plugin": ["static/*", "_bin/graph-ascend", "_bin/graph-ascend-server"]},
     python_requires=">=3.9",
