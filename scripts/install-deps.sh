@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every system package graph-ascend needs on Debian 12 (build, tests, browser).
 # Idempotent: packages already present are skipped by apt.
+# `install-deps.sh aarch64` adds the cross compiler and qemu-user for
+# scripts/build-wheel.sh aarch64 and scripts/test-aarch64.sh.
 set -euo pipefail
 
 packages=(
@@ -13,6 +15,10 @@ packages=(
   chromium
   time curl ca-certificates
 )
+
+if [ "${1:-}" = aarch64 ]; then
+  packages+=(g++-aarch64-linux-gnu qemu-user)
+fi
 
 missing=()
 # Node.js with npm usually comes preinstalled (nodesource); only fall back to Debian's.

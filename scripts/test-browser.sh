@@ -12,14 +12,23 @@
 #
 # GA_BUILD_DIR (default build/) and GA_VENV (default .venv) select another
 # build or virtual environment; extra arguments go to `playwright test`.
+# GA_INSTALLED=1: GA_VENV already holds the graph-ascend package (the wheel,
+# scripts/test-wheel.sh); step 1 then installs nothing and the .vis files are
+# made by that venv's `graph-ascend` command.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${GA_BUILD_DIR:-$root/build}"
 venv="${GA_VENV:-$root/.venv}"
 frontend="$root/frontend"
-cli="$build/bin/graph-ascend"
+if [ "${GA_INSTALLED:-0}" = 1 ]; then
+  cli="$venv/bin/graph-ascend"
+  needs=("$cli" "$venv/bin/python" /usr/bin/chromium)
+else
+  cli="$build/bin/graph-ascend"
+  needs=("$cli" "$build/bin/graph-ascend-server" "$venv/bin/python" /usr/bin/chromium)
+fi
 
-for need in "$cli" "$build/bin/graph-ascend-server" "$venv/bin/python" /usr/bin/chromium; do
+for need in "${needs[@]}"; do
   if [ ! -e "$need" ]; then
     echo "test-browser: $need is missing (run scripts/install-deps.sh, scripts/build.sh, scripts/python-env.sh)" >&2
     exit 1
@@ -27,7 +36,11 @@ for need in "$cli" "$build/bin/graph-ascend-server" "$venv/bin/python" /usr/bin/
 done
 
 # 1. The page (npm ci when the lockfile changed, npm run build) and the plugin serving it.
-GA_BUILD_DIR="$build" GA_VENV="$venv" "$root/scripts/install-plugin.sh" >/dev/null
+if [ "${GA_INSTALLED:-0}" = 1 ]; then
+  "$root/scripts/build-page.sh"
+else
+  GA_BUILD_DIR="$build" GA_VENV="$venv" "$root/scripts/install-plugin.sh" >/dev/null
+fi
 installed=$("$venv/bin/python" -c 'import graph_ascend_plugin, pathlib; print(pathlib.Path(graph_ascend_plugin.__file__).parent / "static" / "index.html")')
 if ! cmp -s "$installed" "$frontend/dist/index.html"; then
   echo "test-browser: the installed plugin does not serve frontend/dist/index.html ($installed)" >&2

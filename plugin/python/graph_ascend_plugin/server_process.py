@@ -16,6 +16,8 @@ and is killed only after HUNG_SECONDS without an answer, never while it is
 stopped (SIGSTOP: it resumes where it was).
 """
 
+from __future__ import annotations  # `X | None` annotations on Python 3.9
+
 import atexit
 import logging
 import os
