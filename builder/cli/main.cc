@@ -19,6 +19,7 @@ const char* kUsage =
     "  graph   build or compare msprobe dumps into .vis files (msprobe graph)\n"
     "  info    summarise a .vis file: nodes, matches, colour buckets, overflow, worst nodes\n"
     "  export  write a .vis as msprobe's JSON .vis for older tools\n"
+    "  ckpt_compare  compare two Megatron / MindSpeed checkpoints parameter by parameter\n"
     "\n"
     "Run 'graph-ascend <command> --help' for a command's options.\n";
 
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   if (command == "graph") return graph_ascend::cli::GraphCommand(args, full);
   if (command == "info") return graph_ascend::cli::InfoCommand(args);
   if (command == "export") return graph_ascend::cli::ExportCommand(args);
+  if (command == "ckpt_compare") return graph_ascend::cli::CkptCompareCommand(args);
   fprintf(stderr, "graph-ascend: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }
