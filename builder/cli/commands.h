@@ -11,6 +11,7 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
 int InfoCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);
 int CkptCompareCommand(const std::vector<std::string>& args);
+int ConfigCheckCommand(const std::vector<std::string>& args);
 
 // Prints "graph-ascend: <error>" to stderr and returns 2.
 int Fail(const std::string& message);

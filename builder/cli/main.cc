@@ -20,6 +20,7 @@ const char* kUsage =
     "  info    summarise a .vis file: nodes, matches, colour buckets, overflow, worst nodes\n"
     "  export  write a .vis as msprobe's JSON .vis for older tools\n"
     "  ckpt_compare  compare two Megatron / MindSpeed checkpoints parameter by parameter\n"
+    "  config_check  compare two msprobe config_check packs (env, pip, hyperparameters, statistics)\n"
     "\n"
     "Run 'graph-ascend <command> --help' for a command's options.\n";
 
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   if (command == "info") return graph_ascend::cli::InfoCommand(args);
   if (command == "export") return graph_ascend::cli::ExportCommand(args);
   if (command == "ckpt_compare") return graph_ascend::cli::CkptCompareCommand(args);
+  if (command == "config_check") return graph_ascend::cli::ConfigCheckCommand(args);
   fprintf(stderr, "graph-ascend: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }
