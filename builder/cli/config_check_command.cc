@@ -4,24 +4,34 @@
 #include "ckpt/ckpt_compare.h"
 #include "cli/commands.h"
 #include "config_check/config_check.h"
+#include "config_check/pack_writer.h"
+#include "zip/zip_writer.h"
+
+extern char** environ;
 
 namespace graph_ascend::cli {
 
 namespace {
 const char* kConfigCheckUsage =
     "usage: graph-ascend config_check -c BENCH.zip CMP.zip [-o DIR]\n"
+    "       graph-ascend config_check -d [SCRIPT.sh|CONFIG.yaml ...] [-o PACK.zip] [--python PY] [--force]\n"
     "       graph-ascend config_check -c CKPT_A CKPT_B [-o OUT.json] [--force]\n"
     "\n"
     "Compares two packs written by msprobe's ConfigChecker (env, pip, hyperparameters, weights,\n"
     "dataset and random-op statistics) with msprobe's rules into DIR/result.xlsx (a summary sheet\n"
     "and one sheet per check) and DIR/result.json (default DIR ./config_check_result; nothing in\n"
-    "it is deleted). Two folders instead of zips compare checkpoints, as 'ckpt_compare' does.\n";
+    "it is deleted). Two folders instead of zips compare checkpoints, as 'ckpt_compare' does.\n"
+    "\n"
+    "-d writes the static part of a pack without importing torch: this environment, the packages\n"
+    "installed for PY (default python3) and the hyperparameters of the launch scripts / yaml configs\n"
+    "(default ./config_check_pack.zip; the weights, dataset and random parts need msprobe's\n"
+    "ConfigChecker inside the training process).\n";
 }
 
 int ConfigCheckCommand(const std::vector<std::string>& args) {
-  std::vector<std::string> compare;
-  std::string output;
-  bool force = false;
+  std::vector<std::string> compare, dump;
+  std::string output, python = "python3";
+  bool force = false, dumping = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "-h" || args[i] == "--help") {
       fputs(kConfigCheckUsage, stdout);
@@ -34,11 +44,31 @@ int ConfigCheckCommand(const std::vector<std::string>& args) {
       output = args[++i];
     } else if (args[i] == "--force") {
       force = true;
+    } else if (args[i] == "-d" || args[i] == "--dump") {
+      dumping = true;
+      while (i + 1 < args.size() && !args[i + 1].empty() && args[i + 1][0] != '-') dump.push_back(args[++i]);
+    } else if (args[i] == "--python" && i + 1 < args.size()) {
+      python = args[++i];
     } else {
       return Fail("unexpected argument '" + args[i] + "'\n\n" + kConfigCheckUsage);
     }
   }
-  if (compare.empty()) return Fail(std::string("config_check needs -c BENCH CMP\n\n") + kConfigCheckUsage);
+  if (dumping && !compare.empty()) {
+    return Fail(std::string("-d and -c cannot be used together\n\n") + kConfigCheckUsage);
+  }
+  if (dumping) {
+    if (output.empty()) output = "config_check_pack.zip";
+    if (output.size() < 4 || output.compare(output.size() - 4, 4, ".zip") != 0) {
+      return Fail(output + ": the pack must be a .zip file");
+    }
+    auto members = config_check::StaticPack(dump, python, environ);
+    if (!members.ok()) return Fail(members.error().ToString());
+    Status st = zip::WriteZip(output, *members, force);
+    if (!st.ok()) return Fail(st.error().ToString());
+    printf("%s\n", output.c_str());
+    return 0;
+  }
+  if (compare.empty()) return Fail(std::string("config_check needs -c BENCH CMP or -d\n\n") + kConfigCheckUsage);
   // msprobe's rule: a first argument ending in "zip" is a pack, anything else a checkpoint.
   if (compare[0].size() < 3 || compare[0].compare(compare[0].size() - 3, 3, "zip") != 0) {
     std::vector<std::string> ckpt_args = {compare[0], compare[1], "-o",

@@ -12,6 +12,7 @@ state and rng_state (Python, numpy and torch generator states).
 
 Run in a venv with torch and megatron-core (installed --no-deps, as msprobe's loader needs):
     python samples/generate/megatron_checkpoints.py samples/ckpt
+    python samples/generate/megatron_checkpoints.py --bench bench/out/ckpt 1024 8 32000   (large, for bench/)
 """
 
 import argparse
@@ -224,7 +225,22 @@ def rewrite_member(path, member_suffix, transform):
             z.writestr(info, data)
 
 
+def bench_pair(out, hidden, layers, vocab):
+    """Two large TP 2 x PP 2 checkpoints (random weights, b = a + noise) for bench/ timings; not committed."""
+    CONFIG.update(hidden=hidden, heads=16, kv_heads=8, ffn=4 * hidden, vocab=vocab, layers=layers)
+    model = mm.GPTModel(CONFIG, mm.ParallelState())
+    g = torch.Generator().manual_seed(5)
+    a = OrderedDict((k, torch.randn(v.shape, generator=g) * 0.02) for k, v in model.state_dict().items())
+    b = OrderedDict((k, v + torch.randn(v.shape, generator=g) * 1e-4) for k, v in a.items())
+    save(f"{out}/a", 1, a, tp=2, pp=2)
+    save(f"{out}/b", 2, b, tp=2, pp=2)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--bench":
+        # --bench OUT HIDDEN LAYERS VOCAB
+        out, hidden, layers, vocab = sys.argv[2], *map(int, sys.argv[3:6])
+        return bench_pair(out, hidden, layers, vocab)
     out = sys.argv[1] if len(sys.argv) > 1 else "samples/ckpt"
     if os.path.isdir(out):
         shutil.rmtree(out)

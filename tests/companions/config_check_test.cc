@@ -117,6 +117,38 @@ TEST(ConfigCheck, FolderArgumentsCompareCheckpoints) {
   EXPECT_EQ(ReadJson(out / "s.json").size(), 27u);
 }
 
+// -d: the static part of a pack, read back by -c against msprobe's pack of the same script.
+TEST(ConfigCheck, DumpsTheStaticPartOfAPack) {
+  TempDir out;
+  std::string pack = out / "pack.zip";
+  RunResult r = RunTool({"config_check", "-d", Pack("bench_train.sh"), "-o", pack});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto p = config_check::ReadPack(pack);
+  ASSERT_TRUE(p.ok()) << p.error().ToString();
+  Json hyper = Json::parse(p->files["hyperparameters/hyperparameters_static.json"]);
+  // msprobe reads "--bf16 --weight-decay 0.1" as bf16 = "--weight-decay" and loses weight-decay.
+  EXPECT_EQ(hyper["bf16"], true);
+  EXPECT_EQ(hyper["weight-decay"], "0.1");
+  EXPECT_EQ(hyper["lr"], "1e-4");
+  EXPECT_EQ(hyper["seed"], "1234");
+  EXPECT_EQ(hyper["num-layers"], "2");  // from the GPT_ARGS block
+  EXPECT_EQ(hyper["use-flash-attn"], true);
+  EXPECT_TRUE(Json::parse(p->files["env"]).contains("GA_SOURCE_DIR"));  // this process's environment
+  EXPECT_NE(p->files["pip"].find("="), std::string::npos);
+  r = RunTool({"config_check", "-c", pack, Pack("bench.zip"), "-o", out / "result"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Json rows = ReadJson(out / "result/result.json")["hyperparameters"];
+  EXPECT_EQ(rows.size(), 3u) << rows.dump();
+  EXPECT_EQ(rows[1], Json::parse(R"(["hyperparameters_static.json", "bf16", "bf16", "True", "--weight-decay",
+      "pure name", "error"])"));
+  EXPECT_EQ(rows[2][1], "weight-decay");
+  EXPECT_EQ(rows[2][2], "Only in benchmark");
+  // An existing pack is kept.
+  r = RunTool({"config_check", "-d", Pack("bench_train.sh"), "-o", pack});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("exists"), std::string::npos) << r.err;
+}
+
 TEST(SequenceRatio, IsDifflibs) {
   // Values printed by Python's difflib.SequenceMatcher(None, a, b).ratio().
   using config_check::SequenceRatio;
