@@ -93,7 +93,8 @@ def main():
     ap.add_argument("pairs", nargs="*")
     args = ap.parse_args()
     venv = venv_python()
-    cases = {f"pair{i // 2}": (args.pairs[i], args.pairs[i + 1]) for i in range(0, len(args.pairs), 2)}
+    pairs = [os.path.abspath(p) for p in args.pairs]
+    cases = {f"pair{i // 2}": (pairs[i], pairs[i + 1]) for i in range(0, len(pairs), 2)}
     if not cases:
         cases = {k: (os.path.join(CK, a), os.path.join(CK, b)) for k, (a, b) in CASES.items()}
     failed = False

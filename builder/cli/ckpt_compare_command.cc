@@ -1,8 +1,10 @@
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "ckpt/ckpt_compare.h"
 #include "cli/commands.h"
+#include "output/output_file.h"
 
 namespace graph_ascend::cli {
 
@@ -39,6 +41,10 @@ int CkptCompareCommand(const std::vector<std::string>& args) {
     }
   }
   if (inputs.size() != 2) return Fail(std::string("ckpt_compare needs two checkpoints\n\n") + kCkptUsage);
+  std::error_code ec;
+  if (!force && std::filesystem::exists(output, ec)) {
+    return Fail(output + ": output exists; remove it or pass --force to overwrite");
+  }
   auto result = ckpt::CompareCheckpoints(inputs[0], inputs[1]);
   if (!result.ok()) return Fail(result.error().ToString());
   for (const std::string& w : result->warnings) fprintf(stderr, "graph-ascend: warning: %s\n", w.c_str());
@@ -46,7 +52,7 @@ int CkptCompareCommand(const std::vector<std::string>& args) {
     fprintf(stderr, "graph-ascend: warning: %zu parameters only in %s, %zu only in %s (not compared)\n",
             result->only_a.size(), inputs[0].c_str(), result->only_b.size(), inputs[1].c_str());
   }
-  Status st = ckpt::WriteNewFile(output, ckpt::ComparisonJson(*result), force);
+  Status st = output::WriteFileAtomically(output, ckpt::ComparisonJson(*result), force);
   if (!st.ok()) return Fail(st.error().ToString());
   printf("%s: %zu parameters compared\n", output.c_str(), result->params.size());
   return 0;

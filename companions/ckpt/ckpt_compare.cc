@@ -1,12 +1,6 @@
 #include "ckpt/ckpt_compare.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 
 #include "base/py_format.h"
 #include "ckpt/megatron_checkpoint.h"
@@ -80,8 +74,8 @@ Result<CheckpointComparison> CompareCheckpoints(const std::string& a, const std:
     GA_RETURN_IF_ERROR(Measure(pa, it->second, &s));
     out.params.push_back(std::move(s));
     // Bounded memory: the pages of this parameter go back to the kernel.
-    for (const ShardRef& r : pa.shards) const_cast<TorchFile*>(r.file)->Release();
-    for (const ShardRef& r : it->second.shards) const_cast<TorchFile*>(r.file)->Release();
+    for (const ShardRef& r : pa.shards) r.file->Release(r.meta);
+    for (const ShardRef& r : it->second.shards) r.file->Release(r.meta);
   }
   for (const auto& [name, pb] : cb->params)
     if (!ca->params.count(name)) out.only_b.push_back(name);
@@ -121,24 +115,6 @@ std::string ComparisonJson(const CheckpointComparison& c) {
   }
   w.EndObject();
   return text;
-}
-
-Status WriteNewFile(const std::string& path, const std::string& text, bool overwrite) {
-  std::error_code ec;
-  if (!overwrite && std::filesystem::exists(path, ec)) {
-    return Error{path, "", "output exists; remove it or pass --force to overwrite"};
-  }
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  FILE* f = fopen(tmp.c_str(), "wb");
-  if (!f) return Error{path, "", std::string("cannot write: ") + strerror(errno)};
-  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = fclose(f) == 0 && ok;
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = strerror(errno);
-    unlink(tmp.c_str());
-    return Error{path, "", "cannot write: " + why};
-  }
-  return Status::Ok();
 }
 
 }  // namespace graph_ascend::ckpt

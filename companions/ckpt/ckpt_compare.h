@@ -31,8 +31,4 @@ Result<CheckpointComparison> CompareCheckpoints(const std::string& a, const std:
 // The JSON msprobe writes (indent 4), parameters in name order.
 std::string ComparisonJson(const CheckpointComparison& c);
 
-// Writes `text` to `path` through a temporary file and a rename. Refuses an
-// existing `path` unless `overwrite`.
-Status WriteNewFile(const std::string& path, const std::string& text, bool overwrite);
-
 }  // namespace graph_ascend::ckpt

@@ -356,6 +356,8 @@ Status ParamReader::DecodeShard(const ShardRef& s, int64_t flat, size_t n, doubl
   if (contiguous) {
     const char* p = base + (s.meta.offset + flat) * type.width;
     for (size_t i = 0; i < n; ++i) out[i] = compare::DecodeElement(p + i * type.width, type.kind, type.width);
+    // Streamed once: the pages read are handed back at once, so memory stays at a few chunks.
+    s.file->Release(std::string_view(p, n * static_cast<size_t>(type.width)));
     return Status::Ok();
   }
   for (size_t i = 0; i < n; ++i) {

@@ -73,4 +73,9 @@ Result<std::string_view> TorchFile::TensorBytes(const TensorMeta& t, ElementType
   return *bytes;
 }
 
+void TorchFile::Release(const TensorMeta& t) const {
+  auto bytes = zip_.Member(prefix_ + "data/" + t.storage_key);
+  if (bytes.ok()) zip_.Release(*bytes);
+}
+
 }  // namespace graph_ascend::ckpt

@@ -30,7 +30,10 @@ class TorchFile {
   // The storage bytes a tensor views, after checking that the member exists,
   // holds the storage's elements and that the view stays inside it.
   Result<std::string_view> TensorBytes(const TensorMeta& t, ElementType* type) const;
-  void Release() { zip_.Release(); }
+  // Drops the resident pages of a tensor's storage (bounded memory on large checkpoints).
+  void Release(const TensorMeta& t) const;
+  // Drops the resident pages wholly inside `bytes` (a view from TensorBytes).
+  void Release(std::string_view bytes) const { zip_.Release(bytes); }
 
  private:
   zip::ZipArchive zip_;

@@ -10,6 +10,7 @@
 
 #include "base/py_format.h"
 #include "config_check/config_check.h"
+#include "output/output_file.h"
 
 namespace graph_ascend::config_check {
 namespace {
@@ -79,17 +80,7 @@ Status WriteJson(const std::vector<Sheet>& sheets, const std::string& path) {
     }
     out[s.name] = std::move(rows);
   }
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  FILE* f = fopen(tmp.c_str(), "wb");
-  if (!f) return Error{path, "", std::string("cannot write: ") + strerror(errno)};
-  std::string text = out.dump(1) + "\n";
-  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = fclose(f) == 0 && ok;
-  if (!ok) {
-    unlink(tmp.c_str());
-    return Error{path, "", "cannot write"};
-  }
-  return Commit(tmp, path);
+  return output::WriteFileAtomically(path, out.dump(1) + "\n", true);
 }
 
 }  // namespace

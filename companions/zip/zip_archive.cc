@@ -1,5 +1,7 @@
 #include "zip/zip_archive.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -107,6 +109,14 @@ Result<std::string_view> ZipArchive::Member(const std::string& name) const {
   if (it != members_.end()) return it->second;
   if (deflated_.count(name) || unsupported_.count(name)) return Error{path(), name, "compressed zip member"};
   return Error{path(), name, "missing zip member"};
+}
+
+void ZipArchive::Release(std::string_view bytes) const {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  auto begin = reinterpret_cast<uintptr_t>(bytes.data()), end = begin + bytes.size();
+  begin = (begin + page - 1) / page * page;
+  end = end / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 std::vector<std::string> ZipArchive::Names() const {

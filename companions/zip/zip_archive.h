@@ -30,8 +30,9 @@ class ZipArchive {
   Result<std::string_view> Member(const std::string& name) const;
   // The content of `name`, stored or deflated (at most `limit` bytes).
   Result<std::string> Read(const std::string& name, size_t limit = size_t{1} << 30) const;
-  // Drops the resident pages of the whole map (they are re-read if touched).
-  void Release() { file_.Release(file_.text().size()); }
+  // Drops the resident pages wholly inside `bytes`, a view into this archive
+  // (they are re-read from the page cache if touched again).
+  void Release(std::string_view bytes) const;
 
  private:
   MappedFile file_;

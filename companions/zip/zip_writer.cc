@@ -1,12 +1,10 @@
 #include "zip/zip_writer.h"
 
-#include <unistd.h>
 #include <zlib.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
+
+#include "output/output_file.h"
 
 namespace graph_ascend::zip {
 namespace {
@@ -71,20 +69,7 @@ Status WriteZip(const std::string& path, const std::vector<std::pair<std::string
   Put(&end, dir.size(), 4);
   Put(&end, data.size(), 4);
   Put(&end, 0, 2);
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  FILE* f = fopen(tmp.c_str(), "wb");
-  if (!f) return Error{path, "", std::string("cannot write: ") + strerror(errno)};
-  bool ok = true;
-  for (const std::string* part : {&data, &dir, &end}) {
-    ok = ok && fwrite(part->data(), 1, part->size(), f) == part->size();
-  }
-  ok = fclose(f) == 0 && ok;
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = strerror(errno);
-    unlink(tmp.c_str());
-    return Error{path, "", "cannot write: " + why};
-  }
-  return Status::Ok();
+  return output::WriteFileAtomically(path, data + dir + end, true);
 }
 
 }  // namespace graph_ascend::zip
