@@ -5,7 +5,7 @@
 Runs `msprobe config_check -c A B -o OUT.json` (bench/.venv-msprobe-26.2.0 with megatron-core installed
 --no-deps: msprobe's loader imports megatron, and torch.load needs megatron's enums) and
 `graph-ascend ckpt_compare A B -o OUT.json` on each pair, compares the two results parameter by
-parameter (same names, shapes and numel; l2 and cos within float32 rounding: msprobe computes in
+parameter (same names, shapes and numel; l2 and cos within 1e-4 relative: msprobe computes in
 float32) and prints wall time and peak RSS of both. --write stores msprobe's outputs as
 samples/ckpt/msprobe/<case>.json (the tests read them). Without pairs it runs the sample cases.
 """
@@ -81,7 +81,7 @@ def differences(ours, ref):
             elif o[m] is not None:
                 d = abs(o[m] - r[m]) / max(1.0, abs(r[m]))
                 worst = max(worst, d)
-                if d > 1e-5:
+                if d > 1e-4:  # msprobe sums in float32: ~1e-5 on the samples, 6e-5 on 32M-element tensors
                     diffs.append(f"{name}.{m}: {o[m]} vs {r[m]}")
     return diffs, worst
 
