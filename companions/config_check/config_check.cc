@@ -337,7 +337,8 @@ Result<Sheet> CompareWeights(const Pack& bench, const Pack& cmp) {
         r.push_back(std::string(b->contains(name) ? "only bench have" : "only cmp have"));
         r.resize(8);
       } else {
-        const Json &bv = (*b)[name], &cv = c[name];
+        Json bv = (*b)[name].is_object() ? (*b)[name] : Json::object();
+        Json cv = c[name].is_object() ? c[name] : Json::object();
         bool equal = true;
         for (const char* k : kStats) equal = equal && bv.value(k, Json()) == cv.value(k, Json());
         r.push_back(equal);
@@ -362,7 +363,7 @@ void CompareDatasetDicts(const Json& b, const Json& c, const std::string& tag, s
     if (!v.is_object()) continue;
     if (IsStats(v)) {
       std::vector<Cell> r = {t, v == c[k]};
-      for (const char* s : kStats) r.push_back(RelativeDiff(v[s], c[k].value(s, Json())));
+      for (const char* s : kStats) r.push_back(RelativeDiff(v[s], c[k].is_object() ? c[k].value(s, Json()) : Json()));
       out->push_back(std::move(r));
     } else if (c[k].is_object()) {
       CompareDatasetDicts(v, c[k], t, out);
@@ -540,7 +541,9 @@ Result<Pack> ReadPack(const std::string& zip_path) {
   return p;
 }
 
-Result<std::vector<Sheet>> ComparePacks(const Pack& bench, const Pack& cmp) {
+namespace {
+
+Result<std::vector<Sheet>> CompareAll(const Pack& bench, const Pack& cmp) {
   Sheet summary{"summary", {"filename", "pass_check"}, {}};
   std::vector<Sheet> sheets;
   auto both = [&](const std::string& member, bool dir) {
@@ -565,6 +568,17 @@ Result<std::vector<Sheet>> ComparePacks(const Pack& bench, const Pack& cmp) {
   if (both("random", true)) GA_RETURN_IF_ERROR(add(CompareRandom(bench, cmp), "check"));
   sheets.insert(sheets.begin(), std::move(summary));
   return sheets;
+}
+
+}  // namespace
+
+Result<std::vector<Sheet>> ComparePacks(const Pack& bench, const Pack& cmp) {
+  try {
+    return CompareAll(bench, cmp);
+  } catch (const nlohmann::json::exception& e) {
+    // A member of an unexpected shape (e.g. a number where statistics belong).
+    return Error{bench.path + " / " + cmp.path, "", std::string("unexpected pack content: ") + e.what()};
+  }
 }
 
 }  // namespace graph_ascend::config_check
