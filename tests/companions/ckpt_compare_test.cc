@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "json_file.h"
 #include "ckpt/ckpt_compare.h"
 #include "ckpt/megatron_checkpoint.h"
 #include "ckpt/torch_file.h"
@@ -19,12 +20,6 @@ using ckpt::TorchFile;
 namespace {
 
 std::string Ckpt(const std::string& rel) { return Sample("ckpt/" + rel); }
-
-Json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  return Json::parse(in, nullptr, false);
-}
 
 // Runs ckpt_compare into a fresh folder and returns its JSON.
 Json RunCompare(const std::string& a, const std::string& b) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "json_file.h"
 #include "config_check/config_check.h"
 #include "zip/zip_archive.h"
 
@@ -18,12 +19,6 @@ namespace graph_ascend::testing {
 namespace {
 
 std::string Pack(const std::string& rel) { return Sample("config_check/" + rel); }
-
-Json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
-  return Json::parse(in, nullptr, false);
-}
 
 Json RunCheck(const TempDir& out) {
   RunResult r = RunTool({"config_check", "-c", Pack("bench.zip"), Pack("cmp.zip"), "-o", out / "result"});
