@@ -20,8 +20,10 @@ const char* kUsage =
     "  graph   build or compare msprobe dumps into .vis files (msprobe graph)\n"
     "  info    summarise a .vis file: nodes, matches, colour buckets, overflow, worst nodes\n"
     "  export  write a .vis as msprobe's JSON .vis for older tools\n"
-    "  op_generate  a single-API reproduction script from a dump (msprobe op_generate)\n"
-    "  code_mapping tie MindSpore static-graph dump data to code stacks (msprobe code_mapping)\n"
+    "  op_generate   a single-API reproduction script from a dump (msprobe op_generate)\n"
+    "  code_mapping  tie MindSpore static-graph dump data to code stacks (msprobe code_mapping)\n"
+    "  ckpt_compare  compare two Megatron / MindSpeed checkpoints parameter by parameter\n"
+    "  config_check  compare two msprobe config_check packs (env, pip, hyperparameters, statistics)\n"
     "\n"
     "Run 'graph-ascend <command> --help' for a command's options.\n";
 
@@ -49,6 +51,8 @@ int main(int argc, char** argv) {
   if (command == "export") return graph_ascend::cli::ExportCommand(args);
   if (command == "op_generate") return graph_ascend::cli::OpGenerateCommand(args);
   if (command == "code_mapping") return graph_ascend::cli::CodeMappingCommand(args);
+  if (command == "ckpt_compare") return graph_ascend::cli::CkptCompareCommand(args);
+  if (command == "config_check") return graph_ascend::cli::ConfigCheckCommand(args);
   fprintf(stderr, "graph-ascend: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }
