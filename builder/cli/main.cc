@@ -18,7 +18,8 @@ const char* kUsage =
     "commands:\n"
     "  graph   build or compare msprobe dumps into .vis files (msprobe graph)\n"
     "  info    summarise a .vis file: nodes, matches, colour buckets, overflow, worst nodes\n"
-    "  export  write a .vis as msprobe's JSON .vis for older tools\n"
+    "  export  write a .vis as msprobe's JSON .vis or .vis.db for msprobe's own viewers\n"
+    "  import  convert msprobe's JSON .vis or .vis.db into .vis files\n"
     "\n"
     "Run 'graph-ascend <command> --help' for a command's options.\n";
 
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   if (command == "graph") return graph_ascend::cli::GraphCommand(args, full);
   if (command == "info") return graph_ascend::cli::InfoCommand(args);
   if (command == "export") return graph_ascend::cli::ExportCommand(args);
+  if (command == "import") return graph_ascend::cli::ImportCommand(args);
   fprintf(stderr, "graph-ascend: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }
