@@ -42,7 +42,6 @@ run() {
 run 26.2.0 dist_gloo/compare.json dist_gloo_compare_26.2.0 .vis.db
 run 26.2.0 dist_gloo/build.json dist_gloo_build_26.2.0 .vis.db
 run 26.2.0 dist_gloo/batch.json dist_gloo_batch_26.2.0 .vis.db
-run 26.2.0 cnn_md5/compare.json cnn_md5_compare_26.2.0 .vis.db
 run 8.1.2 dist_gloo/compare.json dist_gloo_compare_8.1.2 .vis
 run 8.1.2 dist_gloo/build.json dist_gloo_build_8.1.2 .vis
 run 8.1.2 dist_gloo/batch.json dist_gloo_batch_8.1.2 .vis
