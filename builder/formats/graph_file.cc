@@ -139,7 +139,9 @@ Result<GraphSide> SideBuilder::Finish(const std::string& root, const std::string
   for (uint32_t n = 0; n < count; ++n) {
     if (n != root_at) order.push_back(n);
     for (const std::string& c : nodes_[n].children) {
-      if (!added_.count(c)) return Error{file, "node " + nodes_[n].name, "child '" + c + "' is not a node of the graph"};
+      if (!added_.count(c)) {
+        return Error{file, "node " + nodes_[n].name, "child '" + c + "' is not a node of the graph"};
+      }
     }
   }
   std::vector<uint32_t> position(count);

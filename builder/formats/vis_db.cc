@@ -283,7 +283,8 @@ Result<std::map<std::string, std::vector<std::string>>> ReadStacks(sqlite3* db, 
     std::vector<std::string> frames;
     std::string text = Text(s->get(), 1);
     if (!text.empty()) {
-      GA_RETURN_IF_ERROR(ParseColumn(path, text, "table tb_stack, row '" + id + "'", [&](json::JsonReader& r) -> Status {
+      std::string where = "table tb_stack, row '" + id + "'";
+      GA_RETURN_IF_ERROR(ParseColumn(path, text, where, [&](json::JsonReader& r) -> Status {
         auto l = ReadStringList(r);
         if (!l.ok()) return l.error();
         frames = std::move(*l);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "file_cache.h"
+#include "foreign_files.h"
 #include "graph_service.grpc.pb.h"
 #include "log_dir.h"
 #include "view_store.h"
@@ -22,6 +23,8 @@ namespace graph_ascend::service {
 struct ServiceOptions {
   std::string logdir;
   size_t cache_bytes = size_t{4} << 30;
+  // Where msprobe files (.vis.db, JSON .vis) are converted; outside logdir. "" = DefaultCacheRoot().
+  std::string cache_dir;
   size_t max_views = 4096;
   size_t views_bytes = size_t{1} << 30;
   int64_t idle_seconds = 6 * 3600;
@@ -50,7 +53,7 @@ class GraphServiceImpl final : public GraphService::Service {
   grpc::Status CallJson(grpc::ServerContext*, const JsonCall*, JsonReply*) override;
 
  private:
-  GraphServiceImpl(LogDir logdir, const ServiceOptions& options);
+  GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options);
 
   // Resolves and opens `relative` (a .vis under the log directory).
   grpc::Status Open(const std::string& relative, const ProgressFn& progress, std::shared_ptr<GraphFile>* file);
@@ -71,7 +74,10 @@ class GraphServiceImpl final : public GraphService::Service {
   grpc::Status Bridge(grpc::Status (GraphServiceImpl::*method)(grpc::ServerContext*, const Req*, Rep*),
                       grpc::ServerContext* ctx, const std::string& json, std::string* out);
 
+  void AddForeignRuns(const RunEntry& e, ListRunsReply* reply);
+
   LogDir logdir_;
+  ForeignFiles foreign_;
   FileCache cache_;
   ViewStore views_;
 };
