@@ -3,11 +3,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <string>
 
 #include "cli/commands.h"
 #include "formats/foreign_file.h"
+#include "job/graph_job.h"
 
 namespace graph_ascend::cli {
 
@@ -25,14 +25,6 @@ bool IsDirectory(const std::string& p) {
   return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::string Stamp() {
-  time_t t = time(nullptr);
-  struct tm tm;
-  localtime_r(&t, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
 }  // namespace
 
 int ImportCommand(const std::vector<std::string>& args) {
@@ -57,7 +49,7 @@ int ImportCommand(const std::vector<std::string>& args) {
   if (into_dir && !IsDirectory(output) && mkdir(output.c_str(), 0755) != 0) {
     return Fail(Error{output, "", std::string("cannot create directory: ") + strerror(errno)}.ToString());
   }
-  std::string stamp = Stamp();
+  std::string stamp = job::TimeStamp();
   for (const formats::GraphFile& g : *graphs) {
     std::string path = into_dir ? output + "/" + formats::BatchFileName(g, stamp) : output;
     Status st = formats::WriteVisFile(g, path);

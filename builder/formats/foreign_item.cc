@@ -288,6 +288,75 @@ Result<std::vector<std::string>> ReadStringList(json::JsonReader& r) {
   return out;
 }
 
+Status ReadLegend(json::JsonReader& r, vis::FileMeta* meta) {
+  GA_RETURN_IF_ERROR(r.EnterObject());
+  std::string_view key;
+  for (;;) {
+    auto more = r.NextMember(&key);
+    if (!more.ok()) return more.error();
+    if (!*more) return Status::Ok();
+    vis::ColorBucket* b = meta->add_legend();
+    b->set_color(std::string(key));
+    GA_RETURN_IF_ERROR(r.EnterObject());
+    for (;;) {
+      auto m = r.NextMember(&key);
+      if (!m.ok()) return m.error();
+      if (!*m) break;
+      if (key == "value") {
+        std::vector<double> bounds;
+        GA_RETURN_IF_ERROR(r.EnterArray());
+        for (;;) {
+          auto e = r.NextElement();
+          if (!e.ok()) return e.error();
+          if (!*e) break;
+          auto n = r.ReadNumber();
+          if (!n.ok()) return n.error();
+          bounds.push_back(n->number);
+        }
+        b->set_unmatched(bounds.size() < 2);
+        if (bounds.size() >= 2) {
+          b->set_lo(bounds[0]);
+          b->set_hi(bounds[1]);
+        }
+      } else if (key == "description" || key == "accuracy_level") {
+        bool description = key == "description";
+        auto v = r.ReadString();
+        if (!v.ok()) return v.error();
+        if (description) {
+          b->set_description(std::string(*v));
+        } else {
+          b->set_name(std::string(*v));
+        }
+      } else {
+        GA_RETURN_IF_ERROR(r.Skip());
+      }
+    }
+  }
+}
+
+Status ReadTooltips(json::JsonReader& r, vis::FileMeta* meta) {
+  GA_RETURN_IF_ERROR(r.EnterObject());
+  std::string_view key;
+  for (;;) {
+    auto more = r.NextMember(&key);
+    if (!more.ok()) return more.error();
+    if (!*more) return Status::Ok();
+    vis::Tooltip* t = meta->add_tooltips();
+    t->set_key(std::string(key));
+    auto type = r.Peek();
+    if (!type.ok()) return type.error();
+    std::string text;
+    if (*type == json::JsonType::kString) {
+      auto v = r.ReadString();
+      if (!v.ok()) return v.error();
+      text = std::string(*v);
+    } else {
+      GA_RETURN_IF_ERROR(r.ReadCompact(&text));
+    }
+    t->set_text(std::move(text));
+  }
+}
+
 void NameLegend(vis::FileMeta* meta) {
   vis::FileMeta ours;
   ours.set_mode(meta->mode());

@@ -42,6 +42,12 @@ std::string StringListJson(const std::vector<std::string>& list);
 // Reads a JSON list of strings.
 Result<std::vector<std::string>> ReadStringList(json::JsonReader& r);
 
+// Reads msprobe's colour legend {"#RRGGBB": {"value": [lo, hi] | [], "description": d,
+// "accuracy_level": name}} into meta's legend.
+Status ReadLegend(json::JsonReader& r, vis::FileMeta* meta);
+// Reads a tooltip object {"<column>": "<text>"} into meta's tooltips.
+Status ReadTooltips(json::JsonReader& r, vis::FileMeta* meta);
+
 // Names the legend buckets read from a foreign file that have no name as
 // the builder names the same colour in meta's mode ("0-0.2", "different"),
 // else "unmatched" or "<lo>-<hi>".

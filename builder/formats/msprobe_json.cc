@@ -221,68 +221,12 @@ Status JsonVisReader::ReadGraph(SideBuilder* b, vis::GraphMeta* meta) {
   return Status::Ok();
 }
 
-Status JsonVisReader::ReadColors(vis::FileMeta* meta) {
-  GA_RETURN_IF_ERROR(r_.EnterObject());
-  std::string_view key;
-  for (;;) {
-    auto more = r_.NextMember(&key);
-    if (!more.ok()) return more.error();
-    if (!*more) break;
-    vis::ColorBucket* b = meta->add_legend();
-    b->set_color(std::string(key));
-    GA_RETURN_IF_ERROR(r_.EnterObject());
-    for (;;) {
-      auto m = r_.NextMember(&key);
-      if (!m.ok()) return m.error();
-      if (!*m) break;
-      if (key == "value") {
-        std::vector<double> bounds;
-        GA_RETURN_IF_ERROR(r_.EnterArray());
-        for (;;) {
-          auto e = r_.NextElement();
-          if (!e.ok()) return e.error();
-          if (!*e) break;
-          auto n = r_.ReadNumber();
-          if (!n.ok()) return n.error();
-          bounds.push_back(n->number);
-        }
-        b->set_unmatched(bounds.size() < 2);
-        if (bounds.size() >= 2) {
-          b->set_lo(bounds[0]);
-          b->set_hi(bounds[1]);
-        }
-      } else if (key == "description") {
-        auto s = ReadText(r_);
-        if (!s.ok()) return s.error();
-        b->set_description(*s);
-      } else if (key == "accuracy_level") {
-        auto s = ReadText(r_);
-        if (!s.ok()) return s.error();
-        b->set_name(*s);
-      } else {
-        GA_RETURN_IF_ERROR(r_.Skip());
-      }
-    }
-  }
-  return Status::Ok();
-}
+Status JsonVisReader::ReadColors(vis::FileMeta* meta) { return ReadLegend(r_, meta); }
 
 // ToolTip is a string holding a JSON object (or, in hand-edited files, the object).
 Status ReadToolTipText(std::string_view text, const std::string& path, vis::FileMeta* meta) {
   json::JsonReader r(text, path + " (ToolTip)");
-  GA_RETURN_IF_ERROR(r.EnterObject());
-  std::string_view key;
-  for (;;) {
-    auto more = r.NextMember(&key);
-    if (!more.ok()) return more.error();
-    if (!*more) break;
-    vis::Tooltip* t = meta->add_tooltips();
-    t->set_key(std::string(key));
-    auto s = ReadText(r);
-    if (!s.ok()) return s.error();
-    t->set_text(*s);
-  }
-  return Status::Ok();
+  return ReadTooltips(r, meta);
 }
 
 Status JsonVisReader::ReadToolTip(vis::FileMeta* meta) {

@@ -197,77 +197,13 @@ Status ReadConfig(sqlite3* db, const std::string& path, const Schema& schema, vi
   meta->set_overflow_checked(sqlite3_column_int64(st, 4) != 0);
   std::string tip = Text(st, 2);
   if (!tip.empty() && tip != "null") {
-    GA_RETURN_IF_ERROR(ParseColumn(path, tip, "table tb_config, column tool_tip", [&](json::JsonReader& r) -> Status {
-      GA_RETURN_IF_ERROR(r.EnterObject());
-      std::string_view key;
-      for (;;) {
-        auto more = r.NextMember(&key);
-        if (!more.ok()) return more.error();
-        if (!*more) return Status::Ok();
-        vis::Tooltip* t = meta->add_tooltips();
-        t->set_key(std::string(key));
-        std::string text;
-        auto type = r.Peek();
-        if (!type.ok()) return type.error();
-        if (*type == json::JsonType::kString) {
-          auto v = r.ReadString();
-          if (!v.ok()) return v.error();
-          text = std::string(*v);
-        } else {
-          GA_RETURN_IF_ERROR(r.ReadCompact(&text));
-        }
-        t->set_text(text);
-      }
-    }));
+    GA_RETURN_IF_ERROR(ParseColumn(path, tip, "table tb_config, column tool_tip",
+                                   [&](json::JsonReader& r) { return ReadTooltips(r, meta); }));
   }
   std::string colors = Text(st, 5);
   if (!colors.empty() && colors != "null") {
-    GA_RETURN_IF_ERROR(
-        ParseColumn(path, colors, "table tb_config, column node_colors", [&](json::JsonReader& r) -> Status {
-          GA_RETURN_IF_ERROR(r.EnterObject());
-          std::string_view key;
-          for (;;) {
-            auto more = r.NextMember(&key);
-            if (!more.ok()) return more.error();
-            if (!*more) return Status::Ok();
-            vis::ColorBucket* b = meta->add_legend();
-            b->set_color(std::string(key));
-            GA_RETURN_IF_ERROR(r.EnterObject());
-            for (;;) {
-              auto m = r.NextMember(&key);
-              if (!m.ok()) return m.error();
-              if (!*m) break;
-              if (key == "value") {
-                std::vector<double> bounds;
-                GA_RETURN_IF_ERROR(r.EnterArray());
-                for (;;) {
-                  auto e = r.NextElement();
-                  if (!e.ok()) return e.error();
-                  if (!*e) break;
-                  auto n = r.ReadNumber();
-                  if (!n.ok()) return n.error();
-                  bounds.push_back(n->number);
-                }
-                b->set_unmatched(bounds.size() < 2);
-                if (bounds.size() >= 2) {
-                  b->set_lo(bounds[0]);
-                  b->set_hi(bounds[1]);
-                }
-              } else if (key == "description" || key == "accuracy_level") {
-                bool description = key == "description";
-                auto v = r.ReadString();
-                if (!v.ok()) return v.error();
-                if (description) {
-                  b->set_description(std::string(*v));
-                } else {
-                  b->set_name(std::string(*v));
-                }
-              } else {
-                GA_RETURN_IF_ERROR(r.Skip());
-              }
-            }
-          }
-        }));
+    GA_RETURN_IF_ERROR(ParseColumn(path, colors, "table tb_config, column node_colors",
+                                   [&](json::JsonReader& r) { return ReadLegend(r, meta); }));
   }
   NameLegend(meta);
   return Status::Ok();
