@@ -100,7 +100,9 @@ std::vector<std::string> Build(const std::string& config, const std::string& out
 
 int64_t CountRows(const std::string& db_path, const std::string& sql) {
   sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  // immutable: msprobe's files are in WAL mode, and a plain read-only open would create -wal/-shm beside them.
+  std::string uri = "file:" + db_path + "?immutable=1";
+  EXPECT_EQ(sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr), SQLITE_OK);
   sqlite3_stmt* s = nullptr;
   int64_t n = -1;
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
