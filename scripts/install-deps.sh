@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libprotobuf-dev protobuf-compiler libre2-dev
   libgrpc++-dev protobuf-compiler-grpc
-  nlohmann-json3-dev libboost-graph-dev libyaml-cpp-dev libzstd-dev
+  nlohmann-json3-dev libboost-graph-dev libyaml-cpp-dev libzstd-dev libsqlite3-dev
   libxlsxwriter-dev zlib1g-dev
   libgtest-dev libgmock-dev googletest
   python3 python3-venv python3-pip

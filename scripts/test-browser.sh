@@ -77,6 +77,10 @@ graph dist_gloo batch.json batch
 graph cnn_md5 compare.json md5
 # Mapped layer names (-lm): some modules (Megatron's core_attention) still have no counterpart.
 graph layer_mapping compare.json layer_mapping -lm layer_mapping.yaml
+# A .vis.db of real msprobe 26.2.0 (four steps and ranks), opened through the service's conversion cache.
+mkdir -p "$logdir/msprobe26"
+cp "$root/tests/data/msprobe_outputs/dist_gloo_batch_26.2.0.vis.db" "$logdir/msprobe26/compare_dist_gloo.vis.db"
+export XDG_CACHE_HOME="$work/cache"
 # A damaged file: the page must name it in its error and keep working.
 mkdir -p "$logdir/broken"
 printf 'not a graph-ascend file\n' > "$logdir/broken/compare_20250101000000.vis"

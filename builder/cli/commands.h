@@ -10,6 +10,7 @@ namespace graph_ascend::cli {
 int GraphCommand(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int InfoCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);
+int ImportCommand(const std::vector<std::string>& args);
 int OpGenerateCommand(const std::vector<std::string>& args);
 int CodeMappingCommand(const std::vector<std::string>& args);
 int CkptCompareCommand(const std::vector<std::string>& args);

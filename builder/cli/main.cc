@@ -19,7 +19,8 @@ const char* kUsage =
     "commands:\n"
     "  graph   build or compare msprobe dumps into .vis files (msprobe graph)\n"
     "  info    summarise a .vis file: nodes, matches, colour buckets, overflow, worst nodes\n"
-    "  export  write a .vis as msprobe's JSON .vis for older tools\n"
+    "  export  write a .vis as msprobe's JSON .vis or .vis.db for msprobe's own viewers\n"
+    "  import  convert msprobe's JSON .vis or .vis.db into .vis files\n"
     "  op_generate   a single-API reproduction script from a dump (msprobe op_generate)\n"
     "  code_mapping  tie MindSpore static-graph dump data to code stacks (msprobe code_mapping)\n"
     "  ckpt_compare  compare two Megatron / MindSpeed checkpoints parameter by parameter\n"
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   if (command == "graph") return graph_ascend::cli::GraphCommand(args, full);
   if (command == "info") return graph_ascend::cli::InfoCommand(args);
   if (command == "export") return graph_ascend::cli::ExportCommand(args);
+  if (command == "import") return graph_ascend::cli::ImportCommand(args);
   if (command == "op_generate") return graph_ascend::cli::OpGenerateCommand(args);
   if (command == "code_mapping") return graph_ascend::cli::CodeMappingCommand(args);
   if (command == "ckpt_compare") return graph_ascend::cli::CkptCompareCommand(args);

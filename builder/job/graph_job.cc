@@ -29,14 +29,6 @@ using graph::kNoNode;
 using graph::NodeOp;
 using graph::Side;
 
-std::string Now() {
-  time_t t = time(nullptr);
-  struct tm tm;
-  localtime_r(&t, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
 
 Status MakeOutputDir(const std::string& dir) {
   std::string partial;
@@ -512,11 +504,20 @@ Status RunMerged(const CompareConfig& config, const GraphOptions& options, const
 
 }  // namespace
 
+std::string TimeStamp() {
+  time_t t = time(nullptr);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
+  return buf;
+}
+
 Result<GraphResult> RunGraph(const std::string& compare_json, const std::string& output_dir,
                              const GraphOptions& options) {
   auto config = ReadCompareConfig(compare_json);
   if (!config.ok()) return config.error();
-  std::string ts = options.timestamp.empty() ? Now() : options.timestamp;
+  std::string ts = options.timestamp.empty() ? TimeStamp() : options.timestamp;
   bool compare = !config->bench_path.empty();
   if (options.parallel.given()) {
     if (config->parallel_merge) {

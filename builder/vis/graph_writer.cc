@@ -7,11 +7,6 @@
 namespace graph_ascend::vis {
 namespace {
 
-constexpr uint32_t kIndexChunkNodes = 65536;
-constexpr uint32_t kDetailBlockNodes = 128;
-constexpr size_t kDetailBlockBytes = 1u << 20;
-constexpr uint32_t kStackChunk = 4096;
-
 void SetValue(const StringPool& pool, const dump::Value& in, Value* out) {
   switch (in.kind) {
     case dump::ValueKind::kNull: out->set_null(true); break;

@@ -31,6 +31,13 @@ inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kTrailerSize = 24;
 // Sections are kept well below protobuf's 64 MiB message limit.
 inline constexpr size_t kMaxSectionBytes = 48u << 20;
+// How writers chunk sections: index chunks by node count, detail blocks by
+// node count or bytes (a node's details are read by decompressing one
+// block), stacks by count.
+inline constexpr uint32_t kIndexChunkNodes = 65536;
+inline constexpr uint32_t kDetailBlockNodes = 128;
+inline constexpr size_t kDetailBlockBytes = 1u << 20;
+inline constexpr uint32_t kStackChunk = 4096;
 
 class VisWriter {
  public:

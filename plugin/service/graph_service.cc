@@ -1,5 +1,7 @@
 #include "graph_service.h"
 
+#include "formats/foreign_file.h"
+
 #include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
 
@@ -163,12 +165,15 @@ grpc::Status CheckLegend(const google::protobuf::RepeatedPtrField<vis::ColorBuck
 Result<std::unique_ptr<GraphServiceImpl>> GraphServiceImpl::Create(const ServiceOptions& options) {
   auto dir = LogDir::Open(options.logdir);
   if (!dir.ok()) return dir.error();
-  return std::unique_ptr<GraphServiceImpl>(new GraphServiceImpl(std::move(*dir), options));
+  auto foreign = ForeignFiles::Open(options.cache_dir.empty() ? DefaultCacheRoot() : options.cache_dir, dir->root());
+  if (!foreign.ok()) return foreign.error();
+  return std::unique_ptr<GraphServiceImpl>(new GraphServiceImpl(std::move(*dir), std::move(*foreign), options));
 }
 
-GraphServiceImpl::GraphServiceImpl(LogDir logdir, const ServiceOptions& options)
+GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options)
     : logdir_(std::move(logdir)),
       max_answer_bytes_(options.max_answer_bytes),
+      foreign_(std::move(foreign)),
       cache_(options.cache_bytes),
       views_(options.max_views, options.views_bytes, options.idle_seconds) {}
 
@@ -176,20 +181,37 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
                                     std::shared_ptr<GraphFile>* file) {
   if (relative.empty())
     return Fail(grpc::StatusCode::INVALID_ARGUMENT, "file: missing (a .vis path relative to the log directory)");
-  if (!EndsWith(relative, ".vis")) {
-    return Fail(grpc::StatusCode::INVALID_ARGUMENT, relative + ": not a .vis file name");
+  // msprobe's .vis.db (one listed name per step and rank: "run.vis.db#step0_rank1").
+  std::string file_name, graph;
+  SplitForeignName(relative, &file_name, &graph);
+  bool db = EndsWith(file_name, ".vis.db");
+  if (!EndsWith(file_name, ".vis") && !db) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, relative + ": not a .vis or .vis.db file name");
   }
   bool missing = false;
-  auto abs = logdir_.Resolve(relative, true, &missing);
+  auto abs = logdir_.Resolve(file_name, true, &missing);
   if (!abs.ok()) return Fail(missing ? grpc::StatusCode::NOT_FOUND : grpc::StatusCode::INVALID_ARGUMENT, abs.error());
   // One name per file: the path of its real file under the log directory, so
   // that a file opened through a symlink and through its target is one open
   // file with one name, and its config is written beside the real file.
   const std::string& root = logdir_.root();
-  const std::string canonical =
+  std::string canonical =
       abs->size() > root.size() && abs->compare(0, root.size() + 1, root + "/") == 0 ? abs->substr(root.size() + 1)
-                                                                                    : relative;
-  auto f = cache_.Get(*abs, canonical, progress);
+                                                                                    : file_name;
+  if (!graph.empty()) canonical += "#" + graph;
+  std::string open_path = *abs;
+  auto format = formats::DetectFormat(*abs);
+  if (db || (format.ok() && *format != formats::FileFormat::kVis)) {
+    if (progress) progress(0, "converting");
+    auto converted = foreign_.Converted(*abs, graph);
+    if (!converted.ok()) {
+      Error e = converted.error();
+      if (e.file == *abs) e.file = file_name;
+      return Fail(grpc::StatusCode::DATA_LOSS, e);
+    }
+    open_path = *converted;
+  }
+  auto f = cache_.Get(open_path, canonical, progress);
   if (!f.ok()) return Fail(grpc::StatusCode::DATA_LOSS, f.error());
   *file = std::move(*f);
   return grpc::Status::OK;
@@ -217,8 +239,37 @@ grpc::Status GraphServiceImpl::HealthReplyOf(grpc::ServerContext*, const HealthR
   return grpc::Status::OK;
 }
 
+// One listed file per graph of a .vis.db, grouped like a batch (the steps and
+// ranks become the page's pickers). A file SQLite cannot read is listed once;
+// opening it reports why.
+void GraphServiceImpl::AddForeignRuns(const RunEntry& e, ListRunsReply* reply) {
+  auto abs = logdir_.Resolve(e.path);
+  std::vector<ForeignGraph> graphs(1);
+  if (abs.ok()) {
+    auto listed = foreign_.Graphs(*abs);
+    if (listed.ok()) graphs = std::move(*listed);
+  }
+  std::string stem = e.name.substr(0, e.name.size() - 7);
+  for (const ForeignGraph& g : graphs) {
+    RunFile* r = reply->add_files();
+    r->set_path(g.id.empty() ? e.path : e.path + "#" + g.id);
+    r->set_dir(e.dir);
+    r->set_name(e.name);
+    r->set_group(e.dir.empty() ? stem : e.dir + "/" + stem);
+    r->set_step(g.step);
+    r->set_rank(g.rank);
+    r->set_size(e.size);
+    r->set_mtime_unix(e.mtime_unix);
+    r->set_kind(stem.rfind("build", 0) == 0 ? "build" : stem.rfind("compare", 0) == 0 ? "compare" : "");
+  }
+}
+
 grpc::Status GraphServiceImpl::ListRuns(grpc::ServerContext*, const ListRunsRequest*, ListRunsReply* reply) {
   for (const RunEntry& e : logdir_.ListRuns()) {
+    if (EndsWith(e.name, ".vis.db")) {
+      AddForeignRuns(e, reply);
+      continue;
+    }
     RunFile* r = reply->add_files();
     r->set_path(e.path);
     r->set_dir(e.dir);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "file_cache.h"
+#include "foreign_files.h"
 #include "graph_service.grpc.pb.h"
 #include "log_dir.h"
 #include "view_store.h"
@@ -22,6 +23,8 @@ namespace graph_ascend::service {
 struct ServiceOptions {
   std::string logdir;
   size_t cache_bytes = size_t{4} << 30;
+  // Where msprobe files (.vis.db, JSON .vis) are converted; outside logdir. "" = DefaultCacheRoot().
+  std::string cache_dir;
   size_t max_views = 4096;
   size_t views_bytes = size_t{1} << 30;
   int64_t idle_seconds = 6 * 3600;
@@ -55,7 +58,7 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status CallJson(grpc::ServerContext*, const JsonCall*, JsonReply*) override;
 
  private:
-  GraphServiceImpl(LogDir logdir, const ServiceOptions& options);
+  GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options);
 
   grpc::Status HealthReplyOf(grpc::ServerContext*, const HealthRequest*, HealthReply*);
 
@@ -78,8 +81,11 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status Bridge(grpc::Status (GraphServiceImpl::*method)(grpc::ServerContext*, const Req*, Rep*),
                       grpc::ServerContext* ctx, const std::string& json, std::string* out);
 
+  void AddForeignRuns(const RunEntry& e, ListRunsReply* reply);
+
   LogDir logdir_;
   const size_t max_answer_bytes_;
+  ForeignFiles foreign_;
   FileCache cache_;
   ViewStore views_;
 };

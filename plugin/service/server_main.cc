@@ -39,7 +39,7 @@ int Usage(const char* why) {
   std::fprintf(stderr,
                "graph-ascend-server: %s\n"
                "usage: graph-ascend-server --logdir DIR (--socket PATH | --port N [--port-file FILE])\n"
-               "                           [--die-after-stdin] [--cache-mb N]\n",
+               "                           [--die-after-stdin] [--cache-mb N] [--cache-dir DIR]\n",
                why);
   return 2;
 }
@@ -47,7 +47,7 @@ int Usage(const char* why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string logdir, socket_path, port_file;
+  std::string logdir, socket_path, port_file, cache_dir;
   int port = -1;
   bool die_after_stdin = false;
   long cache_mb = 4096;
@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
       port_file = value("--port-file");
     } else if (a == "--die-after-stdin") {
       die_after_stdin = true;
+    } else if (a == "--cache-dir") {
+      cache_dir = value("--cache-dir");  // msprobe files converted for opening; outside the log directory
     } else if (a == "--cache-mb") {
       cache_mb = std::atol(value("--cache-mb"));
     } else if (a == "--version") {
@@ -99,6 +101,7 @@ int main(int argc, char** argv) {
   graph_ascend::service::ServiceOptions options;
   options.logdir = logdir;
   options.cache_bytes = static_cast<size_t>(cache_mb) << 20;
+  options.cache_dir = cache_dir;
   auto service = graph_ascend::service::GraphServiceImpl::Create(options);
   if (!service.ok()) {
     std::fprintf(stderr, "graph-ascend-server: %s\n", service.error().ToString().c_str());

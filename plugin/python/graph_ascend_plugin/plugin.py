@@ -211,7 +211,7 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
         }
 
     def is_active(self):
-        """True once a .vis file exists under the log directory (bounded scan, re-checked every 10 s)."""
+        """True once a .vis or .vis.db file exists under the log directory (bounded scan, re-checked every 10 s)."""
         if not self._logdir:
             return False
         with self._active_lock:
@@ -324,7 +324,7 @@ def _has_vis(logdir: str, limit: int) -> bool:
     seen = 0
     for _dirpath, _dirnames, filenames in os.walk(logdir):
         for name in filenames:
-            if name.endswith(".vis"):
+            if name.endswith((".vis", ".vis.db")):
                 return True
         seen += len(filenames) + 1
         if seen > limit:
