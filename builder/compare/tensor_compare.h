@@ -44,7 +44,7 @@ class TensorSource {
 };
 
 // Tensors from "<dump dir>/dump_tensor_data/<data_name>" (§3.5): .npy or .pt.
-// A missing file compares as "unsupported" (partial dumps have them); a file
+// A missing file compares as "unsupported" (partial dumps have them); a .pt
 // that is there but cannot be read is damage, kept for damage().
 class DumpTensorSource : public TensorSource {
  public:

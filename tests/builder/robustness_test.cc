@@ -106,6 +106,17 @@ TEST(PtViewTest, ViewsThatDoNotFitTheirStorageAreRefusedBeforeAllocating) {
   }
 }
 
+TEST(PtViewTest, ADamagedTensorFileIsDamageAMissingOneIsNot) {
+  TempDir npu, bench;
+  WriteFile(npu / "dump_tensor_data/x.pt", ReadFile(Crafted("expand_huge.pt")));
+  compare::DumpTensorSource source(npu.path(), bench.path());
+  EXPECT_FALSE(source.Load(vis::SIDE_BENCH, "x.pt").ok());
+  EXPECT_TRUE(source.damage().ok()) << "a missing file compares as unsupported";
+  EXPECT_FALSE(source.Load(vis::SIDE_NPU, "x.pt").ok());
+  ASSERT_FALSE(source.damage().ok());
+  EXPECT_EQ(source.damage().error().file, npu / "dump_tensor_data/x.pt");
+}
+
 // ---------------------------------------------------------------- 1c .vis sizes and columns
 
 // Writes a .vis by hand: header, zstd sections, table of contents, trailer.

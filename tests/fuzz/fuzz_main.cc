@@ -268,19 +268,24 @@ std::string SourceDir() {
 }
 
 const std::string& ScratchDir() {
-  static const std::string dir = [] {
+  // Removed by the destructor of the static at exit (an atexit handler
+  // registered here would run after the string is gone).
+  struct Scratch {
+    std::string path;
+    ~Scratch() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static const Scratch dir{[] {
     std::string tmpl = (fs::temp_directory_path() / "ga_fuzz_XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) {
       perror("ga_fuzz: mkdtemp");
       exit(1);
     }
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(ScratchDir(), ec);
-    });
     return tmpl;
-  }();
-  return dir;
+  }()};
+  return dir.path;
 }
 
 const std::string& Input::File(const std::string& name) const {
