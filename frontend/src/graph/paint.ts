@@ -125,3 +125,7 @@ export function peerColour(peerIndex: string, legend: readonly ColorBucket[]): s
   const b = bucketOf(p, legend);
   return b >= 0 ? legend[b].color || null : null;
 }
+
+export function formatIndex(v: number): string {
+  return Number.isFinite(v) ? String(Number(v.toFixed(4))) : String(v);
+}

@@ -18,7 +18,7 @@ import {
 } from "../api/client";
 import { copyText, formatNumber, h } from "../dom";
 import { bucketColour } from "../graph/paint";
-import { formatIndex } from "../graph/pane";
+import { formatIndex } from "../graph/paint";
 import { type MessageKey, onLangChange, t } from "../i18n";
 import type { AppContext } from "./context";
 import { commLabel, groupLinks, peerButton } from "./peers";
