@@ -16,6 +16,8 @@ import { legendItems } from "./chrome/legend";
 import { ProgressOverlay } from "./chrome/progress";
 import { type Place, groupOf, groupRuns, sideKey } from "./chrome/runs";
 import { bindColumnSplitter, bindRowSplitter } from "./chrome/splitters";
+import { DivergenceNav } from "./divergence/navigator";
+import { markRanks } from "./divergence/ranks";
 import { GraphPane } from "./graph/pane";
 import { type Link, correspondingIndex, syncExpand } from "./graph/sync_expand";
 import { currentLang, onLangChange, setLang, t } from "./i18n";
@@ -67,6 +69,7 @@ export class App implements MenuHost {
   private readonly filterPanel: FilterPanel;
   private readonly matchPanel: MatchPanel;
   private readonly detailPanel: DetailPanel;
+  readonly divergence: DivergenceNav;
 
   constructor(
     readonly api: GraphApi,
@@ -87,6 +90,7 @@ export class App implements MenuHost {
     this.filterPanel = new FilterPanel(this);
     this.matchPanel = new MatchPanel(this);
     this.detailPanel = new DetailPanel(this);
+    this.divergence = new DivergenceNav(this, (ranks) => markRanks(this.rankSel, ranks));
 
     this.tabs = {
       search: h("button.side-tab.active", { type: "button", "data-tab": "search" }),
@@ -112,6 +116,7 @@ export class App implements MenuHost {
       h("label.pick", null, this.labels.step, this.stepSel),
       h("label.pick", null, this.labels.rank, this.rankSel),
       h("label.pick", null, this.labels.micro, this.microSel),
+      this.divergence.el,
       h("span.spacer"),
       h("label.check", null, this.syncCb, this.labels.sync),
       h("label.check", null, this.minimapCb, this.labels.minimap),
@@ -414,6 +419,7 @@ export class App implements MenuHost {
     const shown = await this.openViews(sameRun ? place : null, seq);
     if (seq !== this.openSeq) return false;
     this.progress.hide();
+    await this.divergence.fileChanged();
     return shown;
   }
 
@@ -568,6 +574,7 @@ export class App implements MenuHost {
     this.tabs.filter.textContent = t("filter");
     this.tabs.match.textContent = t("match");
     this.helpEl.textContent = t("help");
+    this.divergence.relabel();
     this.npu.setTitle(this.isCompare() ? t("npu") : "");
     this.bench.setTitle(t("bench"));
     if (this.current) this.fillMicroSteps();
@@ -599,7 +606,7 @@ export class App implements MenuHost {
         this.searchPanel.focus();
         return;
       }
-      if (this.activePane.keyDown(e.key)) e.preventDefault();
+      if (this.divergence.keyDown(e.key) || this.activePane.keyDown(e.key)) e.preventDefault();
     });
     window.addEventListener("keyup", (e) => {
       this.npu.keyUp(e.key);

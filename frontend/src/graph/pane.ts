@@ -503,6 +503,7 @@ export class GraphPane {
     this.drawn = drawScene({
       ctx: this.ctx,
       side: this.side,
+      legend: this.legend,
       nodes: this.nodes,
       fills: this.fills,
       labels: this.labels,

@@ -1,9 +1,18 @@
 // Drawing one frame of a pane: container backgrounds, headers batched by
 // fill colour, outlines, overflow marks, labels, selection rings. Only the
 // nodes that intersect the screen are drawn.
-import { type LayoutNode, type Rect, OverflowLevel, Side } from "../api/client";
+import { type ColorBucket, type LayoutNode, type Rect, OverflowLevel, Side } from "../api/client";
 import { palette } from "../theme";
-import { HEADER, NODE_API, OVERFLOW_COLOURS, darken, isCollection, luminance, overflowRank } from "./paint";
+import {
+  DIVERGENCE_COLOUR,
+  HEADER,
+  NODE_API,
+  OVERFLOW_COLOURS,
+  darken,
+  isCollection,
+  luminance,
+  overflowRank,
+} from "./paint";
 
 export interface Label {
   text: string;
@@ -14,6 +23,7 @@ export interface Label {
 export interface Scene {
   ctx: CanvasRenderingContext2D;
   side: Side;
+  legend: readonly ColorBucket[];
   nodes: LayoutNode[];
   fills: string[];
   labels: (Label | undefined)[];
@@ -112,12 +122,14 @@ export function drawScene(sc: Scene): number {
     }
   }
 
-  // Overflow marks: a corner triangle per level, in the level's colour.
+  // Overflow marks: a corner triangle per level, in the level's colour, with
+  // a white edge so that it shows on a red fill; larger for higher levels;
+  // critical ones say NaN/Inf when there is room.
   if (s >= 0.15) {
     for (const level of [OverflowLevel.OVERFLOW_MEDIUM, OverflowLevel.OVERFLOW_HIGH, OverflowLevel.OVERFLOW_CRITICAL]) {
       ctx.beginPath();
       let any = false;
-      const size = Math.min(10, 5 + overflowRank(level) * 1.5) * Math.min(1.5, s);
+      const size = (8 + overflowRank(level) * 3) * Math.min(1.5, s);
       for (const i of visible) {
         const n = nodes[i];
         if (n.overflow !== level) continue;
@@ -132,8 +144,67 @@ export function drawScene(sc: Scene): number {
       if (any) {
         ctx.fillStyle = OVERFLOW_COLOURS[level];
         ctx.fill();
+        ctx.lineWidth = 1.5;
+        ctx.strokeStyle = "#FFFFFF";
+        ctx.stroke();
+        ctx.lineWidth = 1;
       }
     }
+    if (HEADER * s >= 10) {
+      ctx.font = `bold ${Math.round(7 * Math.min(1.5, s))}px system-ui, sans-serif`;
+      ctx.textAlign = "right";
+      ctx.textBaseline = "top";
+      for (const i of visible) {
+        const n = nodes[i];
+        if (n.overflow !== OverflowLevel.OVERFLOW_CRITICAL || n.width * s < 90) continue;
+        const size = 17 * Math.min(1.5, s);
+        const x = (n.x + n.width) * s + tx - size - 2;
+        const y = n.y * s + ty + 1;
+        ctx.fillStyle = "#FFFFFF";
+        ctx.fillRect(
+          x - ctx.measureText("NaN/Inf").width - 2,
+          y,
+          ctx.measureText("NaN/Inf").width + 4,
+          9 * Math.min(1.5, s),
+        );
+        ctx.fillStyle = OVERFLOW_COLOURS[OverflowLevel.OVERFLOW_CRITICAL];
+        ctx.fillText("NaN/Inf", x, y + 0.5);
+      }
+    }
+  }
+
+  // Divergence cue: the node that diverges by itself gets a red border, a
+  // collapsed ancestor of one a border in its worst descendant's colour, and
+  // both a marker at the left of the header (expanded ancestors the marker).
+  if (s >= 0.05) {
+    const m = Math.max(3, Math.min(7, HEADER * s * 0.32));
+    for (const i of visible) {
+      const n = nodes[i];
+      if (!n.divergent && !n.containsDivergence) continue;
+      if (n.divergent || !n.expanded) {
+        const b = n.worstDescendantBucket;
+        const colour = n.divergent ? DIVERGENCE_COLOUR : (sc.legend[b]?.color ?? DIVERGENCE_COLOUR);
+        ctx.beginPath();
+        outline(sc, n, round);
+        ctx.lineWidth = 3;
+        ctx.strokeStyle = colour;
+        ctx.stroke();
+      }
+      const cx = n.x * s + tx + m + 3;
+      const cy = (n.y + HEADER / 2) * s + ty;
+      ctx.beginPath();
+      ctx.moveTo(cx, cy - m);
+      ctx.lineTo(cx + m, cy);
+      ctx.lineTo(cx, cy + m);
+      ctx.lineTo(cx - m, cy);
+      ctx.closePath();
+      ctx.fillStyle = DIVERGENCE_COLOUR;
+      ctx.fill();
+      ctx.lineWidth = 1;
+      ctx.strokeStyle = "#FFFFFF";
+      ctx.stroke();
+    }
+    ctx.lineWidth = 1;
   }
 
   // Labels, once the header is tall enough to read.
