@@ -51,7 +51,7 @@ def first_divergence(info):
 
 def old_rule(nodes, md5):
     """The former `info` rule: the first leaf in pre-order whose index is not the best value."""
-    root = next(n for n, v in nodes.items() if not v.get("upnode"))
+    root = next(n for n, v in nodes.items() if v.get("upnode") not in nodes)
     stack = [root]
     while stack:
         n = stack.pop()
@@ -64,7 +64,7 @@ def old_rule(nodes, md5):
 
 
 def main():
-    cli = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build/bin/graph-ascend")
+    cli = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "build/bin/graph-ascend")
     print("| sample | culprit | collapsed ancestors | former `info` rule names | before | after |")
     print("|---|---|---|---|---|---|")
     for sample, compare, flags, culprit in CASES:
@@ -79,7 +79,7 @@ def main():
             with open(os.path.join(tmp, "graph.json")) as f:
                 nodes = json.load(f)["NPU"]["node"]
         depth, up = 0, nodes[culprit].get("upnode")
-        while up and up in nodes and nodes[up].get("upnode"):
+        while up in nodes and nodes[up].get("upnode") in nodes:
             depth += 1  # the root's children start collapsed; the root itself is expanded
             up = nodes[up].get("upnode")
         found = first_divergence(info) == culprit
