@@ -75,6 +75,8 @@ graph cnn_statistics build.json build
 graph overflow_nan compare.json overflow -oc
 graph dist_gloo batch.json batch
 graph cnn_md5 compare.json md5
+# The first-divergence walk (docs/DIVERGENCE.md): the bf16 culprit inside a collapsed layer.
+graph gpt_statistics compare.json gpt
 # Mapped layer names (-lm): some modules (Megatron's core_attention) still have no counterpart.
 graph layer_mapping compare.json layer_mapping -lm layer_mapping.yaml
 # A .vis.db of real msprobe 26.2.0 (four steps and ranks), opened through the service's conversion cache.

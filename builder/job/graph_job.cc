@@ -15,6 +15,7 @@
 #include "compare/pair_compare.h"
 #include "compare/tensor_compare.h"
 #include "distributed/comm_linker.h"
+#include "divergence/divergence.h"
 #include "graph/graph_builder.h"
 #include "match/layer_mapping.h"
 #include "match/matcher.h"
@@ -140,6 +141,7 @@ struct PreparedPair {
   vis::CompareMode mode = vis::MODE_NONE;
   vis::FileMeta meta;
   std::unique_ptr<compare::DumpTensorSource> tensors;
+  std::vector<divergence::Evidence> evidence;  // per NPU node, filled while comparing
 };
 
 class JobRunner {
@@ -350,6 +352,8 @@ void JobRunner::ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, 
   if (n == 0) return;  // the root never gets an index
   Graph& g = *pair->npu->graph;
   compare::PairVerdict v = compare::ComparePair(pair->mode, std::string(g.Name(n)), a, b, pair->tensors.get());
+  if (pair->evidence.size() < g.size()) pair->evidence.resize(g.size());
+  pair->evidence[n] = divergence::EvidenceOf(pair->mode, *a, b);
   if (v.has_precision) {
     g.precision[n] = v.precision_index;
     g.precision_float[n] = v.is_float;
@@ -383,6 +387,10 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
     Graph* g = pair->npu->graph.get();
     vis::CompareMode mode = pair->mode;
     request.after_compare = [g, mode]() { AggregateCollections(g, mode); };
+    request.rank_divergence = [g, mode, pair]() {
+      if (pair->evidence.size() < g->size()) pair->evidence.resize(g->size());
+      return divergence::Rank(*g, pair->evidence, mode);
+    };
   }
   request.meta = pair->meta;
   request.progress = [&](double f) { Report(job, 0.6 + 0.4 * f); };

@@ -58,6 +58,7 @@ const char* KindName(SectionKind kind) {
     case SECTION_NODE_INDEX: return "node index";
     case SECTION_NODE_DETAILS: return "node details";
     case SECTION_STACKS: return "stacks";
+    case SECTION_DIVERGENCE: return "divergence";
     default: return "unknown";
   }
 }
@@ -146,6 +147,10 @@ Status VisWriter::WriteDetailBlock(Side side, const NodeDetailBlock& block) {
 
 Status VisWriter::WriteStackChunk(Side side, const StackChunk& chunk) {
   return WriteSection(SECTION_STACKS, side, chunk.first(), chunk.stack_size(), chunk);
+}
+
+Status VisWriter::WriteDivergence(const DivergenceRanking& ranking) {
+  return WriteSection(SECTION_DIVERGENCE, SIDE_NPU, 0, static_cast<uint32_t>(ranking.entry_size()), ranking);
 }
 
 Status VisWriter::Commit() {
@@ -347,6 +352,15 @@ Result<Stack> VisReader::ReadStack(Side side, uint32_t id) const {
   auto chunk = ReadStackChunk(side, id);
   if (!chunk.ok()) return chunk.error();
   return std::move(*chunk->mutable_stack(static_cast<int>(id - chunk->first())));
+}
+
+Result<DivergenceRanking> VisReader::ReadDivergence() const {
+  DivergenceRanking ranking;
+  for (const SectionRef* ref : Sections(SECTION_DIVERGENCE, SIDE_NPU)) {
+    GA_RETURN_IF_ERROR(ReadSection(*ref, &ranking));
+    break;
+  }
+  return ranking;
 }
 
 }  // namespace graph_ascend::vis

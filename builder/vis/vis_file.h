@@ -52,6 +52,7 @@ class VisWriter {
   Status WriteIndexChunk(Side side, const NodeIndexChunk& chunk);
   Status WriteDetailBlock(Side side, const NodeDetailBlock& block);
   Status WriteStackChunk(Side side, const StackChunk& chunk);
+  Status WriteDivergence(const DivergenceRanking& ranking);
 
   // Writes the table of contents and trailer, flushes, renames onto the target.
   Status Commit();
@@ -106,6 +107,10 @@ class VisReader {
   // Reads the chunk holding stack `id`.
   Result<StackChunk> ReadStackChunk(Side side, uint32_t id) const;
   Result<Stack> ReadStack(Side side, uint32_t id) const;
+
+  // The divergence ranking; empty when the file has none (builds, files
+  // written before it).
+  Result<DivergenceRanking> ReadDivergence() const;
 
   // Decompresses and parses one section.
   Status ReadSection(const SectionRef& ref, google::protobuf::MessageLite* msg) const;

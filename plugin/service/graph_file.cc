@@ -91,6 +91,14 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
       }
     }
   }
+  auto ranking = f->reader_->ReadDivergence();
+  if (!ranking.ok()) return relabel(ranking.error());
+  f->divergence_ = std::move(*ranking);
+  for (const vis::DivergenceEntry& e : f->divergence_.entry()) {
+    if (e.node() >= f->npu_->size()) {
+      return MakeError(relative, "divergence ranking", "node " + std::to_string(e.node()) + " out of range");
+    }
+  }
   if (progress) progress(0.99, "colouring");
   f->RefreshAllBuckets();
   return f;
@@ -100,6 +108,11 @@ int32_t GraphFile::BucketFor(vis::Side s, uint32_t node) const {
   if (!is_compare()) return -1;
   const SideGraph& g = *side(s);
   int32_t m = g.matched(node);
+  // An API collection of the NPU side has the worst index of its APIs and
+  // no match: it takes that index's colour, as in tb_graph_ascend.
+  uint32_t type = g.node_type(node);
+  bool collection = type == vis::NODE_API_COLLECTION || type == vis::NODE_MULTI_COLLECTION;
+  if (collection && s == vis::SIDE_NPU && g.has_precision(node)) return compare::BucketOf(meta_.legend(), g.precision(node));
   if (m < 0) return unmatched_bucket_;
   // Bench nodes show the colour of their NPU partner (docs/API.md, "Colours").
   const SideGraph& npu = *npu_;
@@ -109,12 +122,57 @@ int32_t GraphFile::BucketFor(vis::Side s, uint32_t node) const {
 }
 
 void GraphFile::RefreshBucket(vis::Side s, uint32_t node) {
+  ForgetMarks();
   mutable_side(s)->set_bucket(node, BucketFor(s, node));
   if (is_compare()) {
     int32_t m = side(s)->matched(node);
     vis::Side o = s == vis::SIDE_NPU ? vis::SIDE_BENCH : vis::SIDE_NPU;
     if (m >= 0) mutable_side(o)->set_bucket(static_cast<uint32_t>(m), BucketFor(o, static_cast<uint32_t>(m)));
   }
+}
+
+void GraphFile::ForgetMarks() {
+  std::lock_guard<std::mutex> l(marks_mu_);
+  marks_[0].reset();
+  marks_[1].reset();
+}
+
+std::shared_ptr<const GraphFile::Marks> GraphFile::DivergenceMarks(vis::Side s) const {
+  std::lock_guard<std::mutex> l(marks_mu_);
+  std::shared_ptr<const Marks>& cached = marks_[s == vis::SIDE_BENCH ? 1 : 0];
+  if (cached) return cached;
+  const SideGraph* g = side(s);
+  auto m = std::make_shared<Marks>();
+  uint32_t n = g == nullptr ? 0 : g->size();
+  m->mark.assign(n, 0);
+  m->worst.assign(n, -1);
+  if (n == 0) return cached = m;
+  for (const vis::DivergenceEntry& e : divergence_.entry()) {
+    int64_t node = s == vis::SIDE_NPU ? static_cast<int64_t>(e.node()) : npu_->matched(e.node());
+    if (node < 0 || node >= n) continue;
+    m->mark[node] |= kDivergent;
+    for (int32_t p = g->parent(static_cast<uint32_t>(node)); p >= 0; p = g->parent(static_cast<uint32_t>(p))) {
+      if (m->mark[p] & kContains) break;
+      m->mark[p] |= kContains;
+    }
+  }
+  // Worst bucket below each node: the highest numeric legend index (the
+  // legend runs from best to worst), children before parents.
+  std::vector<uint32_t> order;
+  order.reserve(n);
+  order.push_back(0);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint32_t* kids = g->children(order[i]);
+    for (uint32_t k = 0; k < g->child_count(order[i]); ++k) order.push_back(kids[k]);
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    int32_t p = g->parent(*it);
+    if (p < 0) continue;
+    int32_t own = g->bucket(*it) == unmatched_bucket_ ? -1 : g->bucket(*it);
+    int32_t best = std::max<int32_t>(own, m->worst[*it]);
+    if (best > m->worst[p]) m->worst[p] = static_cast<int8_t>(best);
+  }
+  return cached = m;
 }
 
 void GraphFile::RefreshAllBuckets() {
@@ -125,6 +183,7 @@ void GraphFile::RefreshAllBuckets() {
     for (uint32_t i = 0; i < g->size(); ++i) g->set_bucket(i, BucketFor(s, i));
   }
   summary_valid_ = false;
+  ForgetMarks();
 }
 
 void GraphFile::SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend) {

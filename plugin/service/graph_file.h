@@ -71,6 +71,18 @@ class GraphFile {
   Hits CachedSearch(const std::string& key) const;
   void CacheSearch(const std::string& key, Hits hits) const;
 
+  // The divergence ranking read on open; empty for builds and older files.
+  const vis::DivergenceRanking& divergence() const { return divergence_; }
+  // Per node of a side: kDivergent when it is in the ranking (a Bench node:
+  // matched with one), kContains when a descendant is; and the worst legend
+  // bucket below it (-1 none). Recomputed after colours change. Thread-safe.
+  static constexpr uint8_t kDivergent = 1, kContains = 2;
+  struct Marks {
+    std::vector<uint8_t> mark;
+    std::vector<int8_t> worst;
+  };
+  std::shared_ptr<const Marks> DivergenceMarks(vis::Side side) const;
+
   // Manual matches in the order they were made (npu name -> bench name).
   const std::list<std::pair<std::string, std::string>>& manual_matches() const { return manual_; }
   bool dirty() const { return dirty_.load(); }
@@ -87,12 +99,14 @@ class GraphFile {
   void MarkEdited() {
     dirty_ = true;
     summary_valid_ = false;
+    ForgetMarks();
   }
   void MarkSaved() { dirty_ = false; }
 
  private:
   GraphFile() = default;
   int32_t BucketFor(vis::Side side, uint32_t node) const;
+  void ForgetMarks();
   SideSummary Summarize(vis::Side side) const;
 
   std::string relative_;
@@ -103,6 +117,9 @@ class GraphFile {
   std::unique_ptr<SideGraph> npu_;
   std::unique_ptr<SideGraph> bench_;
   int32_t unmatched_bucket_ = -1;
+  vis::DivergenceRanking divergence_;
+  mutable std::mutex marks_mu_;
+  mutable std::shared_ptr<const Marks> marks_[2];  // null: to compute
 
   mutable std::shared_mutex mu_;
   std::unordered_map<uint32_t, vis::NodeDetail> edited_[2];

@@ -11,6 +11,7 @@
 #include <shared_mutex>
 
 #include "base/version.h"
+#include "divergence/divergence.h"
 #include "manual_match.h"
 #include "node_query.h"
 
@@ -399,6 +400,7 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
   }
   const size_t count = boxes.size();
   reply->mutable_nodes()->Reserve(static_cast<int>(count));
+  std::shared_ptr<const GraphFile::Marks> marks = file->DivergenceMarks(key.side());
   for (size_t k = 0; k < count; ++k) {
     const LayoutBox& b = boxes[k];
     const uint32_t n = b.node;
@@ -421,6 +423,9 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     out->set_overflow(static_cast<vis::OverflowLevel>(g->overflow(n)));
     out->set_matched(g->matched(n));
     out->set_distributed((g->flags(n) & vis::FLAG_DISTRIBUTED) != 0);
+    out->set_divergent((marks->mark[n] & GraphFile::kDivergent) != 0);
+    out->set_contains_divergence((marks->mark[n] & GraphFile::kContains) != 0);
+    out->set_worst_descendant_bucket(marks->worst[n]);
   }
   return grpc::Status::OK;
 }
@@ -627,6 +632,74 @@ grpc::Status GraphServiceImpl::SetLegend(grpc::ServerContext*, const SetLegendRe
   return grpc::Status::OK;
 }
 
+grpc::Status GraphServiceImpl::GetDivergence(grpc::ServerContext*, const FileRequest* req, DivergenceReply* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  RunEntry self;
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    reply->set_ranked(file->meta().divergence_ranked());
+    const SideGraph& npu = *file->side(vis::SIDE_NPU);
+    for (const vis::DivergenceEntry& e : file->divergence().entry()) {
+      DivergenceItem* item = reply->add_items();
+      item->set_npu_node(static_cast<int32_t>(e.node()));
+      item->set_bench_node(file->is_compare() ? npu.matched(e.node()) : -1);
+      item->set_name(std::string(npu.name(e.node())));
+      item->set_reason(e.reason());
+      item->set_reason_text(divergence::ReasonName(e.reason()));
+      item->set_input_error(e.input_error());
+      item->set_output_error(e.output_error());
+      item->set_floor(e.floor());
+      item->set_note(e.note());
+      item->set_bucket(npu.bucket(e.node()));
+    }
+  }
+  // The ranks of the same batch step: their metas only (each file's FileMeta
+  // carries its first divergence).
+  std::vector<RunEntry> runs = logdir_.ListRuns();
+  for (const RunEntry& e : runs) {
+    if (e.path == req->file()) self = e;
+  }
+  if (self.rank.empty() || self.group.empty()) return grpc::Status::OK;
+  struct RankMeta {
+    DivergenceRank* out;
+    bool comm;
+    std::vector<int32_t> peers;
+  };
+  std::vector<RankMeta> ranks;
+  for (const RunEntry& e : runs) {
+    if (e.group != self.group || e.step != self.step || e.kind != "compare") continue;
+    auto abs = logdir_.Resolve(e.path, true, nullptr);
+    if (!abs.ok()) continue;
+    auto reader = vis::VisReader::Open(*abs);
+    if (!reader.ok()) continue;  // a damaged neighbour does not hide the others
+    const vis::FileMeta& m = (*reader)->meta();
+    DivergenceRank* r = reply->add_ranks();
+    r->set_file(e.path);
+    r->set_rank(e.rank);
+    r->set_ranked(m.divergence_ranked());
+    r->set_first(m.first_divergence());
+    r->set_reason(m.first_divergence_reason());
+    r->set_communication(m.first_divergence_is_communication());
+    ranks.push_back({r, m.first_divergence_is_communication(),
+                     std::vector<int32_t>(m.first_divergence_peers().begin(), m.first_divergence_peers().end())});
+  }
+  // A rank whose first divergence is a receive or collective points at a
+  // peer that diverged by itself (its own first divergence is no communication).
+  for (RankMeta& r : ranks) {
+    if (!r.comm) continue;
+    for (int32_t peer : r.peers) {
+      std::string name = "rank" + std::to_string(peer);
+      for (const RankMeta& o : ranks) {
+        if (o.out->rank() == name && !o.out->first().empty() && !o.comm) r.out->set_caused_by(name);
+      }
+      if (!r.out->caused_by().empty()) break;
+    }
+  }
+  return grpc::Status::OK;
+}
+
 template <typename Req, typename Rep>
 grpc::Status GraphServiceImpl::Bridge(grpc::Status (GraphServiceImpl::*method)(grpc::ServerContext*, const Req*, Rep*),
                                       grpc::ServerContext* ctx, const std::string& json, std::string* out) {
@@ -667,6 +740,7 @@ grpc::Status GraphServiceImpl::CallJson(grpc::ServerContext* ctx, const JsonCall
   if (m == "SaveMatches") return Bridge(&GraphServiceImpl::SaveMatches, ctx, in, out);
   if (m == "LoadMatches") return Bridge(&GraphServiceImpl::LoadMatches, ctx, in, out);
   if (m == "SetLegend") return Bridge(&GraphServiceImpl::SetLegend, ctx, in, out);
+  if (m == "GetDivergence") return Bridge(&GraphServiceImpl::GetDivergence, ctx, in, out);
   return Fail(grpc::StatusCode::NOT_FOUND, "no unary API method " + m);
 }
 

@@ -55,6 +55,7 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status SaveMatches(grpc::ServerContext*, const FileRequest*, SaveMatchesReply*) override;
   grpc::Status LoadMatches(grpc::ServerContext*, const LoadMatchesRequest*, MatchReply*) override;
   grpc::Status SetLegend(grpc::ServerContext*, const SetLegendRequest*, FileInfo*) override;
+  grpc::Status GetDivergence(grpc::ServerContext*, const FileRequest*, DivergenceReply*) override;
   grpc::Status CallJson(grpc::ServerContext*, const JsonCall*, JsonReply*) override;
 
  private:

@@ -142,6 +142,22 @@ void WriteCompare(const std::string& path, const FixtureGraph& g, const FixtureO
     meta.mutable_bench()->set_node_count(n);
     StatisticsLegend(&meta);
   }
+  if (!options.divergent.empty()) {
+    vis::DivergenceRanking ranking;
+    for (const std::string& name : options.divergent) {
+      vis::DivergenceEntry* e = ranking.add_entry();
+      e->set_node(static_cast<uint32_t>(g.Find(name)));
+      e->set_reason(vis::DIVERGENCE_OUTPUTS);
+      e->set_output_error(0.5);
+    }
+    Check((*writer)->WriteDivergence(ranking));
+    meta.set_divergence_ranked(true);
+    meta.set_divergence_count(static_cast<uint32_t>(options.divergent.size()));
+    meta.set_first_divergence(options.first_divergence.empty() ? options.divergent[0] : options.first_divergence);
+    meta.set_first_divergence_reason(vis::DIVERGENCE_OUTPUTS);
+    meta.set_first_divergence_is_communication(options.first_is_communication);
+    for (int32_t r : options.first_peers) meta.add_first_divergence_peers(r);
+  }
   Check((*writer)->WriteMeta(meta));
 
   // Details first: the NPU precision comes from ComparePair, as the builder's.

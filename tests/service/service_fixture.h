@@ -38,6 +38,12 @@ struct FixtureOptions {
   // NPU names left unmatched (and their Bench namesakes).
   std::vector<std::string> unmatched = {"Module.fc.Linear.forward.0", "Module.fc.Linear.backward.0"};
   uint32_t micro_steps = 1;
+  // NPU names written as the file's divergence ranking (docs/DIVERGENCE.md),
+  // with the FileMeta summary; none: no ranking (a file of before rankings).
+  std::vector<std::string> divergent;
+  std::string first_divergence;  // the meta's name (default: divergent[0])
+  bool first_is_communication = false;
+  std::vector<int32_t> first_peers;
 };
 
 // Writes the graph on both sides (Bench = same names), matching equal names
