@@ -2,6 +2,9 @@
 # Configures and builds the C++ tree into build/ (bin/graph-ascend,
 # bin/graph-ascend-server, test binaries). Uses ccache when it is installed
 # (several work trees of one machine then share compiled objects).
+# GA_PORTABLE=1 links bin/graph-ascend and bin/graph-ascend-server as the
+# wheel ships them (GRAPH_ASCEND_PORTABLE, cmake/Portable.cmake); the test
+# command does, so that scripts/build-wheel.sh packages this very build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${GA_BUILD_DIR:-$root/build}"
@@ -10,5 +13,7 @@ if command -v ccache >/dev/null 2>&1; then
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$root")}"
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
+portable=OFF
+[ "${GA_PORTABLE:-0}" = 1 ] && portable=ON
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPH_ASCEND_PORTABLE=$portable "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "${GA_JOBS:-$(nproc)}"

@@ -31,7 +31,7 @@ tb=$!
 trap 'kill $tb 2>/dev/null || true' EXIT INT TERM
 url="http://$host:$port/#graph_ascend"
 for _ in $(seq 120); do
-  if curl -sf -X POST -d '{}' "http://$host:$port/data/plugin/graph_ascend/api/Health" >/dev/null 2>&1; then
+  if curl -sf -X POST -H 'Content-Type: application/json' -d '{}' "http://$host:$port/data/plugin/graph_ascend/api/Health" >/dev/null 2>&1; then
     echo
     echo "TensorBoard is serving $out"
     echo "Open $url  (Ctrl-C to stop)"

@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # Installs every system package graph-ascend needs on Debian 12 (build, tests, browser).
 # Idempotent: packages already present are skipped by apt.
+# `install-deps.sh aarch64` adds the cross compiler and qemu-user for
+# scripts/build-wheel.sh aarch64 and scripts/test-aarch64.sh.
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
   libprotobuf-dev protobuf-compiler libre2-dev
   libgrpc++-dev protobuf-compiler-grpc
-  nlohmann-json3-dev libboost-graph-dev libyaml-cpp-dev libzstd-dev
+  nlohmann-json3-dev libboost-graph-dev libyaml-cpp-dev libzstd-dev libsqlite3-dev
+  libxlsxwriter-dev zlib1g-dev
   libgtest-dev libgmock-dev googletest
   python3 python3-venv python3-pip
   chromium
   time curl ca-certificates
 )
+
+if [ "${1:-}" = aarch64 ]; then
+  packages+=(g++-aarch64-linux-gnu qemu-user)
+fi
 
 missing=()
 # Node.js with npm usually comes preinstalled (nodesource); only fall back to Debian's.

@@ -12,14 +12,23 @@
 #
 # GA_BUILD_DIR (default build/) and GA_VENV (default .venv) select another
 # build or virtual environment; extra arguments go to `playwright test`.
+# GA_INSTALLED=1: GA_VENV already holds the graph-ascend package (the wheel,
+# scripts/test-wheel.sh); step 1 then installs nothing and the .vis files are
+# made by that venv's `graph-ascend` command.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${GA_BUILD_DIR:-$root/build}"
 venv="${GA_VENV:-$root/.venv}"
 frontend="$root/frontend"
-cli="$build/bin/graph-ascend"
+if [ "${GA_INSTALLED:-0}" = 1 ]; then
+  cli="$venv/bin/graph-ascend"
+  needs=("$cli" "$venv/bin/python" /usr/bin/chromium)
+else
+  cli="$build/bin/graph-ascend"
+  needs=("$cli" "$build/bin/graph-ascend-server" "$venv/bin/python" /usr/bin/chromium)
+fi
 
-for need in "$cli" "$build/bin/graph-ascend-server" "$venv/bin/python" /usr/bin/chromium; do
+for need in "${needs[@]}"; do
   if [ ! -e "$need" ]; then
     echo "test-browser: $need is missing (run scripts/install-deps.sh, scripts/build.sh, scripts/python-env.sh)" >&2
     exit 1
@@ -27,7 +36,11 @@ for need in "$cli" "$build/bin/graph-ascend-server" "$venv/bin/python" /usr/bin/
 done
 
 # 1. The page (npm ci when the lockfile changed, npm run build) and the plugin serving it.
-GA_BUILD_DIR="$build" GA_VENV="$venv" "$root/scripts/install-plugin.sh" >/dev/null
+if [ "${GA_INSTALLED:-0}" = 1 ]; then
+  "$root/scripts/build-page.sh"
+else
+  GA_BUILD_DIR="$build" GA_VENV="$venv" "$root/scripts/install-plugin.sh" >/dev/null
+fi
 installed=$("$venv/bin/python" -c 'import graph_ascend_plugin, pathlib; print(pathlib.Path(graph_ascend_plugin.__file__).parent / "static" / "index.html")')
 if ! cmp -s "$installed" "$frontend/dist/index.html"; then
   echo "test-browser: the installed plugin does not serve frontend/dist/index.html ($installed)" >&2
@@ -62,6 +75,8 @@ graph cnn_statistics build.json build
 graph overflow_nan compare.json overflow -oc
 graph dist_gloo batch.json batch
 graph cnn_md5 compare.json md5
+# The first-divergence walk (docs/DIVERGENCE.md): the bf16 culprit inside a collapsed layer.
+graph gpt_statistics compare.json gpt
 # Mapped layer names (-lm): some modules (Megatron's core_attention) still have no counterpart.
 graph layer_mapping compare.json layer_mapping -lm layer_mapping.yaml
 # graph_visualize (msprobe 26's flags): both gradings stored, msprobe 26's shown first.
@@ -71,6 +86,10 @@ graph layer_mapping compare.json layer_mapping -lm layer_mapping.yaml
   cat "$work/graded.log" >&2
   exit 1
 }
+# A .vis.db of real msprobe 26.2.0 (four steps and ranks), opened through the service's conversion cache.
+mkdir -p "$logdir/msprobe26"
+cp "$root/tests/data/msprobe_outputs/dist_gloo_batch_26.2.0.vis.db" "$logdir/msprobe26/compare_dist_gloo.vis.db"
+export XDG_CACHE_HOME="$work/cache"
 # A damaged file: the page must name it in its error and keep working.
 mkdir -p "$logdir/broken"
 printf 'not a graph-ascend file\n' > "$logdir/broken/compare_20250101000000.vis"
@@ -81,7 +100,7 @@ port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0
 tb_pid=$!
 url="http://127.0.0.1:$port"
 for _ in $(seq 120); do
-  if curl -sf -X POST -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null 2>&1; then break; fi
+  if curl -sf -X POST -H 'Content-Type: application/json' -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null 2>&1; then break; fi
   if ! kill -0 "$tb_pid" 2>/dev/null; then
     echo "test-browser: tensorboard exited:" >&2
     tail -20 "$work/tensorboard.log" >&2
@@ -89,7 +108,7 @@ for _ in $(seq 120); do
   fi
   sleep 0.5
 done
-if ! curl -sf -X POST -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null; then
+if ! curl -sf -X POST -H 'Content-Type: application/json' -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null; then
   echo "test-browser: the plugin did not answer at $url" >&2
   tail -20 "$work/tensorboard.log" >&2
   exit 1

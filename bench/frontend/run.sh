@@ -47,7 +47,7 @@ port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0
 tb_pid=$!
 url="http://127.0.0.1:$port"
 for _ in $(seq 120); do
-  curl -sf -X POST -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null 2>&1 && break
+  curl -sf -X POST -H 'Content-Type: application/json' -d '{}' "$url/data/plugin/graph_ascend/api/Health" >/dev/null 2>&1 && break
   sleep 0.5
 done
 

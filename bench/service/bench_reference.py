@@ -28,7 +28,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from proc_stats import percentile, rss_mb  # beside this script
+from proc_stats import percentile, rss_mb, stop  # beside this script
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 REFERENCE = "tb-graph-ascend==8.3.2"
@@ -82,11 +82,7 @@ class Board:
             return json.loads(r.read())
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop(self.proc)
 
 
 def main():

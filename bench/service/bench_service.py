@@ -17,18 +17,16 @@ import json
 import os
 import pathlib
 import random
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 
 import grpc
 from grpc_tools import protoc
-from proc_stats import cpu_s, percentile, rss_mb  # beside this script
+from proc_stats import child_pid, cpu_s, percentile, rss_mb, start_tensorboard, stop  # beside this script
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 VIEW_W, VIEW_H = 1067, 600
@@ -50,6 +48,20 @@ def load_stubs(tmp):
         sys.exit("protoc failed")
     sys.path.insert(0, str(out))
     return importlib.import_module("graph_service_pb2"), importlib.import_module("graph_service_pb2_grpc")
+
+
+def start_server(pb, pb_grpc, binary, logdir, tmp):
+    """graph-ascend-server on a Unix socket in `tmp`, as the plugin starts it; returns (process, stub)."""
+    sock = os.path.join(tmp, "s.sock")
+    server = subprocess.Popen(
+        [binary, "--logdir", logdir, "--socket", sock, "--die-after-stdin"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    channel = grpc.insecure_channel("unix://" + sock, options=[("grpc.max_receive_message_length", 256 << 20)])
+    stub = pb_grpc.GraphServiceStub(channel)
+    stub.Health(pb.HealthRequest(), timeout=30, wait_for_ready=True)
+    return server, stub
 
 
 class Bench:
@@ -103,20 +115,7 @@ def main():
             if args.json:
                 pathlib.Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
             return
-        sock = os.path.join(tmp, "s.sock")
-        server = subprocess.Popen(
-            [args.server, "--logdir", args.logdir, "--socket", sock, "--die-after-stdin"],
-            stdin=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        channel = grpc.insecure_channel("unix://" + sock, options=[("grpc.max_receive_message_length", 256 << 20)])
-        stub = pb_grpc.GraphServiceStub(channel)
-        for _ in range(200):
-            try:
-                stub.Health(pb.HealthRequest(), timeout=1)
-                break
-            except grpc.RpcError:
-                time.sleep(0.05)
+        server, stub = start_server(pb, pb_grpc, args.server, args.logdir, tmp)
         result = run(pb, stub, args, server.pid)
         server.stdin.close()
         server.wait(timeout=10)
@@ -153,44 +152,24 @@ class TensorBoardStub:
         from google.protobuf import json_format
 
         self.pb, self.json_format = pb, json_format
-        exe = pathlib.Path(sys.executable).parent / "tensorboard"
-        self.proc = subprocess.Popen(
-            [str(exe), "--logdir", logdir, "--port", "0", "--host", "127.0.0.1"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
-        port = None
-        for line in self.proc.stdout:
-            m = re.search(r"TensorBoard \S+ at http://[^:]+:(\d+)/", line)
-            if m:
-                port = int(m.group(1))
-                break
-        if port is None:
-            raise RuntimeError("tensorboard did not start")
-        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
+        self.proc, port = start_tensorboard(logdir)
         self.base = f"http://127.0.0.1:{port}/data/plugin/graph_ascend/api/"
         self.replies = {
             m.name: getattr(pb, m.output_type.name) for m in pb.DESCRIPTOR.services_by_name["GraphService"].methods
         }
 
     def server_pid(self):
-        for entry in pathlib.Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    stat = (entry / "stat").read_text()
-                    cmd = (entry / "cmdline").read_bytes().split(b"\0")[0]
-                except OSError:
-                    continue
-                if int(stat.rsplit(")", 1)[1].split()[1]) == self.proc.pid and cmd.endswith(b"graph-ascend-server"):
-                    return int(entry.name)
-        raise RuntimeError("no graph-ascend-server child")
+        pid = child_pid(self.proc.pid, "graph-ascend-server")
+        if pid is None:
+            raise RuntimeError("no graph-ascend-server child")
+        return pid
 
     def __getattr__(self, name):
         def call(request, timeout=600):
             body = self.json_format.MessageToJson(request).encode()
-            req = urllib.request.Request(self.base + name, data=body, method="POST")
+            req = urllib.request.Request(
+                self.base + name, data=body, method="POST", headers={"Content-Type": "application/json"}
+            )
             with urllib.request.urlopen(req, timeout=timeout) as res:
                 data = res.read()
             # What a page does with the answer: JSON.parse (json.loads here); fields are read lazily.
@@ -201,8 +180,7 @@ class TensorBoardStub:
         return call
 
     def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
+        stop(self.proc, timeout=30)
 
 
 def run(pb, stub, args, pid):

@@ -3,6 +3,10 @@ benchmarks (standard library only, Linux /proc)."""
 
 import os
 import pathlib
+import re
+import subprocess
+import sys
+import threading
 
 
 def percentile(values, p):
@@ -30,3 +34,50 @@ def rss_mb(pid):
     except OSError:
         pass
     return float("nan")
+
+
+def child_pid(parent, name):
+    """The pid of `parent`'s child process whose executable ends in `name`, or None."""
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and cmd.endswith(name.encode()):
+            return int(entry.name)
+    return None
+
+
+def stop(proc, timeout=20):
+    """SIGTERM, then SIGKILL after `timeout` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def start_tensorboard(logdir):
+    """`tensorboard --logdir` of this Python on a free port of 127.0.0.1; returns (process, port)."""
+    exe = pathlib.Path(sys.executable).parent / "tensorboard"
+    proc = subprocess.Popen(
+        [str(exe), "--logdir", str(logdir), "--port", "0", "--host", "127.0.0.1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    port = None
+    for line in proc.stdout:
+        m = re.search(r"TensorBoard \S+ at http://[^:]+:(\d+)/", line)
+        if m:
+            port = int(m.group(1))
+            break
+    if port is None:
+        raise RuntimeError("tensorboard did not start")
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+    return proc, port

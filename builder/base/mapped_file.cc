@@ -7,24 +7,37 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace graph_ascend {
 
-Result<MappedFile> MappedFile::Open(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+namespace {
+
+// Opens `path` for reading if it is a regular file. O_NONBLOCK so that a
+// FIFO named by mistake (or on purpose) cannot block open() forever; devices
+// such as /dev/zero are refused before anything is read.
+Result<int> OpenRegular(const std::string& path, struct stat* st) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return MakeError(path, "", std::string("cannot open: ") + strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
+  if (fstat(fd, st) != 0) {
     int e = errno;
     close(fd);
     return MakeError(path, "", std::string("cannot stat: ") + strerror(e));
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (!S_ISREG(st->st_mode)) {
     close(fd);
-    return MakeError(path, "", "is a directory, expected a file");
+    return MakeError(path, "", S_ISDIR(st->st_mode) ? "is a directory, expected a file"
+                                                    : "is not a regular file (a device, FIFO or socket)");
   }
+  return fd;
+}
+
+}  // namespace
+
+Result<MappedFile> MappedFile::Open(const std::string& path) {
+  struct stat st;
+  auto opened = OpenRegular(path, &st);
+  if (!opened.ok()) return opened.error();
+  int fd = *opened;
   MappedFile f;
   f.path_ = path;
   f.size_ = static_cast<size_t>(st.st_size);
@@ -69,15 +82,32 @@ void MappedFile::Release(size_t offset) {
   released_ = end;
 }
 
-Result<std::string> ReadFileToString(const std::string& path) {
+Result<std::string> ReadFileToString(const std::string& path, size_t max_bytes) {
   struct stat st;
-  if (stat(path.c_str(), &st) != 0) return MakeError(path, "", std::string("cannot open: ") + strerror(errno));
-  if (S_ISDIR(st.st_mode)) return MakeError(path, "", "is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return MakeError(path, "", std::string("cannot open: ") + strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto opened = OpenRegular(path, &st);
+  if (!opened.ok()) return opened.error();
+  int fd = *opened;
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    close(fd);
+    return MakeError(path, "", "file of " + std::to_string(st.st_size) + " bytes is over the limit of " +
+                                   std::to_string(max_bytes) + " bytes");
+  }
+  std::string out(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t r = read(fd, out.data() + done, out.size() - done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      close(fd);
+      return MakeError(path, "byte " + std::to_string(done), std::string("read failed: ") + strerror(e));
+    }
+    if (r == 0) break;  // shrank while being read
+    done += static_cast<size_t>(r);
+  }
+  close(fd);
+  out.resize(done);
+  return out;
 }
 
 }  // namespace graph_ascend

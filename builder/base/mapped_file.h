@@ -13,6 +13,8 @@ namespace graph_ascend {
 
 class MappedFile {
  public:
+  // Only regular files are opened (never blocking: a FIFO or device is an
+  // Error, not a hang or an endless read).
   static Result<MappedFile> Open(const std::string& path);
   MappedFile() = default;
   MappedFile(MappedFile&& other) noexcept;
@@ -34,7 +36,9 @@ class MappedFile {
   size_t released_ = 0;
 };
 
-// Reads a whole (small) file into a string.
-Result<std::string> ReadFileToString(const std::string& path);
+// Reads a whole (small) regular file into a string; a file larger than
+// `max_bytes`, a FIFO or a device is an Error.
+inline constexpr size_t kMaxSmallFileBytes = 64u << 20;
+Result<std::string> ReadFileToString(const std::string& path, size_t max_bytes = kMaxSmallFileBytes);
 
 }  // namespace graph_ascend

@@ -12,6 +12,11 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
 int VisualizeCommand(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int InfoCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);
+int ImportCommand(const std::vector<std::string>& args);
+int OpGenerateCommand(const std::vector<std::string>& args);
+int CodeMappingCommand(const std::vector<std::string>& args);
+int CkptCompareCommand(const std::vector<std::string>& args);
+int ConfigCheckCommand(const std::vector<std::string>& args);
 
 // Prints "graph-ascend: <error>" to stderr and returns 2.
 int Fail(const std::string& message);

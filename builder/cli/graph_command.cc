@@ -87,6 +87,10 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
       fprintf(stderr, "graph-ascend: %s\n", s.c_str());
     };
   }
+  options.warn = [&bar](const Error& w) {
+    bar.Done();
+    fprintf(stderr, "graph-ascend: warning: %s\n", w.ToString().c_str());
+  };
   auto result = job::RunGraph(input, output, options);
   bar.Done();
   if (!result.ok()) return Fail(result.error().ToString());

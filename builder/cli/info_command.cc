@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "compare/pair_compare.h"
+#include "divergence/divergence.h"
 #include "vis/vis_index.h"
 
 namespace graph_ascend::cli {
@@ -125,20 +126,55 @@ int InfoCommand(const std::vector<std::string>& args) {
     }
   }
 
-  // The first divergence: the first leaf (an API, or a module without
-  // children) in execution order whose index is not the best value. A
-  // module's output is only complete after its children ran, so leaves tell
-  // where the runs part; a small real difference can have a tiny statistics
-  // index, so this is printed beside the worst nodes.
+  // The first divergence: the file's ranking (docs/DIVERGENCE.md); files
+  // written before it get the old rule, the first leaf in execution order
+  // whose index is not the best value.
   bool md5 = meta.mode() == vis::MODE_MD5;
   std::vector<uint32_t> order = npu->PreOrder();
-  for (uint32_t n : order) {
-    bool leaf = npu->child_offset[n + 1] == npu->child_offset[n];
-    if (n == 0 || !leaf || std::isnan(npu->precision[n])) continue;
-    if (md5 ? npu->precision[n] < 1 : npu->precision[n] > 0) {
-      printf("first divergence, in execution order: %.*s (%s, index %g)\n", static_cast<int>(npu->Name(n).size()),
-             npu->Name(n).data(), NodeTypeName(npu->node_type[n]), npu->precision[n]);
-      break;
+  auto ranking = (*reader)->ReadDivergence();
+  if (!ranking.ok()) return Fail(ranking.error().ToString());
+  auto name_of = [&](uint32_t n) { return std::string(npu->Name(n)); };
+  if (meta.divergence_ranked()) {
+    if (ranking->entry_size() == 0) printf("first divergence, in execution order: none\n");
+    for (int i = 0; i < ranking->entry_size(); ++i) {
+      const vis::DivergenceEntry& e = ranking->entry(i);
+      if (e.node() >= npu->size()) return Fail(args[0] + ": divergence entry " + std::to_string(i) + ": no node " +
+                                                std::to_string(e.node()));
+      if (i == 0) {
+        if (npu->matched[e.node()] < 0) {
+          printf("first divergence, in execution order: %s (%s, unmatched)\n", name_of(e.node()).c_str(),
+                 NodeTypeName(npu->node_type[e.node()]));
+        } else {
+          printf("first divergence, in execution order: %s (%s, index %g)\n", name_of(e.node()).c_str(),
+                 NodeTypeName(npu->node_type[e.node()]), npu->precision[e.node()]);
+        }
+        if (meta.first_divergence_is_communication() && meta.first_divergence_peers_size() > 0) {
+          printf("  it receives from rank");
+          for (int32_t r : meta.first_divergence_peers()) printf(" %d", r);
+          printf(": the divergence may come from there\n");
+        }
+        printf("divergence ranking (%d):\n", ranking->entry_size());
+      }
+      if (i >= 20) {
+        printf("  ... %d more\n", ranking->entry_size() - i);
+        break;
+      }
+      printf("  %-36s %s", divergence::ReasonName(e.reason()), name_of(e.node()).c_str());
+      if (e.reason() != vis::DIVERGENCE_UNMATCHED) {
+        printf(" (inputs %g, outputs %g, floor %g)", e.input_error(), e.output_error(), e.floor());
+      }
+      if (!e.note().empty()) printf(" %s", e.note().c_str());
+      printf("\n");
+    }
+  } else {
+    for (uint32_t n : order) {
+      bool leaf = npu->child_offset[n + 1] == npu->child_offset[n];
+      if (n == 0 || !leaf || std::isnan(npu->precision[n])) continue;
+      if (md5 ? npu->precision[n] < 1 : npu->precision[n] > 0) {
+        printf("first divergence, in execution order: %s (%s, index %g)\n", name_of(n).c_str(),
+               NodeTypeName(npu->node_type[n]), npu->precision[n]);
+        break;
+      }
     }
   }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/temp_files.h"
 #include "base/version.h"
 #include "cli/commands.h"
 
@@ -19,13 +20,20 @@ const char* kUsage =
     "  graph   build or compare msprobe dumps into .vis files (msprobe graph)\n"
     "  graph_visualize  the same with msprobe 26's flags (-tp TARGET [-gp GOLDEN] -o OUT)\n"
     "  info    summarise a .vis file: nodes, matches, colour buckets, overflow, worst nodes\n"
-    "  export  write a .vis as msprobe's JSON .vis for older tools\n"
+    "  export  write a .vis as msprobe's JSON .vis or .vis.db for msprobe's own viewers\n"
+    "  import  convert msprobe's JSON .vis or .vis.db into .vis files\n"
+    "  op_generate   a single-API reproduction script from a dump (msprobe op_generate)\n"
+    "  code_mapping  tie MindSpore static-graph dump data to code stacks (msprobe code_mapping)\n"
+    "  ckpt_compare  compare two Megatron / MindSpeed checkpoints parameter by parameter\n"
+    "  config_check  compare two msprobe config_check packs (env, pip, hyperparameters, statistics)\n"
     "\n"
     "Run 'graph-ascend <command> --help' for a command's options.\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGINT / SIGTERM during a write must not leave "*.tmp-<pid>" behind.
+  graph_ascend::RemoveTemporariesOnSignals();
   std::vector<std::string> args(argv + 1, argv + argc);
   // msprobe's framework flag comes before the command: "-f pytorch graph ...".
   if (args.size() >= 2 && (args[0] == "-f" || args[0] == "--framework")) args.erase(args.begin(), args.begin() + 2);
@@ -44,6 +52,11 @@ int main(int argc, char** argv) {
   if (command == "graph_visualize") return graph_ascend::cli::VisualizeCommand(args, full);
   if (command == "info") return graph_ascend::cli::InfoCommand(args);
   if (command == "export") return graph_ascend::cli::ExportCommand(args);
+  if (command == "import") return graph_ascend::cli::ImportCommand(args);
+  if (command == "op_generate") return graph_ascend::cli::OpGenerateCommand(args);
+  if (command == "code_mapping") return graph_ascend::cli::CodeMappingCommand(args);
+  if (command == "ckpt_compare") return graph_ascend::cli::CkptCompareCommand(args);
+  if (command == "config_check") return graph_ascend::cli::ConfigCheckCommand(args);
   fprintf(stderr, "graph-ascend: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

@@ -210,12 +210,46 @@ Status RunPickle(std::string_view p, const std::string& path, StorageRef* storag
   return bad("no STOP");
 }
 
+// A view (offset, size, stride) that reads only inside a storage of
+// `elements` and has no more elements than the storage: overlapping views
+// (expand, stride 0) are refused, as torch.save of a dumped clone never makes them.
+Status CheckView(const std::string& path, int64_t offset, const std::vector<int64_t>& size,
+                 const std::vector<int64_t>& stride, int64_t elements) {
+  auto bad = [&](const std::string& why) { return Error{path, "data.pkl", "bad tensor view: " + why}; };
+  if (offset < 0) return bad("negative storage offset " + std::to_string(offset));
+  int64_t count = 1, last = offset;
+  for (size_t k = 0; k < size.size(); ++k) {
+    if (size[k] < 0) return Error{path, "data.pkl", "bad tensor size " + std::to_string(size[k])};
+    if (stride[k] < 0) return bad("negative stride " + std::to_string(stride[k]));
+    if (__builtin_mul_overflow(count, size[k], &count)) return bad("element count overflows");
+  }
+  if (count == 0) return Status::Ok();
+  for (size_t k = 0; k < size.size(); ++k) {
+    int64_t reach;
+    if (__builtin_mul_overflow(size[k] - 1, stride[k], &reach) || __builtin_add_overflow(last, reach, &last)) {
+      return bad("extent overflows");
+    }
+  }
+  if (offset >= elements || last >= elements) {
+    return bad("reaches element " + std::to_string(last) + " of a storage of " + std::to_string(elements));
+  }
+  if (count > elements) {
+    return bad("a view of " + std::to_string(count) + " elements over a storage of " + std::to_string(elements) +
+               " (overlapping views are not supported)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Tensor> ReadPt(const std::string& path) {
   auto file = MappedFile::Open(path);
   if (!file.ok()) return file.error();
-  auto entries = ZipEntries(file->text(), path);
+  return ParsePt(file->text(), path);
+}
+
+Result<Tensor> ParsePt(std::string_view bytes, const std::string& path) {
+  auto entries = ZipEntries(bytes, path);
   if (!entries.ok()) return entries.error();
   std::string prefix;
   std::string_view pkl;
@@ -252,24 +286,17 @@ Result<Tensor> ReadPt(const std::string& path) {
   Tensor t;
   t.shape = size;
   t.dtype = std::string(1, kind->kind) + std::to_string(kind->width);
-  // A damaged pickle must not make us allocate without bound: sizes are
-  // non-negative and a view (expand, unfold) repeats its storage at most 2^24 times.
+  // The geometry is checked against the storage before anything is
+  // allocated: a crafted pickle (a stride-0 view of 2^34 elements over a few
+  // floats, a negative stride, an offset past the end) must not cost memory.
+  GA_RETURN_IF_ERROR(CheckView(path, offset, size, stride, elements));
   size_t count = 1;
-  for (int64_t s : size) {
-    if (s < 0 || __builtin_mul_overflow(count, static_cast<size_t>(s), &count)) {
-      return Error{path, "data.pkl", "bad tensor size"};
-    }
-  }
-  if (count > (static_cast<size_t>(elements) + 1) << 24) {
-    return Error{path, "data.pkl", "a view of " + std::to_string(count) + " elements over a storage of " +
-                                       std::to_string(elements)};
-  }
+  for (int64_t s : size) count *= static_cast<size_t>(s);
   t.values.resize(count);
   std::vector<int64_t> idx(size.size(), 0);
   for (size_t n = 0; n < count; ++n) {
     int64_t at = offset;
     for (size_t k = 0; k < size.size(); ++k) at += idx[k] * stride[k];
-    if (at < 0 || at >= elements) return Error{path, "data/" + storage.key, "tensor view outside its storage"};
     t.values[n] = DecodeElement(raw.data() + at * kind->width, kind->kind, kind->width);
     for (size_t k = size.size(); k-- > 0;) {
       if (++idx[k] < size[k]) break;

@@ -259,6 +259,13 @@ Status DumpParser::ParseEntry(std::string_view name) {
     traversal += kCategories[cat].suffix;
     auto t = r_->Peek();
     if (!t.ok()) return t.error();
+    // A category holds a list or an object of arguments (or null); a bare
+    // string, number or boolean there is damage, not "no inputs".
+    if (*t != JsonType::kArray && *t != JsonType::kObject && *t != JsonType::kNull) {
+      return r_->ErrorHere(std::string("key data.") + std::string(pool_->Get(name_id)) + "." + kCategories[cat].key +
+                           ": expected a list or an object of arguments, found a " +
+                           (*t == JsonType::kString ? "string" : *t == JsonType::kNumber ? "number" : "boolean"));
+    }
     // Top-level elements of input_args / input / output and values of
     // input_kwargs are what the overflow check looks at.
     if ((cat == 0 || cat == 2 || cat == 3) && *t == JsonType::kArray) {

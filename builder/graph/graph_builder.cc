@@ -68,6 +68,7 @@ class SideBuilder {
   void AttachStack(uint32_t node);
   void GroupApiCollections();
   void AddParametersGrad();
+  void BreakCycles();
   void AttachOrphans();
 
   Side* side_;
@@ -76,6 +77,9 @@ class SideBuilder {
   // Order in which nodes became (or would have become) children of the root.
   std::vector<uint64_t> root_seq_;
   uint64_t seq_ = 0;
+  // When each node got its construct.json parent (0: never), to find the
+  // edge that closed a cycle.
+  std::vector<uint64_t> attached_at_;
   std::vector<std::string_view> scratch_lines_;
   std::unordered_map<uint64_t, int32_t> simplified_;  // (raw stack, module name) -> stack id
   std::vector<uint32_t> scratch_ids_;
@@ -214,6 +218,44 @@ uint32_t SideBuilder::InplaceBackwardParent(uint32_t child_id, uint32_t parent_i
   return parent_id;
 }
 
+void SideBuilder::BreakCycles() {
+  // construct.json parents that go round (A's parent B, B's parent A) leave
+  // the cycle and all below it unreachable from the root. The edge that
+  // closed each cycle is dropped, which makes its node an orphan parent
+  // (attached below like any other), and the cycle is reported.
+  attached_at_.resize(g_->size(), 0);
+  std::vector<uint8_t> state(g_->size(), 0);  // 0 unseen, 1 on the current chain, 2 done
+  std::vector<uint32_t> chain;
+  for (uint32_t n = 1; n < g_->size(); ++n) {
+    chain.clear();
+    int32_t at = static_cast<int32_t>(n);
+    while (at != kNoNode && at != 0 && state[at] == 0) {
+      state[at] = 1;
+      chain.push_back(static_cast<uint32_t>(at));
+      at = g_->parent[at];
+    }
+    if (at != kNoNode && at != 0 && state[at] == 1) {
+      std::vector<uint32_t> cycle(std::find(chain.begin(), chain.end(), static_cast<uint32_t>(at)), chain.end());
+      uint32_t last = *std::max_element(cycle.begin(), cycle.end(),
+                                        [&](uint32_t a, uint32_t b) { return attached_at_[a] < attached_at_[b]; });
+      // Named from the node put under the root, each followed by its parent.
+      std::rotate(cycle.begin(), std::find(cycle.begin(), cycle.end(), last), cycle.end());
+      std::string names;
+      for (uint32_t c : cycle) names += std::string(g_->Name(c)) + " -> ";
+      names += g_->Name(last);
+      uint32_t p = static_cast<uint32_t>(g_->parent[last]);
+      std::vector<uint32_t> siblings = g_->Children(p);
+      siblings.erase(std::find(siblings.begin(), siblings.end(), last));
+      g_->SetChildren(p, siblings);
+      g_->parent[last] = kNoNode;
+      side_->warnings.push_back(Error{side_->dir + "/construct.json", "key " + std::string(g_->Name(last)),
+                                      "the parents form a cycle (" + names + "); " + std::string(g_->Name(last)) +
+                                          " is put under the root"});
+    }
+    for (uint32_t c : chain) state[c] = 2;
+  }
+}
+
 void SideBuilder::AttachOrphans() {
   // Parents that are never keys of construct.json are put under the root
   // at the place they were first referenced (the reference leaves them
@@ -315,8 +357,11 @@ Status SideBuilder::Build() {
     // add_upnode: ignored for itself or when the node already has a parent.
     if (child == parent || child == 0 || g_->parent[child] != kNoNode) continue;
     g_->AppendChild(parent, child);
+    if (attached_at_.size() <= child) attached_at_.resize(g_->size(), 0);
+    attached_at_[child] = ++seq_;
     if (parent == 0) root_seq_[child] = seq_++;
   }
+  BreakCycles();
   AttachOrphans();
   GroupApiCollections();
   AddParametersGrad();

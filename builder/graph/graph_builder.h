@@ -32,6 +32,8 @@ struct Side {
   dump::ConstructData construct;
   dump::StackData stacks;
   std::unique_ptr<Graph> graph;
+  // What was repaired while building (construct.json cycles), for the user.
+  std::vector<Error> warnings;
 
   // Cross-rank communication links (§8), filled in batch mode. Links of a
   // node form a list through `next`, starting at distributed_first[node].

@@ -16,6 +16,7 @@
 #include "compare/pair_compare.h"
 #include "compare/tensor_compare.h"
 #include "distributed/comm_linker.h"
+#include "divergence/divergence.h"
 #include "graph/graph_builder.h"
 #include "match/layer_mapping.h"
 #include "match/matcher.h"
@@ -30,14 +31,6 @@ using graph::kNoNode;
 using graph::NodeOp;
 using graph::Side;
 
-std::string Now() {
-  time_t t = time(nullptr);
-  struct tm tm;
-  localtime_r(&t, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
 
 Status MakeOutputDir(const std::string& dir) {
   std::string partial;
@@ -162,6 +155,7 @@ struct PreparedPair {
   vis::CompareMode mode = vis::MODE_NONE;
   vis::FileMeta meta;
   std::unique_ptr<compare::DumpTensorSource> tensors;
+  std::vector<divergence::Evidence> evidence;  // per NPU node, filled while comparing
 };
 
 class JobRunner {
@@ -200,6 +194,10 @@ class JobRunner {
     }
     last_ = now;
   }
+  void Warn(const graph::Side& side) const {
+    if (!options_.warn) return;
+    for (const Error& w : side.warnings) options_.warn(w);
+  }
   void Report(const PairJob& job, double f) const {
     if (options_.progress) options_.progress(job.output_name, f);
     if (options_.run_progress && files_ > 0) options_.run_progress((files_done_ + f) / files_);
@@ -232,12 +230,15 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
     if (!sides.ok()) return sides.error();
     pair->npu = std::move(sides->npu);
     pair->bench = std::move(sides->bench);
+    Warn(*pair->npu);
+    Warn(*pair->bench);
     Timed("read " + job.npu_dir + " and " + job.bench_dir + ": " + std::to_string(pair->npu->graph->size()) + " and " +
           std::to_string(pair->bench->graph->size()) + " nodes");
   } else {
     auto npu = graph::BuildSide(job.npu_dir, pair->pool.get(), build);
     if (!npu.ok()) return npu.error();
     pair->npu = std::move(*npu);
+    Warn(*pair->npu);
     Timed("read " + job.npu_dir + ": " + std::to_string(pair->npu->graph->size()) + " nodes");
   }
   GA_RETURN_IF_ERROR(Finish(pair.get()));
@@ -270,6 +271,7 @@ Result<std::vector<merge::MergedSide>> JobRunner::BuildMerged(const std::vector<
     };
     auto side = graph::BuildSide(ranks[i].dir, pool, build);
     if (!side.ok()) return side.error();
+    Warn(**side);
     if ((*side)->dump.task == "tensor") {
       return Error{(*side)->dump.path, "key task",
                    "'tensor': parallel merge merges the statistics of the ranks' dumps; compare tensor dumps rank "
@@ -382,6 +384,8 @@ void JobRunner::ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, 
   std::string name(g.Name(n));
   compare::PairVerdict v = compare::ComparePair(pair->mode, name, a, b, pair->tensors.get());
   g.grade[n] = compare::Grade26(pair->mode, name, *a, b, pair->parallel_merge);
+  if (pair->evidence.size() < g.size()) pair->evidence.resize(g.size());
+  pair->evidence[n] = divergence::EvidenceOf(pair->mode, *a, b);
   if (v.has_precision) {
     g.precision[n] = v.precision_index;
     g.precision_float[n] = v.is_float;
@@ -420,11 +424,22 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
     Graph* g = pair->npu->graph.get();
     vis::CompareMode mode = pair->mode;
     request.after_compare = [g, mode]() { AggregateCollections(g, mode); };
+    request.rank_divergence = [g, mode, pair]() {
+      if (pair->evidence.size() < g->size()) pair->evidence.resize(g->size());
+      return divergence::Rank(*g, pair->evidence, mode);
+    };
   }
   request.meta = pair->meta;
   request.progress = [&](double f) { Report(job, 0.6 + 0.4 * f); };
   std::string path = output_dir_ + "/" + job.output_name;
   GA_RETURN_IF_ERROR(vis::WriteVis(path, request));
+  if (pair->tensors) {
+    Status damaged = pair->tensors->damage();
+    if (!damaged.ok()) {
+      unlink(path.c_str());  // compared with a damaged tensor file: not a result
+      return damaged;
+    }
+  }
   Timed("compared and wrote " + path);
   ++files_done_;
   *written = path;
@@ -536,6 +551,15 @@ Status RunMerged(const CompareConfig& config, const GraphOptions& options, const
 
 }  // namespace
 
+std::string TimeStamp() {
+  time_t t = time(nullptr);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
+  return buf;
+}
+
 Result<GraphResult> RunGraph(const std::string& compare_json, const std::string& output_dir,
                              const GraphOptions& options) {
   auto config = ReadCompareConfig(compare_json);
@@ -552,7 +576,7 @@ Result<GraphResult> RunGraph(CompareConfig config_value, const std::string& outp
     return Error{output_dir, "", "--output_format db: this graph-ascend has no .vis.db writer; write .vis files "
                                  "(--output_format vis, the default)"};
   }
-  std::string ts = options.timestamp.empty() ? Now() : options.timestamp;
+  std::string ts = options.timestamp.empty() ? TimeStamp() : options.timestamp;
   bool compare = !config->bench_path.empty();
   if (options.parallel.given()) {
     if (config->parallel_merge) {

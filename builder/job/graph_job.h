@@ -48,6 +48,8 @@ struct GraphOptions {
   std::function<void(const std::string&)> log;
   // One line per compared node of a tensor compare (graph_visualize -tensor_log).
   std::function<void(const std::string&)> compare_log;
+  // What was repaired in the input (a construct.json cycle): printed always.
+  std::function<void(const Error&)> warn;
 };
 
 struct GraphResult {
@@ -56,6 +58,9 @@ struct GraphResult {
 
 // Reads `compare_json`, writes the .vis files into `output_dir` (created if
 // missing). On any error nothing of this run is left in `output_dir`.
+// The local time as output names carry it: "20250101120000".
+std::string TimeStamp();
+
 Result<GraphResult> RunGraph(const std::string& compare_json, const std::string& output_dir,
                              const GraphOptions& options);
 

@@ -37,6 +37,25 @@ void AppendUtf8(uint32_t cp, std::string* out) {
   }
 }
 
+// The length of the UTF-8 sequence starting at text[i] (a byte >= 0x80),
+// or 0 when it is not valid UTF-8 (stray continuation, overlong form, an
+// encoded surrogate, past U+10FFFF, cut short).
+size_t Utf8Length(std::string_view text, size_t i) {
+  auto at = [&](size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
+  auto cont = [&](size_t k) { return (at(k) & 0xC0) == 0x80; };
+  unsigned c = at(0);
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return at(1) >= lo && at(1) <= hi && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return at(1) >= lo && at(1) <= hi && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
 std::string Describe(std::string_view text, size_t pos) {
   if (pos >= text.size()) return "end of input";
   unsigned char c = static_cast<unsigned char>(text[pos]);
@@ -171,6 +190,12 @@ Result<std::string_view> JsonReader::ParseString(std::string* scratch) {
     }
     if (c == '\\') break;
     if (static_cast<unsigned char>(c) < 0x20) return ErrorAt(i, "control character inside a string");
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      size_t n = Utf8Length(text_, i);
+      if (n == 0) return ErrorAt(i, "a string that is not valid UTF-8");
+      i += n;
+      continue;
+    }
     ++i;
   }
   if (i >= text_.size()) return ErrorAt(start - 1, "unterminated string (truncated file?)");
@@ -183,8 +208,10 @@ Result<std::string_view> JsonReader::ParseString(std::string* scratch) {
     }
     if (static_cast<unsigned char>(c) < 0x20) return ErrorAt(i, "control character inside a string");
     if (c != '\\') {
-      scratch->push_back(c);
-      ++i;
+      size_t n = static_cast<unsigned char>(c) >= 0x80 ? Utf8Length(text_, i) : 1;
+      if (n == 0) return ErrorAt(i, "a string that is not valid UTF-8");
+      scratch->append(text_.data() + i, n);
+      i += n;
       continue;
     }
     if (i + 1 >= text_.size()) break;
@@ -220,6 +247,11 @@ Result<std::string_view> JsonReader::ParseString(std::string* scratch) {
             cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             i += 6;
           }
+        }
+        // A surrogate left unpaired has no UTF-8 form (protobuf strings, and
+        // so the .vis, cannot hold it).
+        if (cp >= 0xD800 && cp < 0xE000) {
+          return ErrorAt(i - 6, "a \\u escape of an unpaired surrogate (not valid UTF-8)");
         }
         AppendUtf8(cp, scratch);
         break;

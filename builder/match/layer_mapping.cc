@@ -8,6 +8,7 @@
 #include <set>
 #include <sys/stat.h>
 
+#include "base/mapped_file.h"
 #include "match/matcher.h"
 
 namespace graph_ascend::match {
@@ -203,36 +204,36 @@ struct Rename {
 // class -> first src segment -> renames, longest src first.
 using RenameTable = std::map<std::string, std::map<std::string, std::vector<Rename>>>;
 
-Result<RenameTable> ReadYaml(const std::string& path) {
+std::string MarkWhere(const YAML::Mark& mark) {
+  if (mark.is_null()) return "";
+  return "line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1);
+}
+
+// A scalar's text, or an error naming where the non-scalar is.
+Result<std::string> ScalarText(const std::string& path, const YAML::Node& node, const std::string& what) {
+  if (!node.IsScalar()) return Error{path, MarkWhere(node.Mark()), what + " must be a plain name, not a list or map"};
+  return node.Scalar();
+}
+
+Result<RenameTable> RenameTableFromYaml(const std::string& path, const YAML::Node& root) {
   RenameTable table;
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return Error{path, "", "layer mapping file not found"};
-  if (S_ISDIR(st.st_mode)) return Error{path, "", "layer mapping file is a directory"};
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::ParserException& e) {
-    return Error{path, "line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1),
-                 "cannot parse the layer mapping yaml: " + e.msg};
-  } catch (const YAML::Exception& e) {
-    return Error{path, "", std::string("cannot read the layer mapping yaml: ") + e.what()};
-  }
   if (root.IsNull()) return table;
   if (!root.IsMap()) return Error{path, "", "the layer mapping must be a map of class name -> {name: mapped name}"};
   for (const auto& cls : root) {
-    std::string name = cls.first.as<std::string>();
-    std::string where = "line " + std::to_string(cls.first.Mark().line + 1) + ", key " + name;
+    auto key = ScalarText(path, cls.first, "a class name");
+    if (!key.ok()) return key.error();
+    std::string name = *key;
+    std::string where = MarkWhere(cls.first.Mark()) + ", key " + name;
     if (name == "Cell") name = "TopLayer";
     if (cls.second.IsNull()) continue;
     if (!cls.second.IsMap()) return Error{path, where, "expected a map of {name: mapped name}"};
     for (const auto& kv : cls.second) {
       if (!kv.first.IsScalar() || !kv.second.IsScalar()) {
-        return Error{path, "line " + std::to_string(kv.first.Mark().line + 1) + ", key " + name,
-                     "expected name: mapped name"};
+        return Error{path, MarkWhere(kv.first.Mark()) + ", key " + name, "expected name: mapped name"};
       }
       Rename r;
-      r.src = SplitDotsCopy(kv.first.as<std::string>());
-      std::string dst = kv.second.as<std::string>();
+      r.src = SplitDotsCopy(kv.first.Scalar());
+      std::string dst = kv.second.Scalar();
       dst = dst.substr(0, dst.find('('));
       r.dst = SplitDotsCopy(dst);
       table[name][r.src[0]].push_back(std::move(r));
@@ -245,6 +246,29 @@ Result<RenameTable> ReadYaml(const std::string& path) {
     }
   }
   return table;
+}
+
+// Every yaml-cpp call is inside the try: yaml-cpp reports bad input (and bad
+// conversions) by exceptions, which become an Error with the line and column.
+Result<RenameTable> ParseYaml(const std::string& path, const std::string& text) {
+  try {
+    return RenameTableFromYaml(path, YAML::Load(text));
+  } catch (const YAML::ParserException& e) {
+    return Error{path, MarkWhere(e.mark), "cannot parse the layer mapping yaml: " + e.msg};
+  } catch (const YAML::Exception& e) {
+    return Error{path, MarkWhere(e.mark), "cannot read the layer mapping yaml: " + e.msg};
+  } catch (const std::exception& e) {
+    return Error{path, "", std::string("cannot read the layer mapping yaml: ") + e.what()};
+  }
+}
+
+Result<RenameTable> ReadYaml(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return Error{path, "", "layer mapping file not found"};
+  if (S_ISDIR(st.st_mode)) return Error{path, "", "layer mapping file is a directory"};
+  auto text = ReadFileToString(path);
+  if (!text.ok()) return text.error();
+  return ParseYaml(path, *text);
 }
 
 }  // namespace
@@ -317,6 +341,11 @@ Result<NameMapping> NameMapping::Build(const graph::Side& npu, const graph::Side
                                "the npu parent's class name, e.g. GPTModel: {decoder: encoder})"};
   }
   return m;
+}
+
+Status CheckLayerMappingYaml(const std::string& path, const std::string& text) {
+  auto table = ParseYaml(path, text);
+  return table.ok() ? Status::Ok() : Status(table.error());
 }
 
 NameMapping::Kind NameMapping::Lookup(uint32_t npu_name, uint32_t* bench_name) const {

@@ -33,4 +33,8 @@ class NameMapping {
   size_t mapped_ = 0, unmapped_ = 0, yaml_used_ = 0;
 };
 
+// Parses a layer-mapping yaml held in `text` (named `path` in errors) without
+// applying it: the reader alone, for tests and fuzzing.
+Status CheckLayerMappingYaml(const std::string& path, const std::string& text);
+
 }  // namespace graph_ascend::match

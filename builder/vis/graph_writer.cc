@@ -9,11 +9,6 @@
 namespace graph_ascend::vis {
 namespace {
 
-constexpr uint32_t kIndexChunkNodes = 65536;
-constexpr uint32_t kDetailBlockNodes = 128;
-constexpr size_t kDetailBlockBytes = 1u << 20;
-constexpr uint32_t kStackChunk = 4096;
-
 void SetValue(const StringPool& pool, const dump::Value& in, Value* out) {
   switch (in.kind) {
     case dump::ValueKind::kNull: out->set_null(true); break;
@@ -172,6 +167,28 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
   bool compare = req.bench != nullptr;
   GA_RETURN_IF_ERROR(WriteDetails(w, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
   if (req.after_compare) req.after_compare();
+  if (compare && req.rank_divergence) {
+    DivergenceRanking ranking = req.rank_divergence();
+    GA_RETURN_IF_ERROR(w->WriteDivergence(ranking));
+    req.meta.set_divergence_ranked(true);
+    req.meta.set_divergence_count(static_cast<uint32_t>(ranking.entry_size()));
+    if (ranking.entry_size() > 0) {
+      const DivergenceEntry& first = ranking.entry(0);
+      const graph::Graph& g = *req.npu->graph;
+      std::string_view name = g.Name(first.node());
+      req.meta.set_first_divergence(std::string(name));
+      req.meta.set_first_divergence_reason(first.reason());
+      // A receive or collective: the data came from the ranks it talks to.
+      bool comm = name.rfind("Distributed.", 0) == 0;
+      req.meta.set_first_divergence_is_communication(comm);
+      const auto& links = req.npu->distributed_first;
+      if (comm && first.node() < links.size()) {
+        for (int32_t l = links[first.node()]; l >= 0; l = req.npu->distributed[l].next) {
+          req.meta.add_first_divergence_peers(req.npu->distributed[l].rank);
+        }
+      }
+    }
+  }
   if (compare) GA_RETURN_IF_ERROR(WriteDetails(w, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
   GA_RETURN_IF_ERROR(WriteIndex(w, SIDE_NPU, *req.npu));
   GA_RETURN_IF_ERROR(WriteStacks(w, SIDE_NPU, *req.npu));

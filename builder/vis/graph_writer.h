@@ -20,6 +20,9 @@ struct WriteRequest {
   // Called after all NPU details are written, before the index (API
   // collection aggregation needs every node's precision).
   std::function<void()> after_compare;
+  // Called after after_compare; what it returns is written as the file's
+  // divergence ranking (compares only).
+  std::function<DivergenceRanking()> rank_divergence;
   std::function<void(double)> progress;  // 0..1
 };
 

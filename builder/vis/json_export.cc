@@ -487,6 +487,7 @@ Status ExportJson(const std::string& vis_path, const std::string& json_path, Gra
   auto reader = VisReader::Open(vis_path);
   if (!reader.ok()) return reader.error();
   std::string tmp = json_path + ".tmp-" + std::to_string(getpid());
+  TemporaryFile temp(tmp);
   FILE* f = fopen(tmp.c_str(), "wb");
   if (f == nullptr) return Error{json_path, "", std::string("cannot create: ") + strerror(errno)};
   Exporter exporter(**reader, f, grading);

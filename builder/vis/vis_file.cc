@@ -1,5 +1,7 @@
 #include "vis/vis_file.h"
 
+#include "vis/protobuf_log.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,6 +31,11 @@ uint64_t GetLE64(const char* p) {
   return v;
 }
 
+// [offset, offset + compressed_size) lies within [begin, end), without wrapping.
+bool InRange(const SectionRef& ref, uint64_t begin, uint64_t end) {
+  return ref.offset() >= begin && ref.offset() <= end && ref.compressed_size() <= end - ref.offset();
+}
+
 std::string ByteWhere(uint64_t offset) { return "byte " + std::to_string(offset); }
 
 Status ReadAt(int fd, const std::string& path, uint64_t offset, size_t n, char* out) {
@@ -51,6 +58,7 @@ const char* KindName(SectionKind kind) {
     case SECTION_NODE_INDEX: return "node index";
     case SECTION_NODE_DETAILS: return "node details";
     case SECTION_STACKS: return "stacks";
+    case SECTION_DIVERGENCE: return "divergence";
     default: return "unknown";
   }
 }
@@ -59,22 +67,24 @@ const char* KindName(SectionKind kind) {
 
 // ---------------------------------------------------------------- writer
 
-VisWriter::VisWriter(std::string path, std::string tmp, FILE* f, int level)
-    : path_(std::move(path)), tmp_(std::move(tmp)), file_(f), level_(level) {}
+VisWriter::VisWriter(std::string path, std::string tmp, std::unique_ptr<TemporaryFile> temp, FILE* f, int level)
+    : path_(std::move(path)), tmp_(std::move(tmp)), temp_(std::move(temp)), file_(f), level_(level) {}
 
 VisWriter::~VisWriter() {
   if (zstd_ != nullptr) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(zstd_));
   if (file_ != nullptr) fclose(file_);
   if (!committed_) unlink(tmp_.c_str());
+  temp_->Release();
 }
 
 Result<std::unique_ptr<VisWriter>> VisWriter::Create(const std::string& path, int zstd_level) {
   std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  auto temp = std::make_unique<TemporaryFile>(tmp);  // before the file exists: no window without it
   FILE* f = fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
     return MakeError(path, "", std::string("cannot create output file: ") + strerror(errno));
   }
-  std::unique_ptr<VisWriter> w(new VisWriter(path, tmp, f, zstd_level));
+  std::unique_ptr<VisWriter> w(new VisWriter(path, tmp, std::move(temp), f, zstd_level));
   char header[kHeaderSize] = {};
   memcpy(header, kMagic, sizeof(kMagic));
   PutLE32(header + 8, kFormatVersion);
@@ -94,8 +104,14 @@ Status VisWriter::WriteBytes(const void* data, size_t n) {
 Status VisWriter::WriteSection(SectionKind kind, Side side, uint32_t first, uint32_t count,
                                const google::protobuf::MessageLite& msg) {
   buffer_.clear();
+  ProtobufLogCapture log;
   if (!msg.SerializeToString(&buffer_)) {
-    return MakeError(path_, KindName(kind), "cannot serialize section");
+    return MakeError(path_, KindName(kind), "cannot serialize section: " + log.Take());
+  }
+  // protobuf serializes a string that is not UTF-8 and only logs it; the
+  // file would then be unreadable (parsing refuses it), so it is not written.
+  if (std::string problem = log.Take(); !problem.empty()) {
+    return MakeError(path_, KindName(kind) + std::string(" section"), "cannot be written: " + problem);
   }
   if (buffer_.size() > kMaxSectionBytes) {
     return MakeError(path_, KindName(kind),
@@ -133,6 +149,10 @@ Status VisWriter::WriteStackChunk(Side side, const StackChunk& chunk) {
   return WriteSection(SECTION_STACKS, side, chunk.first(), chunk.stack_size(), chunk);
 }
 
+Status VisWriter::WriteDivergence(const DivergenceRanking& ranking) {
+  return WriteSection(SECTION_DIVERGENCE, SIDE_NPU, 0, static_cast<uint32_t>(ranking.entry_size()), ranking);
+}
+
 Status VisWriter::Commit() {
   uint64_t toc_offset = offset_;
   buffer_.clear();
@@ -156,6 +176,7 @@ Status VisWriter::Commit() {
     return MakeError(path_, "", std::string("cannot rename temporary file: ") + strerror(errno));
   }
   committed_ = true;
+  temp_->Release();
   return Status::Ok();
 }
 
@@ -166,7 +187,7 @@ VisReader::~VisReader() {
 }
 
 Result<std::unique_ptr<VisReader>> VisReader::Open(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block
   if (fd < 0) return MakeError(path, "", std::string("cannot open: ") + strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -201,14 +222,25 @@ Result<std::unique_ptr<VisReader>> VisReader::Open(const std::string& path) {
   toc_ref.set_offset(GetLE64(trailer));
   toc_ref.set_compressed_size(GetLE64(trailer + 8));
   toc_ref.set_raw_size(0);
-  if (toc_ref.offset() < kHeaderSize || toc_ref.offset() + toc_ref.compressed_size() > trailer_at) {
+  if (!InRange(toc_ref, kHeaderSize, trailer_at)) {
     return MakeError(path, ByteWhere(trailer_at), "damaged .vis file (table of contents out of range)");
   }
   GA_RETURN_IF_ERROR(r->ReadSection(toc_ref, &r->toc_));
-  for (const SectionRef& s : r->toc_.sections()) {
-    if (s.offset() < kHeaderSize || s.offset() + s.compressed_size() > toc_ref.offset()) {
-      return MakeError(path, ByteWhere(s.offset()), std::string("damaged .vis file (") + KindName(s.kind()) +
-                                                        " section out of range)");
+  for (int i = 0; i < r->toc_.sections_size(); ++i) {
+    const SectionRef& s = r->toc_.sections(i);
+    std::string where = "table of contents entry " + std::to_string(i);
+    if (!InRange(s, kHeaderSize, toc_ref.offset())) {
+      return MakeError(path, where, std::string("damaged .vis file (") + KindName(s.kind()) +
+                                        " section out of range: " + std::to_string(s.compressed_size()) +
+                                        " bytes at byte " + std::to_string(s.offset()) + ")");
+    }
+    // Every element of a repeated field takes at least one byte, so a count
+    // beyond the raw size is damage, and sizes past the writer's limit are too
+    // (readers reserve by them).
+    if (s.raw_size() > kMaxSectionBytes || s.count() > s.raw_size()) {
+      return MakeError(path, where, std::string("damaged .vis file (") + KindName(s.kind()) + " section of " +
+                                        std::to_string(s.raw_size()) + " bytes holding " +
+                                        std::to_string(s.count()) + " entries)");
     }
   }
   const SectionRef* meta = r->Find(SECTION_META, SIDE_NPU, 0);
@@ -218,10 +250,17 @@ Result<std::unique_ptr<VisReader>> VisReader::Open(const std::string& path) {
 }
 
 Status VisReader::ReadSection(const SectionRef& ref, google::protobuf::MessageLite* msg) const {
+  // Checked again here (not only in Open) because callers may pass any ref.
+  if (!InRange(ref, kHeaderSize, size_) || ref.compressed_size() > ZSTD_compressBound(kMaxSectionBytes)) {
+    return MakeError(path_, ByteWhere(ref.offset()), std::string("damaged ") + KindName(ref.kind()) +
+                                                         " section (" + std::to_string(ref.compressed_size()) +
+                                                         " bytes out of range)");
+  }
   std::string packed(ref.compressed_size(), '\0');
   GA_RETURN_IF_ERROR(ReadAt(fd_, path_, ref.offset(), packed.size(), packed.data()));
   unsigned long long raw = ZSTD_getFrameContentSize(packed.data(), packed.size());
-  if (raw == ZSTD_CONTENTSIZE_ERROR || raw == ZSTD_CONTENTSIZE_UNKNOWN || raw > kMaxSectionBytes * 2) {
+  if (raw == ZSTD_CONTENTSIZE_ERROR || raw == ZSTD_CONTENTSIZE_UNKNOWN || raw > kMaxSectionBytes ||
+      (ref.raw_size() != 0 && raw != ref.raw_size())) {
     return MakeError(path_, ByteWhere(ref.offset()), std::string("damaged ") + KindName(ref.kind()) + " section");
   }
   std::string plain(raw, '\0');
@@ -231,9 +270,12 @@ Status VisReader::ReadSection(const SectionRef& ref, google::protobuf::MessageLi
                                                          " section (zstd: " +
                                                          (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size") + ")");
   }
+  ProtobufLogCapture log;
   if (!msg->ParseFromString(plain)) {
+    std::string problem = log.Take();
     return MakeError(path_, ByteWhere(ref.offset()), std::string("damaged ") + KindName(ref.kind()) +
-                                                         " section (protobuf)");
+                                                         " section (protobuf" +
+                                                         (problem.empty() ? "" : ": " + problem) + ")");
   }
   return Status::Ok();
 }
@@ -310,6 +352,15 @@ Result<Stack> VisReader::ReadStack(Side side, uint32_t id) const {
   auto chunk = ReadStackChunk(side, id);
   if (!chunk.ok()) return chunk.error();
   return std::move(*chunk->mutable_stack(static_cast<int>(id - chunk->first())));
+}
+
+Result<DivergenceRanking> VisReader::ReadDivergence() const {
+  DivergenceRanking ranking;
+  for (const SectionRef* ref : Sections(SECTION_DIVERGENCE, SIDE_NPU)) {
+    GA_RETURN_IF_ERROR(ReadSection(*ref, &ranking));
+    break;
+  }
+  return ranking;
 }
 
 }  // namespace graph_ascend::vis

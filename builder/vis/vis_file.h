@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/temp_files.h"
 #include "vis.pb.h"
 
 namespace graph_ascend::vis {
@@ -30,6 +31,13 @@ inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kTrailerSize = 24;
 // Sections are kept well below protobuf's 64 MiB message limit.
 inline constexpr size_t kMaxSectionBytes = 48u << 20;
+// How writers chunk sections: index chunks by node count, detail blocks by
+// node count or bytes (a node's details are read by decompressing one
+// block), stacks by count.
+inline constexpr uint32_t kIndexChunkNodes = 65536;
+inline constexpr uint32_t kDetailBlockNodes = 128;
+inline constexpr size_t kDetailBlockBytes = 1u << 20;
+inline constexpr uint32_t kStackChunk = 4096;
 
 class VisWriter {
  public:
@@ -44,6 +52,7 @@ class VisWriter {
   Status WriteIndexChunk(Side side, const NodeIndexChunk& chunk);
   Status WriteDetailBlock(Side side, const NodeDetailBlock& block);
   Status WriteStackChunk(Side side, const StackChunk& chunk);
+  Status WriteDivergence(const DivergenceRanking& ranking);
 
   // Writes the table of contents and trailer, flushes, renames onto the target.
   Status Commit();
@@ -51,13 +60,14 @@ class VisWriter {
   const std::string& path() const { return path_; }
 
  private:
-  VisWriter(std::string path, std::string tmp, FILE* f, int level);
+  VisWriter(std::string path, std::string tmp, std::unique_ptr<TemporaryFile> temp, FILE* f, int level);
   Status WriteSection(SectionKind kind, Side side, uint32_t first, uint32_t count,
                       const google::protobuf::MessageLite& msg);
   Status WriteBytes(const void* data, size_t n);
 
   std::string path_;
   std::string tmp_;
+  std::unique_ptr<TemporaryFile> temp_;  // removes tmp_ if a signal ends the process
   FILE* file_;
   int level_;
   uint64_t offset_ = 0;
@@ -97,6 +107,10 @@ class VisReader {
   // Reads the chunk holding stack `id`.
   Result<StackChunk> ReadStackChunk(Side side, uint32_t id) const;
   Result<Stack> ReadStack(Side side, uint32_t id) const;
+
+  // The divergence ranking; empty when the file has none (builds, files
+  // written before it).
+  Result<DivergenceRanking> ReadDivergence() const;
 
   // Decompresses and parses one section.
   Status ReadSection(const SectionRef& ref, google::protobuf::MessageLite* msg) const;

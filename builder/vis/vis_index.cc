@@ -57,6 +57,19 @@ Result<SideIndex> LoadSideIndex(const VisReader& reader, Side side, const std::f
           return Error{reader.path(), "node index chunk at node " + std::to_string(c.first()),
                        "damaged .vis file (child counts)"};
         }
+        for (int i = 0; i < n; ++i) {
+          std::string where = "node " + std::to_string(c.first() + static_cast<uint32_t>(i));
+          if (!NodeType_IsValid(static_cast<int>(c.node_type(i)))) {
+            return Error{reader.path(), where, "damaged .vis file (node type " + std::to_string(c.node_type(i)) + ")"};
+          }
+          if (c.overflow_level(i) > OVERFLOW_CRITICAL) {
+            return Error{reader.path(), where,
+                         "damaged .vis file (overflow level " + std::to_string(c.overflow_level(i)) + ")"};
+          }
+          if (c.matched(i) < -1 || c.micro_step(i) < -1) {
+            return Error{reader.path(), where, "damaged .vis file (negative matched node or micro step)"};
+          }
+        }
         int k = 0;
         for (int i = 0; i < n; ++i) {
           idx.names += c.name(i);
@@ -82,8 +95,40 @@ Result<SideIndex> LoadSideIndex(const VisReader& reader, Side side, const std::f
       return Error{reader.path(), "node " + std::to_string(n), "damaged .vis file (parent out of range)"};
     }
   }
-  for (uint32_t c : idx.children) {
-    if (c >= size) return Error{reader.path(), "", "damaged .vis file (child out of range)"};
+  // The children lists and the parents must describe the same forest: every
+  // child names its parent, and no parent chain comes back to where it
+  // started (readers walk both, and export writes both).
+  std::vector<uint8_t> listed(size, 0);
+  for (uint32_t n = 0; n < size; ++n) {
+    for (uint32_t i = idx.child_offset[n]; i < idx.child_offset[n + 1]; ++i) {
+      uint32_t c = idx.children[i];
+      if (c >= size) return Error{reader.path(), "node " + std::to_string(n), "damaged .vis file (child out of range)"};
+      if (listed[c]++ != 0 || idx.parent[c] != static_cast<int32_t>(n)) {
+        return Error{reader.path(), "node " + std::to_string(c),
+                     "damaged .vis file (child of node " + std::to_string(n) +
+                         " listed twice or naming another parent)"};
+      }
+    }
+  }
+  std::vector<uint8_t> state(size, 0);  // 0 unseen, 1 on the current chain, 2 reaches a root
+  std::vector<uint32_t> chain;
+  for (uint32_t n = 0; n < size; ++n) {
+    chain.clear();
+    int32_t at = static_cast<int32_t>(n);
+    while (at >= 0 && state[at] == 0) {
+      state[at] = 1;
+      chain.push_back(static_cast<uint32_t>(at));
+      at = idx.parent[at];
+    }
+    if (at >= 0 && state[at] == 1) {
+      return Error{reader.path(), "node " + std::to_string(at), "damaged .vis file (the parents form a cycle)"};
+    }
+    for (uint32_t c : chain) state[c] = 2;
+  }
+  for (uint32_t n = 0; n < size; ++n) {
+    if (idx.parent[n] >= 0 && !listed[n]) {
+      return Error{reader.path(), "node " + std::to_string(n), "damaged .vis file (not among its parent's children)"};
+    }
   }
   return idx;
 }

@@ -9,45 +9,32 @@ import {
   type RunFile,
   type ViewKey,
   GraphKind,
-  OverflowLevel,
   Side,
 } from "./api/client";
-import { copyText, debounce, h, naturalCompare, option } from "./dom";
+import { debounce, h, naturalCompare, option } from "./dom";
+import { legendItems } from "./chrome/legend";
+import { ProgressOverlay } from "./chrome/progress";
+import { type Place, groupOf, groupRuns, sideKey } from "./chrome/runs";
+import { bindColumnSplitter, bindRowSplitter } from "./chrome/splitters";
+import { DivergenceNav } from "./divergence/navigator";
+import { markRanks } from "./divergence/ranks";
 import { GraphPane } from "./graph/pane";
-import { OVERFLOW_COLOURS, bucketLabel, unmatchedColour } from "./graph/paint";
+import { type Link, correspondingIndex, syncExpand } from "./graph/sync_expand";
 import { currentLang, onLangChange, setLang, t } from "./i18n";
 import { onThemeChange } from "./theme";
-import type { AppContext } from "./ui/context";
 import { GradingToggle } from "./ui/grading_toggle";
 import { DetailPanel } from "./ui/detail_panel";
 import { FilterPanel } from "./ui/filter_panel";
 import { MatchPanel } from "./ui/match_panel";
-import { commLabel, groupLinks, peerButton } from "./ui/peers";
+import { type MenuHost, NodeMenu } from "./ui/node_menu";
 import { SearchPanel } from "./ui/search_panel";
-
-interface Place {
-  group: string;
-  names: Record<"npu" | "bench", string | null>;
-  views: Record<"npu" | "bench", { tx: number; ty: number; scale: number } | null>;
-}
-
-function sideKey(side: Side): "npu" | "bench" {
-  return side === Side.SIDE_BENCH ? "bench" : "npu";
-}
-
-/** What the sync walk needs of a node, loaded or not. */
-interface Link {
-  index: number;
-  parent: number;
-  matched: number;
-}
 
 function randomId(): string {
   if (crypto.randomUUID) return crypto.randomUUID();
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-export class App implements AppContext {
+export class App implements MenuHost {
   readonly session = randomId();
   private runs: RunFile[] = [];
   private current: RunFile | null = null;
@@ -55,7 +42,6 @@ export class App implements AppContext {
   private readonly grading = new GradingToggle(() => void this.gradingChanged());
   private microStep = -1;
   private openSeq = 0;
-  private menuSeq = 0;
 
   private readonly root: HTMLElement;
   private readonly runSel = h("select.picker", { "data-picker": "run" });
@@ -69,13 +55,10 @@ export class App implements AppContext {
   private readonly legendEl = h("div.legend");
   private readonly graphsEl = h("div.graphs");
   private readonly splitter = h("div.splitter", { title: "" });
-  private readonly overlay = h("div.overlay");
-  private readonly overlayTitle = h("div.overlay-title");
-  private readonly overlayStage = h("div.overlay-stage");
-  private readonly overlayBar = h("div.progress-bar", null, h("div.progress-fill"));
+  private readonly progress = new ProgressOverlay();
   private readonly toasts = h("div.toasts");
   private readonly tooltip = h("div.tooltip");
-  private readonly menu = h("div.context-menu");
+  private readonly menu = new NodeMenu(this);
   private readonly emptyEl = h("div.empty-state");
   private readonly helpEl = h("div.help");
   private readonly tabs: Record<"search" | "filter" | "match", HTMLButtonElement>;
@@ -88,18 +71,18 @@ export class App implements AppContext {
   private readonly filterPanel: FilterPanel;
   private readonly matchPanel: MatchPanel;
   private readonly detailPanel: DetailPanel;
+  readonly divergence: DivergenceNav;
 
   constructor(
     readonly api: GraphApi,
     mount: HTMLElement,
   ) {
     this.tooltip.hidden = true;
-    this.menu.hidden = true;
-    this.overlay.hidden = true;
+    this.menu.hide();
     const events = {
       select: (p: GraphPane, n: LayoutNode | null) => void this.nodeClicked(p, n),
       toggle: (p: GraphPane, n: LayoutNode) => void this.toggle(p, n),
-      contextMenu: (p: GraphPane, n: LayoutNode, x: number, y: number) => this.showMenu(p, n, x, y),
+      contextMenu: (p: GraphPane, n: LayoutNode, x: number, y: number) => this.menu.show(p, n, x, y),
       error: (m: string) => this.toast(m, "error"),
     };
     this.npu = new GraphPane(api, Side.SIDE_NPU, events, this.tooltip);
@@ -109,6 +92,7 @@ export class App implements AppContext {
     this.filterPanel = new FilterPanel(this);
     this.matchPanel = new MatchPanel(this);
     this.detailPanel = new DetailPanel(this);
+    this.divergence = new DivergenceNav(this, (ranks) => markRanks(this.rankSel, ranks));
 
     this.tabs = {
       search: h("button.side-tab.active", { type: "button", "data-tab": "search" }),
@@ -134,6 +118,7 @@ export class App implements AppContext {
       h("label.pick", null, this.labels.step, this.stepSel),
       h("label.pick", null, this.labels.rank, this.rankSel),
       h("label.pick", null, this.labels.micro, this.microSel),
+      this.divergence.el,
       h("span.spacer"),
       h("label.check", null, this.syncCb, this.labels.sync),
       h("label.check", null, this.minimapCb, this.labels.minimap),
@@ -156,21 +141,21 @@ export class App implements AppContext {
       vsplit,
       this.detailPanel.el,
     );
-    this.overlay.append(h("div.overlay-box", null, this.overlayTitle, this.overlayBar, this.overlayStage));
     this.root = h(
       "div.app",
       null,
       topbar,
       h("div.main", null, sidebar, center),
-      this.overlay,
+      this.progress.el,
       this.toasts,
       this.tooltip,
-      this.menu,
+      this.menu.el,
     );
     mount.append(this.root);
 
     this.bindPickers();
-    this.bindSplitters(vsplit);
+    bindColumnSplitter(this.splitter, this.graphsEl, this.npu.el);
+    bindRowSplitter(vsplit, this.detailPanel.el);
     this.bindKeys();
     this.syncCb.title = "";
     this.minimapCb.addEventListener("change", () => {
@@ -183,7 +168,7 @@ export class App implements AppContext {
     });
     this.langBtn.addEventListener("click", () => setLang(currentLang() === "zh" ? "en" : "zh"));
     document.addEventListener("pointerdown", (e) => {
-      if (!this.menu.contains(e.target as Node)) this.menu.hidden = true;
+      if (!this.menu.el.contains(e.target as Node)) this.menu.hide();
     });
     onThemeChange(() => {
       this.npu.themeChanged();
@@ -233,7 +218,7 @@ export class App implements AppContext {
   }
 
   async jumpToPeer(side: Side, link: DistributedLink): Promise<void> {
-    this.menu.hidden = true;
+    this.menu.hide();
     const cur = this.current;
     if (!cur) return;
     const rank = `rank${link.rank}`;
@@ -327,18 +312,11 @@ export class App implements AppContext {
   }
 
   private groupOf(f: RunFile): string {
-    return f.group || f.path;
+    return groupOf(f);
   }
 
   private groups(): Map<string, RunFile[]> {
-    const m = new Map<string, RunFile[]>();
-    for (const f of this.runs) {
-      const g = this.groupOf(f);
-      let list = m.get(g);
-      if (!list) m.set(g, (list = []));
-      list.push(f);
-    }
-    return m;
+    return groupRuns(this.runs);
   }
 
   private fillRunPicker() {
@@ -415,15 +393,15 @@ export class App implements AppContext {
     const sameRun = !!place && !!this.current && place.group === this.groupOf(f);
     this.current = f;
     this.fillStepRank();
-    this.showProgress(t("opening", { file: f.path }), 0, "");
+    this.progress.show(t("opening", { file: f.path }), 0, "");
     let info: FileInfo;
     try {
       info = await this.api.openFile({ file: f.path }, (p) => {
-        if (seq === this.openSeq) this.showProgress(t("opening", { file: f.path }), p.fraction, p.stage);
+        if (seq === this.openSeq) this.progress.show(t("opening", { file: f.path }), p.fraction, p.stage);
       });
     } catch (e) {
       if (seq !== this.openSeq) return false;
-      this.hideProgress();
+      this.progress.hide();
       const message = t("loadFailed", { file: f.path, message: (e as Error).message });
       this.toast(message, "error");
       this.showEmpty(message, () => void this.openFile(f, place));
@@ -443,7 +421,8 @@ export class App implements AppContext {
     this.matchPanel.renderSummary(info);
     const shown = await this.openViews(sameRun ? place : null, seq);
     if (seq !== this.openSeq) return false;
-    this.hideProgress();
+    this.progress.hide();
+    await this.divergence.fileChanged();
     return shown;
   }
 
@@ -520,7 +499,7 @@ export class App implements AppContext {
   // ------------------------------------------------------------ selection and expansion
 
   private async nodeClicked(p: GraphPane, n: LayoutNode | null) {
-    this.menu.hidden = true;
+    this.menu.hide();
     if (!n) {
       p.setSelected(-1);
       this.other(p)?.setCounterpart(-1);
@@ -552,47 +531,19 @@ export class App implements AppContext {
     await detail;
   }
 
-  private async toggle(p: GraphPane, n: LayoutNode) {
+  async toggle(p: GraphPane, n: LayoutNode): Promise<void> {
     const expand = !n.expanded;
     const other = this.other(p);
     const sync = other && this.syncCb.checked;
     // The ancestors are read before the change replaces the loaded nodes.
     const target = sync ? this.correspondingIndex(p, n) : Promise.resolve(-1);
     const work: Promise<unknown>[] = [expand ? p.expand(n.index) : p.collapse(n.index)];
-    if (other && sync) work.push(target.then((index) => this.syncExpand(other, index, expand)));
+    if (other && sync) work.push(target.then((index) => syncExpand(other, index, expand)));
     await Promise.allSettled(work);
   }
 
-  /**
-   * Sync expand (reference §8.4): the other side's node matched with the
-   * node, or with its nearest matched ancestor, takes the new state when its
-   * own state differs.
-   */
-  private async syncExpand(other: GraphPane, index: number, expand: boolean) {
-    if (index < 0) return;
-    const m = other.node(index);
-    if (expand && !(m && m.expanded)) {
-      if (!m) await other.reveal(index, false);
-      await other.expand(index);
-    } else if (!expand && m && m.expanded) {
-      await other.collapse(index);
-    }
-  }
-
-  /**
-   * The other side's node matched with n or, when n has no match, with its
-   * nearest matched ancestor; -1 when none is. Ancestors come from the loaded
-   * nodes, and from the service only where the loaded window misses one.
-   */
-  private async correspondingIndex(p: GraphPane, n: LayoutNode): Promise<number> {
-    let cur: Link | undefined = n;
-    for (let guard = 0; cur && guard < 100_000; guard++) {
-      if (cur.matched >= 0) return cur.matched;
-      if (cur.parent < 0) return -1;
-      const parent: number = cur.parent;
-      cur = p.node(parent) ?? (await this.summary(p.side, parent));
-    }
-    return -1;
+  correspondingIndex(p: GraphPane, n: LayoutNode): Promise<number> {
+    return correspondingIndex(p, n, (index) => this.summary(p.side, index));
   }
 
   private async summary(side: Side, index: number): Promise<Link | undefined> {
@@ -603,68 +554,6 @@ export class App implements AppContext {
       this.toast((e as Error).message, "error");
       return undefined;
     }
-  }
-
-  private showMenu(p: GraphPane, n: LayoutNode, x: number, y: number) {
-    const seq = ++this.menuSeq;
-    const other = this.other(p);
-    const item = (action: string, text: string, run: () => void) => {
-      const b = h("button.menu-item", { type: "button", "data-action": action }, text);
-      b.addEventListener("click", () => {
-        this.menu.hidden = true;
-        run();
-      });
-      return b;
-    };
-    const items: HTMLElement[] = [];
-    if (other)
-      items.push(
-        item("corresponding", t("expandCorresponding"), () => {
-          void this.correspondingIndex(p, n).then((index) => {
-            if (index < 0) this.toast(t("noCorresponding"), "error");
-            else return this.jumpTo(other.side, index);
-          });
-        }),
-      );
-    const expand = item("toggle", n.expanded ? t("collapse") : t("expand"), () => void this.toggle(p, n));
-    expand.disabled = !n.expandable || n.parent < 0;
-    items.push(expand);
-    items.push(item("copy", t("copyName"), () => void copyText(n.name)));
-    const peers = h("div.menu-peers");
-    if (n.distributed) {
-      peers.append(h("div.menu-note", null, t("loading")));
-      void this.fillPeerMenu(p.side, n.index, peers, seq);
-    }
-    this.menu.replaceChildren(h("div.menu-title", null, n.name), ...items, peers);
-    this.menu.hidden = false;
-    const left = Math.min(x, window.innerWidth - 240);
-    // Submenus open to the left when there is no room on the right.
-    this.menu.classList.toggle("flip", left > window.innerWidth - 480);
-    this.menu.style.transform = `translate(${left}px, ${Math.min(y, window.innerHeight - 160)}px)`;
-  }
-
-  /** The communication submenus (reference §8.4): one per type, listing rank<N> per peer. */
-  private async fillPeerMenu(side: Side, index: number, into: HTMLElement, seq: number) {
-    let links: DistributedLink[] = [];
-    try {
-      const reply = await this.api.call("getNodeDetail", { view: this.viewKey(side), node: index });
-      links = reply.detail?.distributed ?? [];
-    } catch (e) {
-      if (seq === this.menuSeq) this.toast((e as Error).message, "error");
-    }
-    if (seq !== this.menuSeq) return;
-    const legend = this.fileInfo?.meta?.legend ?? [];
-    const pick = (link: DistributedLink) => void this.jumpToPeer(side, link);
-    into.replaceChildren(
-      ...groupLinks(links).map(([type, list]) =>
-        h(
-          "div.menu-sub",
-          { "data-comm": type },
-          h("button.menu-item.sub-trigger", { type: "button", "aria-haspopup": "menu" }, commLabel(type)),
-          h("div.submenu", { role: "menu" }, ...list.map((l) => peerButton(l, legend, "menu-item", pick))),
-        ),
-      ),
-    );
   }
 
   /** The grading switched: the same file, recoloured by the other measure. */
@@ -679,45 +568,7 @@ export class App implements AppContext {
   // ------------------------------------------------------------ chrome
 
   private renderLegend() {
-    const meta = this.fileInfo?.meta;
-    const legend = meta?.legend ?? [];
-    const items: HTMLElement[] = [];
-    const compare = this.isCompare();
-    for (const b of legend) {
-      const sw = h("span.swatch");
-      sw.style.background = b.color;
-      items.push(
-        h(
-          "span.legend-item",
-          { title: b.description || b.name, "data-bucket": b.name },
-          sw,
-          bucketLabel(b, t("unmatched")),
-        ),
-      );
-    }
-    if (compare && !legend.some((b) => b.unmatched)) {
-      const sw = h("span.swatch");
-      sw.style.background = unmatchedColour(legend);
-      items.push(h("span.legend-item", null, sw, t("unmatched")));
-    }
-    const npu = this.fileInfo?.npu;
-    if (meta?.overflowChecked || (npu && npu.overflowMedium + npu.overflowHigh + npu.overflowCritical > 0)) {
-      for (const [level, key] of [
-        [OverflowLevel.OVERFLOW_MEDIUM, "overflowMedium"],
-        [OverflowLevel.OVERFLOW_HIGH, "overflowHigh"],
-        [OverflowLevel.OVERFLOW_CRITICAL, "overflowCritical"],
-      ] as const) {
-        const mark = h("span.overflow-mark");
-        mark.style.borderTopColor = OVERFLOW_COLOURS[level];
-        items.push(h("span.legend-item", null, mark, `${t("overflow")}: ${t(key)}`));
-      }
-    }
-    items.push(
-      h("span.legend-item.shape", null, h("span.shape-module"), t("module")),
-      h("span.legend-item.shape", null, h("span.shape-api"), t("api")),
-      h("span.legend-item.shape", null, h("span.shape-collection"), t("collection")),
-    );
-    this.legendEl.replaceChildren(...items);
+    this.legendEl.replaceChildren(...legendItems(this.fileInfo, this.isCompare()));
   }
 
   private relabel() {
@@ -735,73 +586,16 @@ export class App implements AppContext {
     this.tabs.filter.textContent = t("filter");
     this.tabs.match.textContent = t("match");
     this.helpEl.textContent = t("help");
+    this.divergence.relabel();
     this.npu.setTitle(this.isCompare() ? t("npu") : "");
     this.bench.setTitle(t("bench"));
     if (this.current) this.fillMicroSteps();
     this.renderLegend();
   }
 
-  private progressTimer: ReturnType<typeof setTimeout> | undefined;
-
-  /** Shows the progress of opening a file; the overlay appears only when it takes a while. */
-  private showProgress(title: string, fraction: number, stage: string) {
-    if (this.overlay.hidden && this.progressTimer === undefined) {
-      this.progressTimer = setTimeout(() => {
-        this.progressTimer = undefined;
-        this.overlay.hidden = false;
-      }, 200);
-    }
-    this.overlayTitle.textContent = title;
-    this.overlayStage.textContent = stage ? `${stage} · ${Math.round(fraction * 100)}%` : t("loading");
-    (this.overlayBar.firstChild as HTMLElement).style.width =
-      `${Math.round(Math.max(0, Math.min(1, fraction)) * 100)}%`;
-    this.overlayBar.setAttribute("role", "progressbar");
-    this.overlayBar.setAttribute("aria-valuenow", String(Math.round(fraction * 100)));
-  }
-
-  private hideProgress() {
-    if (this.progressTimer !== undefined) clearTimeout(this.progressTimer);
-    this.progressTimer = undefined;
-    this.overlay.hidden = true;
-  }
-
   /** Whether a file is being opened (the overlay may not show yet). */
   opening(): boolean {
-    return this.progressTimer !== undefined || !this.overlay.hidden;
-  }
-
-  private bindSplitters(vsplit: HTMLElement) {
-    // NPU | Bench, each side at least 160 px.
-    this.splitter.addEventListener("pointerdown", (e) => {
-      this.splitter.setPointerCapture(e.pointerId);
-      const move = (ev: PointerEvent) => {
-        const r = this.graphsEl.getBoundingClientRect();
-        const x = Math.min(r.width - 160, Math.max(160, ev.clientX - r.left));
-        this.npu.el.style.flex = `0 0 ${x}px`;
-      };
-      const up = () => {
-        this.splitter.removeEventListener("pointermove", move);
-        this.splitter.removeEventListener("pointerup", up);
-      };
-      this.splitter.addEventListener("pointermove", move);
-      this.splitter.addEventListener("pointerup", up);
-    });
-    // Graphs above, details below.
-    vsplit.addEventListener("pointerdown", (e) => {
-      vsplit.setPointerCapture(e.pointerId);
-      const detail = this.detailPanel.el;
-      const move = (ev: PointerEvent) => {
-        const r = detail.parentElement!.getBoundingClientRect();
-        const height = Math.min(r.height - 160, Math.max(60, r.bottom - ev.clientY));
-        detail.style.height = `${height}px`;
-      };
-      const up = () => {
-        vsplit.removeEventListener("pointermove", move);
-        vsplit.removeEventListener("pointerup", up);
-      };
-      vsplit.addEventListener("pointermove", move);
-      vsplit.addEventListener("pointerup", up);
-    });
+    return this.progress.opening();
   }
 
   private bindKeys() {
@@ -815,7 +609,7 @@ export class App implements AppContext {
     window.addEventListener("keydown", (e) => {
       if (e.ctrlKey || e.metaKey || e.altKey || typing(e)) return;
       if (e.key === "Escape") {
-        this.menu.hidden = true;
+        this.menu.hide();
         return;
       }
       if (e.key === "/") {
@@ -824,7 +618,7 @@ export class App implements AppContext {
         this.searchPanel.focus();
         return;
       }
-      if (this.activePane.keyDown(e.key)) e.preventDefault();
+      if (this.divergence.keyDown(e.key) || this.activePane.keyDown(e.key)) e.preventDefault();
     });
     window.addEventListener("keyup", (e) => {
       this.npu.keyUp(e.key);
@@ -836,7 +630,7 @@ export class App implements AppContext {
     });
     window.addEventListener(
       "resize",
-      debounce(() => this.menu.setAttribute("hidden", ""), 50),
+      debounce(() => this.menu.hide(), 50),
     );
   }
 }

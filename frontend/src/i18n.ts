@@ -1,6 +1,16 @@
 // English and Chinese strings. The language comes from localStorage, then
 // from the browser; the toggle in the top bar switches it at run time.
 const en = {
+  differencesFirst: "Differences first",
+  noDumpedData: "No dumped data: this node has no inputs or outputs in dump.json (a module whose APIs hold the data).",
+  firstDivergence: "First divergence",
+  firstDivergenceTip: "Reveal, centre and select where the runs first part (key G)",
+  prevDivergence: "Previous divergence (key P)",
+  nextDivergence: "Next divergence (key N)",
+  noDivergence: "No divergence: the runs agree within the noise floor",
+  notRanked: "This file has no divergence ranking (built before graph-ascend ranked divergences)",
+  divergesHere: "diverges",
+  divergesFrom: "from {rank}",
   title: "GRAPH_ASCEND",
   run: "Run",
   step: "Step",
@@ -115,6 +125,16 @@ const en = {
 export type MessageKey = keyof typeof en;
 
 const zh: Record<MessageKey, string> = {
+  differencesFirst: "差异优先",
+  noDumpedData: "无 dump 数据：dump.json 中没有此节点的输入或输出（数据在其 API 上）。",
+  firstDivergence: "首个分歧点",
+  firstDivergenceTip: "展开、居中并选中两次运行最早出现分歧的节点（快捷键 G）",
+  prevDivergence: "上一个分歧点（快捷键 P）",
+  nextDivergence: "下一个分歧点（快捷键 N）",
+  noDivergence: "没有分歧：两次运行在噪声范围内一致",
+  notRanked: "此文件没有分歧排名（由较早版本生成）",
+  divergesHere: "分歧",
+  divergesFrom: "来自 {rank}",
   title: "GRAPH_ASCEND",
   run: "运行",
   step: "Step",

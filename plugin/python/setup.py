@@ -1,11 +1,13 @@
-"""graph-ascend TensorBoard plugin (the GRAPH_ASCEND tab).
+"""graph-ascend: the `graph-ascend` command and the TensorBoard plugin (the GRAPH_ASCEND tab).
 
 The package is built from the source tree: the build generates the gRPC
-stubs from ../../proto (grpcio-tools), copies the C++ graph-ascend-server
-(GA_SERVER_BINARY, else ../../build/bin/graph-ascend-server) into
-graph_ascend_plugin/_bin/ and, when the frontend was built, its single-file
-frontend/dist/index.html into graph_ascend_plugin/static/. The wheel is
-therefore platform specific, like tensorboard-data-server's.
+stubs from ../../proto (grpcio-tools), copies the C++ executables
+graph-ascend and graph-ascend-server (GA_CLI_BINARY / GA_SERVER_BINARY, else
+../../build/bin/) into graph_ascend_plugin/_bin/ and, when the frontend was
+built, its single-file frontend/dist/index.html into graph_ascend_plugin/static/.
+The wheel is therefore platform specific, like tensorboard-data-server's; it
+holds no Python extension, so scripts/build-wheel.sh tags it py3-none-<platform>
+(GA_WHEEL_PLATFORM, e.g. manylinux_2_34_x86_64, from the executables' glibc symbols).
 """
 
 import os
@@ -15,6 +17,7 @@ import shutil
 import stat
 
 from setuptools import setup
+from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
@@ -28,11 +31,15 @@ def _proto_dir() -> pathlib.Path:
     return pathlib.Path(os.environ.get("GA_PROTO_DIR", ROOT / "proto"))
 
 
-def _server_binary() -> pathlib.Path:
-    if os.environ.get("GA_SERVER_BINARY"):
-        return pathlib.Path(os.environ["GA_SERVER_BINARY"])
+# The packaged executables and the variable that points at each one.
+EXECUTABLES = {"graph-ascend": "GA_CLI_BINARY", "graph-ascend-server": "GA_SERVER_BINARY"}
+
+
+def _built_binary(name: str) -> pathlib.Path:
+    if os.environ.get(EXECUTABLES[name]):
+        return pathlib.Path(os.environ[EXECUTABLES[name]])
     build = pathlib.Path(os.environ.get("GA_BUILD_DIR", ROOT / "build"))
-    return build / "bin" / "graph-ascend-server"
+    return build / "bin" / name
 
 
 def generate_stubs() -> None:
@@ -53,18 +60,21 @@ def generate_stubs() -> None:
         path.write_text(text)
 
 
-def copy_server() -> None:
-    binary = _server_binary()
-    if not binary.is_file():
-        raise SystemExit(
-            f"graph-ascend-server not found at {binary}: build the C++ tree first "
-            "(scripts/build.sh) or set GA_SERVER_BINARY"
-        )
+def _make_executable(path: pathlib.Path) -> None:
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def copy_executables() -> None:
     dest = PACKAGE / "_bin"
     dest.mkdir(exist_ok=True)
-    target = dest / "graph-ascend-server"
-    shutil.copyfile(binary, target)
-    target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    for name, variable in EXECUTABLES.items():
+        binary = _built_binary(name)
+        if not binary.is_file():
+            raise SystemExit(
+                f"{name} not found at {binary}: build the C++ tree first (scripts/build.sh) or set {variable}"
+            )
+        shutil.copyfile(binary, dest / name)
+        _make_executable(dest / name)
 
 
 def copy_frontend() -> None:
@@ -86,12 +96,23 @@ if not (PACKAGE / "_proto" / "__init__.py").exists():
 class BuildPy(build_py):
     def run(self):
         generate_stubs()
-        copy_server()
+        copy_executables()
         copy_frontend()
         super().run()
-        server = pathlib.Path(self.build_lib) / "graph_ascend_plugin" / "_bin" / "graph-ascend-server"
-        if server.exists():
-            server.chmod(server.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        for name in EXECUTABLES:
+            built = pathlib.Path(self.build_lib) / "graph_ascend_plugin" / "_bin" / name
+            if built.exists():
+                _make_executable(built)
+
+
+class BdistWheel(bdist_wheel):
+    """py3-none-$GA_WHEEL_PLATFORM when set: the wheel holds executables, no extension module."""
+
+    def get_tag(self):
+        platform = os.environ.get("GA_WHEEL_PLATFORM")
+        if platform:
+            return ("py3", "none", platform)
+        return super().get_tag()
 
 
 class BinaryDistribution(Distribution):
@@ -100,15 +121,18 @@ class BinaryDistribution(Distribution):
 
 
 setup(
-    name="graph-ascend-plugin",
+    name="graph-ascend",
     version="0.1.0",
-    description="GRAPH_ASCEND TensorBoard plugin: browse graph-ascend .vis files through a C++ graph service",
+    description="graph-ascend: msprobe dumps to .vis graphs (C++) and the GRAPH_ASCEND TensorBoard plugin",
     packages=["graph_ascend_plugin", "graph_ascend_plugin._proto"],
-    package_data={"graph_ascend_plugin": ["static/*", "_bin/graph-ascend-server"]},
+    package_data={"graph_ascend_plugin": ["static/*", "_bin/graph-ascend", "_bin/graph-ascend-server"]},
     python_requires=">=3.9",
     install_requires=["tensorboard>=2.11", "grpcio>=1.74", "protobuf>=6.31", "werkzeug>=1.0"],
-    entry_points={"tensorboard_plugins": ["graph_ascend = graph_ascend_plugin.plugin:GraphAscendPlugin"]},
-    cmdclass={"build_py": BuildPy},
+    entry_points={
+        "tensorboard_plugins": ["graph_ascend = graph_ascend_plugin.plugin:GraphAscendPlugin"],
+        "console_scripts": ["graph-ascend = graph_ascend_plugin.cli:main"],
+    },
+    cmdclass={"build_py": BuildPy, "bdist_wheel": BdistWheel},
     distclass=BinaryDistribution,
     zip_safe=False,
 )

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <mutex>
 #include <thread>
 
@@ -12,13 +13,26 @@ namespace {
 
 std::atomic<uint64_t> next_file_id{1};
 
+// `read()` with an exception (a damaged size that slipped past the reader's
+// checks: bad_alloc, length_error) turned into an error of the file, so the
+// handler answers DATA_LOSS rather than UNKNOWN, and a side loading on a
+// thread of its own, where nothing would catch, cannot end the process.
+template <typename Read>
+auto Guarded(const std::string& path, Read read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const std::exception& e) {
+    return MakeError(path, "", std::string("damaged .vis file (") + e.what() + ")");
+  }
+}
+
 }  // namespace
 
 Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, const std::string& relative,
                                                    const ProgressFn& progress) {
   // No progress before the header, trailer and meta are checked: a file that
   // is no .vis fails before the first progress message.
-  auto reader = vis::VisReader::Open(abs_path);
+  auto reader = Guarded(abs_path, [&] { return vis::VisReader::Open(abs_path); });
   if (!reader.ok()) {
     Error e = reader.error();
     e.file = relative;  // never show absolute paths of the server's machine
@@ -49,10 +63,13 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
   Result<std::unique_ptr<SideGraph>> bench = Error{};
   std::thread bench_thread;
   if (two_sides) {
-    bench_thread =
-        std::thread([&] { bench = SideGraph::Load(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); }); });
+    bench_thread = std::thread([&] {
+      bench = Guarded(abs_path,
+                      [&] { return SideGraph::Load(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); }); });
+    });
   }
-  auto npu = SideGraph::Load(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); });
+  auto npu =
+      Guarded(abs_path, [&] { return SideGraph::Load(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); }); });
   if (bench_thread.joinable()) bench_thread.join();
   auto relabel = [&](Error e) {
     if (e.file == abs_path) e.file = relative;
@@ -74,6 +91,14 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
       }
     }
   }
+  auto ranking = f->reader_->ReadDivergence();
+  if (!ranking.ok()) return relabel(ranking.error());
+  f->divergence_ = std::move(*ranking);
+  for (const vis::DivergenceEntry& e : f->divergence_.entry()) {
+    if (e.node() >= f->npu_->size()) {
+      return MakeError(relative, "divergence ranking", "node " + std::to_string(e.node()) + " out of range");
+    }
+  }
   if (progress) progress(0.99, "colouring");
   f->RefreshAllBuckets();
   return f;
@@ -84,6 +109,14 @@ int32_t GraphFile::BucketFor(vis::Side s, uint32_t node, vis::Grading grading) c
   const SideGraph& g = *side(s);
   int32_t m = g.matched(node);
   bool grade = grading == vis::GRADING_26;
+  // An API collection of the NPU side has the worst index of its APIs and
+  // no match: it takes that index's colour, as in tb_graph_ascend.
+  uint32_t type = g.node_type(node);
+  bool collection = type == vis::NODE_API_COLLECTION || type == vis::NODE_MULTI_COLLECTION;
+  if (collection && s == vis::SIDE_NPU) {
+    if (grade && g.has_grade(node)) return compare::BucketOf(meta_.grade_legend(), g.grade(node));
+    if (!grade && g.has_precision(node)) return compare::BucketOf(meta_.legend(), g.precision(node));
+  }
   if (m < 0) return grade ? unmatched_grade_bucket_ : unmatched_bucket_;
   // Bench nodes show the colour of their NPU partner (docs/API.md, "Colours").
   const SideGraph& npu = *npu_;
@@ -94,6 +127,7 @@ int32_t GraphFile::BucketFor(vis::Side s, uint32_t node, vis::Grading grading) c
 }
 
 void GraphFile::RefreshBucket(vis::Side s, uint32_t node) {
+  ForgetMarks();
   auto refresh = [this](vis::Side side, uint32_t n) {
     mutable_side(side)->set_bucket(n, BucketFor(side, n, vis::GRADING_INDEX));
     mutable_side(side)->set_grade_bucket(n, BucketFor(side, n, vis::GRADING_26));
@@ -104,6 +138,50 @@ void GraphFile::RefreshBucket(vis::Side s, uint32_t node) {
     vis::Side o = s == vis::SIDE_NPU ? vis::SIDE_BENCH : vis::SIDE_NPU;
     if (m >= 0) refresh(o, static_cast<uint32_t>(m));
   }
+}
+
+void GraphFile::ForgetMarks() {
+  std::lock_guard<std::mutex> l(marks_mu_);
+  marks_[0].reset();
+  marks_[1].reset();
+}
+
+std::shared_ptr<const GraphFile::Marks> GraphFile::DivergenceMarks(vis::Side s) const {
+  std::lock_guard<std::mutex> l(marks_mu_);
+  std::shared_ptr<const Marks>& cached = marks_[s == vis::SIDE_BENCH ? 1 : 0];
+  if (cached) return cached;
+  const SideGraph* g = side(s);
+  auto m = std::make_shared<Marks>();
+  uint32_t n = g == nullptr ? 0 : g->size();
+  m->mark.assign(n, 0);
+  m->worst.assign(n, -1);
+  if (n == 0) return cached = m;
+  for (const vis::DivergenceEntry& e : divergence_.entry()) {
+    int64_t node = s == vis::SIDE_NPU ? static_cast<int64_t>(e.node()) : npu_->matched(e.node());
+    if (node < 0 || node >= n) continue;
+    m->mark[node] |= kDivergent;
+    for (int32_t p = g->parent(static_cast<uint32_t>(node)); p >= 0; p = g->parent(static_cast<uint32_t>(p))) {
+      if (m->mark[p] & kContains) break;
+      m->mark[p] |= kContains;
+    }
+  }
+  // Worst bucket below each node: the highest numeric legend index (the
+  // legend runs from best to worst), children before parents.
+  std::vector<uint32_t> order;
+  order.reserve(n);
+  order.push_back(0);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint32_t* kids = g->children(order[i]);
+    for (uint32_t k = 0; k < g->child_count(order[i]); ++k) order.push_back(kids[k]);
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    int32_t p = g->parent(*it);
+    if (p < 0) continue;
+    int32_t own = g->bucket(*it) == unmatched_bucket_ ? -1 : g->bucket(*it);
+    int32_t best = std::max<int32_t>(own, m->worst[*it]);
+    if (best > m->worst[p]) m->worst[p] = static_cast<int8_t>(best);
+  }
+  return cached = m;
 }
 
 void GraphFile::RefreshAllBuckets() {
@@ -118,6 +196,7 @@ void GraphFile::RefreshAllBuckets() {
     }
   }
   summary_valid_ = false;
+  ForgetMarks();
 }
 
 void GraphFile::SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend) {
@@ -125,10 +204,14 @@ void GraphFile::SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBuc
   RefreshAllBuckets();
 }
 
-Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node) const {
+Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node, const DetailCache* cache) const {
   auto it = edited_[s].find(node);
   if (it != edited_[s].end()) return it->second;
-  auto d = reader_->ReadDetail(s, node);
+  if (cache != nullptr) {
+    auto c = cache->side[s].find(node);
+    if (c != cache->side[s].end()) return c->second;
+  }
+  auto d = Guarded(reader_->path(), [&] { return reader_->ReadDetail(s, node); });
   if (!d.ok()) {
     Error e = d.error();
     if (e.file == reader_->path()) e.file = relative_;
@@ -137,10 +220,30 @@ Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node) const {
   return std::move(*d);
 }
 
+void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* cache) const {
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  for (size_t i = 0; i < nodes.size();) {
+    if (edited_[s].count(nodes[i]) != 0 || cache->side[s].count(nodes[i]) != 0) {
+      ++i;
+      continue;
+    }
+    auto block = Guarded(reader_->path(), [&] { return reader_->ReadDetailBlock(s, nodes[i]); });
+    if (!block.ok()) {
+      ++i;
+      continue;
+    }
+    const uint64_t end = uint64_t{block->first()} + static_cast<uint64_t>(block->detail_size());
+    for (; i < nodes.size() && nodes[i] < end; ++i) {
+      cache->side[s][nodes[i]] = std::move(*block->mutable_detail(static_cast<int>(nodes[i] - block->first())));
+    }
+  }
+}
+
 Result<std::vector<std::string>> GraphFile::Stack(vis::Side s, int32_t stack_id) const {
   std::vector<std::string> out;
   if (stack_id < 0) return out;
-  auto st = reader_->ReadStack(s, static_cast<uint32_t>(stack_id));
+  auto st = Guarded(reader_->path(), [&] { return reader_->ReadStack(s, static_cast<uint32_t>(stack_id)); });
   if (!st.ok()) {
     Error e = st.error();
     if (e.file == reader_->path()) e.file = relative_;
@@ -155,15 +258,14 @@ void GraphFile::SetDetail(vis::Side s, uint32_t node, vis::NodeDetail detail) { 
 void GraphFile::AddManualMatch(const std::string& npu, const std::string& bench) {
   RemoveManualMatch(npu);
   manual_.emplace_back(npu, bench);
+  manual_at_[npu] = std::prev(manual_.end());
 }
 
 void GraphFile::RemoveManualMatch(const std::string& npu) {
-  for (auto it = manual_.begin(); it != manual_.end(); ++it) {
-    if (it->first == npu) {
-      manual_.erase(it);
-      return;
-    }
-  }
+  auto it = manual_at_.find(npu);
+  if (it == manual_at_.end()) return;
+  manual_.erase(it->second);
+  manual_at_.erase(it);
 }
 
 SideSummary GraphFile::Summarize(vis::Side s) const {

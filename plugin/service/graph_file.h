@@ -57,8 +57,17 @@ class GraphFile {
   SideGraph* mutable_side(vis::Side s) { return s == vis::SIDE_NPU ? npu_.get() : bench_.get(); }
   const SideGraph& other(vis::Side s) const { return s == vis::SIDE_NPU ? *bench_ : *npu_; }
 
-  // The node's details: the edited copy if matching changed it, else read from the file.
-  Result<vis::NodeDetail> Detail(vis::Side side, uint32_t node) const;
+  // Details read ahead under shared() for an edit to come, so that the edit's
+  // exclusive section reads nothing from the file.
+  struct DetailCache {
+    std::unordered_map<uint32_t, vis::NodeDetail> side[2];
+  };
+  // The node's details: the edited copy if matching changed it, else the
+  // cached one (`cache` may be null), else read from the file.
+  Result<vis::NodeDetail> Detail(vis::Side side, uint32_t node, const DetailCache* cache = nullptr) const;
+  // Reads the details of `nodes` into `cache`, each detail block once. Nodes
+  // whose block cannot be read are left out (Detail() then reports the error).
+  void Prefetch(vis::Side side, std::vector<uint32_t> nodes, DetailCache* cache) const;
   Result<std::vector<std::string>> Stack(vis::Side side, int32_t stack_id) const;
 
   // The file info as the service answers it (summaries cached per edit).
@@ -71,8 +80,20 @@ class GraphFile {
   Hits CachedSearch(const std::string& key) const;
   void CacheSearch(const std::string& key, Hits hits) const;
 
+  // The divergence ranking read on open; empty for builds and older files.
+  const vis::DivergenceRanking& divergence() const { return divergence_; }
+  // Per node of a side: kDivergent when it is in the ranking (a Bench node:
+  // matched with one), kContains when a descendant is; and the worst legend
+  // bucket below it (-1 none). Recomputed after colours change. Thread-safe.
+  static constexpr uint8_t kDivergent = 1, kContains = 2;
+  struct Marks {
+    std::vector<uint8_t> mark;
+    std::vector<int8_t> worst;
+  };
+  std::shared_ptr<const Marks> DivergenceMarks(vis::Side side) const;
+
   // Manual matches in the order they were made (npu name -> bench name).
-  const std::vector<std::pair<std::string, std::string>>& manual_matches() const { return manual_; }
+  const std::list<std::pair<std::string, std::string>>& manual_matches() const { return manual_; }
   bool dirty() const { return dirty_.load(); }
   size_t MemoryBytes() const;
 
@@ -87,6 +108,7 @@ class GraphFile {
   void MarkEdited() {
     dirty_ = true;
     summary_valid_ = false;
+    ForgetMarks();
   }
   void MarkSaved() { dirty_ = false; }
 
@@ -94,6 +116,7 @@ class GraphFile {
   GraphFile() = default;
   // The bucket of a node in meta.legend (GRADING_INDEX) or meta.grade_legend.
   int32_t BucketFor(vis::Side side, uint32_t node, vis::Grading grading) const;
+  void ForgetMarks();
   SideSummary Summarize(vis::Side side) const;
 
   std::string relative_;
@@ -105,10 +128,16 @@ class GraphFile {
   std::unique_ptr<SideGraph> bench_;
   int32_t unmatched_bucket_ = -1;
   int32_t unmatched_grade_bucket_ = -1;
+  vis::DivergenceRanking divergence_;
+  mutable std::mutex marks_mu_;
+  mutable std::shared_ptr<const Marks> marks_[2];  // null: to compute
 
   mutable std::shared_mutex mu_;
   std::unordered_map<uint32_t, vis::NodeDetail> edited_[2];
-  std::vector<std::pair<std::string, std::string>> manual_;
+  std::list<std::pair<std::string, std::string>> manual_;
+  // npu name -> its entry in manual_: adding and removing a match cost O(1),
+  // so matching a subtree of n nodes is linear.
+  std::unordered_map<std::string, std::list<std::pair<std::string, std::string>>::iterator> manual_at_;
   std::atomic<bool> dirty_{false};
   mutable std::mutex search_mu_;
   mutable std::list<std::pair<std::string, Hits>> searches_;  // most recent first

@@ -1,5 +1,7 @@
 #include "graph_service.h"
 
+#include "formats/foreign_file.h"
+
 #include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
 
@@ -9,6 +11,7 @@
 #include <shared_mutex>
 
 #include "base/version.h"
+#include "divergence/divergence.h"
 #include "manual_match.h"
 #include "node_query.h"
 
@@ -17,9 +20,31 @@ namespace {
 
 constexpr uint32_t kDefaultLimit = 200;
 constexpr uint32_t kMaxLimit = 10000;
+// Ancestors listed per hit or summary (the nearest ones).
+constexpr size_t kMaxAncestors = 100;
+// Viewport coordinates and sizes (layout units) a request may give: sums of
+// two of them stay inside int32.
+constexpr int64_t kMaxCoordinate = int64_t{1} << 30;
+// Error messages echo request fields (file names, colours): cut so that the
+// status fits gRPC's metadata limit (16 KiB) and stays readable.
+constexpr size_t kMaxMessageBytes = 1024;
 
-grpc::Status Fail(grpc::StatusCode code, const std::string& message) { return grpc::Status(code, message); }
-grpc::Status Fail(grpc::StatusCode code, const Error& e) { return grpc::Status(code, e.ToString()); }
+std::string Clip(const std::string& message) {
+  if (message.size() <= kMaxMessageBytes) return message;
+  size_t cut = kMaxMessageBytes;
+  while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 char
+  return message.substr(0, cut) + "... (" + std::to_string(message.size()) + " bytes)";
+}
+
+grpc::Status Fail(grpc::StatusCode code, const std::string& message) { return grpc::Status(code, Clip(message)); }
+grpc::Status Fail(grpc::StatusCode code, const Error& e) { return Fail(code, e.ToString()); }
+
+// The nearest kMaxAncestors ancestors' names into `names`; returns how many nearer the root were left out.
+uint32_t AddAncestors(const SideGraph& g, uint32_t n, google::protobuf::RepeatedPtrField<std::string>* names) {
+  std::vector<uint32_t> path = g.Ancestors(n, kMaxAncestors);
+  for (uint32_t a : path) names->Add(std::string(g.name(a)));
+  return g.depth(n) > static_cast<int32_t>(path.size()) ? static_cast<uint32_t>(g.depth(n)) - path.size() : 0;
+}
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -33,7 +58,7 @@ void FillSummary(const GraphFile& f, vis::Side side, uint32_t n, vis::Grading gr
   s->set_name(std::string(g.name(n)));
   s->set_node_type(g.node_type(n));
   s->set_parent(g.parent(n));
-  for (uint32_t a : g.Ancestors(n)) s->add_ancestors(std::string(g.name(a)));
+  s->set_ancestors_omitted(AddAncestors(g, n, s->mutable_ancestors()));
   s->set_micro_step(g.micro_step(n));
   s->set_has_precision(g.has_precision(n));
   s->set_precision_index(g.has_precision(n) ? g.precision(n) : 0);
@@ -48,17 +73,25 @@ void FillSummary(const GraphFile& f, vis::Side side, uint32_t n, vis::Grading gr
   s->set_child_count(g.child_count(n));
 }
 
-void FillHits(const SideGraph& g, vis::Grading grading, const std::vector<uint32_t>& hits, uint32_t offset,
-              uint32_t limit, NodeList* out) {
+grpc::Status FillHits(const SideGraph& g, vis::Grading grading, const std::vector<uint32_t>& hits, uint32_t offset,
+                      uint32_t limit, size_t max_bytes, NodeList* out) {
   out->set_total(static_cast<uint32_t>(hits.size()));
   if (limit == 0) limit = kDefaultLimit;
   limit = std::min(limit, kMaxLimit);
+  size_t bytes = 0;
   for (size_t i = offset; i < hits.size() && i < static_cast<size_t>(offset) + limit; ++i) {
     uint32_t n = hits[i];
     NodeHit* h = out->add_hits();
     h->set_index(static_cast<int32_t>(n));
     h->set_name(std::string(g.name(n)));
-    for (uint32_t a : g.Ancestors(n)) h->add_ancestors(std::string(g.name(a)));
+    h->set_ancestors_omitted(AddAncestors(g, n, h->mutable_ancestors()));
+    bytes += h->ByteSizeLong();
+    if (bytes > max_bytes) {
+      out->Clear();
+      return Fail(grpc::StatusCode::OUT_OF_RANGE, "the answer would exceed " + std::to_string(max_bytes) +
+                                                      " bytes at hit " + std::to_string(i - offset) +
+                                                      ": ask for fewer hits (a smaller limit)");
+    }
     h->set_bucket(g.bucket(n, grading));
     h->set_overflow(static_cast<vis::OverflowLevel>(g.overflow(n)));
     h->set_has_precision(g.has_precision(n));
@@ -66,6 +99,16 @@ void FillHits(const SideGraph& g, vis::Grading grading, const std::vector<uint32
     h->set_has_grade(g.has_grade(n));
     h->set_grade_index(g.has_grade(n) ? g.grade(n) : 0);
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status CheckViewport(const Rect& r) {
+  auto in = [](int64_t v, int64_t lo) { return v >= lo && v <= kMaxCoordinate; };
+  if (!in(r.x(), -kMaxCoordinate) || !in(r.y(), -kMaxCoordinate) || !in(r.width(), 0) || !in(r.height(), 0)) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, "viewport: x and y must lie in [-2^30, 2^30], width and height in "
+                                                    "[0, 2^30]");
+  }
+  return grpc::Status::OK;
 }
 
 // Checks the view key against the open file; returns the side graph.
@@ -127,11 +170,15 @@ grpc::Status CheckLegend(const google::protobuf::RepeatedPtrField<vis::ColorBuck
 Result<std::unique_ptr<GraphServiceImpl>> GraphServiceImpl::Create(const ServiceOptions& options) {
   auto dir = LogDir::Open(options.logdir);
   if (!dir.ok()) return dir.error();
-  return std::unique_ptr<GraphServiceImpl>(new GraphServiceImpl(std::move(*dir), options));
+  auto foreign = ForeignFiles::Open(options.cache_dir.empty() ? DefaultCacheRoot() : options.cache_dir, dir->root());
+  if (!foreign.ok()) return foreign.error();
+  return std::unique_ptr<GraphServiceImpl>(new GraphServiceImpl(std::move(*dir), std::move(*foreign), options));
 }
 
-GraphServiceImpl::GraphServiceImpl(LogDir logdir, const ServiceOptions& options)
+GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options)
     : logdir_(std::move(logdir)),
+      max_answer_bytes_(options.max_answer_bytes),
+      foreign_(std::move(foreign)),
       cache_(options.cache_bytes),
       views_(options.max_views, options.views_bytes, options.idle_seconds) {}
 
@@ -139,13 +186,37 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
                                     std::shared_ptr<GraphFile>* file) {
   if (relative.empty())
     return Fail(grpc::StatusCode::INVALID_ARGUMENT, "file: missing (a .vis path relative to the log directory)");
-  if (!EndsWith(relative, ".vis")) {
-    return Fail(grpc::StatusCode::INVALID_ARGUMENT, relative + ": not a .vis file name");
+  // msprobe's .vis.db (one listed name per step and rank: "run.vis.db#step0_rank1").
+  std::string file_name, graph;
+  SplitForeignName(relative, &file_name, &graph);
+  bool db = EndsWith(file_name, ".vis.db");
+  if (!EndsWith(file_name, ".vis") && !db) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, relative + ": not a .vis or .vis.db file name");
   }
   bool missing = false;
-  auto abs = logdir_.Resolve(relative, true, &missing);
+  auto abs = logdir_.Resolve(file_name, true, &missing);
   if (!abs.ok()) return Fail(missing ? grpc::StatusCode::NOT_FOUND : grpc::StatusCode::INVALID_ARGUMENT, abs.error());
-  auto f = cache_.Get(*abs, relative, progress);
+  // One name per file: the path of its real file under the log directory, so
+  // that a file opened through a symlink and through its target is one open
+  // file with one name, and its config is written beside the real file.
+  const std::string& root = logdir_.root();
+  std::string canonical =
+      abs->size() > root.size() && abs->compare(0, root.size() + 1, root + "/") == 0 ? abs->substr(root.size() + 1)
+                                                                                    : file_name;
+  if (!graph.empty()) canonical += "#" + graph;
+  std::string open_path = *abs;
+  auto format = formats::DetectFormat(*abs);
+  if (db || (format.ok() && *format != formats::FileFormat::kVis)) {
+    if (progress) progress(0, "converting");
+    auto converted = foreign_.Converted(*abs, graph);
+    if (!converted.ok()) {
+      Error e = converted.error();
+      if (e.file == *abs) e.file = file_name;
+      return Fail(grpc::StatusCode::DATA_LOSS, e);
+    }
+    open_path = *converted;
+  }
+  auto f = cache_.Get(open_path, canonical, progress);
   if (!f.ok()) return Fail(grpc::StatusCode::DATA_LOSS, f.error());
   *file = std::move(*f);
   return grpc::Status::OK;
@@ -158,7 +229,14 @@ FileInfo GraphServiceImpl::InfoOf(const GraphFile& f) const {
   return info;
 }
 
-grpc::Status GraphServiceImpl::Health(grpc::ServerContext*, const HealthRequest*, HealthReply* reply) {
+grpc::ServerUnaryReactor* GraphServiceImpl::Health(grpc::CallbackServerContext* ctx, const HealthRequest* req,
+                                                   HealthReply* reply) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(HealthReplyOf(nullptr, req, reply));
+  return reactor;
+}
+
+grpc::Status GraphServiceImpl::HealthReplyOf(grpc::ServerContext*, const HealthRequest*, HealthReply* reply) {
   reply->set_version(kVersion);
   reply->set_logdir(logdir_.root());
   reply->set_open_files(static_cast<uint32_t>(cache_.open_files()));
@@ -166,8 +244,37 @@ grpc::Status GraphServiceImpl::Health(grpc::ServerContext*, const HealthRequest*
   return grpc::Status::OK;
 }
 
+// One listed file per graph of a .vis.db, grouped like a batch (the steps and
+// ranks become the page's pickers). A file SQLite cannot read is listed once;
+// opening it reports why.
+void GraphServiceImpl::AddForeignRuns(const RunEntry& e, ListRunsReply* reply) {
+  auto abs = logdir_.Resolve(e.path);
+  std::vector<ForeignGraph> graphs(1);
+  if (abs.ok()) {
+    auto listed = foreign_.Graphs(*abs);
+    if (listed.ok()) graphs = std::move(*listed);
+  }
+  std::string stem = e.name.substr(0, e.name.size() - 7);
+  for (const ForeignGraph& g : graphs) {
+    RunFile* r = reply->add_files();
+    r->set_path(g.id.empty() ? e.path : e.path + "#" + g.id);
+    r->set_dir(e.dir);
+    r->set_name(e.name);
+    r->set_group(e.dir.empty() ? stem : e.dir + "/" + stem);
+    r->set_step(g.step);
+    r->set_rank(g.rank);
+    r->set_size(e.size);
+    r->set_mtime_unix(e.mtime_unix);
+    r->set_kind(stem.rfind("build", 0) == 0 ? "build" : stem.rfind("compare", 0) == 0 ? "compare" : "");
+  }
+}
+
 grpc::Status GraphServiceImpl::ListRuns(grpc::ServerContext*, const ListRunsRequest*, ListRunsReply* reply) {
   for (const RunEntry& e : logdir_.ListRuns()) {
+    if (EndsWith(e.name, ".vis.db")) {
+      AddForeignRuns(e, reply);
+      continue;
+    }
     RunFile* r = reply->add_files();
     r->set_path(e.path);
     r->set_dir(e.dir);
@@ -232,6 +339,10 @@ grpc::Status GraphServiceImpl::OpenView(const ViewKey& key, ViewAccess* access) 
 
 grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,
                                       ViewReply* reply) {
+  if (viewport != nullptr) {
+    grpc::Status vst = CheckViewport(*viewport);
+    if (!vst.ok()) return vst;
+  }
   ViewAccess access;
   grpc::Status st = OpenView(key, &access);
   if (!st.ok()) return st;
@@ -274,8 +385,14 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     Viewport v{viewport->x(), viewport->y(), viewport->width(), viewport->height()};
     LayoutBox at;
     if (from_node && op != ViewOp::kGet && view->state.Locate(*g, static_cast<uint32_t>(node), &at)) {
-      v.x += at.x;
-      v.y += at.y;
+      // Relative to the node: the absolute corner is checked again.
+      Rect absolute = *viewport;
+      absolute.set_x(static_cast<int32_t>(std::clamp<int64_t>(int64_t{v.x} + at.x, INT32_MIN, INT32_MAX)));
+      absolute.set_y(static_cast<int32_t>(std::clamp<int64_t>(int64_t{v.y} + at.y, INT32_MIN, INT32_MAX)));
+      st = CheckViewport(absolute);
+      if (!st.ok()) return st;
+      v.x = absolute.x();
+      v.y = absolute.y();
     }
     boxes = view->state.Cut(*g, v);
     Rect* applied = reply->mutable_viewport();
@@ -288,6 +405,7 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
   }
   const size_t count = boxes.size();
   reply->mutable_nodes()->Reserve(static_cast<int>(count));
+  std::shared_ptr<const GraphFile::Marks> marks = file->DivergenceMarks(key.side());
   for (size_t k = 0; k < count; ++k) {
     const LayoutBox& b = boxes[k];
     const uint32_t n = b.node;
@@ -312,6 +430,9 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     out->set_overflow(static_cast<vis::OverflowLevel>(g->overflow(n)));
     out->set_matched(g->matched(n));
     out->set_distributed((g->flags(n) & vis::FLAG_DISTRIBUTED) != 0);
+    out->set_divergent((marks->mark[n] & GraphFile::kDivergent) != 0);
+    out->set_contains_divergence((marks->mark[n] & GraphFile::kContains) != 0);
+    out->set_worst_descendant_bucket(marks->worst[n]);
   }
   return grpc::Status::OK;
 }
@@ -348,8 +469,7 @@ grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest*
     hits = std::make_shared<const std::vector<uint32_t>>(std::move(*found));
     file->CacheSearch(key, hits);
   }
-  FillHits(*g, file->GradingOf(req->view()), *hits, req->offset(), req->limit(), reply);
-  return grpc::Status::OK;
+  return FillHits(*g, file->GradingOf(req->view()), *hits, req->offset(), req->limit(), max_answer_bytes_, reply);
 }
 
 grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest* req, NodeList* reply) {
@@ -378,8 +498,8 @@ grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest*
   spec.unmatched = req->unmatched();
   spec.leaves_only = req->leaves_only();
   spec.micro_step = req->view().micro_step();
-  FillHits(*g, spec.grading, FilterNodes(*g, file->is_compare(), spec), req->offset(), req->limit(), reply);
-  return grpc::Status::OK;
+  return FillHits(*g, spec.grading, FilterNodes(*g, file->is_compare(), spec), req->offset(), req->limit(),
+                  max_answer_bytes_, reply);
 }
 
 grpc::Status GraphServiceImpl::GetNodeDetail(grpc::ServerContext*, const NodeRequest* req, NodeDetailReply* reply) {
@@ -434,17 +554,23 @@ grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, Matc
   std::shared_ptr<GraphFile> file;
   grpc::Status st = Open(req.file(), {}, &file);
   if (!st.ok()) return st;
+  const uint32_t npu = static_cast<uint32_t>(req.npu_node()), bench = static_cast<uint32_t>(req.bench_node());
+  // Checks and file reading under the shared lock; the exclusive one only
+  // for the edit itself, in memory (other clients keep reading meanwhile).
+  GraphFile::DetailCache cache;
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    std::string why = MatchingUnsupported(*file);
+    if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
+    st = CheckNode(*file, vis::SIDE_NPU, *file->side(vis::SIDE_NPU), req.npu_node());
+    if (!st.ok()) return st;
+    st = CheckNode(*file, vis::SIDE_BENCH, *file->side(vis::SIDE_BENCH), req.bench_node());
+    if (!st.ok()) return st;
+    PrefetchForMatch(*file, npu, bench, req.with_children(), match, &cache);
+  }
   std::unique_lock<std::shared_mutex> l(file->mutex());
-  std::string why = MatchingUnsupported(*file);
-  if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
-  st = CheckNode(*file, vis::SIDE_NPU, *file->side(vis::SIDE_NPU), req.npu_node());
-  if (!st.ok()) return st;
-  st = CheckNode(*file, vis::SIDE_BENCH, *file->side(vis::SIDE_BENCH), req.bench_node());
-  if (!st.ok()) return st;
-  auto outcomes = match ? MatchNodes(file.get(), static_cast<uint32_t>(req.npu_node()),
-                                     static_cast<uint32_t>(req.bench_node()), req.with_children())
-                        : UnmatchNodes(file.get(), static_cast<uint32_t>(req.npu_node()),
-                                       static_cast<uint32_t>(req.bench_node()), req.with_children());
+  auto outcomes = match ? MatchNodes(file.get(), npu, bench, req.with_children(), &cache)
+                        : UnmatchNodes(file.get(), npu, bench, req.with_children(), &cache);
   AddResults(outcomes, reply);
   *reply->mutable_info() = InfoOf(*file);
   return grpc::Status::OK;
@@ -464,10 +590,17 @@ grpc::Status GraphServiceImpl::SaveMatches(grpc::ServerContext*, const FileReque
   std::unique_lock<std::shared_mutex> l(file->mutex());
   std::string why = MatchingUnsupported(*file);
   if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
+  // Beside the real .vis, and never through a link: a "<file>.config"
+  // symlink could point at any file of the log directory.
   const std::string rel = file->relative() + ".config";
-  auto abs = logdir_.Resolve(rel, false);
-  if (!abs.ok()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, abs.error());
-  Status s = WriteMatchConfig(*file, *abs, rel);
+  const std::string abs = file->abs_path() + ".config";
+  struct stat link;
+  if (lstat(abs.c_str(), &link) == 0 && !S_ISREG(link.st_mode)) {
+    return Fail(grpc::StatusCode::FAILED_PRECONDITION,
+                rel + ": " + (S_ISLNK(link.st_mode) ? "is a symbolic link; refusing to write through it"
+                                                  : "exists and is not a regular file"));
+  }
+  Status s = WriteMatchConfig(*file, abs, rel);
   if (!s.ok()) return Fail(grpc::StatusCode::INTERNAL, s.error());
   file->MarkSaved();
   reply->set_path(rel);
@@ -509,6 +642,74 @@ grpc::Status GraphServiceImpl::SetLegend(grpc::ServerContext*, const SetLegendRe
   return grpc::Status::OK;
 }
 
+grpc::Status GraphServiceImpl::GetDivergence(grpc::ServerContext*, const FileRequest* req, DivergenceReply* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  RunEntry self;
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    reply->set_ranked(file->meta().divergence_ranked());
+    const SideGraph& npu = *file->side(vis::SIDE_NPU);
+    for (const vis::DivergenceEntry& e : file->divergence().entry()) {
+      DivergenceItem* item = reply->add_items();
+      item->set_npu_node(static_cast<int32_t>(e.node()));
+      item->set_bench_node(file->is_compare() ? npu.matched(e.node()) : -1);
+      item->set_name(std::string(npu.name(e.node())));
+      item->set_reason(e.reason());
+      item->set_reason_text(divergence::ReasonName(e.reason()));
+      item->set_input_error(e.input_error());
+      item->set_output_error(e.output_error());
+      item->set_floor(e.floor());
+      item->set_note(e.note());
+      item->set_bucket(npu.bucket(e.node()));
+    }
+  }
+  // The ranks of the same batch step: their metas only (each file's FileMeta
+  // carries its first divergence).
+  std::vector<RunEntry> runs = logdir_.ListRuns();
+  for (const RunEntry& e : runs) {
+    if (e.path == req->file()) self = e;
+  }
+  if (self.rank.empty() || self.group.empty()) return grpc::Status::OK;
+  struct RankMeta {
+    DivergenceRank* out;
+    bool comm;
+    std::vector<int32_t> peers;
+  };
+  std::vector<RankMeta> ranks;
+  for (const RunEntry& e : runs) {
+    if (e.group != self.group || e.step != self.step || e.kind != "compare") continue;
+    auto abs = logdir_.Resolve(e.path, true, nullptr);
+    if (!abs.ok()) continue;
+    auto reader = vis::VisReader::Open(*abs);
+    if (!reader.ok()) continue;  // a damaged neighbour does not hide the others
+    const vis::FileMeta& m = (*reader)->meta();
+    DivergenceRank* r = reply->add_ranks();
+    r->set_file(e.path);
+    r->set_rank(e.rank);
+    r->set_ranked(m.divergence_ranked());
+    r->set_first(m.first_divergence());
+    r->set_reason(m.first_divergence_reason());
+    r->set_communication(m.first_divergence_is_communication());
+    ranks.push_back({r, m.first_divergence_is_communication(),
+                     std::vector<int32_t>(m.first_divergence_peers().begin(), m.first_divergence_peers().end())});
+  }
+  // A rank whose first divergence is a receive or collective points at a
+  // peer that diverged by itself (its own first divergence is no communication).
+  for (RankMeta& r : ranks) {
+    if (!r.comm) continue;
+    for (int32_t peer : r.peers) {
+      std::string name = "rank" + std::to_string(peer);
+      for (const RankMeta& o : ranks) {
+        if (o.out->rank() == name && !o.out->first().empty() && !o.comm) r.out->set_caused_by(name);
+      }
+      if (!r.out->caused_by().empty()) break;
+    }
+  }
+  return grpc::Status::OK;
+}
+
 template <typename Req, typename Rep>
 grpc::Status GraphServiceImpl::Bridge(grpc::Status (GraphServiceImpl::*method)(grpc::ServerContext*, const Req*, Rep*),
                                       grpc::ServerContext* ctx, const std::string& json, std::string* out) {
@@ -534,7 +735,7 @@ grpc::Status GraphServiceImpl::CallJson(grpc::ServerContext* ctx, const JsonCall
   const std::string& m = req->method();
   const std::string& in = req->request_json();
   std::string* out = reply->mutable_reply_json();
-  if (m == "Health") return Bridge(&GraphServiceImpl::Health, ctx, in, out);
+  if (m == "Health") return Bridge(&GraphServiceImpl::HealthReplyOf, ctx, in, out);
   if (m == "ListRuns") return Bridge(&GraphServiceImpl::ListRuns, ctx, in, out);
   if (m == "GetFileInfo") return Bridge(&GraphServiceImpl::GetFileInfo, ctx, in, out);
   if (m == "GetView") return Bridge(&GraphServiceImpl::GetView, ctx, in, out);
@@ -549,6 +750,7 @@ grpc::Status GraphServiceImpl::CallJson(grpc::ServerContext* ctx, const JsonCall
   if (m == "SaveMatches") return Bridge(&GraphServiceImpl::SaveMatches, ctx, in, out);
   if (m == "LoadMatches") return Bridge(&GraphServiceImpl::LoadMatches, ctx, in, out);
   if (m == "SetLegend") return Bridge(&GraphServiceImpl::SetLegend, ctx, in, out);
+  if (m == "GetDivergence") return Bridge(&GraphServiceImpl::GetDivergence, ctx, in, out);
   return Fail(grpc::StatusCode::NOT_FOUND, "no unary API method " + m);
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "file_cache.h"
+#include "foreign_files.h"
 #include "graph_service.grpc.pb.h"
 #include "log_dir.h"
 #include "view_store.h"
@@ -22,16 +23,23 @@ namespace graph_ascend::service {
 struct ServiceOptions {
   std::string logdir;
   size_t cache_bytes = size_t{4} << 30;
+  // Where msprobe files (.vis.db, JSON .vis) are converted; outside logdir. "" = DefaultCacheRoot().
+  std::string cache_dir;
   size_t max_views = 4096;
   size_t views_bytes = size_t{1} << 30;
   int64_t idle_seconds = 6 * 3600;
+  // A search or filter page whose answer would be larger is refused (OUT_OF_RANGE).
+  size_t max_answer_bytes = size_t{64} << 20;
 };
 
-class GraphServiceImpl final : public GraphService::Service {
+// Health is a callback method: it runs on gRPC's own threads, not on the
+// pool of the other (synchronous) methods, so a server busy with long
+// requests still answers it at once, and it takes no file lock.
+class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<GraphService::Service> {
  public:
   static Result<std::unique_ptr<GraphServiceImpl>> Create(const ServiceOptions& options);
 
-  grpc::Status Health(grpc::ServerContext*, const HealthRequest*, HealthReply*) override;
+  grpc::ServerUnaryReactor* Health(grpc::CallbackServerContext*, const HealthRequest*, HealthReply*) override;
   grpc::Status ListRuns(grpc::ServerContext*, const ListRunsRequest*, ListRunsReply*) override;
   grpc::Status OpenFile(grpc::ServerContext*, const FileRequest*, grpc::ServerWriter<OpenProgress>*) override;
   grpc::Status GetFileInfo(grpc::ServerContext*, const FileRequest*, FileInfo*) override;
@@ -47,10 +55,13 @@ class GraphServiceImpl final : public GraphService::Service {
   grpc::Status SaveMatches(grpc::ServerContext*, const FileRequest*, SaveMatchesReply*) override;
   grpc::Status LoadMatches(grpc::ServerContext*, const LoadMatchesRequest*, MatchReply*) override;
   grpc::Status SetLegend(grpc::ServerContext*, const SetLegendRequest*, FileInfo*) override;
+  grpc::Status GetDivergence(grpc::ServerContext*, const FileRequest*, DivergenceReply*) override;
   grpc::Status CallJson(grpc::ServerContext*, const JsonCall*, JsonReply*) override;
 
  private:
-  GraphServiceImpl(LogDir logdir, const ServiceOptions& options);
+  GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options);
+
+  grpc::Status HealthReplyOf(grpc::ServerContext*, const HealthRequest*, HealthReply*);
 
   // Resolves and opens `relative` (a .vis under the log directory).
   grpc::Status Open(const std::string& relative, const ProgressFn& progress, std::shared_ptr<GraphFile>* file);
@@ -71,7 +82,11 @@ class GraphServiceImpl final : public GraphService::Service {
   grpc::Status Bridge(grpc::Status (GraphServiceImpl::*method)(grpc::ServerContext*, const Req*, Rep*),
                       grpc::ServerContext* ctx, const std::string& json, std::string* out);
 
+  void AddForeignRuns(const RunEntry& e, ListRunsReply* reply);
+
   LogDir logdir_;
+  const size_t max_answer_bytes_;
+  ForeignFiles foreign_;
   FileCache cache_;
   ViewStore views_;
 };

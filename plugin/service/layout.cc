@@ -248,12 +248,11 @@ std::vector<LayoutBox> ViewState::Boxes(const SideGraph& g, const Viewport* v) {
     if (v != nullptr) {
       // Children go down the page in order: their tops and bottoms never decrease.
       const auto& kids = b->kids;
-      f.k = static_cast<size_t>(
-          std::partition_point(kids.begin(), kids.end(), [&](const Placed& p) { return y + p.y + p.height <= v->y; }) -
-          kids.begin());
-      f.end = static_cast<size_t>(
-          std::partition_point(kids.begin(), kids.end(), [&](const Placed& p) { return y + p.y < v->y + v->height; }) -
-          kids.begin());
+      // In 64 bits, as Viewport::Intersects.
+      auto above = [&](const Placed& p) { return int64_t{y} + p.y + p.height <= v->y; };
+      auto starts_above_bottom = [&](const Placed& p) { return int64_t{y} + p.y < int64_t{v->y} + v->height; };
+      f.k = static_cast<size_t>(std::partition_point(kids.begin(), kids.end(), above) - kids.begin());
+      f.end = static_cast<size_t>(std::partition_point(kids.begin(), kids.end(), starts_above_bottom) - kids.begin());
       f.end = std::max(f.end, f.k);
     }
     return f;

@@ -48,8 +48,10 @@ uint32_t LayoutType(const SideGraph& g, uint32_t node);
 
 struct Viewport {
   int32_t x = 0, y = 0, width = 0, height = 0;
+  // In 64 bits: a corner near INT32_MAX plus a size must not wrap.
   bool Intersects(const LayoutBox& b) const {
-    return b.x < x + width && x < b.x + b.width && b.y < y + height && y < b.y + b.height;
+    return b.x < int64_t{x} + width && x < int64_t{b.x} + b.width && b.y < int64_t{y} + height &&
+           y < int64_t{b.y} + b.height;
   }
 };
 

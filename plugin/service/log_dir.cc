@@ -175,7 +175,7 @@ std::vector<RunEntry> LogDir::ListRuns() const {
         pending.push_back(child_rel);
         continue;
       }
-      if (!EndsWith(name, ".vis")) continue;
+      if (!EndsWith(name, ".vis") && !EndsWith(name, ".vis.db")) continue;
       struct stat st = lst;
       if (S_ISLNK(lst.st_mode)) {
         std::string real;

@@ -43,7 +43,7 @@ class LogDir {
   // set when the only problem is that the file does not exist.
   Result<std::string> Resolve(const std::string& relative, bool must_exist = true, bool* missing = nullptr) const;
 
-  // Every regular file ending in ".vis" under the log directory, recursively,
+  // Every regular file ending in ".vis" or ".vis.db" under the log directory, recursively,
   // in natural order of the relative path. Symlinked directories are not
   // followed; symlinked files are listed only when they resolve inside.
   std::vector<RunEntry> ListRuns() const;

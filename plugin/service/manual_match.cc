@@ -10,9 +10,10 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "compare/grading.h"
 #include "compare/pair_compare.h"
@@ -44,32 +45,40 @@ std::string ReplaceAll(std::string s, const std::string& from, const std::string
 }
 
 // §6.9: an API collection under the root shows the worst of its children.
-void RefreshCollection(GraphFile* f, uint32_t node) {
+// Refreshed once per collection after a batch (per pair it would cost the
+// square of the collection's size).
+void RefreshCollection(GraphFile* f, uint32_t p) {
   SideGraph* g = f->mutable_side(vis::SIDE_NPU);
-  int32_t p = g->parent(node);
-  if (p <= 0 || g->parent(static_cast<uint32_t>(p)) != 0 ||
-      g->node_type(static_cast<uint32_t>(p)) != vis::NODE_API_COLLECTION) {
-    return;
-  }
+  if (p == 0 || g->parent(p) != 0 || g->node_type(p) != vis::NODE_API_COLLECTION) return;
   bool md5 = f->meta().mode() == vis::MODE_MD5;
   double agg = md5 ? 1.0 : 0.0;
-  const uint32_t* kids = g->children(static_cast<uint32_t>(p));
-  for (uint32_t k = 0; k < g->child_count(static_cast<uint32_t>(p)); ++k) {
+  const uint32_t* kids = g->children(p);
+  for (uint32_t k = 0; k < g->child_count(p); ++k) {
     double v = g->has_precision(kids[k]) ? g->precision(kids[k]) : (md5 ? 1.0 : 0.0);
     agg = md5 ? std::min(agg, v) : std::max(agg, v);
   }
-  g->set_precision(static_cast<uint32_t>(p), agg);
+  g->set_precision(p, agg);
   if (f->meta().grade_legend_size() > 0) {  // msprobe 26: the worst grade, from pass
     double grade = 0;
-    for (uint32_t k = 0; k < g->child_count(static_cast<uint32_t>(p)); ++k) {
+    for (uint32_t k = 0; k < g->child_count(p); ++k) {
       if (g->has_grade(kids[k])) grade = std::max(grade, g->grade(kids[k]));
     }
-    g->set_grade(static_cast<uint32_t>(p), grade);
+    g->set_grade(p, grade);
   }
-  f->RefreshBucket(vis::SIDE_NPU, static_cast<uint32_t>(p));
+  f->RefreshBucket(vis::SIDE_NPU, p);
 }
 
-PairOutcome MatchOne(GraphFile* f, uint32_t npu, uint32_t bench, bool check_type) {
+// One (un)matching request: the details read ahead and the collections to refresh at the end.
+struct Batch {
+  const GraphFile::DetailCache* cache = nullptr;
+  std::set<uint32_t> parents;  // NPU parents of changed nodes
+};
+
+void Finish(GraphFile* f, const Batch& batch) {
+  for (uint32_t p : batch.parents) RefreshCollection(f, p);
+}
+
+PairOutcome MatchOne(GraphFile* f, uint32_t npu, uint32_t bench, bool check_type, Batch* batch) {
   SideGraph* n = f->mutable_side(vis::SIDE_NPU);
   SideGraph* b = f->mutable_side(vis::SIDE_BENCH);
   PairOutcome out;
@@ -96,12 +105,12 @@ PairOutcome MatchOne(GraphFile* f, uint32_t npu, uint32_t bench, bool check_type
         "node types differ (" + std::to_string(n->node_type(npu)) + " and " + std::to_string(b->node_type(bench)) + ")";
     return out;
   }
-  auto npu_detail = f->Detail(vis::SIDE_NPU, npu);
+  auto npu_detail = f->Detail(vis::SIDE_NPU, npu, batch->cache);
   if (!npu_detail.ok()) {
     out.error = npu_detail.error().ToString();
     return out;
   }
-  auto bench_detail = f->Detail(vis::SIDE_BENCH, bench);
+  auto bench_detail = f->Detail(vis::SIDE_BENCH, bench, batch->cache);
   if (!bench_detail.ok()) {
     out.error = bench_detail.error().ToString();
     return out;
@@ -117,7 +126,7 @@ PairOutcome MatchOne(GraphFile* f, uint32_t npu, uint32_t bench, bool check_type
   f->SetDetail(vis::SIDE_NPU, npu, std::move(*npu_detail));
   f->AddManualMatch(out.npu, out.bench);
   f->RefreshBucket(vis::SIDE_NPU, npu);
-  RefreshCollection(f, npu);
+  if (n->parent(npu) > 0) batch->parents.insert(static_cast<uint32_t>(n->parent(npu)));
   f->MarkEdited();
   out.ok = true;
   out.has_precision = v.has_precision;
@@ -125,17 +134,18 @@ PairOutcome MatchOne(GraphFile* f, uint32_t npu, uint32_t bench, bool check_type
   return out;
 }
 
-void MatchChildren(GraphFile* f, uint32_t npu, uint32_t bench, std::vector<PairOutcome>* out) {
-  const SideGraph& n = *f->side(vis::SIDE_NPU);
-  const SideGraph& b = *f->side(vis::SIDE_BENCH);
-  if (n.child_count(npu) == 0 || b.child_count(bench) == 0) return;
-  std::map<std::string, std::vector<uint32_t>> bench_groups;
+// The unmatched children of a matched pair, paired by ChildKey in order (§7.4).
+std::vector<std::pair<uint32_t, uint32_t>> ChildPairs(const GraphFile& f, uint32_t npu, uint32_t bench) {
+  const SideGraph& n = *f.side(vis::SIDE_NPU);
+  const SideGraph& b = *f.side(vis::SIDE_BENCH);
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  if (n.child_count(npu) == 0 || b.child_count(bench) == 0) return pairs;
+  std::unordered_map<std::string, std::vector<uint32_t>> bench_groups;
   for (uint32_t k = 0; k < b.child_count(bench); ++k) {
     uint32_t c = b.children(bench)[k];
     if (b.matched(c) < 0) bench_groups[ChildKey(std::string(b.name(c)), b.node_type(c))].push_back(c);
   }
-  std::map<std::string, size_t> taken;
-  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  std::unordered_map<std::string, size_t> taken;
   for (uint32_t k = 0; k < n.child_count(npu); ++k) {
     uint32_t c = n.children(npu)[k];
     if (n.matched(c) >= 0) continue;
@@ -145,14 +155,27 @@ void MatchChildren(GraphFile* f, uint32_t npu, uint32_t bench, std::vector<PairO
     size_t& i = taken[key];
     if (i < it->second.size()) pairs.emplace_back(c, it->second[i++]);
   }
-  for (auto [c, d] : pairs) {
-    PairOutcome o = MatchOne(f, c, d, true);
-    out->push_back(o);
-    if (o.ok) MatchChildren(f, c, d, out);
+  return pairs;
+}
+
+// Matches the children of a matched pair, depth first in child order, with
+// an explicit stack: a chain of any depth costs no call stack.
+void MatchChildren(GraphFile* f, uint32_t npu, uint32_t bench, Batch* batch, std::vector<PairOutcome>* out) {
+  std::vector<std::pair<uint32_t, uint32_t>> todo;
+  auto push_children = [&](uint32_t x, uint32_t y) {
+    auto pairs = ChildPairs(*f, x, y);
+    todo.insert(todo.end(), pairs.rbegin(), pairs.rend());
+  };
+  push_children(npu, bench);
+  while (!todo.empty()) {
+    auto [c, d] = todo.back();
+    todo.pop_back();
+    out->push_back(MatchOne(f, c, d, true, batch));
+    if (out->back().ok) push_children(c, d);
   }
 }
 
-PairOutcome UnmatchOne(GraphFile* f, uint32_t npu, uint32_t bench) {
+PairOutcome UnmatchOne(GraphFile* f, uint32_t npu, uint32_t bench, Batch* batch) {
   SideGraph* n = f->mutable_side(vis::SIDE_NPU);
   SideGraph* b = f->mutable_side(vis::SIDE_BENCH);
   PairOutcome out;
@@ -162,7 +185,7 @@ PairOutcome UnmatchOne(GraphFile* f, uint32_t npu, uint32_t bench) {
     out.error = "the nodes are not matched with each other";
     return out;
   }
-  auto detail = f->Detail(vis::SIDE_NPU, npu);
+  auto detail = f->Detail(vis::SIDE_NPU, npu, batch->cache);
   if (!detail.ok()) {
     out.error = detail.error().ToString();
     return out;
@@ -177,20 +200,34 @@ PairOutcome UnmatchOne(GraphFile* f, uint32_t npu, uint32_t bench) {
   f->RemoveManualMatch(out.npu);
   f->RefreshBucket(vis::SIDE_NPU, npu);
   f->RefreshBucket(vis::SIDE_BENCH, bench);
-  RefreshCollection(f, npu);
+  if (n->parent(npu) > 0) batch->parents.insert(static_cast<uint32_t>(n->parent(npu)));
   f->MarkEdited();
   out.ok = true;
   return out;
 }
 
-void UnmatchChildren(GraphFile* f, uint32_t npu, std::vector<PairOutcome>* out) {
+// Unmatches every matched NPU descendant, in pre-order, with an explicit stack.
+void UnmatchChildren(GraphFile* f, uint32_t npu, Batch* batch, std::vector<PairOutcome>* out) {
   const SideGraph& n = *f->side(vis::SIDE_NPU);
-  for (uint32_t k = 0; k < n.child_count(npu); ++k) {
-    uint32_t c = n.children(npu)[k];
+  std::vector<uint32_t> todo(n.children(npu), n.children(npu) + n.child_count(npu));
+  std::reverse(todo.begin(), todo.end());
+  while (!todo.empty()) {
+    uint32_t c = todo.back();
+    todo.pop_back();
     int32_t m = n.matched(c);
-    if (m >= 0) out->push_back(UnmatchOne(f, c, static_cast<uint32_t>(m)));
-    UnmatchChildren(f, c, out);
+    if (m >= 0) out->push_back(UnmatchOne(f, c, static_cast<uint32_t>(m), batch));
+    for (uint32_t k = n.child_count(c); k > 0; --k) todo.push_back(n.children(c)[k - 1]);
   }
+}
+
+// Node `root` and, when `subtree`, its descendants, at most `limit` of them.
+std::vector<uint32_t> Subtree(const SideGraph& g, uint32_t root, bool subtree, size_t limit) {
+  std::vector<uint32_t> out = {root};
+  for (size_t i = 0; subtree && i < out.size() && out.size() < limit; ++i) {
+    const uint32_t* kids = g.children(out[i]);
+    for (uint32_t k = 0; k < g.child_count(out[i]) && out.size() < limit; ++k) out.push_back(kids[k]);
+  }
+  return out;
 }
 
 // The twin pair of §7.2, when both twins exist and differ from the pair.
@@ -241,29 +278,54 @@ std::string OppositeName(const std::string& name) {
   return ReplaceAll(name, "backward", "forward");
 }
 
-std::vector<PairOutcome> MatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children) {
+void PrefetchForMatch(const GraphFile& f, uint32_t npu, uint32_t bench, bool with_children, bool match,
+                      GraphFile::DetailCache* cache) {
+  std::vector<uint32_t> pairs[2] = {{npu}, {bench}};
+  uint32_t tn = 0, tb = 0;
+  if (Twin(f, npu, bench, &tn, &tb)) {
+    pairs[0].push_back(tn);
+    pairs[1].push_back(tb);
+  }
+  for (vis::Side s : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+    if (s == vis::SIDE_BENCH && !match) break;  // unmatching reads only NPU details
+    std::vector<uint32_t> nodes;
+    for (uint32_t root : pairs[s]) {
+      auto sub = Subtree(*f.side(s), root, with_children, kMaxPrefetchNodes);
+      nodes.insert(nodes.end(), sub.begin(), sub.end());
+    }
+    f.Prefetch(s, std::move(nodes), cache);
+  }
+}
+
+std::vector<PairOutcome> MatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children,
+                                    const GraphFile::DetailCache* cache) {
   std::vector<PairOutcome> out;
+  Batch batch{cache, {}};
   uint32_t tn = 0, tb = 0;
   bool twin = Twin(*f, npu, bench, &tn, &tb);
-  out.push_back(MatchOne(f, npu, bench, true));
-  if (out.back().ok && with_children) MatchChildren(f, npu, bench, &out);
+  out.push_back(MatchOne(f, npu, bench, true, &batch));
+  if (out.back().ok && with_children) MatchChildren(f, npu, bench, &batch, &out);
   if (twin) {
-    out.push_back(MatchOne(f, tn, tb, true));
-    if (out.back().ok && with_children) MatchChildren(f, tn, tb, &out);
+    out.push_back(MatchOne(f, tn, tb, true, &batch));
+    if (out.back().ok && with_children) MatchChildren(f, tn, tb, &batch, &out);
   }
+  Finish(f, batch);
   return out;
 }
 
-std::vector<PairOutcome> UnmatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children) {
+std::vector<PairOutcome> UnmatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children,
+                                      const GraphFile::DetailCache* cache) {
   std::vector<PairOutcome> out;
+  Batch batch{cache, {}};
   uint32_t tn = 0, tb = 0;
   bool twin = Twin(*f, npu, bench, &tn, &tb) && f->side(vis::SIDE_NPU)->matched(tn) == static_cast<int32_t>(tb);
-  out.push_back(UnmatchOne(f, npu, bench));
-  if (out.back().ok && with_children) UnmatchChildren(f, npu, &out);
+  out.push_back(UnmatchOne(f, npu, bench, &batch));
+  if (out.back().ok && with_children) UnmatchChildren(f, npu, &batch, &out);
   if (twin) {
-    out.push_back(UnmatchOne(f, tn, tb));
-    if (out.back().ok && with_children) UnmatchChildren(f, tn, &out);
+    out.push_back(UnmatchOne(f, tn, tb, &batch));
+    if (out.back().ok && with_children) UnmatchChildren(f, tn, &batch, &out);
   }
+  Finish(f, batch);
   return out;
 }
 
@@ -290,6 +352,7 @@ Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::strin
     pairs.emplace_back(it.key(), it.value().get<std::string>());
   }
   std::vector<PairOutcome> out;
+  Batch batch;
   const SideGraph& n = *f->side(vis::SIDE_NPU);
   const SideGraph& b = *f->side(vis::SIDE_BENCH);
   for (const auto& [npu, bench] : pairs) {
@@ -302,8 +365,9 @@ Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::strin
       out.push_back(std::move(o));
       continue;
     }
-    out.push_back(MatchOne(f, static_cast<uint32_t>(x), static_cast<uint32_t>(y), false));
+    out.push_back(MatchOne(f, static_cast<uint32_t>(x), static_cast<uint32_t>(y), false, &batch));
   }
+  Finish(f, batch);
   return out;
 }
 
@@ -312,7 +376,11 @@ Status WriteMatchConfig(const GraphFile& f, const std::string& abs_path, const s
   for (const auto& [npu, bench] : f.manual_matches()) doc[npu] = bench;
   std::string text = doc.dump(4) + "\n";
   std::string tmp = abs_path + ".tmp-" + std::to_string(getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+  // O_EXCL | O_NOFOLLOW: a file or link planted at the temporary name is
+  // removed, never written through; rename() then replaces a link itself.
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+  int fd = open(tmp.c_str(), flags, 0640);
+  if (fd < 0 && errno == EEXIST && unlink(tmp.c_str()) == 0) fd = open(tmp.c_str(), flags, 0640);
   if (fd < 0) return MakeError(display_path, "", std::string("cannot create: ") + strerror(errno));
   size_t done = 0;
   while (done < text.size()) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <thread>
 
 namespace graph_ascend::service {
@@ -63,9 +64,24 @@ std::vector<uint32_t> ScanInParallel(const SideGraph& g, Scan scan) {
   uint32_t mid = g.NodeAtOffset(g.names_buffer().size() / 2);
   if (mid == 0) mid = 1;
   std::vector<uint32_t> second;
-  std::thread worker([&] { scan(mid, g.size(), &second); });
-  scan(0u, mid, &hits);
+  // An exception on the worker (bad_alloc) is rethrown on the calling thread,
+  // whose handler answers it, instead of ending the process.
+  std::exception_ptr failed;
+  std::thread worker([&] {
+    try {
+      scan(mid, g.size(), &second);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  try {
+    scan(0u, mid, &hits);
+  } catch (...) {
+    worker.join();
+    throw;
+  }
   worker.join();
+  if (failed) std::rethrow_exception(failed);
   hits.insert(hits.end(), second.begin(), second.end());
   return hits;
 }

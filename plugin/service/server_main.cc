@@ -7,9 +7,10 @@
 // directory. It exits when stdin reaches EOF (--die-after-stdin: the parent
 // holds the pipe, so it closes when the parent dies, however it dies), when
 // the parent process dies (checked on PR_SET_PDEATHSIG and every second), or
-// on SIGTERM/SIGINT/SIGHUP. The kernel sends the parent-death signal when the
-// *thread* that started the server exits, and TensorBoard starts it from a
-// request thread, so that signal only triggers a check of getppid().
+// on SIGTERM/SIGINT/SIGHUP, at most a few seconds later however busy. The
+// kernel sends the parent-death signal when the *thread* that started the
+// server exits, and TensorBoard starts it from a request thread, so that
+// signal only triggers a check of getppid().
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -31,11 +32,14 @@
 
 namespace {
 
+// Seconds between a termination request and the exit, busy handlers or not.
+constexpr int kShutdownGraceSeconds = 3;
+
 int Usage(const char* why) {
   std::fprintf(stderr,
                "graph-ascend-server: %s\n"
                "usage: graph-ascend-server --logdir DIR (--socket PATH | --port N [--port-file FILE])\n"
-               "                           [--die-after-stdin] [--cache-mb N]\n",
+               "                           [--die-after-stdin] [--cache-mb N] [--cache-dir DIR]\n",
                why);
   return 2;
 }
@@ -43,7 +47,7 @@ int Usage(const char* why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string logdir, socket_path, port_file;
+  std::string logdir, socket_path, port_file, cache_dir;
   int port = -1;
   bool die_after_stdin = false;
   long cache_mb = 4096;
@@ -66,6 +70,8 @@ int main(int argc, char** argv) {
       port_file = value("--port-file");
     } else if (a == "--die-after-stdin") {
       die_after_stdin = true;
+    } else if (a == "--cache-dir") {
+      cache_dir = value("--cache-dir");  // msprobe files converted for opening; outside the log directory
     } else if (a == "--cache-mb") {
       cache_mb = std::atol(value("--cache-mb"));
     } else if (a == "--version") {
@@ -95,6 +101,7 @@ int main(int argc, char** argv) {
   graph_ascend::service::ServiceOptions options;
   options.logdir = logdir;
   options.cache_bytes = static_cast<size_t>(cache_mb) << 20;
+  options.cache_dir = cache_dir;
   auto service = graph_ascend::service::GraphServiceImpl::Create(options);
   if (!service.ok()) {
     std::fprintf(stderr, "graph-ascend-server: %s\n", service.error().ToString().c_str());
@@ -131,8 +138,18 @@ int main(int argc, char** argv) {
 
   std::once_flag shutdown_once;
   auto shutdown = [&] {
-    std::call_once(shutdown_once,
-                   [&] { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2)); });
+    std::call_once(shutdown_once, [&] {
+      // Shutdown() cancels the calls still running after its deadline but
+      // waits for their handlers to return; a handler busy for minutes (a
+      // huge search) must not keep the process alive: leave after a grace.
+      std::thread([socket_path] {
+        std::this_thread::sleep_for(std::chrono::seconds(kShutdownGraceSeconds));
+        if (!socket_path.empty()) unlink(socket_path.c_str());
+        std::fflush(nullptr);
+        _exit(0);
+      }).detach();
+      server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    });
   };
   std::thread signal_thread([&] {
     while (true) {

@@ -8,6 +8,11 @@
 namespace graph_ascend::service {
 namespace {
 
+// Sizes in the table of contents are claims of the file: reservations made
+// from them are capped, so a forged size costs at most this much up front.
+constexpr uint64_t kMaxReserveBytes = uint64_t{256} << 20;
+constexpr uint64_t kMaxReserveNodes = uint64_t{1} << 22;
+
 template <typename Column, typename T>
 bool CopyColumn(const Column& col, uint32_t n, T fallback, std::vector<T>* out) {
   if (col.size() == 0) {
@@ -17,6 +22,15 @@ bool CopyColumn(const Column& col, uint32_t n, T fallback, std::vector<T>* out) 
   if (static_cast<uint32_t>(col.size()) != n) return false;
   for (auto v : col) out->push_back(static_cast<T>(v));
   return true;
+}
+
+// The first value of a column of unsigned values above `max`, or -1.
+template <typename Column>
+int64_t FirstAbove(const Column& col, uint64_t max) {
+  for (int i = 0; i < col.size(); ++i) {
+    if (static_cast<uint64_t>(col.Get(i)) > max) return i;
+  }
+  return -1;
 }
 
 }  // namespace
@@ -37,18 +51,19 @@ Result<std::unique_ptr<SideGraph>> SideGraph::Load(const vis::VisReader& reader,
   }
   std::unique_ptr<SideGraph> g(new SideGraph());
   const uint32_t n_total = static_cast<uint32_t>(total_nodes);
-  g->names_.reserve(raw_bytes);
-  g->name_offset_.reserve(n_total + 1);
-  g->node_type_.reserve(n_total);
-  g->parent_.reserve(n_total);
-  g->child_begin_.reserve(n_total + 1);
-  g->children_.reserve(n_total);
-  g->micro_step_.reserve(n_total);
-  g->precision_.reserve(n_total);
-  g->grade_.reserve(n_total);
-  g->overflow_.reserve(n_total);
-  g->matched_.reserve(n_total);
-  g->flags_.reserve(n_total);
+  const size_t reserve = static_cast<size_t>(std::min<uint64_t>(n_total, kMaxReserveNodes));
+  g->names_.reserve(static_cast<size_t>(std::min(raw_bytes, kMaxReserveBytes)));
+  g->name_offset_.reserve(reserve + 1);
+  g->node_type_.reserve(reserve);
+  g->parent_.reserve(reserve);
+  g->child_begin_.reserve(reserve + 1);
+  g->children_.reserve(reserve);
+  g->micro_step_.reserve(reserve);
+  g->precision_.reserve(reserve);
+  g->grade_.reserve(reserve);
+  g->overflow_.reserve(reserve);
+  g->matched_.reserve(reserve);
+  g->flags_.reserve(reserve);
   g->child_begin_.push_back(0);
 
   uint32_t expect = 0;
@@ -99,6 +114,20 @@ Result<std::unique_ptr<SideGraph>> SideGraph::Load(const vis::VisReader& reader,
               CopyColumn(chunk->matched(), n, int32_t{-1}, &g->matched_) &&
               CopyColumn(chunk->flags(), n, uint8_t{0}, &g->flags_);
     if (!ok) return MakeError(path, where, "damaged node index (columns of different lengths)");
+    // Columns kept in narrower types are checked against their range, so no
+    // value is truncated or reaches a shift or table out of range later.
+    const std::pair<const char*, int64_t> narrow[] = {
+        {"node_type", FirstAbove(chunk->node_type(), 255)},
+        {"overflow_level", FirstAbove(chunk->overflow_level(), vis::OVERFLOW_CRITICAL)},
+        {"flags", FirstAbove(chunk->flags(), 255)},
+    };
+    for (const auto& [column, at] : narrow) {
+      if (at >= 0) {
+        return MakeError(path, where,
+                         "damaged node index (" + std::string(column) + " of node " +
+                             std::to_string(chunk->first() + static_cast<uint64_t>(at)) + " out of range)");
+      }
+    }
     if (chunk->child_count_size() != 0 && static_cast<uint32_t>(chunk->child_count_size()) != n) {
       return MakeError(path, where, "damaged node index (child_count column)");
     }
@@ -181,9 +210,10 @@ int32_t SideGraph::Find(std::string_view name) const {
   return it == by_name_.end() ? -1 : static_cast<int32_t>(it->second);
 }
 
-std::vector<uint32_t> SideGraph::Ancestors(uint32_t n) const {
+std::vector<uint32_t> SideGraph::Ancestors(uint32_t n, size_t limit) const {
   std::vector<uint32_t> out;
-  for (int32_t p = parent_[n]; p >= 0 && out.size() < size(); p = parent_[p]) out.push_back(static_cast<uint32_t>(p));
+  limit = std::min<size_t>(limit, size());
+  for (int32_t p = parent_[n]; p >= 0 && out.size() < limit; p = parent_[p]) out.push_back(static_cast<uint32_t>(p));
   std::reverse(out.begin(), out.end());
   return out;
 }

@@ -78,8 +78,10 @@ class SideGraph {
   // The node of an exact name, -1. Builds the name table on first use.
   int32_t Find(std::string_view name) const;
 
-  // Ancestors of `n`, root first, excluding `n`.
-  std::vector<uint32_t> Ancestors(uint32_t n) const;
+  // Ancestors of `n`, root first, excluding `n`: the `limit` nearest ones
+  // (depth(n) - limit nearer the root are left out), so that a node at
+  // depth 10^5 costs `limit` steps.
+  std::vector<uint32_t> Ancestors(uint32_t n, size_t limit = SIZE_MAX) const;
 
   size_t MemoryBytes() const;
 

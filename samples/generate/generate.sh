@@ -17,7 +17,7 @@ py=${PYTHON:-python3.11}
 command -v "$py" >/dev/null || py=python3
 
 all_cases=(cnn_statistics cnn_md5 gpt_tensor gpt_statistics dist_gloo l1_api structure overflow_nan
-  layer_mapping parallel_merge bert_pgrad)
+  layer_mapping parallel_merge bert_pgrad renamed_act handwritten_norm)
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
 

@@ -172,6 +172,73 @@ class DistMLP(nn.Module):
         return self.fc2(F.relu(self.norm(self.fc1(x))))
 
 
+class GELUActivation(nn.Module):
+    """The exact GELU under transformers' class name (the bench side of renamed_act)."""
+
+    def forward(self, x):
+        return F.gelu(x)
+
+
+class LayerNorm(nn.Module):
+    """A hand-written LayerNorm (npu side of handwritten_norm). Its bug is real and common: the
+    variance is torch's default unbiased one (divides by n - 1), where F.layer_norm divides by n."""
+
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.bias = nn.Parameter(torch.zeros(dim))
+        self.eps = eps
+
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, keepdim=True)
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
+
+
+class Block(nn.Module):
+    def __init__(self, dim, norm, act):
+        super().__init__()
+        self.norm = norm
+        self.fc1 = nn.Linear(dim, 2 * dim)
+        self.act = act
+        self.fc2 = nn.Linear(2 * dim, dim)
+
+    def forward(self, x):
+        return x + self.fc2(self.act(self.fc1(self.norm(x))))
+
+
+class BlockNet(nn.Module):
+    """Two residual MLP blocks; `blocks` gives each block's (norm, act)."""
+
+    def __init__(self, blocks, dim=16):
+        super().__init__()
+        self.embed = nn.Linear(8, dim)
+        self.blocks = nn.ModuleList([Block(dim, norm, act) for norm, act in blocks])
+        self.head = nn.Linear(dim, 4)
+
+    def forward(self, x):
+        x = self.embed(x)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x.mean(dim=1))
+
+
+def make_renamed_act(side, dim=16):
+    """bench: transformers' GELUActivation (exact) in both blocks. npu: torch's nn.GELU, exact in
+    blocks.0 (renamed but equal) and tanh-approximated in blocks.1 (renamed and different)."""
+    if side == "npu":
+        acts = [nn.GELU(), nn.GELU(approximate="tanh")]
+    else:
+        acts = [GELUActivation(), GELUActivation()]
+    return BlockNet([(nn.LayerNorm(dim), act) for act in acts], dim)
+
+
+def make_handwritten_norm(side, dim=16):
+    """bench: nn.LayerNorm (F.layer_norm) in both blocks. npu: blocks.1 uses the hand-written one."""
+    norm1 = LayerNorm(dim) if side == "npu" else nn.LayerNorm(dim)
+    return BlockNet([(nn.LayerNorm(dim), nn.GELU()), (norm1, nn.GELU())], dim)
+
+
 # --------------------------------------------------------------------------- training loops
 
 
@@ -240,6 +307,17 @@ def run_overflow(side, debugger):
     g = torch.Generator().manual_seed(SEED + 1)
     batches = [(torch.randn(2, 6, 8, generator=g) * 4, torch.randint(0, 4, (2,), generator=g))]
     train(model, batches, F.cross_entropy, debugger, rank_id=0)
+
+
+def run_block_net(make):
+    def run(side, debugger):
+        torch.manual_seed(SEED)
+        model = make(side)
+        g = torch.Generator().manual_seed(SEED + 1)
+        batches = [(torch.randn(2, 6, 8, generator=g), torch.randint(0, 4, (2,), generator=g))]
+        train(model, batches, F.cross_entropy, debugger, rank_id=0)
+
+    return run
 
 
 def run_dist(side, debugger):
@@ -499,6 +577,8 @@ CASES = {
     "layer_mapping": ("statistics", "mix", "statistics", run_layer_mapping),
     "parallel_merge": ("statistics", "mix", "statistics", run_parallel_merge),
     "bert_pgrad": ("statistics", "mix", "statistics", run_bert_pgrad),
+    "renamed_act": ("statistics", "mix", "statistics", run_block_net(make_renamed_act)),
+    "handwritten_norm": ("statistics", "mix", "statistics", run_block_net(make_handwritten_norm)),
 }
 
 

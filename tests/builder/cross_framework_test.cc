@@ -19,6 +19,7 @@ using graph_ascend::testing::Export;
 using graph_ascend::testing::Files;
 using graph_ascend::testing::Graph;
 using graph_ascend::testing::Index;
+using graph_ascend::testing::InfoLine;
 using graph_ascend::testing::Json;
 using graph_ascend::testing::Lines;
 using graph_ascend::testing::RunResult;
@@ -130,6 +131,38 @@ TEST_F(CrossFrameworkTest, BareMappingMatchesOnlyWhatTheScopesAlreadyShare) {
   EXPECT_EQ(MatchOf(doc, "Tensor.__add__.0.forward"), "Tensor.__add__.0.forward");
   EXPECT_EQ(MatchOf(doc, "Mint.logical_or.0.forward"), "") << "Cell.net and Module.module scopes differ";
   EXPECT_EQ(MatchOf(doc, kAttention), "");
+}
+
+// Cross-framework float noise (MindSpore against PyTorch): every statistic
+// differs by ~1e-7, so every index is slightly above 0. The first
+// divergence is the operator whose error stands out of that noise, not the
+// first add (the old rule named it).
+TEST(CrossFrameworkDivergence, FloatNoiseIsNotADivergence) {
+  TempDir dir;
+  auto ms = [](const std::string& max) { return MsTensor(max); };
+  auto pt = [](const std::string& max) { return Tensor("[2, 3]", max, "-1.0", "0.5", "2.0"); };
+  std::string npu = DumpJson(Entry("Tensor.__add__.0.forward", ms("1.0"), ms("1.0000001")) + "," +
+                                 Entry("Tensor.__mul__.0.forward", ms("1.0000001"), ms("2.0000003")) + "," +
+                                 Entry("Functional.linear.0.forward", ms("2.0000003"), ms("3.5")) + "," +
+                                 Entry("Functional.relu.0.forward", ms("3.5"), ms("3.5")),
+                             "statistics", "mindspore");
+  std::string bench = DumpJson(Entry("Tensor.__add__.0.forward", pt("1.0"), pt("1.0")) + "," +
+                               Entry("Tensor.__mul__.0.forward", pt("1.0"), pt("2.0")) + "," +
+                               Entry("Functional.linear.0.forward", pt("2.0"), pt("3.0")) + "," +
+                               Entry("Functional.relu.0.forward", pt("3.0"), pt("3.0")));
+  const char* construct = R"({"Tensor.__add__.0.forward": "", "Tensor.__mul__.0.forward": "",
+      "Functional.linear.0.forward": "", "Functional.relu.0.forward": ""})";
+  WriteDumpDir(dir / "npu", npu, construct);
+  WriteDumpDir(dir / "bench", bench, construct);
+  WriteFile(dir / "compare.json", R"({"npu_path": "npu", "bench_path": "bench"})");
+  std::vector<std::string> files = Graph(dir / "compare.json", dir / "out", {"-lm"});
+  ASSERT_EQ(files.size(), 1u);
+  Json doc = Export(files[0]);
+  EXPECT_GT(Index(doc["NPU"]["node"].at("Tensor.__add__.0.forward")), 0) << "the noise shows in the index";
+  RunResult info = RunTool({"info", files[0]});
+  EXPECT_EQ(InfoLine(info.out, "first divergence"),
+            "first divergence, in execution order: Functional.linear.0.forward (api, index 0.166667)")
+      << info.out;
 }
 
 }  // namespace

@@ -118,6 +118,41 @@ TEST_F(GraphBuilderTest, OrphanParentsAreAttachedUnderTheRoot) {
   for (uint32_t n = 1; n < g().size(); ++n) EXPECT_NE(g().parent[n], kNoNode) << g().Name(n) << " is unreachable";
 }
 
+// issue 17 (2b): a cycle of parents (A's parent B, B's parent A) is broken
+// at the edge that closed it, reported, and the cycle attached as an orphan
+// parent: every node stays reachable from the root, no ancestor chain loops.
+TEST_F(GraphBuilderTest, ParentCycleIsBrokenReportedAndAttached) {
+  Build(DumpJson(R"("Torch.add.0.forward": )" + kIO),
+        R"({"Module.a.A.forward.0": "Module.b.B.forward.0", "Module.b.B.forward.0": "Module.a.A.forward.0",
+            "Torch.add.0.forward": "Module.a.A.forward.0", "Module.c.C.forward.0": null})");
+  EXPECT_EQ(Children("DefaultModel"), (Names{"Module.b.B.forward.0", "Module.c.C.forward.0"}));
+  EXPECT_EQ(Parent("Module.a.A.forward.0"), "Module.b.B.forward.0");
+  EXPECT_EQ(Children("Module.a.A.forward.0"), Names{"Torch.add.0.forward"});
+  EXPECT_EQ(g().Ancestors(Node("Torch.add.0.forward")).size(), 3u);
+  for (uint32_t n = 1; n < g().size(); ++n) EXPECT_NE(g().parent[n], kNoNode) << g().Name(n) << " is unreachable";
+  ASSERT_EQ(side_->warnings.size(), 1u);
+  const Error& w = side_->warnings[0];
+  EXPECT_EQ(w.file, dir_ / "construct.json");
+  EXPECT_EQ(w.where, "key Module.b.B.forward.0");
+  EXPECT_NE(w.message.find("cycle (Module.b.B.forward.0 -> Module.a.A.forward.0 -> Module.b.B.forward.0)"),
+            std::string::npos)
+      << w.message;
+}
+
+TEST_F(GraphBuilderTest, LongerCycleBelowANodeIsBrokenToo) {
+  Build(DumpJson(""), R"({"Module.r.R.forward.0": null, "Module.a.A.forward.0": "Module.c.C.forward.0",
+                          "Module.b.B.forward.0": "Module.a.A.forward.0",
+                          "Module.c.C.forward.0": "Module.b.B.forward.0"})");
+  for (uint32_t n = 1; n < g().size(); ++n) EXPECT_NE(g().parent[n], kNoNode) << g().Name(n) << " is unreachable";
+  EXPECT_EQ(Parent("Module.c.C.forward.0"), "DefaultModel");
+  EXPECT_EQ(side_->warnings.size(), 1u);
+}
+
+TEST_F(GraphBuilderTest, NoWarningsWithoutCycles) {
+  Build(DumpJson(R"("Torch.add.0.forward": )" + kIO), R"({"Torch.add.0.forward": "Module.x.X.forward.0"})");
+  EXPECT_TRUE(side_->warnings.empty());
+}
+
 TEST_F(GraphBuilderTest, SelfParentIsIgnoredAndTheNodeReachable) {
   Build(DumpJson(R"("Module.a.A.forward.0": )" + kIO), R"({"Module.a.A.forward.0": "Module.a.A.forward.0"})");
   EXPECT_EQ(Parent("Module.a.A.forward.0"), "DefaultModel");

@@ -287,6 +287,10 @@ TEST(DistributedLinkTest, CompareBatch) {
             "first divergence, in execution order: Distributed.all_reduce.0.forward (api, index 1)");
   EXPECT_EQ(InfoLine(run.info["step0_rank1"], "first divergence"),
             "first divergence, in execution order: Functional.layer_norm.0.forward (api, index 0.75)");
+  // Across ranks: rank 0's first divergence is a collective that receives from rank 1.
+  EXPECT_EQ(InfoLine(run.info["step0_rank0"], "  it receives from"),
+            "  it receives from rank 1: the divergence may come from there");
+  EXPECT_EQ(InfoLine(run.info["step0_rank1"], "  it receives from"), "<no line starting with '  it receives from'>");
 }
 
 TEST(DistributedLinkTest, BuildBatch) {
@@ -391,8 +395,8 @@ TEST(DistributedLinkTest, OverflowCheckShowsOverflowLevels) {
 
 // ---------------------------------------------------------------- info
 
-// `graph-ascend info` names where the runs part: the first leaf in
-// execution order whose index is not the best (samples/README.md culprits).
+// `graph-ascend info` names where the runs part: the first entry of the
+// divergence ranking (docs/DIVERGENCE.md; samples/README.md culprits).
 class FirstDivergenceTest : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
 TEST_P(FirstDivergenceTest, InfoNamesTheCulprit) {
@@ -409,7 +413,13 @@ INSTANTIATE_TEST_SUITE_P(
                                      std::string("Functional.linear.11.forward (api, index 0.00248837)")),
                       std::make_pair(std::string("overflow_nan"), std::string("Torch.exp.1.forward (api, index 1)")),
                       std::make_pair(std::string("gpt_tensor"),
-                                     std::string("Tensor.__add__.10.forward (api, index 1)"))),
+                                     std::string("Tensor.__add__.10.forward (api, index 1)")),
+                      // The misses of the former rule (docs/DIVERGENCE.md): a renamed activation
+                      // class, and a module whose own APIs are unmatched.
+                      std::make_pair(std::string("renamed_act"),
+                                     std::string("Module.blocks.1.act.GELU.forward.0 (module, unmatched)")),
+                      std::make_pair(std::string("handwritten_norm"),
+                                     std::string("Module.blocks.1.norm.LayerNorm.forward.0 (module, index 0.5)"))),
     [](const auto& info) { return info.param.first; });
 
 // ---------------------------------------------------------------- errors

@@ -104,6 +104,26 @@ CASES = {
         "culprit_parent": None,
         "same_structure": False,
     },
+    # Divergence cases (docs/DIVERGENCE.md): the culprit is a renamed activation class (GELU vs
+    # GELUActivation) and a hand-written LayerNorm; their names differ between the sides.
+    "renamed_act": {
+        "task": "statistics",
+        "level": "mix",
+        "steps": 1,
+        "ranks": 1,
+        "culprit": None,
+        "culprit_parent": None,
+        "same_structure": False,
+    },
+    "handwritten_norm": {
+        "task": "statistics",
+        "level": "mix",
+        "steps": 1,
+        "ranks": 1,
+        "culprit": None,
+        "culprit_parent": None,
+        "same_structure": False,
+    },
     # tp=2 x pp=2 npu job against an unsplit one-rank bench run.
     "parallel_merge": {
         "task": "statistics",

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 
 #include "compare/grading.h"
@@ -346,6 +347,73 @@ TEST_F(GraphServiceTest, CallJsonBridgesEveryUnaryMethodInJson) {
   EXPECT_EQ(call("Nope", "{}", &reply).error_code(), grpc::StatusCode::NOT_FOUND);
   // Errors of the method come through unchanged.
   EXPECT_EQ(call("GetFileInfo", R"({"file": "../x.vis"})", &reply).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// The divergence ranking (docs/DIVERGENCE.md): the ranking of a file, the
+// cue of each visible node, and a batch step's ranks, where a rank whose
+// first divergence is a communication points at the peer that diverged by itself.
+TEST_F(GraphServiceTest, DivergenceRankingMarksAndRanks) {
+  const std::string leaf = "Module.layer2.1.bn1.BatchNorm2d.forward.0";
+  std::filesystem::create_directories(dir_.Join("runs/b"));
+  testing::FixtureOptions rank0;
+  rank0.divergent = {"Module.layer1.0.conv1.Conv2d.forward.0"};
+  rank0.first_divergence = "Distributed.all_reduce.0.forward";
+  rank0.first_is_communication = true;
+  rank0.first_peers = {1};
+  testing::WriteCompare(dir_.Join("runs/b/compare_step0_rank0_20250101000000.vis"), graph_, rank0);
+  testing::FixtureOptions rank1;
+  rank1.divergent = {leaf};
+  testing::WriteCompare(dir_.Join("runs/b/compare_step0_rank1_20250101000000.vis"), graph_, rank1);
+
+  DivergenceReply reply;
+  FileRequest req;
+  req.set_file("runs/b/compare_step0_rank1_20250101000000.vis");
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->GetDivergence(&ctx, req, &reply).ok());
+  }
+  EXPECT_TRUE(reply.ranked());
+  ASSERT_EQ(reply.items_size(), 1);
+  EXPECT_EQ(reply.items(0).name(), leaf);
+  EXPECT_EQ(reply.items(0).npu_node(), Node(leaf));
+  EXPECT_EQ(reply.items(0).bench_node(), Node(leaf)) << "the fixture matches equal names";
+  EXPECT_EQ(reply.items(0).reason_text(), "outputs differ, inputs agree");
+  ASSERT_EQ(reply.ranks_size(), 2);
+  std::map<std::string, DivergenceRank> ranks;
+  for (const DivergenceRank& r : reply.ranks()) ranks[r.rank()] = r;
+  EXPECT_EQ(ranks["rank0"].first(), "Distributed.all_reduce.0.forward");
+  EXPECT_TRUE(ranks["rank0"].communication());
+  EXPECT_EQ(ranks["rank0"].caused_by(), "rank1");
+  EXPECT_EQ(ranks["rank1"].first(), leaf);
+  EXPECT_EQ(ranks["rank1"].caused_by(), "");
+
+  // The top level: layer2 (collapsed) holds the divergence, layer1 does not.
+  ViewReply view;
+  {
+    grpc::ClientContext ctx;
+    ViewRequest vr;
+    ViewKey key = Key("div");
+    key.set_file(req.file());
+    *vr.mutable_view() = key;
+    ASSERT_TRUE(stub_->GetView(&ctx, vr, &view).ok());
+  }
+  std::map<std::string, LayoutNode> shown;
+  for (const LayoutNode& n : view.nodes()) shown[n.name()] = n;
+  const LayoutNode& layer2 = shown.at("Module.layer2.Sequential.forward.0");
+  EXPECT_FALSE(layer2.expanded());
+  EXPECT_TRUE(layer2.contains_divergence());
+  EXPECT_FALSE(layer2.divergent());
+  EXPECT_GE(layer2.worst_descendant_bucket(), 0);
+  EXPECT_FALSE(shown.at("Module.layer1.Sequential.forward.0").contains_divergence());
+  EXPECT_TRUE(shown.at("DefaultModel").contains_divergence());
+
+  // A file of before rankings: not ranked, no ranks of its own step.
+  req.set_file("runs/a/compare.vis");
+  reply.Clear();
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(stub_->GetDivergence(&ctx, req, &reply).ok());
+  EXPECT_FALSE(reply.ranked());
+  EXPECT_EQ(reply.items_size(), 0);
 }
 
 }  // namespace

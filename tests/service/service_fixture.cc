@@ -2,10 +2,13 @@
 
 #include <stdlib.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -144,6 +147,22 @@ void WriteCompare(const std::string& path, const FixtureGraph& g, const FixtureO
       meta.set_grading(vis::GRADING_26);
     }
   }
+  if (!options.divergent.empty()) {
+    vis::DivergenceRanking ranking;
+    for (const std::string& name : options.divergent) {
+      vis::DivergenceEntry* e = ranking.add_entry();
+      e->set_node(static_cast<uint32_t>(g.Find(name)));
+      e->set_reason(vis::DIVERGENCE_OUTPUTS);
+      e->set_output_error(0.5);
+    }
+    Check((*writer)->WriteDivergence(ranking));
+    meta.set_divergence_ranked(true);
+    meta.set_divergence_count(static_cast<uint32_t>(options.divergent.size()));
+    meta.set_first_divergence(options.first_divergence.empty() ? options.divergent[0] : options.first_divergence);
+    meta.set_first_divergence_reason(vis::DIVERGENCE_OUTPUTS);
+    meta.set_first_divergence_is_communication(options.first_is_communication);
+    for (int32_t r : options.first_peers) meta.add_first_divergence_peers(r);
+  }
   Check((*writer)->WriteMeta(meta));
 
   // Details first: the NPU precision comes from ComparePair, as the builder's.
@@ -164,6 +183,9 @@ void WriteCompare(const std::string& path, const FixtureGraph& g, const FixtureO
     }
   }
 
+  std::vector<std::vector<uint32_t>> children(n);
+  for (uint32_t k = 1; k < n; ++k) children[static_cast<size_t>(g.nodes[k].parent)].push_back(k);
+
   for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
     if (side == vis::SIDE_BENCH && !compare) break;
     // Two index chunks, detail blocks of 16 nodes, one stack chunk.
@@ -177,14 +199,8 @@ void WriteCompare(const std::string& path, const FixtureGraph& g, const FixtureO
         c.add_name(node.name);
         c.add_node_type(node.type);
         c.add_parent(node.parent);
-        uint32_t kids = 0;
-        for (uint32_t k = 0; k < n; ++k) {
-          if (g.nodes[k].parent == static_cast<int32_t>(i)) {
-            c.add_children(k);
-            ++kids;
-          }
-        }
-        c.add_child_count(kids);
+        for (uint32_t k : children[i]) c.add_children(k);
+        c.add_child_count(static_cast<uint32_t>(children[i].size()));
         c.add_micro_step(micro[i]);
         c.add_precision_index(side == vis::SIDE_NPU ? precision[i] : std::numeric_limits<double>::quiet_NaN());
         if (options.grades) c.add_grade_index(side == vis::SIDE_NPU ? grade[i] : std::nan(""));
@@ -209,6 +225,35 @@ void WriteCompare(const std::string& path, const FixtureGraph& g, const FixtureO
     Check((*writer)->WriteStackChunk(side, s));
   }
   Check((*writer)->Commit());
+}
+
+void RewriteToc(const std::string& path, const std::function<void(vis::TableOfContents*)>& edit) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto le64 = [&](size_t at) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes[at + static_cast<size_t>(i)]);
+    return v;
+  };
+  const size_t trailer = bytes.size() - vis::kTrailerSize;
+  const uint64_t toc_at = le64(trailer), toc_size = le64(trailer + 8);
+  std::string packed = bytes.substr(static_cast<size_t>(toc_at), static_cast<size_t>(toc_size));
+  std::string plain(ZSTD_getFrameContentSize(packed.data(), packed.size()), '\0');
+  ZSTD_decompress(plain.data(), plain.size(), packed.data(), packed.size());
+  vis::TableOfContents toc;
+  if (!toc.ParseFromString(plain)) throw std::runtime_error(path + ": no table of contents");
+  edit(&toc);
+  plain = toc.SerializeAsString();
+  packed.assign(ZSTD_compressBound(plain.size()), '\0');
+  packed.resize(ZSTD_compress(packed.data(), packed.size(), plain.data(), plain.size(), 3));
+  std::string out = bytes.substr(0, static_cast<size_t>(toc_at)) + packed;
+  std::string tail(vis::kTrailerSize, '\0');
+  for (int i = 0; i < 8; ++i) {
+    tail[static_cast<size_t>(i)] = static_cast<char>((toc_at >> (8 * i)) & 0xFF);
+    tail[static_cast<size_t>(8 + i)] = static_cast<char>((packed.size() >> (8 * i)) & 0xFF);
+  }
+  std::copy(vis::kTrailerMagic, vis::kTrailerMagic + 8, tail.begin() + 16);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << out << tail;
 }
 
 TempDir::TempDir() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,12 +41,22 @@ struct FixtureOptions {
   // Also store msprobe 26's grades (matched node i: 0, 0.5, 1 for i % 3 =
   // 0, 1, 2) and make them the file's default grading, as graph_visualize does.
   bool grades = false;
+  // NPU names written as the file's divergence ranking (docs/DIVERGENCE.md),
+  // with the FileMeta summary; none: no ranking (a file of before rankings).
+  std::vector<std::string> divergent;
+  std::string first_divergence;  // the meta's name (default: divergent[0])
+  bool first_is_communication = false;
+  std::vector<int32_t> first_peers;
 };
 
 // Writes the graph on both sides (Bench = same names), matching equal names
 // except `unmatched`, with statistics that give matched leaves a spread of
 // precision indices. The NPU precision of matched leaf i is (i % 10) / 10.
 void WriteCompare(const std::string& path, const FixtureGraph& g, const FixtureOptions& options);
+
+// Replaces the table of contents of a .vis by `edit` of it (to forge sizes
+// a writer would never write).
+void RewriteToc(const std::string& path, const std::function<void(vis::TableOfContents*)>& edit);
 
 // The statistics legend of msprobe (§6.10).
 void StatisticsLegend(vis::FileMeta* meta);

@@ -1,7 +1,9 @@
 // Node colours (reference §7.7, §8.3): the service gives each node a legend
 // bucket; the fill is that bucket's colour, grey for an unmatched node of a
-// compare, and the "no colour" fill otherwise. API collections are never
-// coloured. Overflow levels get a corner mark of their own colour.
+// compare, and the "no colour" fill otherwise. API collections take the
+// colour of their bucket when the service gives one (the worst index of their
+// APIs, as tb_graph_ascend colours them). Overflow levels get a corner mark
+// of their own colour.
 import { type ColorBucket, OverflowLevel } from "../api/client";
 import { palette } from "../theme";
 
@@ -20,6 +22,9 @@ export const OVERFLOW_COLOURS: Record<string, string> = {
   [OverflowLevel.OVERFLOW_HIGH]: "#7E96F0",
   [OverflowLevel.OVERFLOW_CRITICAL]: "#4668B8",
 };
+
+/** The border and marker of a node that diverges by itself (docs/DIVERGENCE.md). */
+export const DIVERGENCE_COLOUR = "#E32020";
 
 export function overflowRank(level: OverflowLevel): number {
   switch (level) {
@@ -46,7 +51,7 @@ export interface FillInput {
 
 /** The fill of a node; compare says whether the file is a compare (so unmatched means grey). */
 export function nodeFill(n: FillInput, legend: readonly ColorBucket[], compare: boolean): string {
-  if (isCollection(n.nodeType)) return palette().noColourFill;
+  if (isCollection(n.nodeType) && !(n.bucket >= 0 && n.bucket < legend.length)) return palette().noColourFill;
   if (n.bucket >= 0 && n.bucket < legend.length) return legend[n.bucket].color || palette().noColourFill;
   if (compare && n.matched < 0) return unmatchedColour(legend);
   return palette().noColourFill;
@@ -124,4 +129,8 @@ export function peerColour(peerIndex: string, legend: readonly ColorBucket[]): s
   const p = text === "" ? NaN : Number(text);
   const b = bucketOf(p, legend);
   return b >= 0 ? legend[b].color || null : null;
+}
+
+export function formatIndex(v: number): string {
+  return Number.isFinite(v) ? String(Number(v.toFixed(4))) : String(v);
 }

@@ -13,17 +13,17 @@ import {
   type Rect,
   type ViewKey,
   type ViewReply,
-  OverflowLevel,
   Side,
 } from "../api/client";
 import { t } from "../i18n";
-import { palette } from "../theme";
+import { PaneKeys } from "./keys";
 import { Minimap } from "./minimap";
-import { HEADER, NODE_API, OVERFLOW_COLOURS, darken, isCollection, luminance, nodeFill, overflowRank } from "./paint";
+import { HEADER, nodeFill } from "./paint";
+import { bindPointer } from "./pointer";
+import { type Label, drawScene } from "./scene";
 
 const MIN_SCALE = 0.01;
 const MAX_SCALE = 12;
-const KEY_SPEED = 700; // screen px per second for W/A/S/D
 const KEEP_NODES = 30_000; // loaded nodes kept across window refetches
 
 export interface PaneEvents {
@@ -31,11 +31,6 @@ export interface PaneEvents {
   toggle(pane: GraphPane, node: LayoutNode): void;
   contextMenu?(pane: GraphPane, node: LayoutNode, x: number, y: number): void;
   error(message: string): void;
-}
-
-interface Label {
-  text: string;
-  font: number; // layout units
 }
 
 export class GraphPane {
@@ -80,9 +75,7 @@ export class GraphPane {
   private refetchTimer: ReturnType<typeof setTimeout> | undefined;
   private refetchAbort: AbortController | null = null;
   private animation: number | null = null;
-  private keysHeld = new Set<string>();
-  private keyLoop: number | null = null;
-  private lastKeyTime = 0;
+  private readonly keys = new PaneKeys(this);
   private pending = 0;
   /** Nodes drawn by the last frame, for the frame-time benchmark. */
   drawn = 0;
@@ -117,7 +110,24 @@ export class GraphPane {
     this.spinner.hidden = true;
     this.minimap = new Minimap(this);
     this.el.append(this.canvas, this.titleEl, this.statusEl, this.spinner, this.minimap.el);
-    this.bindInput();
+    bindPointer(this.canvas, this.tooltip, {
+      nodeAt: (x, y) => this.nodeAt(x, y),
+      panBy: (dx, dy) => this.panBy(dx, dy),
+      zoomAt: (f, x, y) => this.zoomAt(f, x, y),
+      stopAnimation: () => this.stopAnimation(),
+      hoverAt: (index) => {
+        if (index === this.hover) return;
+        this.hover = index;
+        this.invalidate();
+      },
+      select: (n) => this.events.select(this, n),
+      toggle: (n) => this.events.toggle(this, n),
+      contextMenu: (n, x, y) => {
+        if (!this.events.contextMenu) return false;
+        this.events.contextMenu(this, n, x, y);
+        return true;
+      },
+    });
     new ResizeObserver(() => this.resize()).observe(this.el);
   }
 
@@ -289,51 +299,16 @@ export class GraphPane {
   }
 
   keyDown(key: string): boolean {
-    const k = key.toLowerCase();
-    if (k === "w" || k === "a" || k === "s" || k === "d") {
-      this.keysHeld.add(k);
-      if (this.keyLoop === null) {
-        this.lastKeyTime = performance.now();
-        this.keyLoop = requestAnimationFrame(this.keyStep);
-      }
-      return true;
-    }
-    if (k === "=" || k === "+") {
-      this.zoomAt(1.25, this.cssWidth / 2, this.cssHeight / 2);
-      return true;
-    }
-    if (k === "-" || k === "_") {
-      this.zoomAt(0.8, this.cssWidth / 2, this.cssHeight / 2);
-      return true;
-    }
-    if (k === "f") {
-      this.fit();
-      return true;
-    }
-    return false;
+    return this.keys.keyDown(key);
   }
 
   keyUp(key: string) {
-    this.keysHeld.delete(key.toLowerCase());
+    this.keys.keyUp(key);
   }
 
   releaseKeys() {
-    this.keysHeld.clear();
+    this.keys.releaseKeys();
   }
-
-  private keyStep = (now: number) => {
-    const dt = Math.min(0.05, (now - this.lastKeyTime) / 1000);
-    this.lastKeyTime = now;
-    let dx = 0;
-    let dy = 0;
-    // The keys move the view: W looks up (the graph moves down), and so on.
-    if (this.keysHeld.has("w")) dy += 1;
-    if (this.keysHeld.has("s")) dy -= 1;
-    if (this.keysHeld.has("a")) dx += 1;
-    if (this.keysHeld.has("d")) dx -= 1;
-    if (dx || dy) this.panBy(dx * KEY_SPEED * dt, dy * KEY_SPEED * dt);
-    this.keyLoop = this.keysHeld.size ? requestAnimationFrame(this.keyStep) : null;
-  };
 
   // ---------------------------------------------------------------- requests
 
@@ -525,195 +500,25 @@ export class GraphPane {
   }
 
   private draw() {
-    const ctx = this.ctx;
-    const pal = palette();
-    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
-    ctx.fillStyle = pal.background;
-    ctx.fillRect(0, 0, this.cssWidth, this.cssHeight);
-    const s = this.scale;
-    const tx = this.tx;
-    const ty = this.ty;
-    const v = this.viewRect();
-    const vx2 = v.x + v.width;
-    const vy2 = v.y + v.height;
-    const nodes = this.nodes;
-
-    const visible: number[] = [];
-    for (let i = 0; i < nodes.length; i++) {
-      const n = nodes[i];
-      if (n.x > vx2 || n.y > vy2 || n.x + n.width < v.x || n.y + n.height < v.y) continue;
-      visible.push(i);
-    }
-    this.drawn = visible.length;
-
-    // Expanded containers: a faint background, nested ones a little darker.
-    ctx.fillStyle = pal.containerFill;
-    for (const i of visible) {
-      const n = nodes[i];
-      if (!n.expanded || n.parent < 0) continue;
-      ctx.fillRect(n.x * s + tx, n.y * s + ty, n.width * s, n.height * s);
-    }
-
-    // Headers, batched by fill colour.
-    const byFill = new Map<string, number[]>();
-    for (const i of visible) {
-      const f = this.fills[i];
-      let list = byFill.get(f);
-      if (!list) byFill.set(f, (list = []));
-      list.push(i);
-    }
-    const round = s >= 0.35;
-    for (const [fill, list] of byFill) {
-      ctx.beginPath();
-      for (const i of list) {
-        const n = nodes[i];
-        const x = n.x * s + tx;
-        const y = n.y * s + ty;
-        const w = Math.max(1, n.width * s);
-        const hh = Math.max(1, HEADER * s);
-        if (round) ctx.roundRect(x, y, w, hh, radius(n) * s);
-        else ctx.rect(x, y, w, hh);
-      }
-      ctx.fillStyle = fill;
-      ctx.fill();
-    }
-
-    // Outlines: per fill for NPU (darkened fill, §8.3), one colour for Bench, dashed for collections.
-    if (s >= 0.08) {
-      ctx.lineWidth = 1;
-      for (const [fill, list] of byFill) {
-        ctx.beginPath();
-        let dashed = false;
-        for (const i of list) {
-          const n = nodes[i];
-          if (isCollection(n.nodeType)) {
-            dashed = true;
-            continue;
-          }
-          this.outline(n, round);
-        }
-        ctx.strokeStyle =
-          this.side === Side.SIDE_BENCH ? pal.benchStroke : fill === pal.noColourFill ? pal.stroke : darken(fill, 40);
-        ctx.stroke();
-        if (dashed) {
-          ctx.beginPath();
-          for (const i of list) if (isCollection(nodes[i].nodeType)) this.outline(nodes[i], round);
-          ctx.setLineDash([4, 3]);
-          ctx.strokeStyle = pal.stroke;
-          ctx.stroke();
-          ctx.setLineDash([]);
-        }
-      }
-    }
-
-    // Overflow marks: a corner triangle per level, in the level's colour.
-    if (s >= 0.15) {
-      for (const level of [
-        OverflowLevel.OVERFLOW_MEDIUM,
-        OverflowLevel.OVERFLOW_HIGH,
-        OverflowLevel.OVERFLOW_CRITICAL,
-      ]) {
-        ctx.beginPath();
-        let any = false;
-        const size = Math.min(10, 5 + overflowRank(level) * 1.5) * Math.min(1.5, s);
-        for (const i of visible) {
-          const n = nodes[i];
-          if (n.overflow !== level) continue;
-          any = true;
-          const x2 = (n.x + n.width) * s + tx;
-          const y = n.y * s + ty;
-          ctx.moveTo(x2 - size, y);
-          ctx.lineTo(x2, y);
-          ctx.lineTo(x2, y + size);
-          ctx.closePath();
-        }
-        if (any) {
-          ctx.fillStyle = OVERFLOW_COLOURS[level];
-          ctx.fill();
-        }
-      }
-    }
-
-    // Labels, once the header is tall enough to read.
-    if (HEADER * s >= 8) {
-      for (const i of visible) this.label(i); // measuring changes ctx.font
-      ctx.textAlign = "center";
-      ctx.textBaseline = "middle";
-      let font = -1;
-      let colour = "";
-      for (const i of visible) {
-        const n = nodes[i];
-        const w = n.width * s;
-        if (w < 12) continue;
-        const label = this.label(i);
-        if (!label.text) continue;
-        const px = label.font * s;
-        if (px < 5) continue;
-        if (px !== font) {
-          font = px;
-          ctx.font = `${px}px system-ui, sans-serif`;
-        }
-        const fill = this.fills[i];
-        const c = luminance(fill) > 0.55 ? pal.textOnFill : pal.text;
-        if (c !== colour) {
-          colour = c;
-          ctx.fillStyle = c;
-        }
-        ctx.fillText(label.text, n.x * s + tx + w / 2, (n.y + HEADER / 2) * s + ty + 0.5);
-      }
-    }
-
-    // Selection, the matched node of the other side's selection, hover.
-    this.ring(this.hover, pal.hover, 1.5);
-    this.ring(this.counterpart, pal.counterpart, 2.5);
-    this.ring(this.selected, pal.selected, 2.5);
-  }
-
-  private outline(n: LayoutNode, round: boolean) {
-    const s = this.scale;
-    const x = n.x * s + this.tx + 0.5;
-    const y = n.y * s + this.ty + 0.5;
-    const w = Math.max(1, n.width * s - 1);
-    const hh = Math.max(1, (n.expanded ? n.height : HEADER) * s - 1);
-    if (round) this.ctx.roundRect(x, y, w, hh, radius(n) * s);
-    else this.ctx.rect(x, y, w, hh);
-  }
-
-  private ring(index: number, colour: string, width: number) {
-    if (index < 0) return;
-    const n = this.node(index);
-    if (!n) return;
-    const ctx = this.ctx;
-    ctx.beginPath();
-    this.outline(n, this.scale >= 0.35);
-    ctx.lineWidth = width;
-    ctx.strokeStyle = colour;
-    ctx.stroke();
-    ctx.lineWidth = 1;
-  }
-
-  /** The label fitted to the node width, measured once in layout units. */
-  private label(i: number): Label {
-    let l = this.labels[i];
-    if (l) return l;
-    const n = this.nodes[i];
-    const font = n.nodeType === NODE_API && !n.expandable ? 6 : 8;
-    const ctx = this.ctx;
-    ctx.font = `${font}px system-ui, sans-serif`;
-    const avail = n.width - 4;
-    let text = n.label || n.name;
-    const full = ctx.measureText(text).width;
-    if (full > avail) {
-      if (avail < font) text = "";
-      else {
-        let keep = Math.max(1, Math.floor((text.length * avail) / full) - 1);
-        while (keep > 1 && ctx.measureText(text.slice(0, keep) + "…").width > avail) keep--;
-        text = text.slice(0, keep) + "…";
-      }
-    }
-    l = { text, font };
-    this.labels[i] = l;
-    return l;
+    this.drawn = drawScene({
+      ctx: this.ctx,
+      side: this.side,
+      legend: this.legend,
+      nodes: this.nodes,
+      fills: this.fills,
+      labels: this.labels,
+      scale: this.scale,
+      tx: this.tx,
+      ty: this.ty,
+      cssWidth: this.cssWidth,
+      cssHeight: this.cssHeight,
+      dpr: this.dpr,
+      view: this.viewRect(),
+      hover: this.hover,
+      selected: this.selected,
+      counterpart: this.counterpart,
+      node: (i) => this.node(i),
+    });
   }
 
   // ---------------------------------------------------------------- input
@@ -728,101 +533,6 @@ export class GraphPane {
       if (lx >= n.x && lx <= n.x + n.width && ly >= n.y && ly <= n.y + hgt) return n;
     }
     return null;
-  }
-
-  private bindInput() {
-    const c = this.canvas;
-    let drag: { x: number; y: number; moved: boolean } | null = null;
-    c.addEventListener("pointerdown", (e) => {
-      if (e.button !== 0) return;
-      c.setPointerCapture(e.pointerId);
-      drag = { x: e.clientX, y: e.clientY, moved: false };
-      this.stopAnimation();
-    });
-    c.addEventListener("pointermove", (e) => {
-      if (drag) {
-        const dx = e.clientX - drag.x;
-        const dy = e.clientY - drag.y;
-        if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 4) return;
-        drag.moved = true;
-        drag.x = e.clientX;
-        drag.y = e.clientY;
-        c.style.cursor = "grabbing";
-        this.hideTooltip();
-        this.panBy(dx, dy);
-        return;
-      }
-      this.updateHover(e);
-    });
-    c.addEventListener("pointerup", (e) => {
-      const d = drag;
-      drag = null;
-      c.style.cursor = "";
-      if (d && !d.moved) {
-        const p = this.local(e);
-        this.events.select(this, this.nodeAt(p.x, p.y));
-      }
-    });
-    c.addEventListener("pointerleave", () => {
-      this.hover = -1;
-      this.hideTooltip();
-      this.invalidate();
-    });
-    c.addEventListener("dblclick", (e) => {
-      const p = this.local(e);
-      const n = this.nodeAt(p.x, p.y);
-      if (n && n.expandable && n.parent >= 0) this.events.toggle(this, n);
-    });
-    c.addEventListener("contextmenu", (e) => {
-      const p = this.local(e);
-      const n = this.nodeAt(p.x, p.y);
-      if (n && this.events.contextMenu) {
-        e.preventDefault();
-        this.events.contextMenu(this, n, e.clientX, e.clientY);
-      }
-    });
-    c.addEventListener(
-      "wheel",
-      (e) => {
-        e.preventDefault();
-        this.stopAnimation();
-        const p = this.local(e);
-        const delta = e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY;
-        this.zoomAt(Math.exp(-delta * 0.0015), p.x, p.y);
-      },
-      { passive: false },
-    );
-  }
-
-  private local(e: MouseEvent) {
-    const r = this.canvas.getBoundingClientRect();
-    return { x: e.clientX - r.left, y: e.clientY - r.top };
-  }
-
-  private updateHover(e: PointerEvent) {
-    const p = this.local(e);
-    const n = this.nodeAt(p.x, p.y);
-    const idx = n ? n.index : -1;
-    if (idx !== this.hover) {
-      this.hover = idx;
-      this.invalidate();
-    }
-    if (!n) return this.hideTooltip();
-    const tip = this.tooltip;
-    tip.textContent =
-      n.name +
-      (n.hasPrecision ? `\nprecision ${formatIndex(n.precisionIndex)}` : "") +
-      (n.overflow !== OverflowLevel.OVERFLOW_NONE
-        ? `\n${n.overflow.replace("OVERFLOW_", "overflow ").toLowerCase()}`
-        : "");
-    tip.hidden = false;
-    const x = Math.min(e.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
-    const y = Math.min(e.clientY + 16, window.innerHeight - tip.offsetHeight - 8);
-    tip.style.transform = `translate(${Math.max(0, x)}px, ${Math.max(0, y)}px)`;
-  }
-
-  private hideTooltip() {
-    this.tooltip.hidden = true;
   }
 
   private animateTo(scale: number, tx: number, ty: number) {
@@ -867,15 +577,6 @@ export class GraphPane {
   }
 }
 
-function radius(n: LayoutNode): number {
-  if (isCollection(n.nodeType)) return 2;
-  return n.nodeType === NODE_API && !n.expandable ? 7 : 3;
-}
-
 function clamp(v: number, lo: number, hi: number) {
   return Math.min(hi, Math.max(lo, v));
-}
-
-export function formatIndex(v: number): string {
-  return Number.isFinite(v) ? String(Number(v.toFixed(4))) : String(v);
 }

@@ -106,6 +106,7 @@ export class HitList {
     swatch.style.background = bucketColour(hit.bucket, legend);
     row.replaceChildren(swatch, h("span.hit-name", null, hit.name));
     row.dataset.node = hit.name;
-    row.title = [...hit.ancestors, hit.name].join("\n› ");
+    // The service sends the nearest 100 ancestors; "…" stands for the rest.
+    row.title = [...(hit.ancestorsOmitted ? ["…"] : []), ...hit.ancestors, hit.name].join("\n› ");
   }
 }

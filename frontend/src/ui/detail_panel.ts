@@ -6,21 +6,32 @@
 import {
   type DistributedLink,
   type Item,
-  type Metric,
   type NodeDetail,
   type NodeDetailReply,
   type NodeSummary,
-  type Value,
   CompareMode,
   ItemState,
   OverflowLevel,
   Side,
 } from "../api/client";
-import { copyText, formatNumber, h } from "../dom";
+import { copyText, h } from "../dom";
 import { bucketColour } from "../graph/paint";
-import { formatIndex } from "../graph/pane";
+import { formatIndex } from "../graph/paint";
 import { type MessageKey, onLangChange, t } from "../i18n";
 import type { AppContext } from "./context";
+import {
+  type Row,
+  colLabel,
+  colName,
+  columnWidth,
+  META_FIELDS,
+  fieldChanged,
+  isNonFinite,
+  metricBad,
+  metricText,
+  stripPrefix,
+  valueText,
+} from "./detail_cells";
 import { commLabel, groupLinks, peerButton } from "./peers";
 import { VirtualList } from "./virtual_list";
 
@@ -32,14 +43,6 @@ const STATES: [ItemState, MessageKey][] = [
 ];
 const HIDDEN_FIELDS = new Set(["data_name", "full_op_name"]);
 const STAT_FIELDS = new Set(["Max", "Min", "Mean", "Norm"]);
-
-interface Row {
-  kind: "group" | "npu" | "bench";
-  state: ItemState;
-  item?: Item;
-  partner?: Item;
-  paired: boolean;
-}
 
 export class DetailPanel {
   readonly el: HTMLDivElement;
@@ -57,6 +60,8 @@ export class DetailPanel {
   private columns: string[] = [];
   private abort: AbortController | null = null;
   private showing: "detail" | "info" = "detail";
+  private readonly diffFirst: HTMLInputElement;
+  private readonly diffFirstLabel: HTMLSpanElement;
 
   constructor(private readonly ctx: AppContext) {
     this.header = h("div.detail-header");
@@ -64,6 +69,8 @@ export class DetailPanel {
     this.tabInfo = h("button.tab", { type: "button", "data-tab": "info" });
     this.thresholdInput = h("input.threshold", { type: "number", step: "0.05", min: "0" });
     this.thresholdLabel = h("span");
+    this.diffFirst = h("input", { type: "checkbox", "data-toggle": "differences-first" });
+    this.diffFirstLabel = h("span");
     this.tableHead = h("div.dt-row.dt-head");
     this.table = new VirtualList<Row>({
       rowHeight: 24,
@@ -83,6 +90,7 @@ export class DetailPanel {
         this.tabDetail,
         this.tabInfo,
         h("span.spacer"),
+        h("label.check.diff-first", null, this.diffFirst, this.diffFirstLabel),
         h("label.threshold-label", null, this.thresholdLabel, this.thresholdInput),
       ),
       this.header,
@@ -92,6 +100,7 @@ export class DetailPanel {
     this.tabDetail.addEventListener("click", () => this.showTab("detail"));
     this.tabInfo.addEventListener("click", () => this.showTab("info"));
     this.thresholdInput.addEventListener("input", () => this.table.refresh());
+    this.diffFirst.addEventListener("change", () => this.render());
     onLangChange(() => this.render());
   }
 
@@ -128,9 +137,15 @@ export class DetailPanel {
         abort.signal,
       );
       if (abort.signal.aborted) return;
+      const other = this.reply?.node?.index !== index || this.side !== side;
       this.reply = reply;
       this.side = side;
       this.render();
+      if (other) {
+        // Another node: its table starts at the top left.
+        this.table.el.scrollTop = 0;
+        this.table.el.scrollLeft = 0;
+      }
     } catch (e) {
       if (!abort.signal.aborted) this.ctx.toast((e as Error).message, "error");
     }
@@ -179,6 +194,8 @@ export class DetailPanel {
     this.tabDetail.textContent = compare ? t("detail") : t("detailSingle");
     this.tabInfo.textContent = t("stackInfo");
     this.thresholdLabel.textContent = t("threshold");
+    this.diffFirstLabel.textContent = t("differencesFirst");
+    this.diffFirst.parentElement!.hidden = !compare;
     const mode = this.ctx.info()?.meta?.mode;
     const graded = mode === CompareMode.MODE_STATISTICS || mode === CompareMode.MODE_TENSOR;
     this.thresholdInput.parentElement!.hidden = !compare || !graded;
@@ -195,6 +212,9 @@ export class DetailPanel {
       this.nodeBadge(compare ? t("npuNode") : t("node"), s.npu, s.npuDetail, Side.SIDE_NPU),
       compare ? this.nodeBadge(t("benchNode"), s.bench, s.benchDetail, Side.SIDE_BENCH) : "",
     );
+    const items = (d: NodeDetail | undefined) => (d ? d.input.length + d.output.length : 0);
+    if (!items(s.npuDetail) && !items(s.benchDetail))
+      this.header.append(h("div.no-data", { "data-kind": "no-data" }, t("noDumpedData")));
     this.buildRows(s.npuDetail, s.benchDetail);
     this.renderInfo(s);
     this.showTab(this.showing);
@@ -212,7 +232,8 @@ export class DetailPanel {
     const parts: (string | HTMLElement)[] = [h("span.badge-title", null, `${title}: `)];
     if (!n) parts.push(h("span.muted", null, t("notMatched")));
     else {
-      parts.push(swatch, h("span.badge-name", { title: [...n.ancestors, n.name].join("\n› ") }, n.name));
+      const path = [...(n.ancestorsOmitted ? ["…"] : []), ...n.ancestors, n.name];
+      parts.push(swatch, h("span.badge-name", { title: path.join("\n› ") }, n.name));
       if (n.hasPrecision)
         parts.push(h("span.badge-meta", null, `${t("precisionIndex")} ${formatIndex(n.precisionIndex)}`));
       if (n.overflow !== OverflowLevel.OVERFLOW_NONE)
@@ -279,7 +300,12 @@ export class DetailPanel {
         }
       }
     }
-    this.columns = ["name", ...fieldCols, ...metricCols];
+    // Differences first: the compare metrics right after the name, then dtype/shape, then the rest.
+    const meta = fieldCols.filter((c) => META_FIELDS.has(c));
+    this.columns =
+      this.diffFirst.checked && this.ctx.isCompare()
+        ? ["name", ...metricCols, ...meta, ...fieldCols.filter((c) => !meta.includes(c))]
+        : ["name", ...fieldCols, ...metricCols];
     const widths = this.columns.map((c) => columnWidth(c, rows));
     const template = widths.map((w) => `${w}px`).join(" ");
     this.table.el.style.setProperty("--dt-columns", template);
@@ -317,10 +343,18 @@ export class DetailPanel {
     const cells = this.columns.map((col) => {
       let text: string;
       let bad = false;
+      let changed = false;
       if (col === "name") {
         text = stripPrefix(item.key, prefix);
         const dot = h(`span.dot.${row.paired ? "matched" : "unmatched"}`);
-        return h("div.dt-cell", { "data-col": "name", title: item.key }, this.ctx.isCompare() ? dot : "", text);
+        const tag = h(`span.side-tag.${row.kind}`, null, row.kind === "npu" ? t("npu") : t("bench"));
+        return h(
+          "div.dt-cell",
+          { "data-col": "name", title: item.key },
+          this.ctx.isCompare() ? dot : "",
+          this.ctx.isCompare() ? tag : "",
+          text,
+        );
       }
       if (col.startsWith("metric:")) {
         const m = item.metric.find((x) => `metric:${x.name}` === col);
@@ -330,6 +364,7 @@ export class DetailPanel {
         const f = item.field.find((x) => x.name === col);
         text = f ? valueText(f.value) : "";
         if (f && STAT_FIELDS.has(col) && isNonFinite(f.value)) bad = true;
+        if (fieldChanged(row, col)) changed = true;
         if (f && col === "md5" && row.kind === "npu" && row.partner) {
           const other = row.partner.field.find((x) => x.name === "md5");
           if (other && valueText(other.value) !== text) bad = true;
@@ -337,7 +372,7 @@ export class DetailPanel {
       }
       if (item.isNull && !text) text = "null";
       return h(
-        `div.dt-cell${bad ? ".bad" : ""}`,
+        `div.dt-cell${bad ? ".bad" : ""}${changed ? ".changed" : ""}`,
         { "data-col": colName(col), title: `${colName(col)}: ${text}` },
         text || "-",
       );
@@ -395,7 +430,7 @@ export class DetailPanel {
             h("span.peer-type", null, commLabel(type)),
             peerButton(l, legend, "peer-link", pick),
             h("span.peer-node", { title: l.peerNode }, l.peerNode),
-            h("span.peer-index", null, l.peerIndex),
+            h("span.peer-index", { title: l.peerIndex }, peerIndexText(l.peerIndex)),
           ),
         );
     return h(
@@ -419,92 +454,10 @@ function textBlock(title: string, text: string, kind: string): HTMLElement {
   return h("div.info-block", null, h("div.info-block-title", null, title, btn), pre);
 }
 
-function colName(col: string): string {
-  return col.startsWith("metric:") ? col.slice(7) : col;
-}
-
-function colLabel(col: string): string {
-  return col === "name" ? t("name") : colName(col);
-}
-
-function columnWidth(col: string, rows: Row[]): number {
-  let chars = colLabel(col).length;
-  let n = 0;
-  for (const r of rows) {
-    if (!r.item || n++ > 400) continue;
-    let len = 0;
-    if (col === "name") len = r.item.key.length * 0.6 + 2;
-    else if (col.startsWith("metric:")) {
-      const m = r.item.metric.find((x) => `metric:${x.name}` === col);
-      len = m ? metricText(m).length : 0;
-    } else {
-      const f = r.item.field.find((x) => x.name === col);
-      len = f ? valueText(f.value).length : 0;
-    }
-    chars = Math.max(chars, len);
-  }
-  return Math.round(Math.min(col === "name" ? 320 : 220, Math.max(56, chars * 7 + 18)));
-}
-
-function stripPrefix(key: string, prefix: string): string {
-  return prefix && key.startsWith(prefix + ".") ? key.slice(prefix.length + 1) : key;
-}
-
-export function valueText(v: Value | undefined): string {
-  if (!v) return "";
-  if (v.null) return "null";
-  if (v.boolean !== undefined) return String(v.boolean);
-  if (v.integer !== undefined) return String(v.integer);
-  if (v.number !== undefined) return formatNumber(v.number);
-  if (v.text !== undefined) return v.text;
-  if (v.json !== undefined) return v.json;
-  return "";
-}
-
-function isNonFinite(v: Value | undefined): boolean {
-  if (!v) return false;
-  if (v.number !== undefined) return !Number.isFinite(v.number);
-  if (v.text !== undefined) return /^[-+]?(nan|inf|infinity)$/i.test(v.text.trim());
-  return false;
-}
-
-/** A metric as the reference prints it: plain numbers with 6 decimals (builder reference §10.5), other text as is. */
-function metricText(m: Metric): string {
-  const text = m.text.trim();
-  if (!text) return m.hasValue ? formatNumber(m.value) : "";
-  if (/^[-+]?\d+\.\d{7,}(e[-+]?\d+)?$/i.test(text)) return formatNumber(Number(text));
-  return text;
-}
-
-/** A metric's number: "20.0%" is 0.2; otherwise its value. */
-function metricNumber(m: Metric): number | null {
-  const text = m.text.trim();
-  if (text.endsWith("%")) {
-    const v = Number(text.slice(0, -1));
-    return Number.isNaN(v) ? null : v / 100;
-  }
-  if (m.hasValue) return m.value;
+/** A peer's index as the other numbers: "0.0005439318636507684" is 0.000544; words stay. */
+function peerIndexText(text: string): string {
   const v = Number(text);
-  return text && !Number.isNaN(v) ? v : null;
-}
-
-/**
- * Cells beyond threshold: relative errors above the threshold (statistics
- * and tensor modes), a cosine below 0.99 or a max absolute error above 0.001
- * (msprobe's accuracy criteria for tensors), a failed md5 result, an
- * inconsistent requires_grad.
- */
-function metricBad(m: Metric, threshold: number): boolean {
-  const name = m.name;
-  if (name === "Result") return m.text !== "" && m.text !== "pass";
-  if (name === "Requires_grad Consistent") return m.text.toLowerCase() === "false";
-  const v = metricNumber(m);
-  if (v === null) return /^nan$/i.test(m.text.trim());
-  if (Number.isNaN(v)) return true;
-  if (name.endsWith("RelativeErr")) return v > threshold;
-  if (name === "Cosine") return v < 0.99;
-  if (name === "MaxAbsErr") return v > 0.001;
-  return false;
+  return text.trim() && Number.isFinite(v) ? formatIndex(v) : text;
 }
 
 function defaultThreshold(ctx: AppContext): number {

@@ -8,12 +8,21 @@ Routes under /data/plugin/graph_ascend/ (docs/API.md):
 
 The plugin holds no graph logic and reads no file of the log directory: the
 server resolves and checks every path (never outside --logdir).
+
+Requests from other web sites are refused (docs/API.md, "Security"): every
+route answers only the host names TensorBoard was bound to and localhost
+forms (DNS rebinding), and every API call must be `Content-Type:
+application/json` (a cross-site page cannot send that without a CORS
+preflight, which is never granted) and must not come from another origin
+(`Origin`, `Sec-Fetch-Site`).
 """
 
+import ipaddress
 import json
 import logging
 import os
 import pathlib
+import socket
 import threading
 import time
 
@@ -30,6 +39,10 @@ logger = logging.getLogger(__name__)
 PLUGIN_NAME = "graph_ascend"
 STATIC_DIR = pathlib.Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 16 << 20
+# Error messages quote request fields; they are cut to this many characters.
+MAX_MESSAGE_CHARS = 1000
+# Extra host names to answer, comma-separated; "*" answers any Host (behind a trusted proxy).
+ALLOWED_HOSTS_ENV = "GRAPH_ASCEND_ALLOWED_HOSTS"
 
 # The plugin serves its own page, so it sets its own CSP: the page is one
 # file with inline script and style (plugin reference §2.1).
@@ -78,8 +91,14 @@ def _respond(body, status=200, content_type="application/json"):
     return response
 
 
+def _clip(message: str) -> str:
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:MAX_MESSAGE_CHARS]}... ({len(message)} characters)"
+
+
 def _error(status: int, code: str, message: str, extra_headers=()):
-    response = _respond(json.dumps({"error": {"code": code, "message": message}}), status=status)
+    response = _respond(json.dumps({"error": {"code": code, "message": _clip(message)}}), status=status)
     for key, value in extra_headers:
         response.headers[key] = value
     return response
@@ -88,6 +107,84 @@ def _error(status: int, code: str, message: str, extra_headers=()):
 def _rpc_error(e: grpc.RpcError):
     code = e.code()
     return _error(HTTP_STATUS.get(code, 500), code.name, e.details() or code.name)
+
+
+def _host_name(host_header: str) -> str:
+    """The host of a Host / Origin netloc, lowercase, without port or IPv6 brackets."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def allowed_hosts(flags) -> set | None:
+    """The host names to answer (None: any): localhost forms, the --host TensorBoard was bound to,
+    this machine's names when bound to every interface, and $GRAPH_ASCEND_ALLOWED_HOSTS."""
+    names = {"localhost", "127.0.0.1", "::1"}
+    host = (getattr(flags, "host", None) or "").strip("[]").lower()
+    if host:
+        names.add(host)
+    if getattr(flags, "bind_all", False) or host in ("0.0.0.0", "::"):
+        names.update({socket.gethostname().lower(), socket.getfqdn().lower()})
+    for extra in os.environ.get(ALLOWED_HOSTS_ENV, "").split(","):
+        extra = extra.strip().lower()
+        if extra == "*":
+            return None
+        if extra:
+            names.add(_host_name(extra))
+    return names
+
+
+def _host_allowed(host_header: str, allowed) -> bool:
+    if allowed is None:
+        return True
+    host = _host_name(host_header or "")
+    if host in allowed or host.endswith(".localhost"):
+        return True
+    try:
+        ipaddress.ip_address(host)  # an address is no name a rebinding attacker controls
+        return True
+    except ValueError:
+        return False
+
+
+def _cross_site(request) -> str:
+    """Why `request` comes from another web site ("" when it does not)."""
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None and site not in ("same-origin", "none"):
+        return f"Sec-Fetch-Site: {site}"
+    origin = request.headers.get("Origin")
+    if origin is not None:
+        netloc = origin.split("://", 1)[-1] if "://" in origin else None
+        if netloc is None or netloc.lower() != (request.host or "").lower():
+            return f"Origin {origin}"
+    return ""
+
+
+def _read_body(request):
+    """The body, read at most MAX_BODY_BYTES + 1 bytes at a time; None when larger (never read in full)."""
+    if (request.content_length or 0) > MAX_BODY_BYTES:
+        return None
+    stream, chunks, total = request.stream, [], 0
+    while True:
+        chunk = stream.read(min(1 << 16, MAX_BODY_BYTES + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > MAX_BODY_BYTES:
+            return None
+
+
+def _refused(request, allowed):
+    """The answer to a request from elsewhere than this TensorBoard's own pages, else None."""
+    if not _host_allowed(request.host, allowed):
+        return _error(
+            403,
+            "PERMISSION_DENIED",
+            f"host {request.host!r} is not one TensorBoard serves (set {ALLOWED_HOSTS_ENV} to add names)",
+        )
+    return None
 
 
 class GraphAscendPlugin(base_plugin.TBPlugin):
@@ -102,6 +199,7 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
         self._active = False
         self._active_checked = 0.0
         self._active_lock = threading.Lock()
+        self._allowed_hosts = allowed_hosts(context.flags)
 
     # ---- TensorBoard plugin contract
 
@@ -113,7 +211,7 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
         }
 
     def is_active(self):
-        """True once a .vis file exists under the log directory (bounded scan, re-checked every 10 s)."""
+        """True once a .vis or .vis.db file exists under the log directory (bounded scan, re-checked every 10 s)."""
         if not self._logdir:
             return False
         with self._active_lock:
@@ -130,10 +228,16 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
 
     @wrappers.Request.application
     def _serve_index_js(self, request):
+        refused = _refused(request, self._allowed_hosts)
+        if refused is not None:
+            return refused
         return _respond((STATIC_DIR / "index.js").read_bytes(), content_type="application/javascript")
 
     @wrappers.Request.application
     def _serve_index_html(self, request):
+        refused = _refused(request, self._allowed_hosts)
+        if refused is not None:
+            return refused
         page = STATIC_DIR / "index.html"
         if not page.is_file():
             page = STATIC_DIR / "runs.html"
@@ -141,18 +245,28 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
 
     @wrappers.Request.application
     def _serve_api(self, request):
+        refused = _refused(request, self._allowed_hosts)
+        if refused is not None:
+            return refused
         name = request.path.rsplit("/api/", 1)[-1]
         method = _SERVICE.methods_by_name.get(name)
         if method is None or name == "CallJson":
             return _error(404, "NOT_FOUND", f"no such API method: {name!r}")
         if request.method != "POST":
             return _error(405, "METHOD_NOT_ALLOWED", f"use POST for /api/{name}", [("Allow", "POST")])
+        if request.mimetype != "application/json":
+            return _error(
+                415,
+                "UNSUPPORTED_MEDIA_TYPE",
+                f"/api/{name} takes Content-Type: application/json, not {request.mimetype!r}",
+            )
+        why = _cross_site(request)
+        if why:
+            return _error(403, "PERMISSION_DENIED", f"cross-site request refused ({why})")
         if self._server is None:
             return _error(503, "UNAVAILABLE", "TensorBoard was started without --logdir")
-        if (request.content_length or 0) > MAX_BODY_BYTES:
-            return _error(400, "INVALID_ARGUMENT", f"request body larger than {MAX_BODY_BYTES} bytes")
-        body = request.get_data(cache=False)
-        if len(body) > MAX_BODY_BYTES:
+        body = _read_body(request)
+        if body is None:
             return _error(400, "INVALID_ARGUMENT", f"request body larger than {MAX_BODY_BYTES} bytes")
         try:
             text = body.decode("utf-8")
@@ -177,15 +291,18 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
     def _stream(self, name, req):
         """Newline-delimited JSON: one reply message per line; an error ends the stream with {"error": ...}."""
         for attempt in range(2):
-            replies, proc = self._server.stream(name, req)
+            proc = None
             try:
+                replies, proc = self._server.stream(name, req)
                 first = next(replies)  # errors before the first message still get an HTTP status
                 break
             except StopIteration:
                 return _respond("", content_type="application/x-ndjson")
-            except grpc.RpcError as e:
-                if attempt == 0 and e.code() == grpc.StatusCode.UNAVAILABLE and server_process.exited(proc):
+            except (grpc.RpcError, ValueError) as e:
+                if attempt == 0 and server_process.retryable(e, proc):
                     continue
+                if isinstance(e, ValueError):
+                    raise server_process.ServerUnavailable("graph-ascend-server restarted during the call") from e
                 raise
 
         def lines():
@@ -194,7 +311,8 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
                 for reply in replies:
                     yield (_to_json(reply) + "\n").encode()
             except grpc.RpcError as e:
-                yield (json.dumps({"error": {"code": e.code().name, "message": e.details()}}) + "\n").encode()
+                error = {"code": e.code().name, "message": _clip(e.details() or "")}
+                yield (json.dumps({"error": error}) + "\n").encode()
 
         response = wrappers.Response(lines(), content_type="application/x-ndjson", direct_passthrough=True)
         for key, value in SECURITY_HEADERS:
@@ -206,7 +324,7 @@ def _has_vis(logdir: str, limit: int) -> bool:
     seen = 0
     for _dirpath, _dirnames, filenames in os.walk(logdir):
         for name in filenames:
-            if name.endswith(".vis"):
+            if name.endswith((".vis", ".vis.db")):
                 return True
         seen += len(filenames) + 1
         if seen > limit:

@@ -5,9 +5,18 @@ temporary directory (mode 0700). It holds the read end of a pipe on its
 stdin and exits when that pipe closes, i.e. when TensorBoard exits however
 it exits (it also asks the kernel for SIGTERM on parent death). The plugin
 starts it on first use, checks it before each call and restarts it when it
-died; a call that fails because the server went away is retried once on the
-new server.
+died; a call that fails because the server went away (or because a restart
+closed the channel under it) is retried once on the new server, so a restart
+is invisible to the page.
+
+A watchdog checks Health, which the server answers on a thread of its own.
+Failures count per server process; a server that does not answer is given
+time with growing pauses between checks (it may be stopped, swapping or busy)
+and is killed only after HUNG_SECONDS without an answer, never while it is
+stopped (SIGSTOP: it resumes where it was).
 """
+
+from __future__ import annotations  # `X | None` annotations on Python 3.9
 
 import atexit
 import logging
@@ -30,8 +39,10 @@ BINARY_ENV = "GRAPH_ASCEND_SERVER_BINARY"
 START_TIMEOUT_S = 20.0
 CALL_TIMEOUT_S = 120.0
 WATCH_INTERVAL_S = 2.0
+WATCH_MAX_INTERVAL_S = 30.0
 HEALTH_TIMEOUT_S = 10.0
-HUNG_CHECKS = 3
+HUNG_SECONDS = 180.0
+HUNG_SECONDS_ENV = "GRAPH_ASCEND_HUNG_SECONDS"  # overrides HUNG_SECONDS
 _MAX_MESSAGE = 256 << 20
 
 
@@ -53,6 +64,30 @@ def exited(proc: subprocess.Popen) -> bool:
     except subprocess.TimeoutExpired:
         return False
     return True
+
+
+def retryable(error: Exception, proc) -> bool:
+    """Whether a call that failed with `error` on `proc` may be sent again to a new server: its channel was
+    closed by a restart before it was sent (grpc's ValueError), or its server died under it (UNAVAILABLE, or
+    CANCELLED "Channel closed!" when the restart closed the channel while the call was in flight). What the
+    dead server did for the call died with it."""
+    if isinstance(error, ValueError):
+        return "closed channel" in str(error)
+    return (
+        isinstance(error, grpc.RpcError)
+        and error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+        and proc is not None
+        and exited(proc)
+    )
+
+
+def stopped(pid: int) -> bool:
+    """Whether the process is stopped (SIGSTOP, a debugger): it answers nothing until continued."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] in (b"T", b"t")
+    except (OSError, IndexError):
+        return False
 
 
 class ServerProcess:
@@ -97,14 +132,16 @@ class ServerProcess:
             return self._stub, self._proc
 
     def call(self, method: str, request, timeout: float = CALL_TIMEOUT_S):
-        """Calls a unary RPC, retrying once on a fresh server if this one died."""
+        """Calls a unary RPC, retrying once on a fresh server if this one died or was replaced."""
         for attempt in range(2):
             stub, proc = self._live()
             try:
                 return getattr(stub, method)(request, timeout=timeout)
-            except grpc.RpcError as e:
-                if attempt == 0 and e.code() == grpc.StatusCode.UNAVAILABLE and exited(proc):
+            except (grpc.RpcError, ValueError) as e:
+                if attempt == 0 and retryable(e, proc):
                     continue
+                if isinstance(e, ValueError):
+                    raise ServerUnavailable("graph-ascend-server restarted during the call") from e
                 raise
         raise AssertionError("unreachable")
 
@@ -114,16 +151,18 @@ class ServerProcess:
         return getattr(stub, method)(request, timeout=timeout), proc
 
     def _watch(self) -> None:
-        """Health-checks the server every WATCH_INTERVAL_S: restarts it when it died, and kills a
-        server that stopped answering Health (HUNG_CHECKS in a row) so that it is restarted."""
-        failures = 0
+        """Health-checks the server: restarts it when it died; kills one that has not answered for
+        HUNG_SECONDS (and is not stopped) so that it is restarted. Pauses grow while it does not answer."""
+        watched, silent_since, interval = None, None, WATCH_INTERVAL_S
+        hung_seconds = float(os.environ.get(HUNG_SECONDS_ENV) or HUNG_SECONDS)
         while not self._closed:
-            time.sleep(WATCH_INTERVAL_S)
+            time.sleep(interval)
             proc, stub = self._proc, self._stub
             if self._closed or proc is None:
                 continue
+            if proc is not watched:  # a new process: nothing carries over from the last one
+                watched, silent_since, interval = proc, None, WATCH_INTERVAL_S
             if proc.poll() is not None:
-                failures = 0
                 try:
                     self.stub()
                 except ServerUnavailable as e:
@@ -131,18 +170,22 @@ class ServerProcess:
                 continue
             try:
                 stub.Health(graph_service_pb2.HealthRequest(), timeout=HEALTH_TIMEOUT_S)
-                failures = 0
-            except grpc.RpcError as e:
+                silent_since, interval = None, WATCH_INTERVAL_S
+            except (grpc.RpcError, ValueError) as e:
                 if proc is not self._proc:
                     continue  # restarted meanwhile
-                failures += 1
-                logger.warning(
-                    "graph-ascend-server (pid %d) health check failed: %s %s", proc.pid, e.code(), e.details()
-                )
-                if failures >= HUNG_CHECKS:
-                    logger.error("graph-ascend-server (pid %d) does not answer; killing it", proc.pid)
+                now = time.monotonic()
+                silent_since = silent_since or now
+                interval = min(interval * 2, WATCH_MAX_INTERVAL_S)
+                if stopped(proc.pid):
+                    logger.warning("graph-ascend-server (pid %d) is stopped; waiting for it", proc.pid)
+                    silent_since = now
+                    continue
+                logger.warning("graph-ascend-server (pid %d) health check failed: %s", proc.pid, e)
+                if now - silent_since >= hung_seconds:
+                    silent = now - silent_since
+                    logger.error("graph-ascend-server (pid %d) has not answered for %.0f s; killing it", proc.pid, silent)
                     proc.kill()
-                    failures = 0
 
     def _runnable_binary(self) -> pathlib.Path:
         binary = self._binary
@@ -176,30 +219,44 @@ class ServerProcess:
                 close_fds=True,
             )
         self._starts += 1
+        deadline = time.monotonic() + START_TIMEOUT_S
+        # Probing before the socket exists only feeds grpc's reconnect back-off (seconds):
+        # wait for the socket file first, and keep the back-off short.
+        while not os.path.exists(socket_path):
+            self._check_started(log_path, deadline)
+            time.sleep(0.02)
         options = [
             ("grpc.max_receive_message_length", _MAX_MESSAGE),
             ("grpc.max_send_message_length", 64 << 20),
+            ("grpc.initial_reconnect_backoff_ms", 50),
+            ("grpc.min_reconnect_backoff_ms", 50),
+            ("grpc.max_reconnect_backoff_ms", 500),
         ]
         self._channel = grpc.insecure_channel("unix://" + socket_path, options=options)
         self._stub = graph_service_pb2_grpc.GraphServiceStub(self._channel)
-        deadline = time.monotonic() + START_TIMEOUT_S
         while True:
-            if self._proc.poll() is not None:
-                message = self._read_log(log_path)
-                self._stop_locked()
-                raise ServerUnavailable(f"graph-ascend-server exited at start: {message}")
+            self._check_started(log_path, deadline)
             try:
-                self._stub.Health(graph_service_pb2.HealthRequest(), timeout=1.0)
+                self._stub.Health(graph_service_pb2.HealthRequest(), timeout=1.0, wait_for_ready=True)
                 logger.info("graph-ascend-server pid %d serving %s", self._proc.pid, self._logdir)
                 if self._watchdog is None:
                     self._watchdog = threading.Thread(target=self._watch, name="graph-ascend-watchdog", daemon=True)
                     self._watchdog.start()
                 return
             except grpc.RpcError:
-                if time.monotonic() > deadline:
-                    self._stop_locked()
-                    raise ServerUnavailable(f"graph-ascend-server did not answer within {START_TIMEOUT_S:.0f} s")
-                time.sleep(0.05)
+                time.sleep(0.02)
+
+    def _check_started(self, log_path: str, deadline: float) -> None:
+        """Raises ServerUnavailable when the starting server exited or did not come up in time."""
+        if self._proc.poll() is not None:
+            code = self._proc.returncode
+            message = self._read_log(log_path)
+            self._stop_locked()
+            how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+            raise ServerUnavailable(f"graph-ascend-server {how} at start; its output: {message}")
+        if time.monotonic() > deadline:
+            self._stop_locked()
+            raise ServerUnavailable(f"graph-ascend-server did not answer within {START_TIMEOUT_S:.0f} s")
 
     @staticmethod
     def _read_log(path: str) -> str:

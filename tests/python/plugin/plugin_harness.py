@@ -25,10 +25,11 @@ def rel(logdir: pathlib.Path, pattern: str) -> str:
 class TensorBoard:
     """A running `tensorboard --logdir` and helpers to call the plugin's routes."""
 
-    def __init__(self, logdir: pathlib.Path):
+    def __init__(self, logdir: pathlib.Path, env=None):
         exe = pathlib.Path(sys.executable).parent / "tensorboard"
         self.proc = subprocess.Popen(
             [str(exe), "--logdir", str(logdir), "--port", "0", "--host", "127.0.0.1"],
+            env={**os.environ, **(env or {})},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -42,6 +43,7 @@ class TensorBoard:
             self.stop()
             raise RuntimeError("tensorboard did not start:\n" + "".join(self.output))
         self.base = f"http://127.0.0.1:{self._port}"
+        self.port = self._port
 
     def _drain(self):
         for line in self.proc.stdout:

@@ -109,7 +109,9 @@ def test_list_runs_names_every_vis_by_relative_path(tb, logdir):
 
 
 def test_open_file_streams_progress_then_the_info(tb, stats):
-    status, headers, data = tb.request("POST", f"{API}/OpenFile", json.dumps({"file": stats}))
+    status, headers, data = tb.request(
+        "POST", f"{API}/OpenFile", json.dumps({"file": stats}), {"Content-Type": "application/json"}
+    )
     assert status == 200
     assert headers["Content-Type"].startswith("application/x-ndjson")
     lines = [json.loads(line) for line in data.decode().splitlines()]

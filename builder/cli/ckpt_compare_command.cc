@@ -1,0 +1,61 @@
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "ckpt/ckpt_compare.h"
+#include "cli/commands.h"
+#include "output/output_file.h"
+
+namespace graph_ascend::cli {
+
+namespace {
+const char* kCkptUsage =
+    "usage: graph-ascend ckpt_compare CKPT_A CKPT_B [-o OUT.json] [--force]\n"
+    "\n"
+    "Compares two Megatron-LM / MindSpeed checkpoints (a save folder with\n"
+    "latest_checkpointed_iteration.txt, or an iter_NNNNNNN / release folder) parameter by\n"
+    "parameter after merging tensor-parallel shards and renumbering pipeline layers and experts.\n"
+    "Writes {param: {l2, cos, numel, shape}} (msprobe's checkpoint compare JSON).\n"
+    "\n"
+    "  -o, --output FILE  result file (default ./ckpt_similarity.json); must not exist\n"
+    "  --force            overwrite an existing result file\n";
+}
+
+int CkptCompareCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> inputs;
+  std::string output = "ckpt_similarity.json";
+  bool force = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-h" || args[i] == "--help") {
+      fputs(kCkptUsage, stdout);
+      return 0;
+    }
+    if ((args[i] == "-o" || args[i] == "--output") && i + 1 < args.size()) {
+      output = args[++i];
+    } else if (args[i] == "--force") {
+      force = true;
+    } else if (!args[i].empty() && args[i][0] != '-' && inputs.size() < 2) {
+      inputs.push_back(args[i]);
+    } else {
+      return Fail("unexpected argument '" + args[i] + "'\n\n" + kCkptUsage);
+    }
+  }
+  if (inputs.size() != 2) return Fail(std::string("ckpt_compare needs two checkpoints\n\n") + kCkptUsage);
+  std::error_code ec;
+  if (!force && std::filesystem::exists(output, ec)) {
+    return Fail(output + ": output exists; remove it or pass --force to overwrite");
+  }
+  auto result = ckpt::CompareCheckpoints(inputs[0], inputs[1]);
+  if (!result.ok()) return Fail(result.error().ToString());
+  for (const std::string& w : result->warnings) fprintf(stderr, "graph-ascend: warning: %s\n", w.c_str());
+  if (!result->only_a.empty() || !result->only_b.empty()) {
+    fprintf(stderr, "graph-ascend: warning: %zu parameters only in %s, %zu only in %s (not compared)\n",
+            result->only_a.size(), inputs[0].c_str(), result->only_b.size(), inputs[1].c_str());
+  }
+  Status st = output::WriteFileAtomically(output, ckpt::ComparisonJson(*result), force);
+  if (!st.ok()) return Fail(st.error().ToString());
+  printf("%s: %zu parameters compared\n", output.c_str(), result->params.size());
+  return 0;
+}
+
+}  // namespace graph_ascend::cli

@@ -1,0 +1,62 @@
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cli/commands.h"
+#include "formats/foreign_file.h"
+#include "job/graph_job.h"
+
+namespace graph_ascend::cli {
+
+namespace {
+const char* kImportUsage =
+    "usage: graph-ascend import FILE -o OUT\n"
+    "\n"
+    "Converts a graph file of msprobe into graph-ascend .vis files: a JSON .vis (msprobe 1.2-8.1)\n"
+    "or a .vis.db (msprobe 8.2-26.x). A file with one graph is written to OUT; a .vis.db with\n"
+    "several steps or ranks is written into the directory OUT, one .vis per step and rank, named\n"
+    "as 'graph' names a batch (compare_step0_rank1_<time>.vis).\n";
+
+bool IsDirectory(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+int ImportCommand(const std::vector<std::string>& args) {
+  std::string input, output;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-h" || args[i] == "--help") {
+      fputs(kImportUsage, stdout);
+      return 0;
+    }
+    if ((args[i] == "-o" || args[i] == "--output") && i + 1 < args.size()) {
+      output = args[++i];
+    } else if (input.empty() && !args[i].empty() && args[i][0] != '-') {
+      input = args[i];
+    } else {
+      return Fail("unexpected argument '" + args[i] + "'\n\n" + kImportUsage);
+    }
+  }
+  if (input.empty() || output.empty()) return Fail(std::string("import needs FILE and -o OUT\n\n") + kImportUsage);
+  auto graphs = formats::ReadGraphs(input);
+  if (!graphs.ok()) return Fail(graphs.error().ToString());
+  bool into_dir = graphs->size() > 1 || IsDirectory(output);
+  if (into_dir && !IsDirectory(output) && mkdir(output.c_str(), 0755) != 0) {
+    return Fail(Error{output, "", std::string("cannot create directory: ") + strerror(errno)}.ToString());
+  }
+  std::string stamp = job::TimeStamp();
+  for (const formats::GraphFile& g : *graphs) {
+    std::string path = into_dir ? output + "/" + formats::BatchFileName(g, stamp) : output;
+    Status st = formats::WriteVisFile(g, path);
+    if (!st.ok()) return Fail(st.error().ToString());
+    printf("%s\n", path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace graph_ascend::cli

@@ -1,0 +1,327 @@
+#include "divergence/divergence.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <queue>
+
+#include "compare/item_view.h"
+
+namespace graph_ascend::divergence {
+namespace {
+
+const char* const kRelNames[4] = {"MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"};
+
+const vis::Metric* FindMetric(const vis::Item& item, std::string_view name) {
+  for (const vis::Metric& m : item.metric()) {
+    if (m.name() == name) return &m;
+  }
+  return nullptr;
+}
+
+// The mode's error of one compared item; negative when the item says nothing.
+double ItemError(vis::CompareMode mode, const vis::Item& it) {
+  switch (mode) {
+    case vis::MODE_STATISTICS: {
+      double r = -1;
+      for (const char* name : kRelNames) {
+        const vis::Metric* m = FindMetric(it, name);
+        if (m != nullptr && m->has_value() && std::isfinite(m->value())) r = std::max(r, std::fabs(m->value()));
+      }
+      return r;
+    }
+    case vis::MODE_MD5: {
+      const vis::Metric* m = FindMetric(it, "Result");
+      return m == nullptr ? -1 : (m->text() == "pass" ? 0 : 1);
+    }
+    case vis::MODE_TENSOR: {
+      const vis::Metric* m = FindMetric(it, "One Thousandth Err Ratio");
+      return m == nullptr || !m->has_value() ? -1 : std::clamp(1 - m->value(), 0.0, 1.0);
+    }
+    default: return -1;
+  }
+}
+
+bool NonFinite(const vis::Item& it) {
+  for (int k = 0; k < 2; ++k) {
+    compare::StatNumber s = compare::NormalizedNumber(it, k);
+    if (s.kind == compare::StatNumber::kFloat && !std::isfinite(s.number)) return true;
+  }
+  return false;
+}
+
+// A dtype by its framework-free name: "torch.float32" and MindSpore's
+// "Float32" are both "float32".
+std::string DtypeName(const std::string& dtype) {
+  std::string d = dtype.substr(dtype.rfind('.') == std::string::npos ? 0 : dtype.rfind('.') + 1);
+  std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return std::tolower(c); });
+  return d;
+}
+
+// A tensor (not a scalar argument such as eps, a dim or a process group).
+bool IsTensor(const vis::Item& it) {
+  return compare::PyStr(compare::FindField(it, "type")).find("Tensor") != std::string::npos;
+}
+
+// "" when dtype, shape and requires_grad agree, else what differs.
+std::string ChangeOf(const vis::Item& a, const vis::Item& b) {
+  std::string x = compare::PyStr(compare::FindField(a, "dtype"));
+  std::string y = compare::PyStr(compare::FindField(b, "dtype"));
+  if (DtypeName(x) != DtypeName(y)) return "dtype " + x + " vs " + y;
+  x = compare::PyStr(compare::FindField(a, "shape"));
+  y = compare::PyStr(compare::FindField(b, "shape"));
+  if (x != y) return "shape " + x + " vs " + y;
+  // requires_grad counts when both sides dumped it (MindSpore tensors have none).
+  const vis::Metric* m = FindMetric(a, "Requires_grad Consistent");
+  bool both = compare::FindField(a, "requires_grad") != nullptr && compare::FindField(b, "requires_grad") != nullptr;
+  if (m != nullptr && m->text() == "False" && both) {
+    return "requires_grad " + compare::PyStr(compare::FindField(a, "requires_grad")) + " vs " +
+           compare::PyStr(compare::FindField(b, "requires_grad"));
+  }
+  return "";
+}
+
+// "input.0" / "output.1" of an item key (its part after the node name).
+std::string ItemLabel(const vis::Item& it) {
+  const std::string& k = it.key();
+  for (const char* part : {".input.", ".output.", ".parameters.", ".parameters_grad."}) {
+    size_t p = k.rfind(part);
+    if (p != std::string::npos) return k.substr(p + 1);
+  }
+  return k;
+}
+
+// Running median of the output errors of agreeing operators (two heaps).
+class Median {
+ public:
+  void Add(double x) {
+    if (low_.empty() || x <= low_.top()) low_.push(x);
+    else high_.push(x);
+    if (low_.size() > high_.size() + 1) {
+      high_.push(low_.top());
+      low_.pop();
+    } else if (high_.size() > low_.size()) {
+      low_.push(high_.top());
+      high_.pop();
+    }
+  }
+  double Get() const { return low_.empty() ? 0 : low_.top(); }
+
+ private:
+  std::priority_queue<double> low_;
+  std::priority_queue<double, std::vector<double>, std::greater<double>> high_;
+};
+
+// Phase of a node: 0 forward, 1 backward, 2 optimizer.
+int PhaseOf(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower.find("optimizer") != std::string::npos) return 2;
+  if (lower.find(".backward") != std::string::npos) return 1;
+  return 0;
+}
+
+bool IsLeaf(const graph::Graph& g, uint32_t n) { return g.first_child[n] == graph::kNoNode; }
+
+}  // namespace
+
+double DtypeFloor(vis::CompareMode mode, const std::string& dtype) {
+  std::string d = dtype;
+  std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return std::tolower(c); });
+  bool tensor = mode == vis::MODE_TENSOR;
+  if (d.find("bfloat16") != std::string::npos || d.find("bf16") != std::string::npos) return tensor ? 0.5 : 8e-3;
+  if (d.find("float16") != std::string::npos || d.find("half") != std::string::npos) return tensor ? 0.1 : 1e-3;
+  if (d.find("float64") != std::string::npos || d.find("double") != std::string::npos) return tensor ? 1e-6 : 1e-12;
+  if (d.find("int") != std::string::npos || d.find("bool") != std::string::npos) return 0;
+  return tensor ? 1e-3 : 1e-5;  // float32 and anything unnamed
+}
+
+Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
+  Evidence e;
+  // Items pair k-th with k-th of the same state, as ComparePair pairs them.
+  std::vector<const vis::Item*> by_state[4];
+  for (const auto* items : {&bench.input(), &bench.output()}) {
+    for (const vis::Item& it : *items) by_state[std::clamp<int>(it.state(), 0, 3)].push_back(&it);
+  }
+  size_t used[4] = {0, 0, 0, 0};
+  for (const auto* items : {&npu.input(), &npu.output()}) {
+    for (const vis::Item& a : *items) {
+      int s = std::clamp<int>(a.state(), 0, 3);
+      if (used[s] >= by_state[s].size()) continue;
+      const vis::Item& b = *by_state[s][used[s]++];
+      if (s == vis::STATE_PARAMETERS) continue;  // weights: neither what flows in nor what comes out
+      bool input = s == vis::STATE_INPUT;
+      double err = ItemError(mode, a);
+      std::string change = ChangeOf(a, b);
+      bool nonfinite = NonFinite(a);
+      if (err >= 0 || !change.empty()) e.compared = true;
+      if (input && !IsTensor(a) && !IsTensor(b)) {
+        // A scalar argument (eps, a dim) that differs is this node's own
+        // difference, not something flowing in from upstream.
+        if ((err > 0 || !change.empty()) && e.note.empty()) {
+          e.note = ItemLabel(a) + " argument " + compare::PyStr(compare::FindField(a, "value")) + " vs " +
+                   compare::PyStr(compare::FindField(b, "value"));
+        }
+        continue;
+      }
+      if (input) {
+        if (err >= 0) {
+          e.has_input = true;
+          e.input_error = std::max(e.input_error, err);
+        }
+        e.input_changed |= !change.empty();
+        e.input_nonfinite |= nonfinite;
+      } else {
+        if (err >= 0) {
+          e.has_output = true;
+          e.output_error = std::max(e.output_error, err);
+        }
+        if (!change.empty() && !e.output_changed) e.note = ItemLabel(a) + " " + change + (e.note.empty() ? "" : "; " + e.note);
+        e.output_changed |= !change.empty();
+        e.output_nonfinite |= nonfinite;
+        std::string da = compare::PyStr(compare::FindField(a, "dtype"));
+        std::string db = compare::PyStr(compare::FindField(b, "dtype"));
+        e.floor = std::max({e.floor, DtypeFloor(mode, da), DtypeFloor(mode, db)});
+      }
+    }
+  }
+  if (mode == vis::MODE_MD5) e.floor = 0;
+  return e;
+}
+
+std::vector<uint32_t> ExecutionOrder(const graph::Graph& g) {
+  std::vector<uint32_t> pre;
+  pre.reserve(g.size());
+  std::vector<uint32_t> stack = {0};
+  std::vector<uint8_t> phase(g.size(), 0);
+  while (!stack.empty()) {
+    uint32_t n = stack.back();
+    stack.pop_back();
+    pre.push_back(n);
+    int p = g.parent[n] >= 0 ? phase[g.parent[n]] : 0;
+    phase[n] = static_cast<uint8_t>(std::max(p, n == 0 ? 0 : PhaseOf(g.Name(n))));
+    std::vector<uint32_t> kids = g.Children(n);
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+  }
+  std::stable_sort(pre.begin(), pre.end(), [&](uint32_t a, uint32_t b) { return phase[a] < phase[b]; });
+  return pre;
+}
+
+vis::DivergenceRanking Rank(const graph::Graph& g, const std::vector<Evidence>& evidence, vis::CompareMode mode) {
+  vis::DivergenceRanking out;
+  if (mode == vis::MODE_NONE || mode == vis::MODE_STRUCTURE || evidence.size() < g.size()) return out;
+  std::vector<uint32_t> order = ExecutionOrder(g);
+  std::vector<uint32_t> pos(g.size());
+  for (uint32_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+
+  auto compared = [&](uint32_t n) {
+    return n != 0 && g.matched[n] != graph::kNoNode && g.op[n] != graph::NodeOp::kApiCollection &&
+           evidence[n].compared;
+  };
+  // 1. Each compared node's own verdict, against the floor of its dtype and
+  // ten times the median output error of the agreeing operators before it.
+  std::vector<vis::DivergenceReason> reason(g.size(), vis::DIVERGENCE_NONE);
+  std::vector<double> threshold(g.size(), 0);
+  std::vector<uint8_t> inputs_agree(g.size(), 1), outputs_agree(g.size(), 1);
+  Median noise;
+  for (uint32_t n : order) {
+    if (!compared(n)) continue;
+    const Evidence& e = evidence[n];
+    double thr = std::max(e.floor, 10 * noise.Get());
+    threshold[n] = thr;
+    // Without compared inputs (a parameter gradient, a call without tensor
+    // arguments) the outputs follow from work done elsewhere: not ranked.
+    bool in_ok = e.has_input && !e.input_changed && !e.input_nonfinite && e.input_error <= thr;
+    bool out_ok = !e.output_changed && !e.output_nonfinite && (!e.has_output || e.output_error <= thr);
+    inputs_agree[n] = in_ok;
+    outputs_agree[n] = out_ok;
+    if (e.output_nonfinite && !e.input_nonfinite) {
+      reason[n] = vis::DIVERGENCE_OVERFLOW;
+    } else if (in_ok && e.output_changed) {
+      reason[n] = vis::DIVERGENCE_DTYPE_SHAPE;
+    } else if (in_ok && e.has_output && e.output_error > thr) {
+      reason[n] = mode == vis::MODE_MD5 ? vis::DIVERGENCE_MD5 : vis::DIVERGENCE_OUTPUTS;
+    } else if (in_ok && out_ok && e.has_output && IsLeaf(g, n)) {
+      noise.Add(e.output_error);
+    }
+  }
+
+  // 2. Unmatched nodes between matched neighbours: the outermost unmatched
+  // node with a matched sibling, where the last compared operator before it
+  // agrees and the first one after it has inputs that do not.
+  auto matched_parent = [&](uint32_t n) {
+    int32_t p = g.parent[n];
+    while (p > 0 && g.op[p] == graph::NodeOp::kApiCollection) p = g.parent[p];
+    return p == 0 || (p > 0 && g.matched[p] != graph::kNoNode);
+  };
+  auto subtree_end = [&](uint32_t n) {  // first position after n's subtree (pre-order within a phase)
+    uint32_t i = pos[n] + 1;
+    while (i < order.size()) {
+      int32_t a = g.parent[order[i]];
+      while (a >= 0 && static_cast<uint32_t>(a) != n) a = g.parent[a];
+      if (a < 0) break;
+      ++i;
+    }
+    return i;
+  };
+  for (uint32_t n : order) {
+    if (n == 0 || g.matched[n] != graph::kNoNode || g.op[n] == graph::NodeOp::kApiCollection) continue;
+    if (!matched_parent(n)) continue;
+    bool neighbour = false;
+    int32_t p = g.parent[n];
+    for (int32_t c = p >= 0 ? g.first_child[p] : graph::kNoNode; c != graph::kNoNode; c = g.next_sibling[c]) {
+      if (static_cast<uint32_t>(c) != n && g.matched[c] != graph::kNoNode) neighbour = true;
+    }
+    if (!neighbour) continue;
+    int64_t before = -1;
+    for (int64_t i = static_cast<int64_t>(pos[n]) - 1; i >= 0; --i) {
+      uint32_t m = order[i];
+      if (compared(m) && IsLeaf(g, m)) {
+        before = m;
+        break;
+      }
+    }
+    if (before >= 0 && (!outputs_agree[before] || reason[before] != vis::DIVERGENCE_NONE)) continue;
+    for (uint32_t i = subtree_end(n); i < order.size(); ++i) {
+      uint32_t m = order[i];
+      if (!compared(m) || !evidence[m].has_input) continue;
+      if (!inputs_agree[m]) reason[n] = vis::DIVERGENCE_UNMATCHED;
+      break;
+    }
+  }
+
+  // 3. A module counts only when nothing inside it diverges by itself.
+  std::vector<uint8_t> inside(g.size(), 0);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    uint32_t n = *it;
+    bool kept = reason[n] != vis::DIVERGENCE_NONE && !inside[n];
+    if (reason[n] != vis::DIVERGENCE_NONE && !kept) reason[n] = vis::DIVERGENCE_NONE;
+    if ((kept || inside[n]) && g.parent[n] >= 0) inside[g.parent[n]] = 1;
+  }
+  for (uint32_t n : order) {
+    if (reason[n] == vis::DIVERGENCE_NONE) continue;
+    vis::DivergenceEntry* e = out.add_entry();
+    e->set_node(n);
+    e->set_reason(reason[n]);
+    if (g.matched[n] != graph::kNoNode) {
+      e->set_input_error(evidence[n].input_error);
+      e->set_output_error(evidence[n].output_error);
+      e->set_floor(threshold[n]);
+      e->set_note(evidence[n].note);
+    }
+  }
+  return out;
+}
+
+const char* ReasonName(vis::DivergenceReason reason) {
+  switch (reason) {
+    case vis::DIVERGENCE_OUTPUTS: return "outputs differ, inputs agree";
+    case vis::DIVERGENCE_MD5: return "md5 differs, inputs equal";
+    case vis::DIVERGENCE_DTYPE_SHAPE: return "dtype/shape changed";
+    case vis::DIVERGENCE_OVERFLOW: return "overflow appeared";
+    case vis::DIVERGENCE_UNMATCHED: return "unmatched between matched neighbours";
+    default: return "none";
+  }
+}
+
+}  // namespace graph_ascend::divergence

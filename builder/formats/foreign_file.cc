@@ -1,0 +1,90 @@
+#include "formats/foreign_file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "formats/msprobe_json.h"
+#include "formats/vis_db.h"
+#include "vis/vis_file.h"
+
+namespace graph_ascend::formats {
+
+Result<FileFormat> DetectFormat(const std::string& path) {
+  FILE* f = fopen(path.c_str(), "rb");
+  if (f == nullptr) return Error{path, "", std::string("cannot open: ") + strerror(errno)};
+  char head[16] = {};
+  size_t got = fread(head, 1, sizeof(head), f);
+  fclose(f);
+  if (got >= sizeof(vis::kMagic) && memcmp(head, vis::kMagic, sizeof(vis::kMagic)) == 0) return FileFormat::kVis;
+  if (got >= 15 && memcmp(head, "SQLite format 3", 15) == 0) return FileFormat::kVisDb;
+  for (size_t i = 0; i < got; ++i) {
+    if (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t') continue;
+    if (head[i] == '{') return FileFormat::kMsprobeJson;
+    break;
+  }
+  if (got == 0) return Error{path, "byte 0", "empty file: not a graph file"};
+  return Error{path, "byte 0",
+               "not a graph file (neither a graph-ascend .vis, an SQLite .vis.db nor a JSON .vis of msprobe)"};
+}
+
+const char* FormatName(FileFormat f) {
+  switch (f) {
+    case FileFormat::kVis: return "graph-ascend .vis";
+    case FileFormat::kVisDb: return "msprobe .vis.db";
+    case FileFormat::kMsprobeJson: return "msprobe JSON .vis";
+  }
+  return "";
+}
+
+Result<std::vector<GraphFile>> ReadGraphs(const std::string& path) {
+  auto format = DetectFormat(path);
+  if (!format.ok()) return format.error();
+  std::vector<GraphFile> out;
+  switch (*format) {
+    case FileFormat::kVis: {
+      auto g = ReadVisFile(path);
+      if (!g.ok()) return g.error();
+      out.push_back(std::move(*g));
+      break;
+    }
+    case FileFormat::kMsprobeJson: {
+      auto g = ReadMsprobeJson(path);
+      if (!g.ok()) return g.error();
+      out.push_back(std::move(*g));
+      break;
+    }
+    case FileFormat::kVisDb: {
+      auto graphs = ReadVisDb(path);
+      if (!graphs.ok()) return graphs.error();
+      for (DbGraph& g : *graphs) out.push_back(std::move(g.graph));
+      break;
+    }
+  }
+  return out;
+}
+
+std::string BatchFileName(const GraphFile& graph, const std::string& stamp) {
+  std::string name = graph.compare() ? "compare" : "build";
+  if (!graph.meta.step().empty()) name += "_" + graph.meta.step();
+  if (!graph.meta.rank().empty()) name += "_" + graph.meta.rank();
+  return name + "_" + stamp + ".vis";
+}
+
+}  // namespace graph_ascend::formats
+
+namespace graph_ascend::formats {
+
+Status ExportVisDb(const std::vector<std::string>& inputs, const std::string& db_path) {
+  std::vector<GraphFile> graphs;
+  for (const std::string& in : inputs) {
+    auto read = ReadGraphs(in);
+    if (!read.ok()) return read.error();
+    for (GraphFile& g : *read) graphs.push_back(std::move(g));
+  }
+  std::vector<const GraphFile*> refs;
+  for (const GraphFile& g : graphs) refs.push_back(&g);
+  return WriteVisDb(refs, db_path);
+}
+
+}  // namespace graph_ascend::formats

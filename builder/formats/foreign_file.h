@@ -1,0 +1,36 @@
+// Any graph file graph-ascend reads, by its content: our .vis, msprobe's
+// .vis.db (SQLite) or msprobe's JSON .vis.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "formats/graph_file.h"
+
+namespace graph_ascend::formats {
+
+enum class FileFormat { kVis, kVisDb, kMsprobeJson };
+
+// Looks at the first bytes: the .vis magic, "SQLite format 3", or '{'.
+Result<FileFormat> DetectFormat(const std::string& path);
+const char* FormatName(FileFormat f);  // "graph-ascend .vis", "msprobe .vis.db", "msprobe JSON .vis"
+
+// Reads every graph of a file of any format: one for a .vis or a JSON .vis,
+// one per (step, rank) for a .vis.db (FileMeta step/rank set when there are
+// several, see ReadVisDb).
+Result<std::vector<GraphFile>> ReadGraphs(const std::string& path);
+
+// The file name graph-ascend's batch gives a graph: "compare_step0_rank1_<stamp>.vis",
+// "build_<stamp>.vis" (step and rank from its FileMeta).
+std::string BatchFileName(const GraphFile& graph, const std::string& stamp);
+
+}  // namespace graph_ascend::formats
+
+namespace graph_ascend::formats {
+
+// Reads each input (any format) and writes all their graphs into one
+// .vis.db (temporary file + rename). The graphs' step/rank must differ.
+Status ExportVisDb(const std::vector<std::string>& inputs, const std::string& db_path);
+
+}  // namespace graph_ascend::formats

@@ -1,0 +1,203 @@
+#include "formats/graph_file.h"
+
+#include <cmath>
+
+#include "vis/vis_file.h"
+
+namespace graph_ascend::formats {
+namespace {
+
+Status ReadSide(const vis::VisReader& reader, vis::Side side, GraphSide* out) {
+  auto index = vis::LoadSideIndex(reader, side);
+  if (!index.ok()) return index.error();
+  out->index = std::move(*index);
+  out->details.reserve(out->index.size());
+  for (const vis::SectionRef* ref : reader.Sections(vis::SECTION_NODE_DETAILS, side)) {
+    vis::NodeDetailBlock block;
+    GA_RETURN_IF_ERROR(reader.ReadSection(*ref, &block));
+    if (block.first() != out->details.size()) {
+      return Error{reader.path(), "detail block at node " + std::to_string(block.first()),
+                   "damaged .vis file (detail blocks out of order)"};
+    }
+    for (vis::NodeDetail& d : *block.mutable_detail()) out->details.push_back(std::move(d));
+  }
+  if (out->details.size() != out->index.size()) {
+    return Error{reader.path(), "node details", "damaged .vis file (" + std::to_string(out->details.size()) +
+                                                    " details for " + std::to_string(out->index.size()) + " nodes)"};
+  }
+  for (const vis::SectionRef* ref : reader.Sections(vis::SECTION_STACKS, side)) {
+    vis::StackChunk chunk;
+    GA_RETURN_IF_ERROR(reader.ReadSection(*ref, &chunk));
+    for (const vis::Stack& s : chunk.stack()) out->stacks.emplace_back(s.frame().begin(), s.frame().end());
+  }
+  return Status::Ok();
+}
+
+Status WriteSide(vis::VisWriter* w, vis::Side side_id, const GraphSide& side) {
+  const vis::SideIndex& idx = side.index;
+  vis::NodeDetailBlock block;
+  size_t bytes = 0;
+  for (uint32_t n = 0; n < idx.size(); ++n) {
+    if (block.detail_size() == 0) block.set_first(n);
+    *block.add_detail() = side.details[n];
+    bytes += side.details[n].ByteSizeLong();
+    if (block.detail_size() >= static_cast<int>(vis::kDetailBlockNodes) || bytes >= vis::kDetailBlockBytes ||
+        n + 1 == idx.size()) {
+      GA_RETURN_IF_ERROR(w->WriteDetailBlock(side_id, block));
+      block.Clear();
+      bytes = 0;
+    }
+  }
+  for (uint32_t first = 0; first < idx.size(); first += vis::kIndexChunkNodes) {
+    uint32_t end = std::min(idx.size(), first + vis::kIndexChunkNodes);
+    vis::NodeIndexChunk c;
+    c.set_first(first);
+    for (uint32_t n = first; n < end; ++n) {
+      c.add_name(std::string(idx.Name(n)));
+      c.add_node_type(idx.node_type[n]);
+      c.add_parent(idx.parent[n]);
+      c.add_child_count(idx.child_offset[n + 1] - idx.child_offset[n]);
+      for (uint32_t i = idx.child_offset[n]; i < idx.child_offset[n + 1]; ++i) c.add_children(idx.children[i]);
+      c.add_micro_step(idx.micro_step[n]);
+      c.add_precision_index(idx.precision[n]);
+      c.add_overflow_level(idx.overflow[n]);
+      c.add_matched(idx.matched[n]);
+      c.add_flags(idx.flags[n]);
+    }
+    GA_RETURN_IF_ERROR(w->WriteIndexChunk(side_id, c));
+  }
+  uint32_t total = static_cast<uint32_t>(side.stacks.size());
+  for (uint32_t first = 0; first < total; first += vis::kStackChunk) {
+    vis::StackChunk c;
+    c.set_first(first);
+    for (uint32_t s = first; s < std::min(total, first + vis::kStackChunk); ++s) {
+      vis::Stack* st = c.add_stack();
+      for (const std::string& line : side.stacks[s]) st->add_frame(line);
+    }
+    GA_RETURN_IF_ERROR(w->WriteStackChunk(side_id, c));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<GraphFile> ReadVisFile(const std::string& path) {
+  auto reader = vis::VisReader::Open(path);
+  if (!reader.ok()) return reader.error();
+  GraphFile g;
+  g.meta = (*reader)->meta();
+  GA_RETURN_IF_ERROR(ReadSide(**reader, vis::SIDE_NPU, &g.npu));
+  if (g.compare()) GA_RETURN_IF_ERROR(ReadSide(**reader, vis::SIDE_BENCH, &g.bench));
+  return g;
+}
+
+Status WriteVisFile(const GraphFile& graph, const std::string& path) {
+  auto writer = vis::VisWriter::Create(path);
+  if (!writer.ok()) return writer.error();
+  vis::FileMeta meta = graph.meta;
+  meta.mutable_npu()->set_node_count(graph.npu.index.size());
+  meta.mutable_npu()->set_stack_count(static_cast<uint32_t>(graph.npu.stacks.size()));
+  GA_RETURN_IF_ERROR(WriteSide(writer->get(), vis::SIDE_NPU, graph.npu));
+  if (graph.compare()) {
+    meta.mutable_bench()->set_node_count(graph.bench.index.size());
+    meta.mutable_bench()->set_stack_count(static_cast<uint32_t>(graph.bench.stacks.size()));
+    GA_RETURN_IF_ERROR(WriteSide(writer->get(), vis::SIDE_BENCH, graph.bench));
+  }
+  GA_RETURN_IF_ERROR((*writer)->WriteMeta(meta));
+  return (*writer)->Commit();
+}
+
+ForeignNode& SideBuilder::Add(std::string name) {
+  auto [it, inserted] = added_.emplace(name, static_cast<uint32_t>(nodes_.size()));
+  if (!inserted) return nodes_[it->second];  // a repeated name: the later record wins field by field
+  nodes_.emplace_back();
+  nodes_.back().name = std::move(name);
+  nodes_.back().precision = std::nan("");
+  return nodes_.back();
+}
+
+int32_t SideBuilder::Stack(std::vector<std::string> frames) {
+  if (frames.empty()) return -1;
+  std::string key;
+  for (const std::string& f : frames) key.append(f).push_back('\n');
+  auto [it, inserted] = stack_ids_.emplace(std::move(key), static_cast<int32_t>(stacks_.size()));
+  if (inserted) stacks_.push_back(std::move(frames));
+  return it->second;
+}
+
+Result<GraphSide> SideBuilder::Finish(const std::string& root, const std::string& file) {
+  GraphSide side;
+  uint32_t count = static_cast<uint32_t>(nodes_.size());
+  if (count == 0) return side;
+  auto root_it = added_.find(root);
+  uint32_t root_at = root_it == added_.end() ? 0 : root_it->second;
+  // Insertion order (the order of the file), the root first. Every child
+  // name must be a node.
+  std::vector<uint32_t> order;
+  order.reserve(count);
+  order.push_back(root_at);
+  for (uint32_t n = 0; n < count; ++n) {
+    if (n != root_at) order.push_back(n);
+    for (const std::string& c : nodes_[n].children) {
+      if (!added_.count(c)) {
+        return Error{file, "node " + nodes_[n].name, "child '" + c + "' is not a node of the graph"};
+      }
+    }
+  }
+  std::vector<uint32_t> position(count);
+  for (uint32_t i = 0; i < count; ++i) position[order[i]] = i;
+
+  vis::SideIndex& idx = side.index;
+  idx.name_offset.push_back(0);
+  idx.child_offset.push_back(0);
+  side.details.reserve(count);
+  matched_names_.clear();
+  for (uint32_t i = 0; i < count; ++i) {
+    ForeignNode& node = nodes_[order[i]];
+    idx.names += node.name;
+    idx.name_offset.push_back(idx.names.size());
+    idx.node_type.push_back(static_cast<uint8_t>(node.node_type));
+    int32_t parent = -1;
+    if (!node.parent.empty()) {
+      auto p = added_.find(node.parent);
+      if (p == added_.end()) return Error{file, "node " + node.name, "parent '" + node.parent + "' is not a node"};
+      parent = static_cast<int32_t>(position[p->second]);
+    }
+    idx.parent.push_back(parent);
+    for (const std::string& c : node.children) idx.children.push_back(position[added_.at(c)]);
+    idx.child_offset.push_back(static_cast<uint32_t>(idx.children.size()));
+    idx.micro_step.push_back(node.micro_step);
+    idx.precision.push_back(node.precision);
+    idx.overflow.push_back(static_cast<uint8_t>(node.overflow));
+    idx.matched.push_back(-1);
+    uint32_t flags = 0;
+    if (node.has_data) flags |= vis::FLAG_HAS_DATA;
+    if (node.precision_float && !std::isnan(node.precision)) flags |= vis::FLAG_PRECISION_FLOAT;
+    if (node.detail.distributed_size() > 0) flags |= vis::FLAG_DISTRIBUTED;
+    idx.flags.push_back(flags);
+    side.details.push_back(std::move(node.detail));
+    matched_names_.push_back(std::move(node.matched));
+    index_of_.emplace(node.name, i);
+  }
+  side.stacks = std::move(stacks_);
+  return side;
+}
+
+void ResolveMatches(const SideBuilder& npu_builder, GraphSide* npu, const SideBuilder& bench_builder,
+                    GraphSide* bench) {
+  auto resolve = [](const SideBuilder& from, GraphSide* side, const SideBuilder& to, GraphSide* other) {
+    const auto& names = from.matched_names();
+    for (uint32_t n = 0; n < names.size(); ++n) {
+      if (names[n].empty()) continue;
+      auto peer = to.by_name().find(names[n]);
+      if (peer == to.by_name().end()) continue;
+      side->index.matched[n] = static_cast<int32_t>(peer->second);
+      // A link written on one side only holds for both.
+      if (other->index.matched[peer->second] < 0) other->index.matched[peer->second] = static_cast<int32_t>(n);
+    }
+  };
+  resolve(npu_builder, npu, bench_builder, bench);
+  resolve(bench_builder, bench, npu_builder, npu);
+}
+
+}  // namespace graph_ascend::formats

@@ -1,0 +1,52 @@
+// msprobe's SQLite .vis.db (msprobe 8.2-26.x; reference notes §1.5): one
+// file holds the graphs of every step and rank of a run in tb_nodes (one
+// row per node, data_source NPU or Bench), one tb_config row, and the
+// deduplicated stacks in tb_stack.
+//
+// Schemas read: 8.2 (stack_info inline, no tb_stack), 8.3 (tb_stack and
+// stack_id), 26.x (is_distributed and index7). Written: the 26.x schema with
+// its seven indexes, values as msprobe writes them (items and links as JSON
+// text, every item value a string).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "formats/graph_file.h"
+
+namespace graph_ascend::formats {
+
+// One graph of a .vis.db: its step and rank columns and the graph.
+struct DbGraph {
+  int64_t step = 0;
+  int64_t rank = 0;
+  GraphFile graph;
+};
+
+// The (step, rank) pairs a .vis.db holds, ordered, without reading nodes.
+struct DbGraphKey {
+  int64_t step = 0;
+  int64_t rank = 0;
+  uint64_t npu_nodes = 0;
+  uint64_t bench_nodes = 0;
+};
+Result<std::vector<DbGraphKey>> ListVisDb(const std::string& path);
+
+// Reads every graph of a .vis.db, ordered by step then rank. When the file
+// holds more than one graph, each graph's FileMeta gets step "step<S>" and
+// rank "rank<R>" as graph-ascend's batch names them. The file is opened
+// read-only and immutable: nothing (no -wal, -shm or -journal file) is
+// written beside it. Errors name the file and the table, row or column.
+Result<std::vector<DbGraph>> ReadVisDb(const std::string& path);
+
+// Writes `graphs` into one .vis.db (temporary file + rename). Each graph's
+// step and rank come from its FileMeta ("step2" -> 2, "" -> 0); two graphs
+// with the same step and rank are an error.
+Status WriteVisDb(const std::vector<const GraphFile*>& graphs, const std::string& path);
+
+// The number in a batch folder name: "step12" -> 12, "rank3" -> 3, "" -> 0.
+int64_t FolderNumber(const std::string& folder);
+
+}  // namespace graph_ascend::formats

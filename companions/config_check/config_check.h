@@ -1,0 +1,45 @@
+// Comparing two config_check packs (the zips msprobe's ConfigChecker writes:
+// env, pip, hyperparameters/*.json, weights/step*/rank*/*.json,
+// dataset/step*/rank*/dataset.json, random/rank*.json) with msprobe's rules,
+// one sheet per check plus a summary, as msprobe's result.xlsx has them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/status.h"
+
+namespace graph_ascend::config_check {
+
+// One cell: empty, text, number, integer or boolean.
+using Cell = std::variant<std::monostate, std::string, double, int64_t, bool>;
+
+struct Sheet {
+  std::string name;  // "summary", "env", "pip", "dataset", "weights", "hyperparameters", "random"
+  std::vector<std::string> header;
+  std::vector<std::vector<Cell>> rows;
+};
+
+// The files of a pack, by member name.
+struct Pack {
+  std::string path;
+  std::map<std::string, std::string> files;
+};
+
+// Reads a pack; fails on a zip that holds none of the pack's members.
+Result<Pack> ReadPack(const std::string& zip_path);
+
+// The summary sheet first, then one sheet per check both packs have.
+Result<std::vector<Sheet>> ComparePacks(const Pack& bench, const Pack& cmp);
+
+// difflib.SequenceMatcher(None, a, b).ratio(), which msprobe's fuzzy matches use.
+double SequenceRatio(const std::string& a, const std::string& b);
+
+// Writes `sheets` as DIR/result.xlsx and DIR/result.json ({sheet: [header, row...]}),
+// each through a temporary file; creates DIR if needed and deletes nothing.
+Status WriteResult(const std::vector<Sheet>& sheets, const std::string& dir);
+
+}  // namespace graph_ascend::config_check

@@ -1,0 +1,296 @@
+// Drawing one frame of a pane: container backgrounds, headers batched by
+// fill colour, outlines, overflow marks, labels, selection rings. Only the
+// nodes that intersect the screen are drawn.
+import { type ColorBucket, type LayoutNode, type Rect, OverflowLevel, Side } from "../api/client";
+import { palette } from "../theme";
+import {
+  DIVERGENCE_COLOUR,
+  HEADER,
+  NODE_API,
+  OVERFLOW_COLOURS,
+  darken,
+  isCollection,
+  luminance,
+  overflowRank,
+} from "./paint";
+
+export interface Label {
+  text: string;
+  font: number; // layout units
+}
+
+/** What a frame reads of a pane; labels is a cache the frame fills. */
+export interface Scene {
+  ctx: CanvasRenderingContext2D;
+  side: Side;
+  legend: readonly ColorBucket[];
+  nodes: LayoutNode[];
+  fills: string[];
+  labels: (Label | undefined)[];
+  scale: number;
+  tx: number;
+  ty: number;
+  cssWidth: number;
+  cssHeight: number;
+  dpr: number;
+  view: Rect;
+  hover: number;
+  selected: number;
+  counterpart: number;
+  node(index: number): LayoutNode | undefined;
+}
+
+export function drawScene(sc: Scene): number {
+  const ctx = sc.ctx;
+  const pal = palette();
+  ctx.setTransform(sc.dpr, 0, 0, sc.dpr, 0, 0);
+  ctx.fillStyle = pal.background;
+  ctx.fillRect(0, 0, sc.cssWidth, sc.cssHeight);
+  const s = sc.scale;
+  const tx = sc.tx;
+  const ty = sc.ty;
+  const v = sc.view;
+  const vx2 = v.x + v.width;
+  const vy2 = v.y + v.height;
+  const nodes = sc.nodes;
+
+  const visible: number[] = [];
+  for (let i = 0; i < nodes.length; i++) {
+    const n = nodes[i];
+    if (n.x > vx2 || n.y > vy2 || n.x + n.width < v.x || n.y + n.height < v.y) continue;
+    visible.push(i);
+  }
+  const drawn = visible.length;
+
+  // Expanded containers: a faint background, nested ones a little darker.
+  ctx.fillStyle = pal.containerFill;
+  for (const i of visible) {
+    const n = nodes[i];
+    if (!n.expanded || n.parent < 0) continue;
+    ctx.fillRect(n.x * s + tx, n.y * s + ty, n.width * s, n.height * s);
+  }
+
+  // Headers, batched by fill colour.
+  const byFill = new Map<string, number[]>();
+  for (const i of visible) {
+    const f = sc.fills[i];
+    let list = byFill.get(f);
+    if (!list) byFill.set(f, (list = []));
+    list.push(i);
+  }
+  const round = s >= 0.35;
+  for (const [fill, list] of byFill) {
+    ctx.beginPath();
+    for (const i of list) {
+      const n = nodes[i];
+      const x = n.x * s + tx;
+      const y = n.y * s + ty;
+      const w = Math.max(1, n.width * s);
+      const hh = Math.max(1, HEADER * s);
+      if (round) ctx.roundRect(x, y, w, hh, radius(n) * s);
+      else ctx.rect(x, y, w, hh);
+    }
+    ctx.fillStyle = fill;
+    ctx.fill();
+  }
+
+  // Outlines: per fill for NPU (darkened fill, §8.3), one colour for Bench, dashed for collections.
+  if (s >= 0.08) {
+    ctx.lineWidth = 1;
+    for (const [fill, list] of byFill) {
+      ctx.beginPath();
+      let dashed = false;
+      for (const i of list) {
+        const n = nodes[i];
+        if (isCollection(n.nodeType)) {
+          dashed = true;
+          continue;
+        }
+        outline(sc, n, round);
+      }
+      ctx.strokeStyle =
+        sc.side === Side.SIDE_BENCH ? pal.benchStroke : fill === pal.noColourFill ? pal.stroke : darken(fill, 40);
+      ctx.stroke();
+      if (dashed) {
+        ctx.beginPath();
+        for (const i of list) if (isCollection(nodes[i].nodeType)) outline(sc, nodes[i], round);
+        ctx.setLineDash([4, 3]);
+        ctx.strokeStyle = pal.stroke;
+        ctx.stroke();
+        ctx.setLineDash([]);
+      }
+    }
+  }
+
+  // Overflow marks: a corner triangle per level, in the level's colour, with
+  // a white edge so that it shows on a red fill; larger for higher levels;
+  // critical ones say NaN/Inf when there is room.
+  if (s >= 0.15) {
+    for (const level of [OverflowLevel.OVERFLOW_MEDIUM, OverflowLevel.OVERFLOW_HIGH, OverflowLevel.OVERFLOW_CRITICAL]) {
+      ctx.beginPath();
+      let any = false;
+      const size = (8 + overflowRank(level) * 3) * Math.min(1.5, s);
+      for (const i of visible) {
+        const n = nodes[i];
+        if (n.overflow !== level) continue;
+        any = true;
+        const x2 = (n.x + n.width) * s + tx;
+        const y = n.y * s + ty;
+        ctx.moveTo(x2 - size, y);
+        ctx.lineTo(x2, y);
+        ctx.lineTo(x2, y + size);
+        ctx.closePath();
+      }
+      if (any) {
+        ctx.fillStyle = OVERFLOW_COLOURS[level];
+        ctx.fill();
+        ctx.lineWidth = 1.5;
+        ctx.strokeStyle = "#FFFFFF";
+        ctx.stroke();
+        ctx.lineWidth = 1;
+      }
+    }
+    if (HEADER * s >= 10) {
+      ctx.font = `bold ${Math.round(7 * Math.min(1.5, s))}px system-ui, sans-serif`;
+      ctx.textAlign = "right";
+      ctx.textBaseline = "top";
+      for (const i of visible) {
+        const n = nodes[i];
+        if (n.overflow !== OverflowLevel.OVERFLOW_CRITICAL || n.width * s < 90) continue;
+        const size = 17 * Math.min(1.5, s);
+        const x = (n.x + n.width) * s + tx - size - 2;
+        const y = n.y * s + ty + 1;
+        ctx.fillStyle = "#FFFFFF";
+        ctx.fillRect(
+          x - ctx.measureText("NaN/Inf").width - 2,
+          y,
+          ctx.measureText("NaN/Inf").width + 4,
+          9 * Math.min(1.5, s),
+        );
+        ctx.fillStyle = OVERFLOW_COLOURS[OverflowLevel.OVERFLOW_CRITICAL];
+        ctx.fillText("NaN/Inf", x, y + 0.5);
+      }
+    }
+  }
+
+  // Divergence cue: the node that diverges by itself gets a red border, a
+  // collapsed ancestor of one a border in its worst descendant's colour, and
+  // both a marker at the left of the header (expanded ancestors the marker).
+  if (s >= 0.05) {
+    const m = Math.max(3, Math.min(7, HEADER * s * 0.32));
+    for (const i of visible) {
+      const n = nodes[i];
+      if (!n.divergent && !n.containsDivergence) continue;
+      if (n.divergent || !n.expanded) {
+        const b = n.worstDescendantBucket;
+        const colour = n.divergent ? DIVERGENCE_COLOUR : (sc.legend[b]?.color ?? DIVERGENCE_COLOUR);
+        ctx.beginPath();
+        outline(sc, n, round);
+        ctx.lineWidth = 3;
+        ctx.strokeStyle = colour;
+        ctx.stroke();
+      }
+      const cx = n.x * s + tx + m + 3;
+      const cy = (n.y + HEADER / 2) * s + ty;
+      ctx.beginPath();
+      ctx.moveTo(cx, cy - m);
+      ctx.lineTo(cx + m, cy);
+      ctx.lineTo(cx, cy + m);
+      ctx.lineTo(cx - m, cy);
+      ctx.closePath();
+      ctx.fillStyle = DIVERGENCE_COLOUR;
+      ctx.fill();
+      ctx.lineWidth = 1;
+      ctx.strokeStyle = "#FFFFFF";
+      ctx.stroke();
+    }
+    ctx.lineWidth = 1;
+  }
+
+  // Labels, once the header is tall enough to read.
+  if (HEADER * s >= 8) {
+    for (const i of visible) label(sc, i); // measuring changes ctx.font
+    ctx.textAlign = "center";
+    ctx.textBaseline = "middle";
+    let font = -1;
+    let colour = "";
+    for (const i of visible) {
+      const n = nodes[i];
+      const w = n.width * s;
+      if (w < 12) continue;
+      const fitted = label(sc, i);
+      if (!fitted.text) continue;
+      const px = fitted.font * s;
+      if (px < 5) continue;
+      if (px !== font) {
+        font = px;
+        ctx.font = `${px}px system-ui, sans-serif`;
+      }
+      const fill = sc.fills[i];
+      const c = luminance(fill) > 0.55 ? pal.textOnFill : pal.text;
+      if (c !== colour) {
+        colour = c;
+        ctx.fillStyle = c;
+      }
+      ctx.fillText(fitted.text, n.x * s + tx + w / 2, (n.y + HEADER / 2) * s + ty + 0.5);
+    }
+  }
+
+  // Selection, the matched node of the other side's selection, hover.
+  ring(sc, sc.hover, pal.hover, 1.5);
+  ring(sc, sc.counterpart, pal.counterpart, 2.5);
+  ring(sc, sc.selected, pal.selected, 2.5);
+  return drawn;
+}
+
+function outline(sc: Scene, n: LayoutNode, round: boolean) {
+  const s = sc.scale;
+  const x = n.x * s + sc.tx + 0.5;
+  const y = n.y * s + sc.ty + 0.5;
+  const w = Math.max(1, n.width * s - 1);
+  const hh = Math.max(1, (n.expanded ? n.height : HEADER) * s - 1);
+  if (round) sc.ctx.roundRect(x, y, w, hh, radius(n) * s);
+  else sc.ctx.rect(x, y, w, hh);
+}
+
+function ring(sc: Scene, index: number, colour: string, width: number) {
+  if (index < 0) return;
+  const n = sc.node(index);
+  if (!n) return;
+  const ctx = sc.ctx;
+  ctx.beginPath();
+  outline(sc, n, sc.scale >= 0.35);
+  ctx.lineWidth = width;
+  ctx.strokeStyle = colour;
+  ctx.stroke();
+  ctx.lineWidth = 1;
+}
+
+/** The label fitted to the node width, measured once in layout units. */
+function label(sc: Scene, i: number): Label {
+  let l = sc.labels[i];
+  if (l) return l;
+  const n = sc.nodes[i];
+  const font = n.nodeType === NODE_API && !n.expandable ? 6 : 8;
+  const ctx = sc.ctx;
+  ctx.font = `${font}px system-ui, sans-serif`;
+  const avail = n.width - 4;
+  let text = n.label || n.name;
+  const full = ctx.measureText(text).width;
+  if (full > avail) {
+    if (avail < font) text = "";
+    else {
+      let keep = Math.max(1, Math.floor((text.length * avail) / full) - 1);
+      while (keep > 1 && ctx.measureText(text.slice(0, keep) + "…").width > avail) keep--;
+      text = text.slice(0, keep) + "…";
+    }
+  }
+  l = { text, font };
+  sc.labels[i] = l;
+  return l;
+}
+
+export function radius(n: LayoutNode): number {
+  if (isCollection(n.nodeType)) return 2;
+  return n.nodeType === NODE_API && !n.expandable ? 7 : 3;
+}

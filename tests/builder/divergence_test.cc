@@ -1,0 +1,211 @@
+// The divergence ranking (docs/DIVERGENCE.md) on hand-made graphs: each
+// reason, the noise floor (dtype and upstream), execution order across
+// forward, backward and optimizer, modules against their children, and the
+// evidence read from compared items. The same ranking on real dumps is in
+// cli_e2e_test (info) and the page tests.
+#include "divergence/divergence.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "compare/pair_compare.h"
+
+namespace graph_ascend::divergence {
+namespace {
+
+using graph::Graph;
+using graph::NodeOp;
+
+// A graph whose nodes are added under a parent, matched or not, with evidence.
+class Fixture {
+ public:
+  Fixture() : g_(&pool_) { g_.AddNode(pool_.Intern("DefaultModel"), NodeOp::kModule), ev_.emplace_back(); }
+
+  uint32_t Add(uint32_t parent, const std::string& name, bool matched, Evidence e = {}) {
+    bool module = name.rfind("Module.", 0) == 0;
+    uint32_t n = g_.AddNode(pool_.Intern(name), module ? NodeOp::kModule : NodeOp::kApi);
+    g_.AppendChild(parent, n);
+    g_.matched[n] = matched ? static_cast<int32_t>(n) : graph::kNoNode;
+    if (matched) e.compared = true;
+    ev_.push_back(e);
+    return n;
+  }
+  std::vector<std::string> Ranked(vis::CompareMode mode = vis::MODE_STATISTICS) {
+    vis::DivergenceRanking r = Rank(g_, ev_, mode);
+    std::vector<std::string> out;
+    for (const auto& e : r.entry()) out.push_back(std::string(g_.Name(e.node())) + ":" + ReasonName(e.reason()));
+    return out;
+  }
+  Graph& graph() { return g_; }
+
+ private:
+  StringPool pool_;
+  Graph g_;
+  std::vector<Evidence> ev_;
+};
+
+Evidence Err(double in, double out, double floor = 1e-5) {
+  Evidence e;
+  e.has_input = e.has_output = true;
+  e.input_error = in;
+  e.output_error = out;
+  e.floor = floor;
+  return e;
+}
+
+TEST(Divergence, OutputsDifferWhileInputsAgree) {
+  Fixture f;
+  f.Add(0, "Functional.linear.0.forward", true, Err(0, 0));
+  f.Add(0, "Functional.gelu.0.forward", true, Err(0, 0.3));
+  f.Add(0, "Functional.linear.1.forward", true, Err(0.3, 0.6));
+  EXPECT_EQ(f.Ranked(), std::vector<std::string>{"Functional.gelu.0.forward:outputs differ, inputs agree"});
+}
+
+TEST(Divergence, FloorOfTheDtypeHidesFloatNoise) {
+  Fixture f;  // cross-framework: every index ~1e-7, fp32
+  f.Add(0, "Tensor.__add__.0.forward", true, Err(0, 1e-7));
+  f.Add(0, "Tensor.__mul__.0.forward", true, Err(1e-7, 2e-7));
+  f.Add(0, "Functional.linear.0.forward", true, Err(2e-7, 0.05));
+  EXPECT_EQ(f.Ranked(), std::vector<std::string>{"Functional.linear.0.forward:outputs differ, inputs agree"});
+  EXPECT_EQ(DtypeFloor(vis::MODE_STATISTICS, "torch.float32"), 1e-5);
+  EXPECT_GT(DtypeFloor(vis::MODE_STATISTICS, "torch.bfloat16"), DtypeFloor(vis::MODE_STATISTICS, "torch.float16"));
+  EXPECT_GT(DtypeFloor(vis::MODE_STATISTICS, "torch.float16"), DtypeFloor(vis::MODE_STATISTICS, "torch.float32"));
+}
+
+TEST(Divergence, UpstreamNoiseRaisesTheFloor) {
+  Fixture f;
+  // Upstream operators all show 8e-6 (under the fp32 floor of 1e-5): 5e-5,
+  // above the dtype floor, is still noise beside them; 1e-2 is not.
+  for (int i = 0; i < 5; ++i) f.Add(0, "Tensor.add." + std::to_string(i) + ".forward", true, Err(8e-6, 8e-6));
+  f.Add(0, "Tensor.mul.0.forward", true, Err(8e-6, 5e-5));
+  f.Add(0, "Tensor.mul.1.forward", true, Err(5e-5, 1e-2));
+  EXPECT_EQ(f.Ranked(), std::vector<std::string>{"Tensor.mul.1.forward:outputs differ, inputs agree"});
+}
+
+TEST(Divergence, DtypeChangeCountsBelowTheFloor) {
+  Fixture f;
+  Evidence cast = Err(0, 0.0025);
+  cast.output_changed = true;
+  cast.note = "output.0 dtype torch.bfloat16 vs torch.float32";
+  f.Add(0, "Functional.linear.11.forward", true, cast);
+  Evidence next = Err(0.0025, 0.0025, 8e-3);
+  next.input_changed = true;
+  f.Add(0, "Functional.silu.0.forward", true, next);
+  EXPECT_EQ(f.Ranked(), std::vector<std::string>{"Functional.linear.11.forward:dtype/shape changed"});
+}
+
+TEST(Divergence, OverflowAppears) {
+  Fixture f;
+  Evidence exp = Err(0, 1);
+  exp.output_nonfinite = true;
+  f.Add(0, "Torch.exp.1.forward", true, exp);
+  Evidence sum = Err(1, 1);
+  sum.input_nonfinite = sum.output_nonfinite = true;
+  f.Add(0, "Torch.sum.1.forward", true, sum);
+  EXPECT_EQ(f.Ranked(), std::vector<std::string>{"Torch.exp.1.forward:overflow appeared"});
+}
+
+TEST(Divergence, Md5Differs) {
+  Fixture f;
+  Evidence same = Err(0, 0, 0), differs = Err(0, 1, 0), after = Err(1, 1, 0);
+  f.Add(0, "Functional.conv2d.0.forward", true, same);
+  f.Add(0, "Functional.batch_norm.6.forward", true, differs);
+  f.Add(0, "Functional.relu.6.forward", true, after);
+  EXPECT_EQ(f.Ranked(vis::MODE_MD5), std::vector<std::string>{"Functional.batch_norm.6.forward:md5 differs, inputs equal"});
+}
+
+TEST(Divergence, UnmatchedBetweenMatchedNeighbours) {
+  Fixture f;  // a renamed activation class: GELU (npu) vs GELUActivation (bench)
+  uint32_t mlp = f.Add(0, "Module.mlp.MLP.forward.0", true, Err(0, 0.4));
+  uint32_t fc1 = f.Add(mlp, "Module.mlp.fc1.Linear.forward.0", true, Err(0, 0));
+  f.Add(fc1, "Functional.linear.0.forward", true, Err(0, 0));
+  uint32_t act = f.Add(mlp, "Module.mlp.act.GELU.forward.0", false);
+  f.Add(act, "Functional.gelu.0.forward", false);
+  uint32_t fc2 = f.Add(mlp, "Module.mlp.fc2.Linear.forward.0", true, Err(0.4, 0.4));
+  f.Add(fc2, "Functional.linear.1.forward", true, Err(0.4, 0.4));
+  EXPECT_EQ(f.Ranked(), std::vector<std::string>{"Module.mlp.act.GELU.forward.0:unmatched between matched neighbours"});
+}
+
+TEST(Divergence, HarmlessUnmatchedNodeIsNotRanked) {
+  Fixture f;
+  f.Add(0, "Functional.linear.0.forward", true, Err(0, 0));
+  f.Add(0, "Tensor.view.0.forward", false);
+  f.Add(0, "Functional.linear.1.forward", true, Err(0, 0));
+  EXPECT_TRUE(f.Ranked().empty());
+}
+
+TEST(Divergence, ModuleWhoseOwnApisAreUnmatched) {
+  Fixture f;  // a hand-written LayerNorm against F.layer_norm
+  f.Add(0, "Functional.linear.0.forward", true, Err(0, 0));
+  uint32_t norm = f.Add(0, "Module.norm.LayerNorm.forward.0", true, Err(0, 0.02));
+  f.Add(norm, "Tensor.mean.0.forward", false);
+  f.Add(norm, "Tensor.sub.0.forward", false);
+  f.Add(norm, "Tensor.pow.0.forward", false);
+  f.Add(0, "Functional.linear.1.forward", true, Err(0.02, 0.03));
+  EXPECT_EQ(f.Ranked(), std::vector<std::string>{"Module.norm.LayerNorm.forward.0:outputs differ, inputs agree"});
+}
+
+TEST(Divergence, ModuleGivesWayToTheOperatorInsideIt) {
+  Fixture f;
+  uint32_t m = f.Add(0, "Module.layers.1.mlp.MLP.forward.0", true, Err(0, 0.5));
+  f.Add(m, "Functional.linear.11.forward", true, Err(0, 0.5));
+  EXPECT_EQ(f.Ranked(), std::vector<std::string>{"Functional.linear.11.forward:outputs differ, inputs agree"});
+}
+
+TEST(Divergence, ExecutionOrderForwardBackwardOptimizer) {
+  Fixture f;  // tree order: optimizer, backward, forward; execution: forward, backward, optimizer
+  uint32_t opt = f.Add(0, "optimizer", false);
+  f.Add(opt, "Tensor.add_.29.forward", true, Err(0, 0.2));
+  f.Add(0, "Functional.linear.0.backward", true, Err(0, 0.2));
+  f.Add(0, "Functional.linear.0.forward", true, Err(0, 0.2));
+  EXPECT_EQ(f.Ranked(), (std::vector<std::string>{"Functional.linear.0.forward:outputs differ, inputs agree",
+                                                  "Functional.linear.0.backward:outputs differ, inputs agree",
+                                                  "Tensor.add_.29.forward:outputs differ, inputs agree"}));
+  std::vector<uint32_t> order = ExecutionOrder(f.graph());
+  EXPECT_EQ(order.front(), 0u);
+  EXPECT_EQ(f.graph().Name(order.back()), "Tensor.add_.29.forward");
+}
+
+// Evidence from stored items, as ComparePair leaves them.
+vis::Item StatItem(const std::string& key, vis::ItemState state, const std::string& dtype, double max) {
+  vis::Item it;
+  it.set_key(key);
+  it.set_state(state);
+  auto field = [&](const char* name, auto set) {
+    vis::Field* f = it.add_field();
+    f->set_name(name);
+    set(f->mutable_value());
+  };
+  field("type", [](vis::Value* v) { v->set_text("torch.Tensor"); });
+  field("dtype", [&](vis::Value* v) { v->set_text(dtype); });
+  field("shape", [](vis::Value* v) { v->set_json("[2, 3]"); });
+  for (const char* stat : {"Max", "Min", "Mean", "Norm"}) field(stat, [&](vis::Value* v) { v->set_number(max); });
+  return it;
+}
+
+TEST(Divergence, EvidenceReadsMetricsDtypeAndOverflow) {
+  vis::NodeDetail npu, bench;
+  *npu.add_input() = StatItem("A.0.forward.input.0", vis::STATE_INPUT, "torch.float32", 1.0);
+  *npu.add_output() = StatItem("A.0.forward.output.0", vis::STATE_OUTPUT, "torch.bfloat16", 2.01);
+  *bench.add_input() = StatItem("A.0.forward.input.0", vis::STATE_INPUT, "torch.float32", 1.0);
+  *bench.add_output() = StatItem("A.0.forward.output.0", vis::STATE_OUTPUT, "torch.float32", 2.0);
+  compare::ComparePair(vis::MODE_STATISTICS, "A.0.forward", &npu, bench, nullptr);
+  Evidence e = EvidenceOf(vis::MODE_STATISTICS, npu, bench);
+  EXPECT_TRUE(e.compared);
+  EXPECT_EQ(e.input_error, 0);
+  EXPECT_NEAR(e.output_error, 0.005, 1e-9);
+  EXPECT_FALSE(e.input_changed);
+  EXPECT_TRUE(e.output_changed);
+  EXPECT_EQ(e.note, "output.0 dtype torch.bfloat16 vs torch.float32");
+  EXPECT_EQ(e.floor, DtypeFloor(vis::MODE_STATISTICS, "torch.bfloat16"));
+  EXPECT_FALSE(e.output_nonfinite);
+
+  (*npu.mutable_output(0)->mutable_field(3)->mutable_value()).set_number(INFINITY);
+  compare::ComparePair(vis::MODE_STATISTICS, "A.0.forward", &npu, bench, nullptr);
+  EXPECT_TRUE(EvidenceOf(vis::MODE_STATISTICS, npu, bench).output_nonfinite);
+}
+
+}  // namespace
+}  // namespace graph_ascend::divergence

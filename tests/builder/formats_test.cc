@@ -1,0 +1,372 @@
+// Foreign formats (builder/formats): round trips of graphs built from the
+// samples through msprobe's JSON .vis and .vis.db and back, the files real
+// msprobe wrote (tests/data/msprobe_outputs), and bad input.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+#include "formats/foreign_file.h"
+#include "formats/msprobe_json.h"
+#include "formats/vis_db.h"
+#include "vis/json_export.h"
+
+namespace graph_ascend::formats {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Ok;
+using testing::ReadFile;
+using testing::RunTool;
+using testing::Sample;
+using testing::TempDir;
+using testing::WriteFile;
+
+// What a graph says about its nodes, one line per node, whatever format it came from.
+std::vector<std::string> Describe(const GraphFile& g, vis::Side s, bool with_micro_step = true) {
+  const GraphSide& side = g.side(s);
+  const GraphSide& other = g.side(s == vis::SIDE_NPU ? vis::SIDE_BENCH : vis::SIDE_NPU);
+  const vis::SideIndex& idx = side.index;
+  std::vector<std::string> out;
+  for (uint32_t n = 0; n < idx.size(); ++n) {
+    std::string line(idx.Name(n));
+    line += " type=" + std::to_string(idx.node_type[n]);
+    line += " parent=" + (idx.parent[n] >= 0 ? std::string(idx.Name(idx.parent[n])) : "-");
+    line += " children=";
+    for (uint32_t c = idx.child_offset[n]; c < idx.child_offset[n + 1]; ++c) {
+      line += std::string(idx.Name(idx.children[c])) + ",";
+    }
+    line += " matched=" + (idx.matched[n] >= 0 ? std::string(other.index.Name(idx.matched[n])) : "-");
+    char p[40];
+    snprintf(p, sizeof(p), "%.17g", idx.precision[n]);
+    line += std::string(" precision=") + (std::isnan(idx.precision[n]) ? "none" : p);
+    line += " overflow=" + std::to_string(idx.overflow[n]);
+    if (with_micro_step) line += " micro_step=" + std::to_string(std::max(0, idx.micro_step[n]));
+    const vis::NodeDetail& d = side.details[n];
+    for (const auto* items : {&d.input(), &d.output()}) {
+      for (const vis::Item& item : *items) {
+        line += "\n  " + item.key() + " state=" + std::to_string(item.state()) + ":";
+        for (auto& [k, v] : vis::FormatItem(item, g.meta.mode(), std::string(idx.Name(n)))) line += " " + k + "=" + v;
+      }
+    }
+    line += "\n  stack:";
+    if (d.stack_id() >= 0) {
+      for (const std::string& f : side.stacks[d.stack_id()]) line += " " + f;
+    }
+    for (const vis::DistributedLink& l : d.distributed()) {
+      line += "\n  link " + l.communications_type() + " " + std::to_string(l.rank()) + " " + l.peer_node() + " " +
+              l.peer_index();
+    }
+    for (const std::string& m : d.parallel_merge_info()) line += "\n  merge " + m;
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+void ExpectSameGraph(const GraphFile& a, const GraphFile& b, bool with_micro_step = true) {
+  EXPECT_EQ(a.meta.kind(), b.meta.kind());
+  EXPECT_EQ(a.meta.mode(), b.meta.mode());
+  EXPECT_EQ(a.meta.micro_steps(), b.meta.micro_steps());
+  EXPECT_EQ(a.meta.overflow_checked(), b.meta.overflow_checked());
+  auto legend = [](const GraphFile& g) {
+    std::vector<std::string> out;
+    for (const vis::ColorBucket& c : g.meta.legend()) out.push_back(c.color() + " " + c.name() + " " + c.description());
+    return out;
+  };
+  EXPECT_EQ(legend(a), legend(b));
+  EXPECT_EQ(Describe(a, vis::SIDE_NPU, with_micro_step), Describe(b, vis::SIDE_NPU, with_micro_step));
+  if (a.compare()) {
+    EXPECT_EQ(Describe(a, vis::SIDE_BENCH, with_micro_step), Describe(b, vis::SIDE_BENCH, with_micro_step));
+  }
+}
+
+// Builds `config` (a samples/ compare.json, build.json or batch.json) with bin/graph-ascend.
+std::vector<std::string> Build(const std::string& config, const std::string& out_dir) {
+  testing::RunResult r = RunTool({"graph", "-i", Sample(config), "-o", out_dir});
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(out_dir)) {
+    if (e.path().extension() == ".vis") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+int64_t CountRows(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  // immutable: msprobe's files are in WAL mode, and a plain read-only open would create -wal/-shm beside them.
+  std::string uri = "file:" + db_path + "?immutable=1";
+  EXPECT_EQ(sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  int64_t n = -1;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
+    n = sqlite3_column_int64(s, 0);
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return n;
+}
+
+void ExecSql(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+class RoundTrip : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RoundTrip, VisThroughDbAndBack) {
+  TempDir dir;
+  for (const std::string& vis_path : Build(GetParam(), dir / "out")) {
+    GraphFile ours = Ok(ReadVisFile(vis_path));
+    ASSERT_GT(ours.npu.index.size(), 1u);
+    ASSERT_TRUE(WriteVisDb({&ours}, dir / "g.vis.db").ok());
+    auto back = Ok(ReadVisDb(dir / "g.vis.db"));
+    ASSERT_EQ(back.size(), 1u);
+    ExpectSameGraph(ours, back[0].graph);
+  }
+}
+
+TEST_P(RoundTrip, VisThroughMsprobeJsonAndBack) {
+  TempDir dir;
+  for (const std::string& vis_path : Build(GetParam(), dir / "out")) {
+    GraphFile ours = Ok(ReadVisFile(vis_path));
+    ASSERT_TRUE(vis::ExportJson(vis_path, dir / "g.json").ok());
+    GraphFile back = Ok(ReadMsprobeJson(dir / "g.json"));
+    ExpectSameGraph(ours, back);
+    // Kept by the JSON format, not by the db schema.
+    for (uint32_t n = 0; n < ours.npu.details.size(); ++n) {
+      EXPECT_EQ(ours.npu.details[n].md5_result(), back.npu.details[n].md5_result());
+    }
+  }
+}
+
+TEST_P(RoundTrip, VisThroughVisAndBack) {
+  TempDir dir;
+  for (const std::string& vis_path : Build(GetParam(), dir / "out")) {
+    GraphFile ours = Ok(ReadVisFile(vis_path));
+    ASSERT_TRUE(WriteVisFile(ours, dir / "again.vis").ok());
+    GraphFile back = Ok(ReadVisFile(dir / "again.vis"));
+    ExpectSameGraph(ours, back);
+    EXPECT_EQ(ours.meta.npu().node_count(), back.meta.npu().node_count());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, RoundTrip,
+                         ::testing::Values("cnn_statistics/compare.json", "cnn_statistics/build.json",
+                                           "cnn_md5/compare.json", "dist_gloo/compare.json",
+                                           "overflow_nan/compare.json"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& c : s) {
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return s;
+                         });
+
+TEST(VisDbTest, BatchOfRanksIntoOneDbAndOutAgain) {
+  TempDir dir;
+  std::vector<std::string> files = Build("dist_gloo/batch.json", dir / "out");
+  ASSERT_GE(files.size(), 2u);
+  std::vector<GraphFile> ours;
+  for (const std::string& f : files) ours.push_back(Ok(ReadVisFile(f)));
+  std::vector<const GraphFile*> refs;
+  for (const GraphFile& g : ours) refs.push_back(&g);
+  ASSERT_TRUE(WriteVisDb(refs, dir / "batch.vis.db").ok());
+  EXPECT_EQ(CountRows(dir / "batch.vis.db", "SELECT COUNT(*) FROM (SELECT DISTINCT step, rank FROM tb_nodes)"),
+            static_cast<int64_t>(files.size()));
+  EXPECT_EQ(CountRows(dir / "batch.vis.db", "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index'"), 7 + 3);
+  auto keys = Ok(ListVisDb(dir / "batch.vis.db"));
+  ASSERT_EQ(keys.size(), files.size());
+  EXPECT_EQ(keys[0].npu_nodes, ours[0].npu.index.size());
+  auto back = Ok(ReadVisDb(dir / "batch.vis.db"));
+  ASSERT_EQ(back.size(), files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    EXPECT_EQ(back[i].graph.meta.step(), ours[i].meta.step());
+    EXPECT_EQ(back[i].graph.meta.rank(), ours[i].meta.rank());
+    ExpectSameGraph(ours[i], back[i].graph);
+  }
+  // Two graphs for one step and rank are refused, and nothing is written.
+  Status st = WriteVisDb({&ours[0], &ours[0]}, dir / "twice.vis.db");
+  EXPECT_FALSE(st.ok());
+  EXPECT_FALSE(fs::exists(dir / "twice.vis.db"));
+}
+
+TEST(VisDbTest, ReadingLeavesNothingBesideTheFile) {
+  TempDir dir;
+  std::vector<std::string> files = Build("cnn_statistics/compare.json", dir / "out");
+  GraphFile ours = Ok(ReadVisFile(files[0]));
+  fs::create_directory(dir / "logs");
+  ASSERT_TRUE(WriteVisDb({&ours}, dir / "logs/g.vis.db").ok());
+  ASSERT_TRUE(ReadVisDb(dir / "logs/g.vis.db").ok());
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir / "logs")) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"g.vis.db"});
+}
+
+// Files written by real msprobe (bench/reference/make_msprobe_fixtures.sh).
+std::string Fixture(const std::string& name) { return testing::SourceDir() + "/tests/data/msprobe_outputs/" + name; }
+
+std::vector<std::string> Fixtures(const std::string& suffix) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(testing::SourceDir() + "/tests/data/msprobe_outputs")) {
+    std::string p = e.path().string();
+    if (p.size() > suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0) out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(MsprobeOutputsTest, VisDbNodeCountsAndMatchesAsMsprobeWroteThem) {
+  std::vector<std::string> dbs = Fixtures(".vis.db");
+  ASSERT_FALSE(dbs.empty());
+  for (const std::string& path : dbs) {
+    SCOPED_TRACE(path);
+    auto graphs = Ok(ReadVisDb(path));
+    ASSERT_FALSE(graphs.empty());
+    EXPECT_EQ(static_cast<int64_t>(graphs.size()),
+              CountRows(path, "SELECT COUNT(*) FROM (SELECT DISTINCT step, rank FROM tb_nodes)"));
+    for (const DbGraph& g : graphs) {
+      std::string key = " WHERE step = " + std::to_string(g.step) + " AND rank = " + std::to_string(g.rank);
+      EXPECT_EQ(g.graph.npu.index.size(), CountRows(path, "SELECT COUNT(*) FROM tb_nodes" + key +
+                                                              " AND data_source = 'NPU'"));
+      EXPECT_EQ(g.graph.bench.index.size(), CountRows(path, "SELECT COUNT(*) FROM tb_nodes" + key +
+                                                                " AND data_source = 'Bench'"));
+      int64_t matched = 0, with_precision = 0, with_items = 0;
+      for (uint32_t n = 0; n < g.graph.npu.index.size(); ++n) {
+        matched += g.graph.npu.index.matched[n] >= 0;
+        with_precision += !std::isnan(g.graph.npu.index.precision[n]);
+        with_items += g.graph.npu.details[n].input_size() + g.graph.npu.details[n].output_size();
+      }
+      EXPECT_EQ(matched, CountRows(path, "SELECT COUNT(*) FROM tb_nodes" + key +
+                                             " AND data_source = 'NPU' AND matched_node_link NOT IN ('', '[]')"));
+      EXPECT_EQ(with_precision, CountRows(path, "SELECT COUNT(*) FROM tb_nodes" + key +
+                                                    " AND data_source = 'NPU' AND precision_index IS NOT NULL"));
+      EXPECT_GT(with_items, 0);
+      // The hierarchy hangs from the root.
+      EXPECT_EQ(g.graph.npu.index.Name(0), "DefaultModel");
+      EXPECT_EQ(g.graph.npu.index.PreOrder().size(), g.graph.npu.index.size());
+    }
+  }
+}
+
+TEST(MsprobeOutputsTest, JsonVisNodeCountsAndMatchesAsMsprobeWroteThem) {
+  std::vector<std::string> files = Fixtures(".vis");
+  ASSERT_FALSE(files.empty());
+  for (const std::string& path : files) {
+    SCOPED_TRACE(path);
+    GraphFile g = Ok(ReadMsprobeJson(path));
+    auto j = nlohmann::json::parse(ReadFile(path));
+    bool compare = j.contains("NPU");
+    EXPECT_EQ(g.compare(), compare);
+    const auto& npu = compare ? j["NPU"]["node"] : j["node"];
+    EXPECT_EQ(g.npu.index.size(), npu.size());
+    size_t matched = 0;
+    for (const auto& [name, node] : npu.items()) matched += !node["matched_node_link"].empty();
+    size_t ours = 0;
+    for (int32_t m : g.npu.index.matched) ours += m >= 0;
+    EXPECT_EQ(ours, matched);
+    if (compare) {
+      EXPECT_EQ(g.bench.index.size(), j["Bench"]["node"].size());
+    }
+    // Converting it to our .vis and back keeps it.
+    TempDir dir;
+    ASSERT_TRUE(WriteVisFile(g, dir / "x.vis").ok());
+    ExpectSameGraph(g, Ok(ReadVisFile(dir / "x.vis")));
+  }
+}
+
+// Bad input: one error naming the file (and the place), nothing written.
+class BadInput : public ::testing::Test {
+ protected:
+  void ExpectRefused(const std::string& input, const std::string& where_part) {
+    auto r = ReadGraphs(input);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().file, input);
+    EXPECT_NE(r.error().ToString().find(where_part), std::string::npos) << r.error().ToString();
+    testing::RunResult run = RunTool({"import", input, "-o", dir_ / "out.vis"});
+    EXPECT_EQ(run.status, 2);
+    EXPECT_EQ(testing::Lines(run.err).size(), 1u) << run.err;
+    EXPECT_NE(run.err.find(input), std::string::npos) << run.err;
+    EXPECT_FALSE(fs::exists(dir_ / "out.vis"));
+  }
+  std::string RealDb() {
+    std::vector<std::string> dbs = Fixtures(".vis.db");
+    EXPECT_FALSE(dbs.empty());
+    std::string copy = dir_ / "real.vis.db";
+    fs::copy_file(dbs.front(), copy);
+    return copy;
+  }
+  TempDir dir_;
+};
+
+TEST_F(BadInput, NotSqlite) {
+  WriteFile(dir_ / "x.vis.db", "this is not a database, only some text that is long enough");
+  ExpectRefused(dir_ / "x.vis.db", "byte 0");
+}
+
+TEST_F(BadInput, TruncatedDb) {
+  std::string real = ReadFile(RealDb());
+  WriteFile(dir_ / "cut.vis.db", real.substr(0, real.size() / 2));
+  ExpectRefused(dir_ / "cut.vis.db", "SQLite");
+}
+
+TEST_F(BadInput, MissingTable) {
+  std::string db = RealDb();
+  ExecSql(db, "DROP TABLE tb_config");
+  ExpectRefused(db, "table tb_config");
+}
+
+TEST_F(BadInput, MissingColumn) {
+  std::string db = RealDb();
+  ExecSql(db, "ALTER TABLE tb_nodes DROP COLUMN sub_nodes");
+  ExpectRefused(db, "column sub_nodes");
+}
+
+TEST_F(BadInput, DamagedItemsColumn) {
+  std::string db = RealDb();
+  ExecSql(db, "UPDATE tb_nodes SET input_data = '{\"x\": {\"Max\": ' WHERE node_order = 1");
+  ExpectRefused(db, "column input_data");
+}
+
+TEST_F(BadInput, JsonVisCutInHalf) {
+  std::vector<std::string> files = Fixtures(".vis");
+  ASSERT_FALSE(files.empty());
+  std::string text = ReadFile(files.front());
+  WriteFile(dir_ / "half.vis", text.substr(0, text.size() / 2));
+  ExpectRefused(dir_ / "half.vis", "line ");
+}
+
+TEST(ImportCommandTest, OneVisPerStepAndRankOfADb) {
+  TempDir dir;
+  std::vector<std::string> files = Build("dist_gloo/batch.json", dir / "out");
+  std::vector<std::string> args = {"export"};
+  args.insert(args.end(), files.begin(), files.end());
+  args.insert(args.end(), {"--format", "db", "-o", dir / "b.vis.db"});
+  testing::RunResult r = RunTool(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = RunTool({"import", dir / "b.vis.db", "-o", dir / "imported"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> lines = testing::Lines(r.out);
+  ASSERT_EQ(lines.size(), files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    // The same names as the batch's own, but for the time stamp.
+    std::string name = fs::path(files[i]).filename().string();
+    name = name.substr(0, name.rfind('_') + 1);
+    EXPECT_NE(lines[i].find("/" + name), std::string::npos) << lines[i];
+  }
+  r = RunTool({"info", lines[1]});
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+}  // namespace
+}  // namespace graph_ascend::formats

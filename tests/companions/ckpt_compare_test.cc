@@ -1,0 +1,165 @@
+// Checkpoint compare on samples/ckpt: Megatron layouts written by real
+// torch.save (samples/generate/megatron_checkpoints.py), checked against
+// msprobe 26.2.0's own output on the same folders (samples/ckpt/msprobe/,
+// written by bench/reference/ckpt_compare_reference.py).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "json_file.h"
+#include "ckpt/ckpt_compare.h"
+#include "ckpt/megatron_checkpoint.h"
+#include "ckpt/torch_file.h"
+
+namespace graph_ascend::testing {
+using ckpt::PickleValue;
+using ckpt::TorchFile;
+namespace {
+
+std::string Ckpt(const std::string& rel) { return Sample("ckpt/" + rel); }
+
+// Runs ckpt_compare into a fresh folder and returns its JSON.
+Json RunCompare(const std::string& a, const std::string& b) {
+  TempDir out;
+  std::string file = out / "similarity.json";
+  RunResult r = RunTool({"ckpt_compare", a, b, "-o", file});
+  EXPECT_EQ(r.status, 0) << r.err;
+  return ReadJson(file);
+}
+
+// Same parameters as msprobe, same shapes and sizes, metrics within float32
+// rounding (msprobe computes in float32, graph-ascend in double).
+void ExpectMatchesMsprobe(const Json& ours, const std::string& reference) {
+  Json ref = ReadJson(Ckpt("msprobe/" + reference));
+  ASSERT_TRUE(ref.is_object()) << reference;
+  ASSERT_EQ(ours.size(), ref.size());
+  for (auto& [name, r] : ref.items()) {
+    ASSERT_TRUE(ours.contains(name)) << name;
+    const Json& o = ours[name];
+    EXPECT_EQ(o["shape"], r["shape"]) << name;
+    EXPECT_EQ(o["numel"], r["numel"]) << name;
+    for (const char* m : {"l2", "cos"}) {
+      if (r[m].is_null()) {
+        EXPECT_TRUE(o[m].is_null()) << name << " " << m;
+        continue;
+      }
+      double want = r[m].get<double>(), got = o[m].get<double>();
+      EXPECT_NEAR(got, want, 1e-5 * std::max(1.0, std::fabs(want))) << name << " " << m;
+    }
+  }
+}
+
+TEST(CkptCompare, Tp2Pp2MatchesMsprobe) {
+  Json ours = RunCompare(Ckpt("tp2pp2_a"), Ckpt("tp2pp2_b"));
+  ExpectMatchesMsprobe(ours, "tp2pp2.json");
+  // Four layers over two stages: stage 1's local layers 0, 1 are global 2, 3.
+  EXPECT_TRUE(ours.contains("decoder.layers.3.mlp.linear_fc2.weight"));
+  EXPECT_FALSE(ours.contains("decoder.layers.4.mlp.linear_fc2.weight"));
+  // TP shards merged: linear_qkv [(4 + 2 * 2) * 4, 16] column-parallel, linear_proj row-parallel.
+  EXPECT_EQ(ours["decoder.layers.0.self_attention.linear_qkv.weight"]["shape"], Json::parse("[32, 16]"));
+  EXPECT_EQ(ours["decoder.layers.2.self_attention.linear_proj.weight"]["shape"], Json::parse("[16, 16]"));
+  EXPECT_EQ(ours["decoder.layers.1.mlp.linear_fc2.weight"]["shape"], Json::parse("[16, 32]"));
+  // Two more SGD steps moved every weight a little.
+  double cos = ours["decoder.layers.0.mlp.linear_fc1.weight"]["cos"].get<double>();
+  EXPECT_LT(cos, 1.0);
+  EXPECT_GT(cos, 0.9);
+  EXPECT_GT(ours["output_layer.weight"]["l2"].get<double>(), 0.0);
+}
+
+// The same weights saved TP 2 x PP 2 and TP 1 x PP 1 merge to the same model.
+TEST(CkptCompare, LayoutsOfTheSameWeightsAreIdentical) {
+  Json ours = RunCompare(Ckpt("tp2pp2_b"), Ckpt("tp1pp1_b"));
+  ExpectMatchesMsprobe(ours, "tp2pp2_vs_tp1pp1.json");
+  EXPECT_EQ(ours.size(), 3u + 4u * 6u);
+  for (auto& [name, v] : ours.items()) {
+    EXPECT_EQ(v["l2"].get<double>(), 0.0) << name;
+    EXPECT_NEAR(v["cos"].get<double>(), 1.0, 1e-12) << name;
+  }
+}
+
+TEST(CkptCompare, VirtualPipelineMatchesMsprobe) {
+  Json ours = RunCompare(Ckpt("vpp_a/iter_0000002"), Ckpt("vpp_b/iter_0000004"));
+  ExpectMatchesMsprobe(ours, "vpp.json");
+  // Chunk 1 of stage 1 (model1 in mp_rank_00_001) holds global layer 3.
+  EXPECT_TRUE(ours.contains("decoder.layers.3.input_layernorm.weight"));
+  // Same weights as the TP 2 x PP 2 save of the same step.
+  Json same = RunCompare(Ckpt("vpp_a/iter_0000002"), Ckpt("tp2pp2_a"));
+  for (auto& [name, v] : same.items()) EXPECT_EQ(v["l2"].get<double>(), 0.0) << name;
+}
+
+TEST(CkptCompare, ExpertParallelMatchesMsprobe) {
+  Json ours = RunCompare(Ckpt("ep_a"), Ckpt("ep_b"));
+  ExpectMatchesMsprobe(ours, "ep.json");
+  // EP rank 1's local experts 0, 1 are global experts 2, 3; bf16 read as such.
+  EXPECT_TRUE(ours.contains("decoder.layers.0.mlp.experts.local_experts.3.linear_fc1.weight"));
+  EXPECT_FALSE(ours.contains("decoder.layers.0.mlp.experts.local_experts.4.linear_fc1.weight"));
+  EXPECT_EQ(ours["decoder.layers.0.mlp.experts.local_experts.3.linear_fc1.weight"]["shape"], Json::parse("[64, 16]"));
+}
+
+// msprobe fails on "release" (it formats iter_{None:07d}); given the release
+// folder itself it reads it, and maps the legacy names to mcore ones.
+TEST(CkptCompare, ReleaseWithLegacyNames) {
+  Json ours = RunCompare(Ckpt("release_b"), Ckpt("tp1pp1_b"));
+  ExpectMatchesMsprobe(ours, "release_vs_tp1pp1.json");
+  EXPECT_TRUE(ours.contains("decoder.layers.0.self_attention.linear_qkv.weight"));
+  EXPECT_TRUE(ours.contains("decoder.final_layernorm.weight"));
+  for (auto& [name, v] : ours.items()) EXPECT_EQ(v["l2"].get<double>(), 0.0) << name;
+}
+
+TEST(CkptCompare, ReadsArgsNamespaceAsOpaqueObject) {
+  auto f = TorchFile::Open(Ckpt("tp2pp2_a/iter_0000002/mp_rank_01_001/model_optim_rng.pt"));
+  ASSERT_TRUE(f.ok()) << f.error().ToString();
+  const PickleValue* args = f->root().Get("args");
+  ASSERT_NE(args, nullptr);
+  EXPECT_EQ(args->kind, PickleValue::Kind::kObject);
+  EXPECT_EQ(args->s, "argparse.Namespace");
+  EXPECT_EQ(args->Get("tensor_model_parallel_size")->i, 2);
+  EXPECT_EQ(args->Get("pipeline_model_parallel_size")->i, 2);
+  EXPECT_DOUBLE_EQ(args->Get("lr")->f, 0.05);
+  EXPECT_EQ(f->root().Get("iteration")->i, 2);
+}
+
+TEST(CkptCompare, RefusesToOverwriteUnlessForced) {
+  TempDir out;
+  std::string file = out / "similarity.json";
+  { std::ofstream(file) << "keep me"; }
+  RunResult r = RunTool({"ckpt_compare", Ckpt("tp1pp1_b"), Ckpt("release_b"), "-o", file});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("exists"), std::string::npos) << r.err;
+  std::ifstream in(file);
+  std::string kept((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(kept, "keep me");
+  r = RunTool({"ckpt_compare", Ckpt("tp1pp1_b"), Ckpt("release_b"), "-o", file, "--force"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(ReadJson(file).contains("output_layer.weight"));
+}
+
+struct BadCase {
+  const char* folder;
+  const char* message;
+};
+
+class CkptCompareBadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CkptCompareBadInput, OneLineExit2NothingWritten) {
+  TempDir out;
+  std::string file = out / "similarity.json";
+  RunResult r = RunTool({"ckpt_compare", Ckpt(std::string("bad/") + GetParam().folder), Ckpt("tp1pp1_b"), "-o", file});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(GetParam().message), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(std::string("ckpt/bad/") + GetParam().folder), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(out.path())) << "something was written";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Samples, CkptCompareBadInput,
+    ::testing::Values(BadCase{"not_zip", "not a zip archive"}, BadCase{"truncated", "truncated"},
+                      BadCase{"missing_member", "missing tensor storage"},
+                      BadCase{"missing_rank", "missing mp_rank_01"}));
+
+}  // namespace
+}  // namespace graph_ascend::testing

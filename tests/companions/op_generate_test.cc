@@ -1,0 +1,200 @@
+// graph-ascend op_generate (companions/op_generate) on the real dumps of samples/: the extracted
+// entries against msprobe 8.3.3's own extraction of the same calls (testdata/op_generate, made by
+// its regenerate.sh), the script it writes, and bad input (exit 2, one line, nothing written).
+// Running the scripts needs torch: tests/python/test_op_generate_scripts.py does that.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+#include "op_generate/op_generate.h"
+
+namespace graph_ascend::testing {
+namespace {
+
+struct Case {
+  std::string name, dump, api, propagation, mode, standard;
+};
+
+std::vector<Case> Cases() {
+  std::ifstream in(SourceDir() + "/tests/companions/testdata/op_generate/cases.tsv");
+  std::vector<Case> cases;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    Case c;
+    std::getline(fields, c.name, '\t');
+    std::getline(fields, c.dump, '\t');
+    std::getline(fields, c.api, '\t');
+    std::getline(fields, c.propagation, '\t');
+    std::getline(fields, c.mode, '\t');
+    std::getline(fields, c.standard, '\t');
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Tensor paths differ by machine (msprobe keeps dump_data_dir, the folder of the machine that dumped).
+std::string WithoutTensorFolders(const std::string& json) {
+  return std::regex_replace(json, std::regex("\"data_name\": \"[^\"]*/"), "\"data_name\": \"");
+}
+
+std::string WriteConfig(const TempDir& dir, const std::string& dump, const std::string& api,
+                        const std::string& propagation, const std::string& mode) {
+  std::string path = dir / "config_op.json";
+  std::ofstream(path) << "{\"dump_json_path\": \"" << dump << "\", \"api_name\": \"" << api
+                      << "\", \"extract_api_path\": \"" << (dir / ("extract/" + api + ".json"))
+                      << "\", \"propagation\": \"" << propagation << "\", \"data_mode\": \"" << mode
+                      << "\", \"random_seed\": 1234, \"iter_times\": 1}";
+  return path;
+}
+
+size_t FilesUnder(const std::string& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return 0;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); ++it) {
+    n += it->is_regular_file() ? 1 : 0;
+  }
+  return n;
+}
+
+TEST(OpGenerate, ExtractMatchesMsprobe833OnEveryCase) {
+  std::vector<Case> cases = Cases();
+  ASSERT_GE(cases.size(), 8u);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    std::string config = WriteConfig(dir, Sample(c.dump), c.api, c.propagation, c.mode);
+    RunResult r = RunTool({"op_generate", "-i", config, "-o", dir / "scripts"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::string ours = Slurp(dir / ("extract/" + c.api + ".json"));
+    std::string golden = Slurp(SourceDir() + "/tests/companions/testdata/op_generate/msprobe-8.3.3/" + c.name + ".json");
+    ASSERT_FALSE(golden.empty()) << "no msprobe extract for " << c.name;
+    EXPECT_EQ(WithoutTensorFolders(ours), WithoutTensorFolders(golden));
+    std::string script = Slurp(dir / ("scripts/" + c.api + "." + c.propagation + ".py"));
+    EXPECT_NE(script.find("\nSPEC = {"), std::string::npos);
+    EXPECT_NE(script.find("\"propagation\": \"" + c.propagation + "\""), std::string::npos);
+    EXPECT_NE(r.out.find("script="), std::string::npos);
+  }
+}
+
+TEST(OpGenerate, TensorPathsFallBackToTheFolderBesideDumpJson) {
+  // dump_data_dir names the dumping machine's folder; when it is absent the files beside dump.json are used.
+  TempDir dir;
+  fs::create_directories(dir / "rank0/dump_tensor_data");
+  std::string dump = Slurp(Sample("gpt_tensor/npu/step0/rank0/dump.json"));
+  dump = std::regex_replace(dump, std::regex("\"dump_data_dir\": \"[^\"]*\""),
+                            "\"dump_data_dir\": \"/nonexistent/dump_tensor_data\"");
+  std::ofstream(dir / "rank0/dump.json") << dump;
+  auto entries = op_generate::ExtractApi(dir / "rank0/dump.json", "Functional.linear.0");
+  ASSERT_TRUE(entries.ok()) << entries.error().ToString();
+  const op_generate::JsonValue* fwd = entries->entries.Find("Functional.linear.0.forward");
+  ASSERT_NE(fwd, nullptr);
+  std::string name = fwd->Find("input_args")->items[0].StringOr("data_name");
+  EXPECT_EQ(name, (dir / "rank0/dump_tensor_data/Functional.linear.0.forward.input.0.pt"));
+}
+
+TEST(OpGenerate, ConvWithoutBiasGivesNoneInTheScript) {
+  // msprobe 8.3.3 crashes here (None bias: 'NoneType' object does not support item assignment).
+  TempDir dir;
+  std::string config = WriteConfig(dir, Sample("cnn_statistics/npu/step0/rank0/dump.json"), "Functional.conv2d.0",
+                                   "forward", "random_data");
+  RunResult r = RunTool({"op_generate", "-i", config, "-o", dir / "scripts"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string script = Slurp(dir / "scripts/Functional.conv2d.0.forward.py");
+  EXPECT_NE(script.find("\"api\": \"torch.nn.functional.conv2d\""), std::string::npos);
+  EXPECT_NE(script.find("        None,\n"), std::string::npos);  // the bias argument
+  EXPECT_NE(script.find("[64, 3, 7, 7]"), std::string::npos);    // resnet's first conv weight
+}
+
+TEST(OpGenerate, AnExistingExtractFileIsReusedWithoutADump) {
+  TempDir dir;
+  std::string golden = SourceDir() + "/tests/companions/testdata/op_generate/msprobe-8.3.3/layer_norm_backward.json";
+  std::ofstream(dir / "config_op.json") << "{\"extract_api_path\": \"" << golden
+                                        << "\", \"propagation\": \"backward\"}";
+  RunResult r = RunTool({"op_generate", "-i", dir / "config_op.json", "-o", dir / "scripts"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("extract="), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir / "scripts/Functional.layer_norm.0.backward.py"));
+}
+
+struct BadInput {
+  const char* what;
+  std::string dump, api, propagation, mode;
+  const char* message;
+};
+
+TEST(OpGenerate, BadInputIsOneLineExitTwoAndNothingWritten) {
+  TempDir stripped;  // a tensor dump whose tensor files are gone
+  fs::create_directories(stripped / "rank0");
+  std::string dump = Slurp(Sample("gpt_tensor/npu/step0/rank0/dump.json"));
+  std::ofstream(stripped / "rank0/dump.json")
+      << std::regex_replace(dump, std::regex("\"dump_data_dir\": \"[^\"]*\""), "\"dump_data_dir\": \"/nonexistent\"");
+  std::vector<BadInput> cases = {
+      {"api not in the dump", Sample("gpt_tensor/npu/step0/rank0/dump.json"), "Functional.linear.99", "forward",
+       "random_data", "no entry for API 'Functional.linear.99'"},
+      {"backward of an API without one", Sample("cnn_statistics/npu/step0/rank0/dump.json"), "Tensor.__iadd__.0",
+       "backward", "random_data", "has no backward entry for Tensor.__iadd__.0"},
+      {"real_data on a statistics dump", Sample("cnn_statistics/npu/step0/rank0/dump.json"), "Functional.conv2d.0",
+       "forward", "real_data", "this tensor has no data_name"},
+      {"real_data with a tensor file missing", stripped / "rank0/dump.json", "Functional.linear.0", "forward",
+       "real_data", "the tensor file does not exist"},
+      {"a call name that matches several calls", Sample("gpt_tensor/npu/step0/rank0/dump.json"), "Functional.linear",
+       "forward", "random_data", "matches more than one call"},
+      {"an API that cannot run alone", Sample("dist_gloo/npu/step0/rank0/dump.json"), "Distributed.all_reduce.0",
+       "forward", "random_data", "only Functional, Tensor and Torch APIs"},
+      {"not a dump", SourceDir() + "/samples/gpt_tensor/compare.json", "Functional.linear.0", "forward",
+       "random_data", "not an msprobe dump.json"},
+  };
+  for (const BadInput& c : cases) {
+    SCOPED_TRACE(c.what);
+    TempDir dir;
+    std::string config = WriteConfig(dir, c.dump, c.api, c.propagation, c.mode);
+    RunResult r = RunTool({"op_generate", "-i", config, "-o", dir / "scripts"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(FilesUnder(dir / "scripts") + FilesUnder(dir / "extract"), 0u);
+  }
+}
+
+TEST(OpGenerate, BadConfigNamesTheKey) {
+  TempDir dir;
+  struct {
+    const char* text;
+    const char* message;
+  } configs[] = {
+      {R"({"dump_json_path": "d.json", "api_name": "A.b.0", "extract_api_path": "x.json", "iter_times": 1001})",
+       "config_op.json: key iter_times: must be between 1 and 1000"},
+      {R"({"dump_json_path": "d.json", "api_name": "A.b.0", "extract_api_path": "x.json", "propagation": "up"})",
+       "key propagation: must be forward or backward"},
+      {R"({"dump_json_path": "d.json", "api_name": "A.b.0"})", "key extract_api_path: is required"},
+      {R"({"dump_json_path": "d.json", "extract_api_path": "x.json", "random_seed": "7"})",
+       "key random_seed: must be an integer"},
+      {R"([1, 2])", "must be a JSON object"},
+  };
+  for (const auto& c : configs) {
+    SCOPED_TRACE(c.text);
+    std::ofstream(dir / "config_op.json") << c.text;
+    RunResult r = RunTool({"op_generate", "-i", dir / "config_op.json", "-o", dir / "scripts"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "scripts"));
+  }
+}
+
+}  // namespace
+}  // namespace graph_ascend::testing

@@ -1,0 +1,95 @@
+"""Server restarts are invisible to the page (issue 17, 4): clients keep calling a real tensorboard
+while its graph-ascend-server is killed with SIGKILL or stopped with SIGSTOP; no request may fail."""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+from plugin_harness import TensorBoard, process_alive, rel, wait_until
+
+
+@pytest.fixture(scope="module")
+def stats(logdir):
+    return rel(logdir, "x/run/compare_*.vis")
+
+
+class Load:
+    """`clients` threads calling a mix of read-only routes until stopped; failures are kept."""
+
+    def __init__(self, board, file, clients=4):
+        self.board, self.file = board, file
+        self.failures, self.done = [], 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(clients)]
+        for t in self._threads:
+            t.start()
+
+    def _run(self, i):
+        view = {"session": f"load{i}", "file": self.file, "side": "SIDE_NPU", "microStep": -1}
+        calls = [
+            ("GetFileInfo", {"file": self.file}),
+            ("GetView", {"view": view, "viewport": {"x": 0, "y": 0, "width": 2000, "height": 1500}}),
+            ("Search", {"view": view, "query": "conv", "limit": 50}),
+            ("ListRuns", {}),
+        ]
+        while not self._stop.is_set():
+            for rpc, message in calls:
+                status, body = self.board.api(rpc, message)
+                with self._lock:
+                    self.done += 1
+                    if status != 200:
+                        self.failures.append((rpc, status, body))
+
+    def stop(self):
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=150)
+        return self.failures
+
+
+def test_kill_9_under_load_fails_no_request(logdir, plugin_installed, stats):
+    board = TensorBoard(logdir)
+    try:
+        board.ok("GetFileInfo", {"file": stats})
+        load = Load(board, stats)
+        killed = []
+        for _ in range(3):
+            time.sleep(1.0)
+            pid = board.server_pids()[0]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+            assert wait_until(lambda: not process_alive(pid))
+            assert wait_until(lambda: board.server_pids() and board.server_pids()[0] not in killed, timeout=30)
+        time.sleep(1.0)
+        failures = load.stop()
+        assert failures == [], failures[:3]
+        assert load.done > 20
+        assert len(board.server_pids()) == 1
+    finally:
+        board.stop()
+
+
+def test_a_stopped_server_is_waited_for_not_killed(logdir, plugin_installed, stats):
+    """SIGSTOP for longer than the watchdog's patience for a silent server: a stopped one is never killed,
+    and the calls waiting on it answer once it continues."""
+    board = TensorBoard(logdir, env={"GRAPH_ASCEND_HUNG_SECONDS": "3"})
+    try:
+        board.ok("GetFileInfo", {"file": stats})
+        pid = board.server_pids()[0]
+        load = Load(board, stats, clients=2)
+        time.sleep(0.5)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(12)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        time.sleep(3)
+        failures = load.stop()
+        assert failures == [], failures[:3]
+        assert board.server_pids() == [pid]
+        assert board.ok("Health")["openFiles"] >= 1
+    finally:
+        board.stop()

@@ -1,0 +1,164 @@
+"""graph-ascend op_generate's scripts, run for real with torch on CPU.
+
+The scripts need torch, which the project's test venv does not carry: scripts/test-op-scripts.sh
+makes a torch venv and runs this file with GA_TORCH_PYTHON set to its python; without it every
+test here is skipped. Each case of tests/companions/testdata/op_generate/cases.tsv (APIs of the
+samples/ dumps) is generated, run, and its printed metrics table checked.
+"""
+
+import csv
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CASES = ROOT / "tests/companions/testdata/op_generate/cases.tsv"
+TORCH_PYTHON = os.environ.get("GA_TORCH_PYTHON")
+needs_torch = pytest.mark.skipif(not TORCH_PYTHON, reason="GA_TORCH_PYTHON unset (scripts/test-op-scripts.sh sets it)")
+
+# The first metric row each standard prints.
+FIRST_METRIC = {
+    "ulp": "max ULP error",
+    "thousandth": "double-thousandths ratio",
+    "benchmark": "small-value error ratio",
+    "absolute": "inf/nan error ratio",
+    "binary": "binary consistency error rate",
+}
+
+
+def cases():
+    with open(CASES) as f:
+        rows = [r for r in csv.reader(f, delimiter="\t") if r and not r[0].startswith("#")]
+    return {r[0]: r for r in rows}
+
+
+def generate(build_dir, tmp_path, dump, api, propagation, mode, seed=1234, iterations=1):
+    config = tmp_path / "config_op.json"
+    config.write_text(
+        json.dumps(
+            {
+                "dump_json_path": str(ROOT / "samples" / dump),
+                "api_name": api,
+                "extract_api_path": str(tmp_path / f"{api}.json"),
+                "propagation": propagation,
+                "data_mode": mode,
+                "random_seed": seed,
+                "iter_times": iterations,
+            }
+        )
+    )
+    out = subprocess.run(
+        [str(build_dir / "bin/graph-ascend"), "op_generate", "-i", str(config), "-o", str(tmp_path / "scripts")],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    return tmp_path / "scripts" / f"{api}.{propagation}.py"
+
+
+def probe(script, body):
+    """Runs `body` with the script imported as module `m` (its main() not called); returns stdout."""
+    code = (
+        "import importlib.util, json\n"
+        f"spec = importlib.util.spec_from_file_location('repro', {str(script)!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n" + body
+    )
+    res = subprocess.run([TORCH_PYTHON, "-c", code], check=False, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+def run_script(script, *args):
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    return subprocess.run(
+        [TORCH_PYTHON, str(script), *args], check=False, capture_output=True, text=True, env=env, cwd=script.parent
+    )
+
+
+@needs_torch
+@pytest.mark.parametrize("case", sorted(cases()))
+def test_script_runs_and_prints_its_standard(build_dir, tmp_path, case):
+    _, dump, api, propagation, mode, standard = cases()[case]
+    script = generate(build_dir, tmp_path, dump, api, propagation, mode)
+    out = run_script(script)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "device under test: cpu (neither CUDA nor an NPU was found)" in out.stdout
+    assert f"standard: {standard}" in out.stdout
+    assert FIRST_METRIC[standard] in out.stdout
+    # fp32 on CPU against the fp64 bench is well within every rule.
+    statuses = [line.rsplit("|", 2)[1].strip() for line in out.stdout.splitlines() if line.startswith("| ")]
+    assert statuses and "error" not in statuses
+    assert out.stdout.rstrip().endswith("result: pass")
+
+
+@needs_torch
+def test_random_inputs_follow_the_dumped_statistics(build_dir, tmp_path):
+    script = generate(
+        build_dir, tmp_path, "l1_api/npu/step0/proc32258/dump.json", "Functional.conv2d.0", "forward", "random_data"
+    )
+    body = (
+        "m.torch.manual_seed(1234)\n"
+        "out = []\n"
+        "for info, t in zip(m.SPEC['forward']['input_args'], m.build(m.SPEC['forward']['input_args'], False)):\n"
+        "    if isinstance(t, m.torch.Tensor):\n"
+        "        out.append([info['Min'], info['Max'], t.min().item(), t.max().item(), list(t.shape), info['shape'],\n"
+        "                    str(t.dtype), info['dtype'], t.requires_grad, info['requires_grad']])\n"
+        "print(json.dumps(out))\n"
+    )
+    tensors = json.loads(probe(script, body))
+    assert len(tensors) == 3  # input, weight, bias
+    for lo, hi, tmin, tmax, shape, dshape, dtype, ddtype, grad, dgrad in tensors:
+        assert tmin == pytest.approx(lo, rel=1e-6) and tmax == pytest.approx(hi, rel=1e-6)
+        assert shape == dshape and dtype == ddtype and grad == dgrad
+
+
+@needs_torch
+def test_real_data_reproduces_the_dumped_output(build_dir, tmp_path):
+    # The dumped inputs through the same API on the same CPU give the dumped output bit for bit.
+    script = generate(
+        build_dir, tmp_path, "gpt_tensor/npu/step0/rank0/dump.json", "Functional.linear.0", "forward", "real_data"
+    )
+    body = (
+        "fwd = m.SPEC['forward']\n"
+        "out = m.run(m.resolve(m.SPEC['api']), m.build(fwd['input_args'], True), {}, None)\n"
+        "dumped = m.real_tensor(fwd['output'][0])\n"
+        "print(bool(m.torch.equal(out.detach(), dumped)))\n"
+    )
+    assert probe(script, body).strip() == "True"
+
+
+@needs_torch
+def test_against_a_reference_run_turns_benchmark_ratios_into_statuses(build_dir, tmp_path):
+    script = generate(
+        build_dir,
+        tmp_path,
+        "dist_gloo/npu/step0/rank0/dump.json",
+        "Functional.layer_norm.0",
+        "forward",
+        "random_data",
+        iterations=2,
+    )
+    first = run_script(script, "--save-metrics", str(tmp_path / "reference.json"))
+    assert first.returncode == 0, first.stderr
+    assert "needs --against" in first.stdout
+    assert first.stdout.count("iteration ") == 2
+    second = run_script(script, "--against", str(tmp_path / "reference.json"))
+    assert second.returncode == 0, second.stderr
+    assert "needs --against" not in second.stdout
+    assert "(ratio 1)" in second.stdout  # the same seed on the same CPU: each metric equals the reference
+
+
+@needs_torch
+def test_a_missing_tensor_file_at_run_time_is_one_line_and_exit_2(build_dir, tmp_path):
+    script = generate(
+        build_dir, tmp_path, "gpt_tensor/npu/step0/rank0/dump.json", "Functional.linear.0", "forward", "real_data"
+    )
+    text = script.read_text()
+    script.write_text(text.replace("Functional.linear.0.forward.input.0.pt", "gone.pt"))
+    out = run_script(script)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "gone.pt" in out.stderr

@@ -1,0 +1,159 @@
+// The service on msprobe's own files: a .vis.db of msprobe 26.2.0 (four steps
+// and ranks) and a JSON .vis of msprobe 8.1.2 (tests/data/msprobe_outputs),
+// listed, opened through a cache directory outside the log directory,
+// searched and shown. The log directory is never written.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "formats/foreign_file.h"
+#include "graph_service.h"
+#include "service_fixture.h"
+
+namespace graph_ascend::service {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string Fixture(const std::string& name) {
+  const char* src = getenv("GA_SOURCE_DIR");
+  return std::string(src != nullptr ? src : ".") + "/tests/data/msprobe_outputs/" + name;
+}
+
+std::set<std::string> Listing(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) out.insert(e.path().string());
+  return out;
+}
+
+class ForeignFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(logs_.Join("run26"));
+    fs::create_directories(logs_.Join("run81"));
+    fs::copy_file(Fixture("dist_gloo_batch_26.2.0.vis.db"), logs_.Join("run26/compare_dist_gloo.vis.db"));
+    fs::copy_file(Fixture("dist_gloo_compare_8.1.2.vis"), logs_.Join("run81/compare_dist_gloo.vis"));
+    before_ = Listing(logs_.path());
+    ServiceOptions options;
+    options.logdir = logs_.path();
+    options.cache_dir = cache_.Join("c");
+    auto impl = GraphServiceImpl::Create(options);
+    ASSERT_TRUE(impl.ok()) << impl.error().ToString();
+    impl_ = std::move(*impl);
+    grpc::ServerBuilder builder;
+    std::string address = "unix:" + sock_.Join("s.sock");
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+    builder.RegisterService(impl_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    stub_ = GraphService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+  }
+  grpc::Status Open(const std::string& file) {
+    grpc::ClientContext ctx;
+    FileRequest req;
+    req.set_file(file);
+    auto reader = stub_->OpenFile(&ctx, req);
+    OpenProgress p;
+    while (reader->Read(&p)) {
+    }
+    return reader->Finish();
+  }
+  FileInfo Info(const std::string& file) {
+    grpc::ClientContext ctx;
+    FileRequest req;
+    req.set_file(file);
+    FileInfo info;
+    grpc::Status st = stub_->GetFileInfo(&ctx, req, &info);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return info;
+  }
+
+  TempDir logs_, cache_, sock_;
+  std::set<std::string> before_;
+  std::unique_ptr<GraphServiceImpl> impl_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<GraphService::Stub> stub_;
+};
+
+TEST_F(ForeignFilesTest, StepsAndRanksOfADbAreListedLikeABatch) {
+  grpc::ClientContext ctx;
+  ListRunsReply runs;
+  ASSERT_TRUE(stub_->ListRuns(&ctx, ListRunsRequest(), &runs).ok());
+  std::vector<std::string> db;
+  for (const RunFile& f : runs.files()) {
+    if (f.dir() != "run26") continue;
+    db.push_back(f.path() + " " + f.step() + " " + f.rank() + " " + f.group() + " " + f.kind());
+  }
+  EXPECT_EQ(db, (std::vector<std::string>{
+                    "run26/compare_dist_gloo.vis.db#step0_rank0 step0 rank0 run26/compare_dist_gloo compare",
+                    "run26/compare_dist_gloo.vis.db#step0_rank1 step0 rank1 run26/compare_dist_gloo compare",
+                    "run26/compare_dist_gloo.vis.db#step1_rank0 step1 rank0 run26/compare_dist_gloo compare",
+                    "run26/compare_dist_gloo.vis.db#step1_rank1 step1 rank1 run26/compare_dist_gloo compare"}));
+}
+
+TEST_F(ForeignFilesTest, OpensEveryGraphOfTheDbAndTheJsonVisAndSearchesThem) {
+  for (const std::string file : {"run26/compare_dist_gloo.vis.db#step1_rank1",
+                                 "run26/compare_dist_gloo.vis.db#step0_rank0", "run81/compare_dist_gloo.vis"}) {
+    SCOPED_TRACE(file);
+    grpc::Status st = Open(file);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    FileInfo info = Info(file);
+    EXPECT_EQ(info.meta().kind(), vis::GRAPH_COMPARE);
+    // The node counts the file itself holds.
+    std::string source = file.find("run26/") == 0 ? Fixture("dist_gloo_batch_26.2.0.vis.db")
+                                                  : Fixture("dist_gloo_compare_8.1.2.vis");
+    auto graphs = formats::ReadGraphs(source);
+    ASSERT_TRUE(graphs.ok()) << graphs.error().ToString();
+    const formats::GraphFile* expected = &graphs->front();
+    for (const formats::GraphFile& g : *graphs) {
+      if (file.find("#" + g.meta.step() + "_" + g.meta.rank()) != std::string::npos) expected = &g;
+    }
+    EXPECT_EQ(info.npu().nodes(), expected->npu.index.size());
+    EXPECT_EQ(info.bench().nodes(), expected->bench.index.size());
+    EXPECT_EQ(info.meta().step(), expected->meta.step());
+    EXPECT_EQ(info.meta().rank(), expected->meta.rank());
+    grpc::ClientContext ctx;
+    SearchRequest search;
+    search.mutable_view()->set_session("s");
+    search.mutable_view()->set_file(file);
+    search.set_query("Distributed.all_reduce.0.forward");
+    NodeList hits;
+    ASSERT_TRUE(stub_->Search(&ctx, search, &hits).ok());
+    ASSERT_GE(hits.total(), 1u);
+    grpc::ClientContext dctx;
+    NodeRequest node;
+    *node.mutable_view() = search.view();
+    node.set_node(hits.hits(0).index());
+    NodeDetailReply detail;
+    ASSERT_TRUE(stub_->GetNodeDetail(&dctx, node, &detail).ok());
+    EXPECT_GT(detail.detail().input_size(), 0);
+    EXPECT_TRUE(detail.has_matched());
+  }
+  EXPECT_EQ(Listing(logs_.path()), before_);  // nothing written into the log directory
+  EXPECT_FALSE(Listing(cache_.Join("c")).empty());
+}
+
+TEST_F(ForeignFilesTest, ABrokenDbIsAnErrorNamingTheFile) {
+  std::ofstream(logs_.Join("run26/broken.vis.db")) << "not a database at all, but long enough";
+  grpc::Status st = Open("run26/broken.vis.db");
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.error_message().find("run26/broken.vis.db"), std::string::npos) << st.error_message();
+}
+
+TEST(ForeignFilesOpen, CacheInsideTheLogDirectoryIsRefused) {
+  TempDir logs;
+  ServiceOptions options;
+  options.logdir = logs.path();
+  options.cache_dir = logs.Join("cache");
+  EXPECT_FALSE(GraphServiceImpl::Create(options).ok());
+}
+
+}  // namespace
+}  // namespace graph_ascend::service
