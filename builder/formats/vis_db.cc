@@ -469,9 +469,17 @@ Status StepRow(sqlite3* db, sqlite3_stmt* s, const std::string& path, const std:
   return Status::Ok();
 }
 
+// A file whose default grading is msprobe 26's (graph_visualize) goes into the
+// db with those grades as precision_index and their legend, as msprobe 26.x
+// writes it; other files with the 8.x index.
+bool WritesGrades(const vis::FileMeta& meta) {
+  return meta.grading() == vis::GRADING_26 && meta.grade_legend_size() > 0;
+}
+
 // JSON of the legend as msprobe's node_colors: {color: {"value": [lo, hi] | [], "description": d}}.
 std::string ColorsJson(const vis::FileMeta& meta) {
-  if (meta.legend_size() == 0) return "null";
+  const auto& legend = WritesGrades(meta) ? meta.grade_legend() : meta.legend();
+  if (legend.empty()) return "null";
   auto number = [](double x) {
     char buf[32];
     if (x == std::floor(x) && std::fabs(x) < 1e15) {
@@ -482,8 +490,8 @@ std::string ColorsJson(const vis::FileMeta& meta) {
     return std::string(buf);
   };
   std::string out = "{";
-  for (int i = 0; i < meta.legend_size(); ++i) {
-    const vis::ColorBucket& b = meta.legend(i);
+  for (int i = 0; i < legend.size(); ++i) {
+    const vis::ColorBucket& b = legend[i];
     if (i) out += ", ";
     json::AppendQuoted(b.color(), &out, true);
     out += ": {\"value\": [";
@@ -548,7 +556,8 @@ Status WriteSideRows(sqlite3* db, sqlite3_stmt* node_stmt, sqlite3_stmt* stack_s
       children.emplace_back(idx.Name(idx.children[c]));
     }
     BindText(s, 7, children.empty() ? "" : StringListJson(children));
-    double p = idx.precision[n];
+    const bool grades = WritesGrades(g.meta) && idx.grade.size() == idx.size();
+    double p = grades ? idx.grade[n] : idx.precision[n];
     if (side_id != vis::SIDE_NPU || std::isnan(p)) {
       sqlite3_bind_null(s, 8);
     } else if (!(idx.flags[n] & vis::FLAG_PRECISION_FLOAT) && p == std::floor(p) && std::fabs(p) < 1e15) {

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "match/layer_mapping.h"
 #include "match/matcher.h"
 #include "merge/graph_merger.h"
+#include "formats/foreign_file.h"
 #include "vis/graph_writer.h"
 
 namespace graph_ascend::job {
@@ -567,15 +569,55 @@ Result<GraphResult> RunGraph(const std::string& compare_json, const std::string&
   return RunGraph(std::move(*config), output_dir, options);
 }
 
+namespace {
+
+Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& output_dir,
+                                const GraphOptions& options);
+
+// --output_format db: the .vis files are written into a private folder inside
+// output_dir, then go into one build_/compare_<ts>.vis.db holding every step
+// and rank (as msprobe 26.x names it); the folder is removed in every case.
+Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_dir, const GraphOptions& options) {
+  GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
+  std::string scratch = output_dir + "/.graph-ascend-vis-XXXXXX";
+  if (mkdtemp(scratch.data()) == nullptr) {
+    return Error{output_dir, "", std::string("cannot make a temporary folder: ") + strerror(errno)};
+  }
+  GraphOptions vis_options = options;
+  vis_options.output_format = OutputFormat::kVis;
+  if (vis_options.timestamp.empty()) vis_options.timestamp = TimeStamp();
+  bool compare = !config.bench_path.empty();
+  auto written = RunGraphVis(std::move(config), scratch, vis_options);
+  Result<GraphResult> result = Error{};
+  if (!written.ok()) {
+    result = written.error();
+  } else {
+    std::string db = output_dir + "/" + (compare ? "compare_" : "build_") + vis_options.timestamp + ".vis.db";
+    Status st = formats::ExportVisDb(written->outputs, db);
+    if (st.ok()) {
+      result = GraphResult{{db}};
+    } else {
+      result = st.error();
+    }
+    for (const std::string& p : written->outputs) unlink(p.c_str());
+  }
+  rmdir(scratch.c_str());
+  return result;
+}
+
+}  // namespace
+
 Result<GraphResult> RunGraph(CompareConfig config_value, const std::string& output_dir, const GraphOptions& options) {
+  if (options.output_format == OutputFormat::kVisDb) return RunGraphDb(std::move(config_value), output_dir, options);
+  return RunGraphVis(std::move(config_value), output_dir, options);
+}
+
+namespace {
+
+Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& output_dir,
+                                const GraphOptions& options) {
   CompareConfig* config = &config_value;
   const std::string& compare_json = config->path;
-  if (options.output_format == OutputFormat::kVisDb) {
-    // The .vis.db writer lives in builder/formats; until it is linked here a
-    // db output is refused before anything is read or written.
-    return Error{output_dir, "", "--output_format db: this graph-ascend has no .vis.db writer; write .vis files "
-                                 "(--output_format vis, the default)"};
-  }
   std::string ts = options.timestamp.empty() ? TimeStamp() : options.timestamp;
   bool compare = !config->bench_path.empty();
   if (options.parallel.given()) {
@@ -650,5 +692,7 @@ Result<GraphResult> RunGraph(CompareConfig config_value, const std::string& outp
   }
   return result;
 }
+
+}  // namespace
 
 }  // namespace graph_ascend::job
