@@ -10,7 +10,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libre2-dev
   libgrpc++-dev protobuf-compiler-grpc
   nlohmann-json3-dev libboost-graph-dev libyaml-cpp-dev libzstd-dev libsqlite3-dev
-  libxlsxwriter-dev zlib1g-dev
+  zlib1g-dev
   libgtest-dev libgmock-dev googletest
   python3 python3-venv python3-pip
   chromium

@@ -11,17 +11,15 @@
 #include <vector>
 
 #include "base/status.h"
+#include "xlsx/xlsx_writer.h"
 
 namespace graph_ascend::config_check {
 
 // One cell: empty, text, number, integer or boolean.
-using Cell = std::variant<std::monostate, std::string, double, int64_t, bool>;
-
-struct Sheet {
-  std::string name;  // "summary", "env", "pip", "dataset", "weights", "hyperparameters", "random"
-  std::vector<std::string> header;
-  std::vector<std::vector<Cell>> rows;
-};
+// One sheet of result.xlsx ("summary", "env", "pip", "dataset", "weights",
+// "hyperparameters", "random") and its cells.
+using Cell = xlsx::Cell;
+using Sheet = xlsx::Sheet;
 
 // The files of a pack, by member name.
 struct Pack {

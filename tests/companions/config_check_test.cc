@@ -94,6 +94,11 @@ TEST(ConfigCheck, WritesARealWorkbookWithOneSheetPerCheck) {
     at = hit == std::string::npos ? at : hit;
   }
   EXPECT_TRUE(zip->Read("xl/worksheets/sheet7.xml").ok());
+  // The env sheet holds the variable that differs, as an inline string.
+  auto env = zip->Read("xl/worksheets/sheet2.xml");
+  ASSERT_TRUE(env.ok()) << env.error().ToString();
+  EXPECT_NE(env->find("<t xml:space=\"preserve\">HCCL_DETERMINISTIC</t>"), std::string::npos) << *env;
+  EXPECT_EQ(env->find("<c r=\"A1\" t=\"inlineStr\" s=\"1\">"), env->find("<c r=\"A1\""));
 }
 
 TEST(ConfigCheck, KeepsWhatIsInTheOutputFolder) {
