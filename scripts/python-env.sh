@@ -15,3 +15,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "$venv/bin/python" -m pip install -q -r "$root/requirements-dev.txt"
   echo "$want" > "$stamp"
 fi
+# The plugin was distributed as graph-ascend-plugin before the wheel took the
+# name graph-ascend; both installed register the tab twice and TensorBoard
+# refuses to start ("Duplicate plugins for name graph_ascend").
+if "$venv/bin/python" -m pip show -q graph-ascend-plugin >/dev/null 2>&1; then
+  "$venv/bin/python" -m pip uninstall -q -y graph-ascend-plugin
+fi

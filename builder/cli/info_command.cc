@@ -15,7 +15,9 @@ const char* kInfoUsage =
     "usage: graph-ascend info FILE.vis\n"
     "\n"
     "Prints the mode, nodes per side, matched and unmatched counts, nodes per colour bucket,\n"
-    "overflow counts and the ten worst nodes in execution order.\n";
+    "overflow counts, both gradings (msprobe 8.x's index and msprobe 26's pass/warning/error),\n"
+    "the first divergence with the divergence ranking (docs/DIVERGENCE.md) and the ten worst\n"
+    "nodes in execution order.\n";
 
 const char* ModeName(vis::CompareMode m) {
   switch (m) {
