@@ -75,12 +75,16 @@ std::string BatchFileName(const GraphFile& graph, const std::string& stamp) {
 
 namespace graph_ascend::formats {
 
-Status ExportVisDb(const std::vector<std::string>& inputs, const std::string& db_path) {
+Status ExportVisDb(const std::vector<std::string>& inputs, const std::string& db_path,
+                   std::optional<vis::Grading> grading) {
   std::vector<GraphFile> graphs;
   for (const std::string& in : inputs) {
     auto read = ReadGraphs(in);
     if (!read.ok()) return read.error();
-    for (GraphFile& g : *read) graphs.push_back(std::move(g));
+    for (GraphFile& g : *read) {
+      if (grading) g.meta.set_grading(*grading);
+      graphs.push_back(std::move(g));
+    }
   }
   std::vector<const GraphFile*> refs;
   for (const GraphFile& g : graphs) refs.push_back(&g);

@@ -2,6 +2,7 @@
 // .vis.db (SQLite) or msprobe's JSON .vis.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ namespace graph_ascend::formats {
 
 // Reads each input (any format) and writes all their graphs into one
 // .vis.db (temporary file + rename). The graphs' step/rank must differ.
-Status ExportVisDb(const std::vector<std::string>& inputs, const std::string& db_path);
+// `grading`, when given, replaces each file's default grading: GRADING_26
+// writes msprobe 26's grades as precision_index (files that store them).
+Status ExportVisDb(const std::vector<std::string>& inputs, const std::string& db_path,
+                   std::optional<vis::Grading> grading = std::nullopt);
 
 }  // namespace graph_ascend::formats

@@ -5,6 +5,7 @@
 // folders made of the samples' rank folders.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -259,6 +260,33 @@ TEST(VisualizeTest, OutputFormatDbWritesOneDbOfEveryStepAndRank) {
     }
   }
   EXPECT_GT(graded, 0u);
+}
+
+TEST(VisualizeTest, ExportDbTakesTheGradingAsked) {
+  // A `graph` file shows the 8.x index first; export --format db --grading 26
+  // writes its stored msprobe 26 grades instead.
+  TempDir out;
+  std::vector<std::string> files = Graph(Sample("gpt_statistics/compare.json"), out / "g");
+  ASSERT_EQ(files.size(), 1u);
+  auto grades_of = [&](const std::string& db) {
+    RunResult back = RunTool({"import", db, "-o", out / (db.substr(db.rfind('/') + 1) + ".vis")});
+    EXPECT_EQ(back.status, 0) << back.err;
+    std::set<double> seen;
+    Json side = Export(out / (db.substr(db.rfind('/') + 1) + ".vis"))["NPU"];
+    for (auto& [name, node] : side["node"].items()) {
+      if (node["data"].contains("precision_index")) seen.insert(node["data"]["precision_index"].get<double>());
+    }
+    return seen;
+  };
+  RunResult r26 = RunTool({"export", files[0], "--format", "db", "--grading", "26", "-o", out / "g26.vis.db"});
+  ASSERT_EQ(r26.status, 0) << r26.err;
+  RunResult rix = RunTool({"export", files[0], "--format", "db", "-o", out / "gix.vis.db"});
+  ASSERT_EQ(rix.status, 0) << rix.err;
+  std::set<double> g26 = grades_of(out / "g26.vis.db"), gix = grades_of(out / "gix.vis.db");
+  ASSERT_FALSE(g26.empty());
+  for (double p : g26) EXPECT_TRUE(p == 0 || p == 0.5 || p == 1) << p;
+  EXPECT_TRUE(std::any_of(gix.begin(), gix.end(), [](double p) { return p != 0 && p != 0.5 && p != 1; }))
+      << "the index of the bf16 culprit (0.0025) is none of the grades";
 }
 
 TEST(VisualizeTest, NoCommonRankIsAnError) {
