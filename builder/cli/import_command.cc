@@ -5,9 +5,9 @@
 #include <cstring>
 #include <string>
 
+#include "base/time_stamp.h"
 #include "cli/commands.h"
 #include "formats/foreign_file.h"
-#include "job/graph_job.h"
 
 namespace graph_ascend::cli {
 
@@ -49,7 +49,7 @@ int ImportCommand(const std::vector<std::string>& args) {
   if (into_dir && !IsDirectory(output) && mkdir(output.c_str(), 0755) != 0) {
     return Fail(Error{output, "", std::string("cannot create directory: ") + strerror(errno)}.ToString());
   }
-  std::string stamp = job::TimeStamp();
+  std::string stamp = LocalTimeStamp();
   for (const formats::GraphFile& g : *graphs) {
     std::string path = into_dir ? output + "/" + formats::BatchFileName(g, stamp) : output;
     Status st = formats::WriteVisFile(g, path);

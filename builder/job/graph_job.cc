@@ -11,6 +11,7 @@
 #include <ctime>
 #include <memory>
 
+#include "base/time_stamp.h"
 #include "base/version.h"
 #include "compare/grading.h"
 #include "compare/legend.h"
@@ -553,15 +554,6 @@ Status RunMerged(const CompareConfig& config, const GraphOptions& options, const
 
 }  // namespace
 
-std::string TimeStamp() {
-  time_t t = time(nullptr);
-  struct tm tm;
-  localtime_r(&t, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
-
 Result<GraphResult> RunGraph(const std::string& compare_json, const std::string& output_dir,
                              const GraphOptions& options) {
   auto config = ReadCompareConfig(compare_json);
@@ -585,7 +577,7 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
   }
   GraphOptions vis_options = options;
   vis_options.output_format = OutputFormat::kVis;
-  if (vis_options.timestamp.empty()) vis_options.timestamp = TimeStamp();
+  if (vis_options.timestamp.empty()) vis_options.timestamp = LocalTimeStamp();
   bool compare = !config.bench_path.empty();
   auto written = RunGraphVis(std::move(config), scratch, vis_options);
   Result<GraphResult> result = Error{};
@@ -618,7 +610,7 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
                                 const GraphOptions& options) {
   CompareConfig* config = &config_value;
   const std::string& compare_json = config->path;
-  std::string ts = options.timestamp.empty() ? TimeStamp() : options.timestamp;
+  std::string ts = options.timestamp.empty() ? LocalTimeStamp() : options.timestamp;
   bool compare = !config->bench_path.empty();
   if (options.parallel.given()) {
     if (config->parallel_merge) {

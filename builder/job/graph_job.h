@@ -58,9 +58,6 @@ struct GraphResult {
 
 // Reads `compare_json`, writes the .vis files into `output_dir` (created if
 // missing). On any error nothing of this run is left in `output_dir`.
-// The local time as output names carry it: "20250101120000".
-std::string TimeStamp();
-
 Result<GraphResult> RunGraph(const std::string& compare_json, const std::string& output_dir,
                              const GraphOptions& options);
 

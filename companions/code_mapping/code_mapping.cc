@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 
 #include "base/mapped_file.h"
 #include "base/strings.h"
+#include "base/time_stamp.h"
 
 namespace graph_ascend::code_mapping {
 
@@ -134,15 +134,6 @@ Result<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text, co
     rows.push_back(std::move(row));
   }
   return rows;
-}
-
-std::string Timestamp() {
-  time_t now = time(nullptr);
-  struct tm local;
-  localtime_r(&now, &local);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y%m%d%H%M%S", &local);
-  return buf;
 }
 
 void FindFiles(const fs::path& dir, int depth, bool npy, std::vector<fs::path>* out) {
@@ -294,7 +285,7 @@ Result<MappingResult> MapDumpToCode(const MappingOptions& options) {
     if (!fs::is_directory(options.output_dir, ec)) {
       return MakeError(options.output_dir, "", "cannot create the output folder");
     }
-    result.csv_path = (fs::path(options.output_dir) / ("code_mapping_" + Timestamp() + ".csv")).string();
+    result.csv_path = (fs::path(options.output_dir) / ("code_mapping_" + LocalTimeStamp() + ".csv")).string();
     outputs.push_back({result.csv_path, csv});
   } else {
     for (const fs::path& file : statistic) {
