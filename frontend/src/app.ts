@@ -11,11 +11,15 @@ import {
   GraphKind,
   Side,
 } from "./api/client";
-import { debounce, h, naturalCompare, option } from "./dom";
+import { debounce, h, naturalCompare } from "./dom";
 import { legendItems } from "./chrome/legend";
 import { ProgressOverlay } from "./chrome/progress";
 import { type Place, groupOf, groupRuns, sideKey } from "./chrome/runs";
+import { bindShortcuts } from "./chrome/shortcuts";
+import { Sidebar } from "./chrome/sidebar";
 import { bindColumnSplitter, bindRowSplitter } from "./chrome/splitters";
+import { type ToastKind, Toasts } from "./chrome/toasts";
+import { TopBar } from "./chrome/topbar";
 import { DivergenceNav } from "./divergence/navigator";
 import { markRanks } from "./divergence/ranks";
 import { GraphPane } from "./graph/pane";
@@ -44,29 +48,21 @@ export class App implements MenuHost {
   private openSeq = 0;
 
   private readonly root: HTMLElement;
-  private readonly runSel = h("select.picker", { "data-picker": "run" });
-  private readonly stepSel = h("select.picker", { "data-picker": "step" });
-  private readonly rankSel = h("select.picker", { "data-picker": "rank" });
-  private readonly microSel = h("select.picker", { "data-picker": "micro" });
-  private readonly syncCb = h("input", { type: "checkbox", checked: true, "data-toggle": "sync" });
-  private readonly minimapCb = h("input", { type: "checkbox", checked: true, "data-toggle": "minimap" });
-  private readonly langBtn = h("button.lang", { type: "button" });
-  private readonly fitBtn = h("button", { type: "button", "data-action": "fit" });
+  private readonly bar: TopBar;
+  private readonly sidebar: Sidebar;
   private readonly legendEl = h("div.legend");
   private readonly graphsEl = h("div.graphs");
   private readonly splitter = h("div.splitter", { title: "" });
   private readonly progress = new ProgressOverlay();
-  private readonly toasts = h("div.toasts");
+  private readonly toasts = new Toasts();
   private readonly tooltip = h("div.tooltip");
   private readonly menu = new NodeMenu(this);
   private readonly emptyEl = h("div.empty-state");
   private readonly helpEl = h("div.help");
-  private readonly tabs: Record<"search" | "filter" | "match", HTMLButtonElement>;
-  private readonly labels: Record<string, HTMLElement> = {};
 
   readonly npu: GraphPane;
   readonly bench: GraphPane;
-  private activePane: GraphPane;
+  private active: GraphPane;
   private readonly searchPanel: SearchPanel;
   private readonly filterPanel: FilterPanel;
   private readonly matchPanel: MatchPanel;
@@ -87,50 +83,14 @@ export class App implements MenuHost {
     };
     this.npu = new GraphPane(api, Side.SIDE_NPU, events, this.tooltip);
     this.bench = new GraphPane(api, Side.SIDE_BENCH, events, this.tooltip);
-    this.activePane = this.npu;
+    this.active = this.npu;
     this.searchPanel = new SearchPanel(this);
     this.filterPanel = new FilterPanel(this);
     this.matchPanel = new MatchPanel(this);
     this.detailPanel = new DetailPanel(this);
-    this.divergence = new DivergenceNav(this, (ranks) => markRanks(this.rankSel, ranks));
-
-    this.tabs = {
-      search: h("button.side-tab.active", { type: "button", "data-tab": "search" }),
-      filter: h("button.side-tab", { type: "button", "data-tab": "filter" }),
-      match: h("button.side-tab", { type: "button", "data-tab": "match" }),
-    };
-    const panels = { search: this.searchPanel.el, filter: this.filterPanel.el, match: this.matchPanel.el };
-    for (const [name, btn] of Object.entries(this.tabs) as [keyof typeof panels, HTMLButtonElement][]) {
-      btn.addEventListener("click", () => {
-        for (const [n, b] of Object.entries(this.tabs)) b.classList.toggle("active", n === name);
-        for (const [n, p] of Object.entries(panels)) p.hidden = n !== name;
-      });
-    }
-    this.filterPanel.el.hidden = true;
-    this.matchPanel.el.hidden = true;
-
-    for (const k of ["run", "step", "rank", "micro", "sync", "minimap", "help"]) this.labels[k] = h("span");
-    const topbar = h(
-      "header.topbar",
-      null,
-      window.parent === window ? h("span.brand", null, "GRAPH_ASCEND") : null,
-      h("label.pick", null, this.labels.run, this.runSel),
-      h("label.pick", null, this.labels.step, this.stepSel),
-      h("label.pick", null, this.labels.rank, this.rankSel),
-      h("label.pick", null, this.labels.micro, this.microSel),
-      this.divergence.el,
-      h("span.spacer"),
-      h("label.check", null, this.syncCb, this.labels.sync),
-      h("label.check", null, this.minimapCb, this.labels.minimap),
-      this.fitBtn,
-      this.langBtn,
-    );
-    const sidebar = h(
-      "aside.sidebar",
-      null,
-      h("div.side-tabs", null, this.tabs.search, this.tabs.filter, this.tabs.match),
-      h("div.side-body", null, this.searchPanel.el, this.filterPanel.el, this.matchPanel.el),
-    );
+    this.divergence = new DivergenceNav(this, (ranks) => markRanks(this.bar.rankSel, ranks));
+    this.bar = new TopBar(this.divergence.el);
+    this.sidebar = new Sidebar({ search: this.searchPanel.el, filter: this.filterPanel.el, match: this.matchPanel.el });
     this.graphsEl.append(this.npu.el, this.splitter, this.bench.el, this.emptyEl);
     const vsplit = h("div.hsplitter");
     const center = h(
@@ -144,10 +104,10 @@ export class App implements MenuHost {
     this.root = h(
       "div.app",
       null,
-      topbar,
-      h("div.main", null, sidebar, center),
+      this.bar.el,
+      h("div.main", null, this.sidebar.el, center),
       this.progress.el,
-      this.toasts,
+      this.toasts.el,
       this.tooltip,
       this.menu.el,
     );
@@ -157,16 +117,16 @@ export class App implements MenuHost {
     bindColumnSplitter(this.splitter, this.graphsEl, this.npu.el);
     bindRowSplitter(vsplit, this.detailPanel.el);
     this.bindKeys();
-    this.syncCb.title = "";
-    this.minimapCb.addEventListener("change", () => {
-      this.npu.setMinimapVisible(this.minimapCb.checked);
-      this.bench.setMinimapVisible(this.minimapCb.checked);
+    const bar = this.bar;
+    bar.minimapCb.addEventListener("change", () => {
+      this.npu.setMinimapVisible(bar.minimapCb.checked);
+      this.bench.setMinimapVisible(bar.minimapCb.checked);
     });
-    this.fitBtn.addEventListener("click", () => {
+    bar.fitBtn.addEventListener("click", () => {
       this.npu.fit();
       if (this.isCompare()) this.bench.fit();
     });
-    this.langBtn.addEventListener("click", () => setLang(currentLang() === "zh" ? "en" : "zh"));
+    bar.langBtn.addEventListener("click", () => setLang(currentLang() === "zh" ? "en" : "zh"));
     document.addEventListener("pointerdown", (e) => {
       if (!this.menu.el.contains(e.target as Node)) this.menu.hide();
     });
@@ -256,11 +216,8 @@ export class App implements MenuHost {
     await this.jumpTo(side, index);
   }
 
-  toast(message: string, kind: "info" | "error" = "info") {
-    const el = h(`div.toast.${kind}`, { role: kind === "error" ? "alert" : "status" }, message);
-    this.toasts.append(el);
-    while (this.toasts.children.length > 4) this.toasts.firstElementChild!.remove();
-    setTimeout(() => el.remove(), kind === "error" ? 8000 : 3500);
+  toast(message: string, kind: ToastKind = "info") {
+    this.toasts.show(message, kind);
   }
 
   async matchesChanged(info: FileInfo | undefined): Promise<void> {
@@ -320,28 +277,23 @@ export class App implements MenuHost {
   }
 
   private fillRunPicker() {
-    const groups = this.groups();
-    this.runSel.replaceChildren(
-      ...[...groups.entries()].map(([g, files]) => {
-        const label = files.length > 1 ? `${g} (${files.length})` : files[0].path;
-        return option(g, label);
-      }),
-    );
+    this.bar.fillRuns(this.groups());
   }
 
   private bindPickers() {
-    this.runSel.addEventListener("change", () => void this.openGroup(this.runSel.value, null));
+    const bar = this.bar;
+    bar.runSel.addEventListener("change", () => void this.openGroup(bar.runSel.value, null));
     const switchFile = () => {
-      const files = this.groups().get(this.runSel.value) ?? [];
-      const step = this.stepSel.value;
-      const rank = this.rankSel.value;
+      const files = this.groups().get(bar.runSel.value) ?? [];
+      const step = bar.stepSel.value;
+      const rank = bar.rankSel.value;
       const f = files.find((x) => x.step === step && x.rank === rank) ?? files.find((x) => x.step === step) ?? files[0];
       if (f) void this.openFile(f, this.place());
     };
-    this.stepSel.addEventListener("change", switchFile);
-    this.rankSel.addEventListener("change", switchFile);
-    this.microSel.addEventListener("change", () => {
-      this.microStep = Number(this.microSel.value);
+    bar.stepSel.addEventListener("change", switchFile);
+    bar.rankSel.addEventListener("change", switchFile);
+    bar.microSel.addEventListener("change", () => {
+      this.microStep = Number(bar.microSel.value);
       void this.openViews(this.place());
     });
   }
@@ -350,29 +302,17 @@ export class App implements MenuHost {
     const files = (this.groups().get(group) ?? []).slice();
     files.sort((a, b) => naturalCompare(a.step, b.step) || naturalCompare(a.rank, b.rank));
     if (!files.length) return;
-    this.runSel.value = group;
+    this.bar.runSel.value = group;
     await this.openFile(files[0], place);
   }
 
   private fillStepRank() {
     const f = this.current!;
-    const files = this.groups().get(this.groupOf(f)) ?? [f];
-    const steps = [...new Set(files.map((x) => x.step))].sort(naturalCompare);
-    const ranks = [...new Set(files.filter((x) => x.step === f.step).map((x) => x.rank))].sort(naturalCompare);
-    this.stepSel.replaceChildren(...steps.map((s) => option(s, s || "-", s === f.step)));
-    this.rankSel.replaceChildren(...ranks.map((r) => option(r, r || "-", r === f.rank)));
-    this.stepSel.parentElement!.hidden = steps.length <= 1 && !f.step;
-    this.rankSel.parentElement!.hidden = ranks.length <= 1 && !f.rank;
-    this.stepSel.disabled = steps.length <= 1;
-    this.rankSel.disabled = ranks.length <= 1;
+    this.bar.fillStepRank(f, this.groups().get(this.groupOf(f)) ?? [f]);
   }
 
   private fillMicroSteps() {
-    const n = this.fileInfo?.meta?.microSteps ?? 1;
-    const opts = [option("-1", t("all"), this.microStep === -1)];
-    for (let i = 0; i < n; i++) opts.push(option(String(i), String(i), this.microStep === i));
-    this.microSel.replaceChildren(...opts);
-    this.microSel.parentElement!.hidden = n <= 1;
+    this.bar.fillMicroSteps(this.fileInfo?.meta?.microSteps ?? 1, this.microStep);
   }
 
   /** What to keep when switching to another file of the same run (rank, step) or micro step. */
@@ -444,12 +384,7 @@ export class App implements MenuHost {
     for (const side of compare ? [Side.SIDE_NPU, Side.SIDE_BENCH] : [Side.SIDE_NPU]) {
       const v = place.views[sideKey(side)];
       const p = this.pane(side);
-      if (v) {
-        p.tx = v.tx;
-        p.ty = v.ty;
-        p.scale = v.scale;
-        p.panBy(0, 0);
-      }
+      if (v) p.setView(v);
     }
     // The selected node again, found by name in the new file.
     for (const side of compare ? [Side.SIDE_NPU, Side.SIDE_BENCH] : [Side.SIDE_NPU]) {
@@ -491,9 +426,8 @@ export class App implements MenuHost {
     this.bench.setTitle(t("bench"));
     this.npu.setLabel(compare ? t("npu") : t("single"));
     this.bench.setLabel(t("bench"));
-    this.syncCb.parentElement!.hidden = !compare;
-    this.tabs.match.hidden = !compare;
-    if (!compare && this.tabs.match.classList.contains("active")) this.tabs.search.click();
+    this.bar.setCompare(compare);
+    this.sidebar.setCompare(compare);
   }
 
   // ------------------------------------------------------------ selection and expansion
@@ -512,7 +446,7 @@ export class App implements MenuHost {
   private async selectNode(p: GraphPane, n: LayoutNode) {
     p.setSelected(n.index);
     p.setCounterpart(-1);
-    this.activePane = p;
+    this.active = p;
     const other = this.other(p);
     if (other) {
       other.setSelected(-1);
@@ -534,7 +468,7 @@ export class App implements MenuHost {
   async toggle(p: GraphPane, n: LayoutNode): Promise<void> {
     const expand = !n.expanded;
     const other = this.other(p);
-    const sync = other && this.syncCb.checked;
+    const sync = other && this.bar.syncCb.checked;
     // The ancestors are read before the change replaces the loaded nodes.
     const target = sync ? this.correspondingIndex(p, n) : Promise.resolve(-1);
     const work: Promise<unknown>[] = [expand ? p.expand(n.index) : p.collapse(n.index)];
@@ -572,19 +506,8 @@ export class App implements MenuHost {
   }
 
   private relabel() {
-    this.labels.run.textContent = t("run");
-    this.labels.step.textContent = t("step");
-    this.labels.rank.textContent = t("rank");
-    this.labels.micro.textContent = t("microStep");
-    this.labels.sync.textContent = t("syncExpand");
-    this.syncCb.parentElement!.title = t("syncExpandTip");
-    this.labels.minimap.textContent = t("minimap");
-    this.fitBtn.textContent = t("fit");
-    this.langBtn.textContent = t("language");
-    this.langBtn.title = t("languageTip");
-    this.tabs.search.textContent = t("search");
-    this.tabs.filter.textContent = t("filter");
-    this.tabs.match.textContent = t("match");
+    this.bar.relabel();
+    this.sidebar.relabel();
     this.helpEl.textContent = t("help");
     this.divergence.relabel();
     this.npu.setTitle(this.isCompare() ? t("npu") : "");
@@ -599,34 +522,17 @@ export class App implements MenuHost {
   }
 
   private bindKeys() {
-    for (const p of [this.npu, this.bench]) p.el.addEventListener("pointerenter", () => (this.activePane = p));
-    const typing = (e: KeyboardEvent) => {
-      const el = e.target as HTMLElement | null;
-      return (
-        !!el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable)
-      );
-    };
-    window.addEventListener("keydown", (e) => {
-      if (e.ctrlKey || e.metaKey || e.altKey || typing(e)) return;
-      if (e.key === "Escape") {
-        this.menu.hide();
-        return;
-      }
-      if (e.key === "/") {
-        e.preventDefault();
-        this.tabs.search.click();
+    bindShortcuts({
+      npu: this.npu,
+      bench: this.bench,
+      activePane: () => this.active,
+      setActivePane: (p) => (this.active = p),
+      dismiss: () => this.menu.hide(),
+      focusSearch: () => {
+        this.sidebar.show("search");
         this.searchPanel.focus();
-        return;
-      }
-      if (this.divergence.keyDown(e.key) || this.activePane.keyDown(e.key)) e.preventDefault();
-    });
-    window.addEventListener("keyup", (e) => {
-      this.npu.keyUp(e.key);
-      this.bench.keyUp(e.key);
-    });
-    window.addEventListener("blur", () => {
-      this.npu.releaseKeys();
-      this.bench.releaseKeys();
+      },
+      keyDown: (key) => this.divergence.keyDown(key),
     });
     window.addEventListener(
       "resize",

@@ -16,14 +16,14 @@ import {
   Side,
 } from "../api/client";
 import { t } from "../i18n";
+import { Camera, type View } from "./camera";
+import { type Change, type FetchTarget, ViewFetcher } from "./fetcher";
 import { PaneKeys } from "./keys";
 import { Minimap } from "./minimap";
 import { HEADER, nodeFill } from "./paint";
 import { bindPointer } from "./pointer";
 import { type Label, drawScene } from "./scene";
 
-const MIN_SCALE = 0.01;
-const MAX_SCALE = 12;
 const KEEP_NODES = 30_000; // loaded nodes kept across window refetches
 
 export interface PaneEvents {
@@ -33,7 +33,7 @@ export interface PaneEvents {
   error(message: string): void;
 }
 
-export class GraphPane {
+export class GraphPane implements FetchTarget {
   readonly el: HTMLDivElement;
   readonly side: Side;
   private readonly canvas: HTMLCanvasElement;
@@ -55,14 +55,9 @@ export class GraphPane {
   rootWidth = 0;
   rootHeight = 0;
   totalVisible = 0;
-  /** The layout region the nodes cover; null when the reply held every visible node. */
-  private window: Rect | null = null;
 
-  tx = 0;
-  ty = 0;
-  scale = 1;
-  private cssWidth = 1;
-  private cssHeight = 1;
+  private readonly camera = new Camera(() => this.viewChanged());
+  private readonly fetcher: ViewFetcher;
   private dpr = 1;
 
   selected = -1;
@@ -70,11 +65,6 @@ export class GraphPane {
   private hover = -1;
 
   private frameRequested = false;
-  private epoch = 0; // bumped by every layout-changing request
-  private queue: Promise<unknown> = Promise.resolve();
-  private refetchTimer: ReturnType<typeof setTimeout> | undefined;
-  private refetchAbort: AbortController | null = null;
-  private animation: number | null = null;
   private readonly keys = new PaneKeys(this);
   private pending = 0;
   /** Nodes drawn by the last frame, for the frame-time benchmark. */
@@ -85,12 +75,13 @@ export class GraphPane {
   onFrame: ((ms: number) => void) | null = null;
 
   constructor(
-    private readonly api: GraphApi,
+    api: GraphApi,
     side: Side,
     private readonly events: PaneEvents,
     tooltip: HTMLDivElement,
   ) {
     this.side = side;
+    this.fetcher = new ViewFetcher(api, this);
     this.tooltip = tooltip;
     this.el = document.createElement("div");
     this.el.className = "pane";
@@ -160,13 +151,12 @@ export class GraphPane {
     this.selected = -1;
     this.counterpart = -1;
     this.hover = -1;
-    this.window = null;
+    this.fetcher.window = null;
     this.resize();
-    this.scale = 1.5;
-    this.tx = 24;
-    this.ty = 16;
+    this.camera.stopAnimation();
+    Object.assign(this.camera, { scale: 1.5, tx: 24, ty: 16 });
     await this.mutate("getView", -1);
-    this.resetView();
+    this.camera.reset(this.rootWidth);
   }
 
   setLegend(legend: ColorBucket[]) {
@@ -212,52 +202,36 @@ export class GraphPane {
     this.invalidate();
   }
 
+  /** The view transform: screen = layout * scale + (tx, ty). */
+  get tx() {
+    return this.camera.tx;
+  }
+
+  get ty() {
+    return this.camera.ty;
+  }
+
+  get scale() {
+    return this.camera.scale;
+  }
+
+  /** Moves the view (a saved or linked place), optionally easing there. */
+  setView(v: View, animate = false) {
+    this.camera.set(v, animate);
+  }
+
   /** Layout-space rectangle on screen. */
   viewRect(): Rect {
-    return {
-      x: -this.tx / this.scale,
-      y: -this.ty / this.scale,
-      width: this.cssWidth / this.scale,
-      height: this.cssHeight / this.scale,
-    };
+    return this.camera.viewRect();
   }
 
   fit() {
-    if (!this.rootWidth || !this.rootHeight) return;
-    const s = clamp(
-      Math.min(this.cssWidth / (this.rootWidth + 24), this.cssHeight / (this.rootHeight + 24)),
-      MIN_SCALE,
-      3,
-    );
-    this.animateTo(s, (this.cssWidth - this.rootWidth * s) / 2, (this.cssHeight - this.rootHeight * s) / 2);
-  }
-
-  /** Puts the whole root width on screen at a readable scale, top aligned. */
-  private resetView() {
-    const s = clamp(Math.min(1.6, (this.cssWidth - 32) / Math.max(1, this.rootWidth)), 0.25, 1.6);
-    this.scale = s;
-    this.tx = Math.max(16, (this.cssWidth - this.rootWidth * s) / 2);
-    this.ty = 16;
-    this.viewChanged();
+    if (this.rootWidth && this.rootHeight) this.camera.fit(this.rootWidth, this.rootHeight);
   }
 
   centerOn(index: number, animate = true) {
     const n = this.node(index);
-    if (!n) return;
-    let s = this.scale;
-    if (n.width * s > this.cssWidth * 0.9) s = clamp((this.cssWidth * 0.9) / n.width, MIN_SCALE, MAX_SCALE);
-    if (s < 0.6 && n.width * 0.6 < this.cssWidth * 0.9) s = 0.6; // readable labels when a small node is the goal
-    const tx = this.cssWidth / 2 - (n.x + n.width / 2) * s;
-    const boxH = n.expanded ? n.height : HEADER;
-    const ty =
-      boxH * s > this.cssHeight * 0.7 ? this.cssHeight * 0.2 - n.y * s : this.cssHeight / 2 - (n.y + boxH / 2) * s;
-    if (animate) this.animateTo(s, tx, ty);
-    else {
-      this.scale = s;
-      this.tx = tx;
-      this.ty = ty;
-      this.viewChanged();
-    }
+    if (n) this.camera.set(this.camera.centred(n), animate);
   }
 
   /** Canvas coordinates of the middle of a loaded node's header (tests and automation click there). */
@@ -273,29 +247,21 @@ export class GraphPane {
     if (!n) return false;
     const sx = n.x * this.scale + this.tx;
     const sy = n.y * this.scale + this.ty;
-    return sx + n.width * this.scale > 0 && sx < this.cssWidth && sy + HEADER * this.scale > 0 && sy < this.cssHeight;
+    const { width, height } = this.camera;
+    return sx + n.width * this.scale > 0 && sx < width && sy + HEADER * this.scale > 0 && sy < height;
   }
 
   panBy(dx: number, dy: number) {
-    this.tx += dx;
-    this.ty += dy;
-    this.viewChanged();
+    this.camera.panBy(dx, dy);
   }
 
   zoomAt(factor: number, sx: number, sy: number) {
-    const s = clamp(this.scale * factor, MIN_SCALE, MAX_SCALE);
-    const k = s / this.scale;
-    this.tx = sx - (sx - this.tx) * k;
-    this.ty = sy - (sy - this.ty) * k;
-    this.scale = s;
-    this.viewChanged();
+    this.camera.zoomAt(factor, sx, sy);
   }
 
   /** Centres the screen on a layout point (the minimap uses it). */
   lookAt(lx: number, ly: number) {
-    this.tx = this.cssWidth / 2 - lx * this.scale;
-    this.ty = this.cssHeight / 2 - ly * this.scale;
-    this.viewChanged();
+    this.camera.lookAt(lx, ly);
   }
 
   keyDown(key: string): boolean {
@@ -310,67 +276,19 @@ export class GraphPane {
     this.keys.releaseKeys();
   }
 
-  // ---------------------------------------------------------------- requests
+  // ---------------------------------------------------------------- replies
 
-  private mutate(kind: "getView" | "expand" | "collapse" | "reveal", index: number): Promise<void> {
-    const run = async () => {
-      if (!this.key) return;
-      const epoch = ++this.epoch;
-      this.cancelRefetch();
-      // A jump asks for the screen around the node, wherever the node lands (viewportFromNode).
-      const fromNode = kind === "reveal";
-      const viewport = fromNode ? this.aroundNode() : this.wantRect();
-      this.setBusy(+1);
-      try {
-        let reply: ViewReply;
-        if (kind === "getView") reply = await this.api.call("getView", { view: this.key, viewport });
-        else reply = await this.api.call(kind, { view: this.key, node: index, viewport, viewportFromNode: fromNode });
-        const applied = reply.viewport && reply.viewport.width > 0 ? reply.viewport : fromNode ? null : viewport;
-        if (kind === "reveal" && (!applied || reply.nodes.every((n) => n.index !== index))) {
-          // A service that cannot place the window: take every visible node.
-          reply = await this.api.call("getView", { view: this.key });
-          this.apply(reply, null);
-        } else {
-          this.apply(reply, applied);
-        }
-      } catch (e) {
-        this.events.error((e as Error).message);
-        throw e;
-      } finally {
-        this.setBusy(-1);
-        if (epoch === this.epoch) this.scheduleRefetch();
-      }
-    };
-    const p = this.queue.then(run, run);
-    this.queue = p.catch(() => undefined);
-    return p;
+  private mutate(kind: Change, index: number): Promise<void> {
+    return this.fetcher.change(kind, index);
   }
 
-  private setBusy(delta: number) {
+  busy(delta: number) {
     this.pending += delta;
     this.spinner.hidden = this.pending <= 0;
   }
 
-  /**
-   * The screen's layout rectangle grown on each side, in whole units: by 3/4
-   * of a screen when zoomed in, less when zoomed far out, where one screen
-   * already holds thousands of nodes to transfer.
-   */
-  private wantRect(): Rect {
-    const v = this.viewRect();
-    const k = this.scale >= 0.2 ? 0.75 : 0.4;
-    const mx = v.width * k;
-    const my = v.height * k;
-    const x = Math.floor(Math.max(0, v.x - mx));
-    const y = Math.floor(Math.max(0, v.y - my));
-    return { x, y, width: Math.ceil(v.x + v.width + mx) - x, height: Math.ceil(v.y + v.height + my) - y };
-  }
-
-  /** Two screens around a node's top-left corner, relative to it. */
-  private aroundNode(): Rect {
-    const w = Math.ceil(this.cssWidth / this.scale);
-    const hh = Math.ceil(this.cssHeight / this.scale);
-    return { x: -w, y: -hh, width: 2 * w, height: 2 * hh };
+  error(message: string) {
+    this.events.error(message);
   }
 
   /**
@@ -380,7 +298,7 @@ export class GraphPane {
    * an order where every node comes after its ancestors: a new node's
    * ancestors are all in the reply, and kept nodes keep their old order.
    */
-  private apply(reply: ViewReply, cut: Rect | null, keep = false) {
+  apply(reply: ViewReply, cut: Rect | null, keep: boolean) {
     const t0 = performance.now();
     let nodes = reply.nodes;
     if (keep && this.nodes.length && nodes.length < reply.totalVisible) {
@@ -394,7 +312,7 @@ export class GraphPane {
     this.rootWidth = reply.width;
     this.rootHeight = reply.height;
     this.totalVisible = reply.totalVisible;
-    this.window = this.nodes.length >= reply.totalVisible ? null : cut;
+    this.fetcher.window = this.nodes.length >= reply.totalVisible ? null : cut;
     this.labels = new Array(this.nodes.length);
     this.recolour();
     this.statusEl.textContent = t("visible", { n: reply.totalVisible });
@@ -407,61 +325,6 @@ export class GraphPane {
     this.invalidate();
   }
 
-  /** Whether the screen, with a quarter screen to spare, is leaving the fetched window. */
-  private needsRefetch(): boolean {
-    if (!this.window || !this.key) return false;
-    const v = this.viewRect();
-    const w = this.window;
-    const gx = v.width * 0.25;
-    const gy = v.height * 0.25;
-    const left = Math.max(0, v.x - gx);
-    const top = Math.max(0, v.y - gy);
-    const right = Math.min(this.rootWidth, v.x + v.width + gx);
-    const bottom = Math.min(this.rootHeight, v.y + v.height + gy);
-    if (right <= left || bottom <= top) return false; // nothing of the graph on screen
-    return left < w.x || top < w.y || right > w.x + w.width || bottom > w.y + w.height;
-  }
-
-  private scheduleRefetch() {
-    if (!this.needsRefetch()) return;
-    if (this.refetchTimer !== undefined) return;
-    this.refetchTimer = setTimeout(() => {
-      this.refetchTimer = undefined;
-      void this.refetch();
-    }, 60);
-  }
-
-  private cancelRefetch() {
-    if (this.refetchTimer !== undefined) clearTimeout(this.refetchTimer);
-    this.refetchTimer = undefined;
-    this.refetchAbort?.abort();
-    this.refetchAbort = null;
-  }
-
-  /**
-   * Fetches the window around the screen. One at a time: a fetch is never
-   * aborted for a newer screen position (the service would still do the
-   * work, and a steady pan would abort every fetch); when it lands, the next
-   * one starts if the screen has moved on. Layout changes abort it.
-   */
-  private async refetch() {
-    if (!this.key || this.refetchAbort || !this.needsRefetch()) return;
-    const epoch = this.epoch;
-    const viewport = this.wantRect();
-    const abort = new AbortController();
-    this.refetchAbort = abort;
-    try {
-      const reply = await this.api.call("getView", { view: this.key, viewport }, abort.signal);
-      if (epoch !== this.epoch || abort.signal.aborted) return;
-      this.apply(reply, viewport, true);
-    } catch (e) {
-      if (!abort.signal.aborted) this.events.error((e as Error).message);
-    } finally {
-      if (this.refetchAbort === abort) this.refetchAbort = null;
-    }
-    this.scheduleRefetch();
-  }
-
   // ---------------------------------------------------------------- drawing
 
   private resize() {
@@ -469,9 +332,9 @@ export class GraphPane {
     const w = Math.max(1, Math.round(r.width));
     const hgt = Math.max(1, Math.round(r.height));
     const dpr = window.devicePixelRatio || 1;
-    if (w === this.cssWidth && hgt === this.cssHeight && dpr === this.dpr) return;
-    this.cssWidth = w;
-    this.cssHeight = hgt;
+    if (w === this.camera.width && hgt === this.camera.height && dpr === this.dpr) return;
+    this.camera.width = w;
+    this.camera.height = hgt;
     this.dpr = dpr;
     this.canvas.width = Math.round(w * dpr);
     this.canvas.height = Math.round(hgt * dpr);
@@ -484,7 +347,7 @@ export class GraphPane {
   private viewChanged() {
     this.tooltip.hidden = true;
     this.invalidate();
-    this.scheduleRefetch();
+    this.fetcher.scheduleRefetch();
   }
 
   invalidate() {
@@ -510,8 +373,8 @@ export class GraphPane {
       scale: this.scale,
       tx: this.tx,
       ty: this.ty,
-      cssWidth: this.cssWidth,
-      cssHeight: this.cssHeight,
+      cssWidth: this.camera.width,
+      cssHeight: this.camera.height,
       dpr: this.dpr,
       view: this.viewRect(),
       hover: this.hover,
@@ -535,48 +398,26 @@ export class GraphPane {
     return null;
   }
 
-  private animateTo(scale: number, tx: number, ty: number) {
-    this.stopAnimation();
-    const from = { s: this.scale, x: this.tx, y: this.ty };
-    const start = performance.now();
-    const duration = 280;
-    const step = (now: number) => {
-      const k = Math.min(1, (now - start) / duration);
-      const e = 1 - Math.pow(1 - k, 3);
-      this.scale = from.s + (scale - from.s) * e;
-      this.tx = from.x + (tx - from.x) * e;
-      this.ty = from.y + (ty - from.y) * e;
-      this.viewChanged();
-      this.animation = k < 1 ? requestAnimationFrame(step) : null;
-    };
-    this.animation = requestAnimationFrame(step);
-  }
-
-  private stopAnimation() {
-    if (this.animation !== null) cancelAnimationFrame(this.animation);
-    this.animation = null;
+  stopAnimation() {
+    this.camera.stopAnimation();
   }
 
   /** Whether a centring animation is running (the view is still moving). */
   isAnimating(): boolean {
-    return this.animation !== null;
+    return this.camera.isAnimating();
   }
 
   /** Waits for every queued layout request. */
   idle(): Promise<unknown> {
-    return this.queue;
+    return this.fetcher.idle();
   }
 
   size() {
-    return { width: this.cssWidth, height: this.cssHeight };
+    return { width: this.camera.width, height: this.camera.height };
   }
 
   fillOf(n: LayoutNode): string {
     const p = this.pos.get(n.index);
     return p === undefined ? nodeFill(n, this.legend, this.compare) : this.fills[p];
   }
-}
-
-function clamp(v: number, lo: number, hi: number) {
-  return Math.min(hi, Math.max(lo, v));
 }
