@@ -15,6 +15,9 @@ import { debounce, h, naturalCompare } from "./dom";
 import { legendItems } from "./chrome/legend";
 import { ProgressOverlay } from "./chrome/progress";
 import { type Place, groupOf, groupRuns, sideKey } from "./chrome/runs";
+import { type DeepLink, readLink, writeLink } from "./chrome/deep_link";
+import { HelpOverlay } from "./chrome/help";
+import { openFailedText } from "./chrome/messages";
 import { bindShortcuts } from "./chrome/shortcuts";
 import { Sidebar } from "./chrome/sidebar";
 import { bindColumnSplitter, bindRowSplitter } from "./chrome/splitters";
@@ -46,6 +49,8 @@ export class App implements MenuHost {
   private readonly grading = new GradingToggle(() => void this.gradingChanged());
   private microStep = -1;
   private openSeq = 0;
+  private restoring = false; // a deep link is being opened: the URL keeps it until done
+  private chosen: GraphPane | null = null; // the pane of the last selection, for the link
 
   private readonly root: HTMLElement;
   private readonly bar: TopBar;
@@ -58,7 +63,8 @@ export class App implements MenuHost {
   private readonly tooltip = h("div.tooltip");
   private readonly menu = new NodeMenu(this);
   private readonly emptyEl = h("div.empty-state");
-  private readonly helpEl = h("div.help");
+  private readonly helpBtn = h("button.help-button", { type: "button", "data-action": "help" }, "?");
+  private readonly help = new HelpOverlay();
 
   readonly npu: GraphPane;
   readonly bench: GraphPane;
@@ -91,12 +97,13 @@ export class App implements MenuHost {
     this.divergence = new DivergenceNav(this, (ranks) => markRanks(this.bar.rankSel, ranks));
     this.bar = new TopBar(this.divergence.el);
     this.sidebar = new Sidebar({ search: this.searchPanel.el, filter: this.filterPanel.el, match: this.matchPanel.el });
-    this.graphsEl.append(this.npu.el, this.splitter, this.bench.el, this.emptyEl);
+    // Toasts sit in the graphs area, so they never cover the legend bar.
+    this.graphsEl.append(this.npu.el, this.splitter, this.bench.el, this.emptyEl, this.toasts.el);
     const vsplit = h("div.hsplitter");
     const center = h(
       "div.center",
       null,
-      h("div.legend-bar", null, this.legendEl, this.grading.el, this.helpEl),
+      h("div.legend-bar", null, this.legendEl, this.grading.el, this.helpBtn),
       this.graphsEl,
       vsplit,
       this.detailPanel.el,
@@ -105,11 +112,11 @@ export class App implements MenuHost {
       "div.app",
       null,
       this.bar.el,
-      h("div.main", null, this.sidebar.el, center),
+      h("div.main", null, this.sidebar.el, this.sidebar.grip, center),
       this.progress.el,
-      this.toasts.el,
       this.tooltip,
       this.menu.el,
+      this.help.el,
     );
     mount.append(this.root);
 
@@ -126,6 +133,8 @@ export class App implements MenuHost {
       this.npu.fit();
       if (this.isCompare()) this.bench.fit();
     });
+    bar.guideBtn.addEventListener("click", () => this.help.show(true));
+    this.helpBtn.addEventListener("click", () => this.help.toggle());
     bar.langBtn.addEventListener("click", () => setLang(currentLang() === "zh" ? "en" : "zh"));
     document.addEventListener("pointerdown", (e) => {
       if (!this.menu.el.contains(e.target as Node)) this.menu.hide();
@@ -249,10 +258,60 @@ export class App implements MenuHost {
       return;
     }
     this.fillRunPicker();
+    const link = readLink();
+    if (link && (await this.openLink(link))) return;
     // Compares first: finding where two runs part is what the page is for.
     const groups = [...this.groups().entries()];
     const first = groups.find(([, files]) => files[0].kind === "compare") ?? groups[0];
     await this.openGroup(first[0], null);
+  }
+
+  /** Opens the view a deep link names; false when its file is not in the log directory. */
+  private async openLink(link: DeepLink): Promise<boolean> {
+    const target =
+      this.runs.find((f) => f.path === link.file) ??
+      this.runs.find((f) => f.group === link.file && f.step === link.step && f.rank === link.rank);
+    if (!target) {
+      this.toast(t("linkMissing", { file: link.file }), "error");
+      return false;
+    }
+    this.restoring = true;
+    try {
+      this.bar.runSel.value = this.groupOf(target);
+      const seq = this.openSeq + 1;
+      if (!(await this.openFile(target, null))) return true;
+      if (link.micro >= 0 && link.micro < (this.fileInfo?.meta?.microSteps ?? 1)) {
+        this.microStep = link.micro;
+        this.fillMicroSteps();
+        if (!(await this.openViews(null, seq))) return true;
+      }
+      if (!link.node || seq !== this.openSeq) return true;
+      const side = link.side === "bench" && this.isCompare() ? Side.SIDE_BENCH : Side.SIDE_NPU;
+      const index = await this.findByName(side, link.node);
+      if (seq !== this.openSeq) return true;
+      if (index < 0) this.toast(t("linkNodeMissing", { node: link.node }), "error");
+      else await this.jumpTo(side, index);
+    } finally {
+      this.restoring = false;
+      this.updateLink();
+    }
+    return true;
+  }
+
+  /** The address follows the file, micro step and selection. */
+  private updateLink() {
+    const f = this.current;
+    if (!f || this.restoring) return;
+    const p = this.chosen ?? this.npu;
+    const n = p.selected >= 0 ? p.node(p.selected) : undefined;
+    writeLink({
+      file: f.path,
+      step: f.step,
+      rank: f.rank,
+      micro: this.microStep,
+      side: sideKey(p.side),
+      node: n?.name ?? "",
+    });
   }
 
   private showEmpty(message: string, retry?: () => void) {
@@ -294,7 +353,7 @@ export class App implements MenuHost {
     bar.rankSel.addEventListener("change", switchFile);
     bar.microSel.addEventListener("change", () => {
       this.microStep = Number(bar.microSel.value);
-      void this.openViews(this.place());
+      void this.openViews(this.place()).then(() => this.updateLink());
     });
   }
 
@@ -342,7 +401,11 @@ export class App implements MenuHost {
     } catch (e) {
       if (seq !== this.openSeq) return false;
       this.progress.hide();
-      const message = t("loadFailed", { file: f.path, message: (e as Error).message });
+      const message = openFailedText(f.path, e);
+      // Nothing of the previous file stays on screen (its legend, grading and lists).
+      this.fileInfo = null;
+      this.renderLegend();
+      this.grading.apply(null);
       this.toast(message, "error");
       this.showEmpty(message, () => void this.openFile(f, place));
       return false;
@@ -362,6 +425,7 @@ export class App implements MenuHost {
     const shown = await this.openViews(sameRun ? place : null, seq);
     if (seq !== this.openSeq) return false;
     this.progress.hide();
+    this.updateLink();
     await this.divergence.fileChanged();
     return shown;
   }
@@ -437,6 +501,8 @@ export class App implements MenuHost {
     if (!n) {
       p.setSelected(-1);
       this.other(p)?.setCounterpart(-1);
+      this.chosen = p;
+      this.updateLink();
       return;
     }
     await this.selectNode(p, n);
@@ -453,6 +519,8 @@ export class App implements MenuHost {
       other.setCounterpart(n.matched);
     }
     this.matchPanel.nodeSelected(p.side, n.index, n.name);
+    this.chosen = p;
+    this.updateLink();
     const detail = this.detailPanel.show(p.side, n.index);
     if (other && n.matched >= 0) {
       if (other.node(n.matched)) {
@@ -508,7 +576,8 @@ export class App implements MenuHost {
   private relabel() {
     this.bar.relabel();
     this.sidebar.relabel();
-    this.helpEl.textContent = t("help");
+    this.helpBtn.title = `${t("helpTip")}\n${t("help")}`;
+    this.helpBtn.setAttribute("aria-label", t("helpTip"));
     this.divergence.relabel();
     this.npu.setTitle(this.isCompare() ? t("npu") : "");
     this.bench.setTitle(t("bench"));
@@ -527,7 +596,11 @@ export class App implements MenuHost {
       bench: this.bench,
       activePane: () => this.active,
       setActivePane: (p) => (this.active = p),
-      dismiss: () => this.menu.hide(),
+      dismiss: () => {
+        this.menu.hide();
+        this.help.hide();
+      },
+      toggleHelp: () => this.help.toggle(),
       focusSearch: () => {
         this.sidebar.show("search");
         this.searchPanel.focus();

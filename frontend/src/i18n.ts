@@ -100,7 +100,7 @@ const en = {
   visible: "{n} visible",
   topOfList: "Top of the list",
   bottomOfList: "Bottom of the list",
-  help: "Drag or W/A/S/D: pan · wheel: zoom · double-click: expand/collapse · F: fit · /: search",
+  help: "Drag or A/D, ↑/↓: pan · W/S or wheel: zoom · double-click: expand/collapse · F: fit · /: search",
   loading: "Loading…",
   error: "Error",
   mode: "Mode",
@@ -120,6 +120,26 @@ const en = {
   expand: "Expand",
   collapse: "Collapse",
   copyName: "Copy name",
+  // The keys, the help overlay, layout and messages of the page (issue 11).
+  shortcuts: "Keyboard shortcuts",
+  keyZoom: "zoom in / out (hold)",
+  keyPanX: "pan left / right (hold)",
+  keyPanY: "pan up / down (hold)",
+  keyZoomStep: "zoom one step",
+  keySearch: "search",
+  keyDivergence: "first / next / previous divergence",
+  keyClose: "close menus and this help",
+  keyHelp: "this help",
+  helpTip: "Shortcuts and guide (?)",
+  guide: "Guide",
+  guideTip: "The user guide of this page (works offline)",
+  sidebarCollapse: "Hide the side panel",
+  sidebarExpand: "Show the side panel",
+  unmatchDone: "{ok} pairs unmatched, {failed} failed",
+  loadFailedDamaged:
+    "Could not open {file}: {message}. Rebuild it with graph-ascend graph (or graph_visualize); a file of msprobe or tb_graph_ascend can be converted with graph-ascend import.",
+  linkMissing: "The link names {file}, which is not in the log directory",
+  linkNodeMissing: "The link names node {node}, which this file does not have",
 };
 
 export type MessageKey = keyof typeof en;
@@ -224,7 +244,7 @@ const zh: Record<MessageKey, string> = {
   visible: "{n} 个可见",
   topOfList: "已到列表顶部",
   bottomOfList: "已到列表底部",
-  help: "拖动或 W/A/S/D：平移 · 滚轮：缩放 · 双击：展开/折叠 · F：适应屏幕 · /：搜索",
+  help: "拖动或 A/D、↑/↓：平移 · W/S 或滚轮：缩放 · 双击：展开/折叠 · F：适应屏幕 · /：搜索",
   loading: "加载中…",
   error: "错误",
   mode: "模式",
@@ -244,6 +264,26 @@ const zh: Record<MessageKey, string> = {
   expand: "展开",
   collapse: "折叠",
   copyName: "复制名称",
+  // 快捷键、帮助、布局与提示（issue 11）
+  shortcuts: "快捷键",
+  keyZoom: "放大 / 缩小（按住）",
+  keyPanX: "左右移动（按住）",
+  keyPanY: "上下移动（按住）",
+  keyZoomStep: "缩放一级",
+  keySearch: "搜索",
+  keyDivergence: "首个 / 下一个 / 上一个分歧点",
+  keyClose: "关闭菜单和本帮助",
+  keyHelp: "本帮助",
+  helpTip: "快捷键与使用指南（?）",
+  guide: "使用指南",
+  guideTip: "本页面的使用指南（离线可用）",
+  sidebarCollapse: "隐藏侧边栏",
+  sidebarExpand: "显示侧边栏",
+  unmatchDone: "已取消匹配 {ok} 对，失败 {failed} 对",
+  loadFailedDamaged:
+    "无法打开 {file}：{message}。请用 graph-ascend graph（或 graph_visualize）重新生成；msprobe 或 tb_graph_ascend 的文件可用 graph-ascend import 转换。",
+  linkMissing: "链接中的文件 {file} 不在日志目录中",
+  linkNodeMissing: "此文件中没有链接指定的节点 {node}",
 };
 
 export type Lang = "en" | "zh";

@@ -25,7 +25,11 @@ type MessageOf<F> = F extends { fromJSON(object: unknown): infer T } ? T : never
 export type RequestOf<M extends keyof Methods> = MessageOf<Methods[M]["requestType"]>;
 export type ReplyOf<M extends keyof Methods> = MessageOf<Methods[M]["responseType"]>;
 
-/** An error reply of the service ({"error": {"code", "message"}}) or a transport failure. */
+/**
+ * An error reply of the service ({"error": {"code", "message"}}) or a
+ * transport failure. The message is for the user: the RPC that failed is in
+ * `rpc`, not in the text.
+ */
 export class ApiError extends Error {
   constructor(
     readonly rpc: string,
@@ -95,7 +99,7 @@ export class GraphApi {
     if (!response.ok || !response.body) {
       const text = await response.text();
       throwIfError(def.name, response, parseJson(def.name, response.status, text));
-      throw new ApiError(def.name, response.status, "BAD_REPLY", `${def.name}: empty reply`);
+      throw new ApiError(def.name, response.status, "BAD_REPLY", "the service sent an empty reply");
     }
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let pending = "";
@@ -127,7 +131,7 @@ export class GraphApi {
     }
     const final = last as OpenProgress | undefined;
     if (!final || !final.done || !final.info) {
-      throw new ApiError(def.name, response.status, "INCOMPLETE", `${def.name}: the stream ended before done`);
+      throw new ApiError(def.name, response.status, "INCOMPLETE", "the service stopped before the file was open");
     }
     return final.info;
   }
@@ -144,7 +148,7 @@ export class GraphApi {
       });
     } catch (e) {
       if (isAbort(e)) throw e;
-      throw new ApiError(rpc, 0, "NETWORK", `${rpc}: ${(e as Error).message}`);
+      throw new ApiError(rpc, 0, "NETWORK", `no connection to TensorBoard (${(e as Error).message})`);
     } finally {
       this.busy(-1);
     }
@@ -162,7 +166,7 @@ function parseJson(rpc: string, status: number, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new ApiError(rpc, status, "BAD_REPLY", `${rpc}: the reply is not JSON (HTTP ${status})`);
+    throw new ApiError(rpc, status, "BAD_REPLY", `the reply is not JSON (HTTP ${status})`);
   }
 }
 
@@ -171,7 +175,7 @@ function throwIfError(rpc: string, response: Response, json: unknown) {
   if (error || !response.ok) {
     const code = String(error?.code ?? response.status);
     const message = String(error?.message ?? response.statusText ?? "error");
-    throw new ApiError(rpc, response.status, code, `${rpc}: ${message}`);
+    throw new ApiError(rpc, response.status, code, message);
   }
 }
 

@@ -12,6 +12,8 @@ export interface ShortcutHost {
   dismiss(): void;
   /** "/": the search box. */
   focusSearch(): void;
+  /** "?": the shortcut help. */
+  toggleHelp(): void;
   /** Other keys of the page (divergence navigation); true when taken. */
   keyDown(key: string): boolean;
 }
@@ -19,7 +21,15 @@ export interface ShortcutHost {
 /** Whether a key event comes from a field that takes text. */
 export function typing(e: KeyboardEvent): boolean {
   const el = e.target as HTMLElement | null;
-  return !!el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
+  return (
+    !!el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable)
+  );
+}
+
+/** Whether the key belongs to a focused list or menu (they move with the arrows). */
+function ownedByWidget(e: KeyboardEvent): boolean {
+  const el = e.target as HTMLElement | null;
+  return e.key.startsWith("Arrow") && !!el?.closest?.(".vlist, .context-menu, .help-overlay");
 }
 
 export function bindShortcuts(host: ShortcutHost) {
@@ -35,7 +45,13 @@ export function bindShortcuts(host: ShortcutHost) {
       host.focusSearch();
       return;
     }
-    if (host.keyDown(e.key) || host.activePane().keyDown(e.key)) e.preventDefault();
+    if (e.key === "?") {
+      e.preventDefault();
+      host.toggleHelp();
+      return;
+    }
+    if (ownedByWidget(e)) return;
+    if (host.keyDown(e.key) || host.activePane().keyDown(e.key, e.shiftKey)) e.preventDefault();
   });
   window.addEventListener("keyup", (e) => {
     host.npu.keyUp(e.key);

@@ -1,5 +1,5 @@
 // The top bar: the run, step, rank and micro step pickers, the view
-// toggles, fit and the language switch.
+// toggles, fit, the guide and the language switch.
 import type { RunFile } from "../api/client";
 import { h, naturalCompare, option } from "../dom";
 import { t } from "../i18n";
@@ -14,6 +14,7 @@ export class TopBar {
   readonly minimapCb = h("input", { type: "checkbox", checked: true, "data-toggle": "minimap" });
   readonly fitBtn = h("button", { type: "button", "data-action": "fit" });
   readonly langBtn = h("button.lang", { type: "button" });
+  readonly guideBtn = h("button.guide-link", { type: "button", "data-action": "guide" });
   private readonly labels: Record<string, HTMLElement> = {};
 
   /** `extra` goes between the pickers and the toggles (the divergence navigator). */
@@ -32,6 +33,7 @@ export class TopBar {
       h("label.check", null, this.syncCb, this.labels.sync),
       h("label.check", null, this.minimapCb, this.labels.minimap),
       this.fitBtn,
+      this.guideBtn,
       this.langBtn,
     );
   }
@@ -80,5 +82,7 @@ export class TopBar {
     this.fitBtn.textContent = t("fit");
     this.langBtn.textContent = t("language");
     this.langBtn.title = t("languageTip");
+    this.guideBtn.textContent = t("guide");
+    this.guideBtn.title = t("guideTip");
   }
 }

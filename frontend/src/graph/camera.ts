@@ -25,7 +25,12 @@ export class Camera implements View {
 
   /** Layout-space rectangle on screen. */
   viewRect(): Rect {
-    return { x: -this.tx / this.scale, y: -this.ty / this.scale, width: this.width / this.scale, height: this.height / this.scale };
+    return {
+      x: -this.tx / this.scale,
+      y: -this.ty / this.scale,
+      width: this.width / this.scale,
+      height: this.height / this.scale,
+    };
   }
 
   set(v: View, animate = false) {

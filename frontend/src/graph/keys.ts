@@ -1,7 +1,9 @@
-// Keyboard navigation of a pane: W/A/S/D pan smoothly while held, +/- zoom
-// about the centre, F fits the graph.
+// Keyboard navigation of a pane, as msprobe documents it: W/S zoom in and
+// out about the centre while held, A/D pan left and right, the arrow keys
+// (or Shift with W/S) pan up and down; +/- zoom a step, F fits the graph.
 
-const KEY_SPEED = 700; // screen px per second for W/A/S/D
+const PAN_SPEED = 700; // screen px per second
+const ZOOM_SPEED = 2.5; // scale factor per second
 
 /** What the keys drive on their pane. */
 export interface KeyTarget {
@@ -11,18 +13,30 @@ export interface KeyTarget {
   size(): { width: number; height: number };
 }
 
+/** The held motion a key starts, or null. */
+function motion(key: string, shift: boolean): string | null {
+  const k = key.toLowerCase();
+  if (k === "w") return shift ? "up" : "in";
+  if (k === "s") return shift ? "down" : "out";
+  if (k === "a" || key === "ArrowLeft") return "left";
+  if (k === "d" || key === "ArrowRight") return "right";
+  if (key === "ArrowUp") return "up";
+  if (key === "ArrowDown") return "down";
+  return null;
+}
+
 export class PaneKeys {
-  private keysHeld = new Set<string>();
+  private held = new Set<string>();
   private keyLoop: number | null = null;
   private lastKeyTime = 0;
 
   constructor(private readonly pane: KeyTarget) {}
 
   /** True when the key was one of the pane's. */
-  keyDown(key: string): boolean {
-    const k = key.toLowerCase();
-    if (k === "w" || k === "a" || k === "s" || k === "d") {
-      this.keysHeld.add(k);
+  keyDown(key: string, shift = false): boolean {
+    const m = motion(key, shift);
+    if (m) {
+      this.held.add(m);
       if (this.keyLoop === null) {
         this.lastKeyTime = performance.now();
         this.keyLoop = requestAnimationFrame(this.keyStep);
@@ -30,15 +44,15 @@ export class PaneKeys {
       return true;
     }
     const { width, height } = this.pane.size();
-    if (k === "=" || k === "+") {
+    if (key === "=" || key === "+") {
       this.pane.zoomAt(1.25, width / 2, height / 2);
       return true;
     }
-    if (k === "-" || k === "_") {
+    if (key === "-" || key === "_") {
       this.pane.zoomAt(0.8, width / 2, height / 2);
       return true;
     }
-    if (k === "f") {
+    if (key === "f" || key === "F") {
       this.pane.fit();
       return true;
     }
@@ -46,11 +60,15 @@ export class PaneKeys {
   }
 
   keyUp(key: string) {
-    this.keysHeld.delete(key.toLowerCase());
+    // Shift may be pressed or let go while W/S is held: stop both motions of the key.
+    for (const shift of [false, true]) {
+      const m = motion(key, shift);
+      if (m) this.held.delete(m);
+    }
   }
 
   releaseKeys() {
-    this.keysHeld.clear();
+    this.held.clear();
   }
 
   private keyStep = (now: number) => {
@@ -58,12 +76,17 @@ export class PaneKeys {
     this.lastKeyTime = now;
     let dx = 0;
     let dy = 0;
-    // The keys move the view: W looks up (the graph moves down), and so on.
-    if (this.keysHeld.has("w")) dy += 1;
-    if (this.keysHeld.has("s")) dy -= 1;
-    if (this.keysHeld.has("a")) dx += 1;
-    if (this.keysHeld.has("d")) dx -= 1;
-    if (dx || dy) this.pane.panBy(dx * KEY_SPEED * dt, dy * KEY_SPEED * dt);
-    this.keyLoop = this.keysHeld.size ? requestAnimationFrame(this.keyStep) : null;
+    // The keys move the view: "up" looks up (the graph moves down), and so on.
+    if (this.held.has("up")) dy += 1;
+    if (this.held.has("down")) dy -= 1;
+    if (this.held.has("left")) dx += 1;
+    if (this.held.has("right")) dx -= 1;
+    if (dx || dy) this.pane.panBy(dx * PAN_SPEED * dt, dy * PAN_SPEED * dt);
+    const zoom = (this.held.has("in") ? 1 : 0) - (this.held.has("out") ? 1 : 0);
+    if (zoom) {
+      const { width, height } = this.pane.size();
+      this.pane.zoomAt(Math.pow(ZOOM_SPEED, zoom * dt), width / 2, height / 2);
+    }
+    this.keyLoop = this.held.size ? requestAnimationFrame(this.keyStep) : null;
   };
 }

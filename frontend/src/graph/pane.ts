@@ -15,14 +15,14 @@ import {
   type ViewReply,
   Side,
 } from "../api/client";
-import { t } from "../i18n";
+import { onLangChange, t } from "../i18n";
 import { Camera, type View } from "./camera";
 import { type Change, type FetchTarget, ViewFetcher } from "./fetcher";
 import { PaneKeys } from "./keys";
 import { Minimap } from "./minimap";
 import { HEADER, nodeFill } from "./paint";
 import { bindPointer } from "./pointer";
-import { type Label, drawScene } from "./scene";
+import { type Label, drawScene, nodeLabel } from "./scene";
 
 const KEEP_NODES = 30_000; // loaded nodes kept across window refetches
 
@@ -120,6 +120,7 @@ export class GraphPane implements FetchTarget {
       },
     });
     new ResizeObserver(() => this.resize()).observe(this.el);
+    onLangChange(() => this.showStatus());
   }
 
   setTitle(text: string) {
@@ -169,8 +170,21 @@ export class GraphPane implements FetchTarget {
     return this.mutate("getView", -1);
   }
 
-  expand(index: number): Promise<void> {
-    return this.mutate("expand", index);
+  /** Expands a node; when its children land past an edge of the screen, the view moves them into it. */
+  async expand(index: number): Promise<void> {
+    await this.mutate("expand", index);
+    const n = this.node(index);
+    if (!n) return;
+    // The whole box when it fits, else as much of it as fits from its top-left corner.
+    const { width, height } = this.camera;
+    const box = {
+      x: n.x,
+      y: n.y,
+      width: Math.min(n.width, (width - 48) / this.scale),
+      height: Math.min(n.height, (height - 48) / this.scale),
+    };
+    const to = this.camera.scrolledTo(box);
+    if (to) this.camera.set(to, true);
   }
 
   collapse(index: number): Promise<void> {
@@ -241,6 +255,12 @@ export class GraphPane implements FetchTarget {
     return { x: (n.x + n.width / 2) * this.scale + this.tx, y: (n.y + HEADER / 2) * this.scale + this.ty };
   }
 
+  /** The label a loaded node's header shows (tests read it). */
+  labelOf(name: string): string | null {
+    const n = this.nodes.find((x) => x.name === name);
+    return n ? nodeLabel(this.ctx, n).text : null;
+  }
+
   /** Whether the node is loaded and its header is on screen. */
   isOnScreen(index: number): boolean {
     const n = this.node(index);
@@ -264,8 +284,8 @@ export class GraphPane implements FetchTarget {
     this.camera.lookAt(lx, ly);
   }
 
-  keyDown(key: string): boolean {
-    return this.keys.keyDown(key);
+  keyDown(key: string, shift = false): boolean {
+    return this.keys.keyDown(key, shift);
   }
 
   keyUp(key: string) {
@@ -315,9 +335,13 @@ export class GraphPane implements FetchTarget {
     this.fetcher.window = this.nodes.length >= reply.totalVisible ? null : cut;
     this.labels = new Array(this.nodes.length);
     this.recolour();
-    this.statusEl.textContent = t("visible", { n: reply.totalVisible });
+    this.showStatus();
     this.minimap.invalidate();
     this.onApply?.(performance.now() - t0, nodes.length);
+  }
+
+  private showStatus() {
+    this.statusEl.textContent = this.key ? t("visible", { n: this.totalVisible }) : "";
   }
 
   private recolour() {

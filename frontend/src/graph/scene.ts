@@ -208,6 +208,7 @@ export function drawScene(sc: Scene): number {
   }
 
   // Labels, once the header is tall enough to read.
+  const shown = new Set<number>();
   if (HEADER * s >= 8) {
     for (const i of visible) label(sc, i); // measuring changes ctx.font
     ctx.textAlign = "center";
@@ -233,6 +234,7 @@ export function drawScene(sc: Scene): number {
         ctx.fillStyle = c;
       }
       ctx.fillText(fitted.text, n.x * s + tx + w / 2, (n.y + HEADER / 2) * s + ty + 0.5);
+      if (px >= 8) shown.add(i);
     }
   }
 
@@ -240,6 +242,7 @@ export function drawScene(sc: Scene): number {
   ring(sc, sc.hover, pal.hover, 1.5);
   ring(sc, sc.counterpart, pal.counterpart, 2.5);
   ring(sc, sc.selected, pal.selected, 2.5);
+  drawTags(sc, visible, (i) => shown.has(i));
   return drawn;
 }
 
@@ -269,25 +272,92 @@ function ring(sc: Scene, index: number, colour: string, width: number) {
 /** The label fitted to the node width, measured once in layout units. */
 function label(sc: Scene, i: number): Label {
   let l = sc.labels[i];
-  if (l) return l;
-  const n = sc.nodes[i];
-  const font = n.nodeType === NODE_API && !n.expandable ? 6 : 8;
-  const ctx = sc.ctx;
-  ctx.font = `${font}px system-ui, sans-serif`;
-  const avail = n.width - 4;
-  let text = n.label || n.name;
-  const full = ctx.measureText(text).width;
-  if (full > avail) {
-    if (avail < font) text = "";
-    else {
-      let keep = Math.max(1, Math.floor((text.length * avail) / full) - 1);
-      while (keep > 1 && ctx.measureText(text.slice(0, keep) + "…").width > avail) keep--;
-      text = text.slice(0, keep) + "…";
-    }
-  }
-  l = { text, font };
-  sc.labels[i] = l;
+  if (!l) l = sc.labels[i] = nodeLabel(sc.ctx, sc.nodes[i]);
   return l;
+}
+
+/** A node's label fitted to its header (changes ctx.font). */
+export function nodeLabel(ctx: CanvasRenderingContext2D, n: LayoutNode): Label {
+  const font = n.nodeType === NODE_API && !n.expandable ? 6 : 8;
+  return fitLabel(n.label || n.name, n.width - 4, font, (x, px) => {
+    ctx.font = `${px}px system-ui, sans-serif`;
+    return ctx.measureText(x).width;
+  });
+}
+
+/**
+ * A name fitted to `avail` layout units. msprobe names end in what tells
+ * nodes apart (an API's name, call index and direction; a module's last path
+ * part, class, direction and call index), so the end is kept: the leading
+ * dotted parts give way first ("…linear.11.forward"), then the font shrinks a
+ * little for that core, and only then is the middle of the name cut.
+ */
+export function fitLabel(text: string, avail: number, font: number, width: (s: string, px: number) => number): Label {
+  if (width(text, font) <= avail) return { text, font };
+  if (avail < font) return { text: "", font };
+  const parts = text.split(".");
+  const module = /^(forward|backward)$/.test(parts[parts.length - 2] ?? "");
+  const core = Math.min(parts.length, module ? 4 : 3);
+  let tail = text;
+  for (let k = 1; k <= parts.length - core; k++) {
+    tail = "…" + parts.slice(k).join(".");
+    if (width(tail, font) <= avail) return { text: tail, font };
+  }
+  const small = font * 0.7;
+  for (let px = font - 0.5; px >= small; px -= 0.5) {
+    if (width(tail, px) <= avail) return { text: tail, font: px };
+  }
+  for (let keep = tail.length - 1; keep > 1; keep--) {
+    const head = Math.ceil(keep / 3);
+    const cut = tail.slice(0, head) + "…" + tail.slice(tail.length - (keep - head));
+    if (width(cut, small) <= avail) return { text: cut, font: small };
+  }
+  return { text: "", font };
+}
+
+/**
+ * Nodes that keep a name when labels are too small to read (at fit zoom):
+ * the selection and its counterpart, nodes in the worst bucket, divergent
+ * and overflowing nodes. Their name goes in a tag above the header.
+ */
+function drawTags(sc: Scene, visible: number[], drawnLabel: (i: number) => boolean) {
+  const ctx = sc.ctx;
+  const pal = palette();
+  let worst = -1;
+  sc.legend.forEach((b, i) => {
+    if (!b.unmatched) worst = i;
+  });
+  const keep = (n: LayoutNode) =>
+    n.index === sc.selected ||
+    n.index === sc.counterpart ||
+    n.divergent ||
+    (worst >= 0 && n.bucket === worst && !n.expanded) ||
+    (n.overflow !== OverflowLevel.OVERFLOW_NONE && n.overflow !== undefined && !n.expanded);
+  ctx.font = "10px system-ui, sans-serif";
+  ctx.textAlign = "left";
+  ctx.textBaseline = "middle";
+  let count = 0;
+  const order = visible.filter((i) => keep(sc.nodes[i]) && !drawnLabel(i));
+  // The selection last, so it is drawn on top.
+  order.sort((a, b) => Number(sc.nodes[a].index === sc.selected) - Number(sc.nodes[b].index === sc.selected));
+  for (const i of order) {
+    if (count++ > 300) break;
+    const n = sc.nodes[i];
+    const text = fitLabel(n.label || n.name, 200, 10, (x) => ctx.measureText(x).width).text;
+    if (!text) continue;
+    const w = ctx.measureText(text).width + 6;
+    const x = Math.max(2, Math.min(sc.cssWidth - w - 2, n.x * sc.scale + sc.tx));
+    const y = Math.max(8, n.y * sc.scale + sc.ty - 8);
+    ctx.fillStyle = pal.background;
+    ctx.globalAlpha = 0.85;
+    ctx.fillRect(x, y - 7, w, 14);
+    ctx.globalAlpha = 1;
+    ctx.strokeStyle = n.index === sc.selected ? pal.selected : pal.stroke;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(x + 0.5, y - 6.5, w - 1, 13);
+    ctx.fillStyle = pal.text;
+    ctx.fillText(text, x + 3, y + 0.5);
+  }
 }
 
 export function radius(n: LayoutNode): number {

@@ -159,7 +159,7 @@ export class MatchPanel {
         benchNode: bench.index,
         withChildren: this.withChildren.checked,
       });
-      this.showResults(reply);
+      this.showResults(kind, reply);
       await this.ctx.matchesChanged(reply.info);
       this.renderSummary(reply.info ?? this.ctx.info());
       this.reloadLists();
@@ -171,11 +171,12 @@ export class MatchPanel {
     }
   }
 
-  private showResults(reply: MatchReply) {
+  private showResults(kind: "match" | "unmatch", reply: MatchReply) {
     const ok = reply.results.filter((r) => r.ok).length;
     const failed = reply.results.length - ok;
+    const done = t(kind === "match" ? "matchDone" : "unmatchDone", { ok, failed });
     this.results.replaceChildren(
-      h("div.match-count", null, t("matchDone", { ok, failed })),
+      h("div.match-count", null, done),
       ...reply.results.map((r) =>
         h(
           `div.match-result.${r.ok ? "ok" : "failed"}`,
@@ -185,7 +186,7 @@ export class MatchPanel {
         ),
       ),
     );
-    this.ctx.toast(t("matchDone", { ok, failed }), failed && !ok ? "error" : "info");
+    this.ctx.toast(done, failed && !ok ? "error" : "info");
   }
 
   private async save() {
