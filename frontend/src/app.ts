@@ -17,11 +17,13 @@ import { ProgressOverlay } from "./chrome/progress";
 import { type Place, groupOf, groupRuns, sideKey } from "./chrome/runs";
 import { bindColumnSplitter, bindRowSplitter } from "./chrome/splitters";
 import { DivergenceNav } from "./divergence/navigator";
+import { ExportMenu } from "./export/menu";
 import { markRanks } from "./divergence/ranks";
 import { GraphPane } from "./graph/pane";
 import { type Link, correspondingIndex, syncExpand } from "./graph/sync_expand";
 import { currentLang, onLangChange, setLang, t } from "./i18n";
 import { onThemeChange } from "./theme";
+import { LegendEditor } from "./thresholds/legend_editor";
 import { GradingToggle } from "./ui/grading_toggle";
 import { DetailPanel } from "./ui/detail_panel";
 import { FilterPanel } from "./ui/filter_panel";
@@ -61,6 +63,9 @@ export class App implements MenuHost {
   private readonly menu = new NodeMenu(this);
   private readonly emptyEl = h("div.empty-state");
   private readonly helpEl = h("div.help");
+  // Thresholds and metric, and export (issue 11 §5, §7): their own folders.
+  readonly thresholds = new LegendEditor(this);
+  readonly exporter = new ExportMenu(this);
   private readonly tabs: Record<"search" | "filter" | "match", HTMLButtonElement>;
   private readonly labels: Record<string, HTMLElement> = {};
 
@@ -136,7 +141,7 @@ export class App implements MenuHost {
     const center = h(
       "div.center",
       null,
-      h("div.legend-bar", null, this.legendEl, this.grading.el, this.helpEl),
+      h("div.legend-bar", null, this.legendEl, this.grading.el, this.thresholds.el, this.exporter.el, this.helpEl),
       this.graphsEl,
       vsplit,
       this.detailPanel.el,
@@ -152,6 +157,7 @@ export class App implements MenuHost {
       this.menu.el,
     );
     mount.append(this.root);
+    this.thresholds.mount(this.root);
 
     this.bindPickers();
     bindColumnSplitter(this.splitter, this.graphsEl, this.npu.el);
