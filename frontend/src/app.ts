@@ -24,11 +24,13 @@ import { bindColumnSplitter, bindRowSplitter } from "./chrome/splitters";
 import { type ToastKind, Toasts } from "./chrome/toasts";
 import { TopBar } from "./chrome/topbar";
 import { DivergenceNav } from "./divergence/navigator";
+import { ExportMenu } from "./export/menu";
 import { markRanks } from "./divergence/ranks";
 import { GraphPane } from "./graph/pane";
 import { type Link, correspondingIndex, syncExpand } from "./graph/sync_expand";
 import { currentLang, onLangChange, setLang, t } from "./i18n";
 import { onThemeChange } from "./theme";
+import { LegendEditor } from "./thresholds/legend_editor";
 import { GradingToggle } from "./ui/grading_toggle";
 import { DetailPanel } from "./ui/detail_panel";
 import { FilterPanel } from "./ui/filter_panel";
@@ -65,6 +67,9 @@ export class App implements MenuHost {
   private readonly emptyEl = h("div.empty-state");
   private readonly helpBtn = h("button.help-button", { type: "button", "data-action": "help" }, "?");
   private readonly help = new HelpOverlay();
+  // Thresholds and metric, and export (issue 11 §5, §7): their own folders.
+  readonly thresholds = new LegendEditor(this);
+  readonly exporter = new ExportMenu(this);
 
   readonly npu: GraphPane;
   readonly bench: GraphPane;
@@ -103,7 +108,7 @@ export class App implements MenuHost {
     const center = h(
       "div.center",
       null,
-      h("div.legend-bar", null, this.legendEl, this.grading.el, this.helpBtn),
+      h("div.legend-bar", null, this.legendEl, this.grading.el, this.thresholds.el, this.exporter.el, this.helpBtn),
       this.graphsEl,
       vsplit,
       this.detailPanel.el,
@@ -119,6 +124,7 @@ export class App implements MenuHost {
       this.help.el,
     );
     mount.append(this.root);
+    this.thresholds.mount(this.root);
 
     this.bindPickers();
     bindColumnSplitter(this.splitter, this.graphsEl, this.npu.el);

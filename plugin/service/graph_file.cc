@@ -3,10 +3,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <mutex>
 #include <thread>
 
 #include "compare/pair_compare.h"
+#include "legend_choice.h"
 
 namespace graph_ascend::service {
 namespace {
@@ -201,6 +204,69 @@ void GraphFile::RefreshAllBuckets() {
 
 void GraphFile::SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend) {
   *meta_.mutable_legend() = legend;
+  RefreshAllBuckets();
+}
+
+Result<std::vector<double>> GraphFile::MetricIndexes(uint32_t mask) const {
+  const SideGraph& g = *npu_;
+  std::vector<double> out(g.size(), std::numeric_limits<double>::quiet_NaN());
+  if (!is_compare()) return out;
+  vis::NodeDetailBlock block;
+  uint64_t first = 0, end = 0;
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    if (g.matched(i) < 0) continue;
+    auto edited = edited_[vis::SIDE_NPU].find(i);
+    if (edited != edited_[vis::SIDE_NPU].end()) {
+      out[i] = MetricIndex(edited->second, mask);
+      continue;
+    }
+    if (i < first || i >= end) {
+      auto b = Guarded(reader_->path(), [&] { return reader_->ReadDetailBlock(vis::SIDE_NPU, i); });
+      if (!b.ok()) {
+        Error e = b.error();
+        if (e.file == reader_->path()) e.file = relative_;
+        return e;
+      }
+      block = std::move(*b);
+      first = block.first();
+      end = first + static_cast<uint64_t>(block.detail_size());
+      if (i < first || i >= end) {
+        return MakeError(relative_, "NPU node " + std::to_string(i), "no detail block holds it");
+      }
+    }
+    out[i] = MetricIndex(block.detail(static_cast<int>(i - first)), mask);
+  }
+  return out;
+}
+
+void GraphFile::ApplyMetrics(uint32_t mask, const std::vector<double>& values) {
+  SideGraph* g = npu_.get();
+  if (metrics_ != 0) {
+    for (uint32_t i = 0; i < g->size() && i < own_precision_.size(); ++i) g->set_precision(i, own_precision_[i]);
+    own_precision_.clear();
+  }
+  metrics_ = mask;
+  if (mask != 0) {
+    own_precision_.resize(g->size());
+    for (uint32_t i = 0; i < g->size(); ++i) own_precision_[i] = g->precision(i);
+    for (uint32_t i = 0; i < g->size() && i < values.size(); ++i) {
+      // A pair without a compared item has no index to replace (§6.8).
+      if (g->has_precision(i) && !std::isnan(values[i]) && g->matched(i) >= 0) g->set_precision(i, values[i]);
+    }
+    // §6.9: an API collection under the root shows the worst of its children.
+    const uint32_t* top = g->children(0);
+    for (uint32_t k = 0; k < g->child_count(0); ++k) {
+      uint32_t c = top[k];
+      if (g->node_type(c) != vis::NODE_API_COLLECTION || !g->has_precision(c)) continue;
+      double worst = 0;
+      const uint32_t* kids = g->children(c);
+      for (uint32_t j = 0; j < g->child_count(c); ++j) {
+        if (g->has_precision(kids[j])) worst = std::max(worst, g->precision(kids[j]));
+      }
+      g->set_precision(c, worst);
+    }
+  }
+  ++generation_;
   RefreshAllBuckets();
 }
 

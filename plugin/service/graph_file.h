@@ -92,6 +92,20 @@ class GraphFile {
   };
   std::shared_ptr<const Marks> DivergenceMarks(vis::Side side) const;
 
+  // --- thresholds and metric (legend_choice.h)
+  // The relative errors colouring statistics nodes; 0: the file's own index.
+  uint32_t metrics() const { return metrics_; }
+  // Under shared(): the index every NPU node gets under `mask` (NaN: it
+  // keeps its own), from the details (one pass over the detail blocks).
+  Result<std::vector<double>> MetricIndexes(uint32_t mask) const;
+  // Edits so far; a value computed under shared() is stale when it changed.
+  uint64_t generation() const { return generation_.load(); }
+  const google::protobuf::RepeatedPtrField<vis::ColorBucket>& stored_legend() const { return reader_->meta().legend(); }
+  // Why the saved choice beside the file was not applied ("" when it was or there is none).
+  const std::string& legend_error() const { return legend_error_; }
+  // True the first time only: whether the saved choice is still to be looked for.
+  bool TakeSavedChoiceCheck() { return !saved_choice_checked_.exchange(true); }
+
   // Manual matches in the order they were made (npu name -> bench name).
   const std::list<std::pair<std::string, std::string>>& manual_matches() const { return manual_; }
   bool dirty() const { return dirty_.load(); }
@@ -102,10 +116,16 @@ class GraphFile {
   void AddManualMatch(const std::string& npu, const std::string& bench);
   void RemoveManualMatch(const std::string& npu);
   void SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend);
+  // Shows `values` (from MetricIndexes(mask)) instead of the nodes' own
+  // indices, API collections under the root the worst of their children;
+  // mask 0 brings the own indices back. Recolours.
+  void ApplyMetrics(uint32_t mask, const std::vector<double>& values);
+  void set_legend_error(std::string e) { legend_error_ = std::move(e); }
   // Recomputes the colour bucket of `node` on `side` (and of its partner).
   void RefreshBucket(vis::Side side, uint32_t node);
   void RefreshAllBuckets();
   void MarkEdited() {
+    ++generation_;
     dirty_ = true;
     summary_valid_ = false;
     ForgetMarks();
@@ -139,6 +159,11 @@ class GraphFile {
   // so matching a subtree of n nodes is linear.
   std::unordered_map<std::string, std::list<std::pair<std::string, std::string>>::iterator> manual_at_;
   std::atomic<bool> dirty_{false};
+  std::atomic<uint64_t> generation_{0};
+  uint32_t metrics_ = 0;
+  std::vector<double> own_precision_;  // the NPU indices while metrics_ != 0
+  std::string legend_error_;
+  std::atomic<bool> saved_choice_checked_{false};
   mutable std::mutex search_mu_;
   mutable std::list<std::pair<std::string, Hits>> searches_;  // most recent first
   mutable std::mutex summary_mu_;

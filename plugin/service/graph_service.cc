@@ -8,10 +8,14 @@
 #include <algorithm>
 #include <mutex>
 #include <regex>
+#include <strings.h>
+#include <unistd.h>
 #include <shared_mutex>
 
 #include "base/version.h"
+#include "config_files.h"
 #include "divergence/divergence.h"
+#include "legend_choice.h"
 #include "manual_match.h"
 #include "node_query.h"
 
@@ -141,7 +145,10 @@ grpc::Status CheckNode(const GraphFile& f, vis::Side side, const SideGraph& g, i
   return grpc::Status::OK;
 }
 
-grpc::Status CheckLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend) {
+// `keyed_by_colour`: the legend is to be saved as tb_graph_ascend's Colors
+// object, whose keys are the colours, so no two entries may share one.
+grpc::Status CheckLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend,
+                         bool keyed_by_colour = false) {
   static const std::regex kColor("^#[0-9A-Fa-f]{6}$");
   if (legend.size() > 32) return Fail(grpc::StatusCode::INVALID_ARGUMENT, "legend: at most 32 entries");
   int unmatched = 0;
@@ -153,6 +160,13 @@ grpc::Status CheckLegend(const google::protobuf::RepeatedPtrField<vis::ColorBuck
     }
     if (b.description().size() > 4096 || b.name().size() > 256) {
       return Fail(grpc::StatusCode::INVALID_ARGUMENT, where + "description or name too long");
+    }
+    for (int j = 0; keyed_by_colour && j < i; ++j) {
+      if (strcasecmp(legend[j].color().c_str(), b.color().c_str()) == 0) {
+        return Fail(grpc::StatusCode::INVALID_ARGUMENT,
+                    where + "colour " + b.color() + " is also legend[" + std::to_string(j) +
+                        "]'s (a saved legend is keyed by colour, as tb_graph_ascend's Colors)");
+      }
     }
     if (b.unmatched()) {
       if (++unmatched > 1) return Fail(grpc::StatusCode::INVALID_ARGUMENT, where + "a second \"unmatched\" entry");
@@ -219,13 +233,82 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
   auto f = cache_.Get(open_path, canonical, progress);
   if (!f.ok()) return Fail(grpc::StatusCode::DATA_LOSS, f.error());
   *file = std::move(*f);
+  if ((*file)->TakeSavedChoiceCheck()) ApplySavedChoice(*file);
   return grpc::Status::OK;
+}
+
+BesideNames GraphServiceImpl::NamesOf(const GraphFile& f) const {
+  return BesideNamesOf(f.relative(), f.meta().step(), f.meta().rank());
+}
+
+std::string GraphServiceImpl::InLogDir(const std::string& relative) const { return logdir_.root() + "/" + relative; }
+
+grpc::Status GraphServiceImpl::ShowChoice(const std::shared_ptr<GraphFile>& file, uint32_t mask,
+                                          const google::protobuf::RepeatedPtrField<vis::ColorBucket>* legend) {
+  for (int attempt = 0;; ++attempt) {
+    uint64_t generation;
+    Result<std::vector<double>> values = std::vector<double>();
+    {
+      std::shared_lock<std::shared_mutex> l(file->mutex());
+      generation = file->generation();
+      if (mask != 0) values = file->MetricIndexes(mask);
+    }
+    if (!values.ok()) return Fail(grpc::StatusCode::DATA_LOSS, values.error());
+    std::unique_lock<std::shared_mutex> l(file->mutex());
+    // An edit in between (a match) changed the details: compute again.
+    if (file->generation() != generation && attempt < 3) continue;
+    if (legend != nullptr) file->SetLegend(*legend);
+    file->ApplyMetrics(mask, *values);
+    return grpc::Status::OK;
+  }
+}
+
+namespace {
+
+// Metrics apply to statistics compares only: the other modes have no relative errors.
+grpc::Status CheckMetricsApply(const GraphFile& f, uint32_t mask) {
+  if (mask == 0 || (f.is_compare() && f.meta().mode() == vis::MODE_STATISTICS)) return grpc::Status::OK;
+  return Fail(grpc::StatusCode::FAILED_PRECONDITION,
+              f.relative() + ": the relative-error metric colours statistics compares only");
+}
+
+}  // namespace
+
+void GraphServiceImpl::ApplySavedChoice(const std::shared_ptr<GraphFile>& file) {
+  std::string rel, error;
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    rel = NamesOf(*file).legend;
+  }
+  struct stat st;
+  if (stat(InLogDir(rel).c_str(), &st) != 0) return;
+  auto choice = ReadLegendChoice(InLogDir(rel), rel);
+  grpc::Status st2 = !choice.ok() ? Fail(grpc::StatusCode::INVALID_ARGUMENT, choice.error())
+                                  : CheckLegend(choice->legend);
+  if (st2.ok()) {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    st2 = CheckMetricsApply(*file, choice->metrics);
+  }
+  if (st2.ok()) {
+    st2 = ShowChoice(file, choice->metrics, choice->legend.empty() ? nullptr : &choice->legend);
+  }
+  if (!st2.ok()) {
+    std::string m = st2.error_message();
+    std::unique_lock<std::shared_mutex> l(file->mutex());
+    file->set_legend_error(m.rfind(rel, 0) == 0 ? m : rel + ": " + m);
+  }
 }
 
 FileInfo GraphServiceImpl::InfoOf(const GraphFile& f) const {
   FileInfo info = f.Info();
+  BesideNames names = NamesOf(f);
   struct stat st;
-  info.set_matches_saved(stat((f.abs_path() + ".config").c_str(), &st) == 0);
+  info.set_matches_saved(stat(InLogDir(names.match_config).c_str(), &st) == 0);
+  info.set_match_config(names.match_config);
+  for (const std::string& m : MetricNames(f.metrics())) info.add_metrics(m);
+  info.set_legend_saved(stat(InLogDir(names.legend).c_str(), &st) == 0);
+  info.set_legend_file(names.legend);
+  info.set_legend_error(f.legend_error());
   return info;
 }
 
@@ -568,11 +651,27 @@ grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, Matc
     if (!st.ok()) return st;
     PrefetchForMatch(*file, npu, bench, req.with_children(), match, &cache);
   }
-  std::unique_lock<std::shared_mutex> l(file->mutex());
-  auto outcomes = match ? MatchNodes(file.get(), npu, bench, req.with_children(), &cache)
-                        : UnmatchNodes(file.get(), npu, bench, req.with_children(), &cache);
-  AddResults(outcomes, reply);
-  *reply->mutable_info() = InfoOf(*file);
+  uint32_t metrics;
+  {
+    std::unique_lock<std::shared_mutex> l(file->mutex());
+    // Matching computes the file's own index: under a metric, the own
+    // indices come back first and the metric is shown again after.
+    metrics = file->metrics();
+    if (metrics != 0) file->ApplyMetrics(0, {});
+    auto outcomes = match ? MatchNodes(file.get(), npu, bench, req.with_children(), &cache)
+                          : UnmatchNodes(file.get(), npu, bench, req.with_children(), &cache);
+    AddResults(outcomes, reply);
+  }
+  return Reshow(file, metrics, reply->mutable_info());
+}
+
+grpc::Status GraphServiceImpl::Reshow(const std::shared_ptr<GraphFile>& file, uint32_t metrics, FileInfo* info) {
+  if (metrics != 0) {
+    grpc::Status st = ShowChoice(file, metrics, nullptr);
+    if (!st.ok()) return st;
+  }
+  std::shared_lock<std::shared_mutex> l(file->mutex());
+  *info = InfoOf(*file);
   return grpc::Status::OK;
 }
 
@@ -590,16 +689,12 @@ grpc::Status GraphServiceImpl::SaveMatches(grpc::ServerContext*, const FileReque
   std::unique_lock<std::shared_mutex> l(file->mutex());
   std::string why = MatchingUnsupported(*file);
   if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
-  // Beside the real .vis, and never through a link: a "<file>.config"
-  // symlink could point at any file of the log directory.
-  const std::string rel = file->relative() + ".config";
-  const std::string abs = file->abs_path() + ".config";
-  struct stat link;
-  if (lstat(abs.c_str(), &link) == 0 && !S_ISREG(link.st_mode)) {
-    return Fail(grpc::StatusCode::FAILED_PRECONDITION,
-                rel + ": " + (S_ISLNK(link.st_mode) ? "is a symbolic link; refusing to write through it"
-                                                  : "exists and is not a regular file"));
-  }
+  // Beside the real file under tb_graph_ascend's name, and never through a
+  // link: a "<file>.config" symlink could point at any file of the log directory.
+  const std::string rel = NamesOf(*file).match_config;
+  const std::string abs = InLogDir(rel);
+  std::string refused = RefusedTarget(abs);
+  if (!refused.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, rel + ": " + refused);
   Status s = WriteMatchConfig(*file, abs, rel);
   if (!s.ok()) return Fail(grpc::StatusCode::INTERNAL, s.error());
   file->MarkSaved();
@@ -612,33 +707,104 @@ grpc::Status GraphServiceImpl::LoadMatches(grpc::ServerContext*, const LoadMatch
   std::shared_ptr<GraphFile> file;
   grpc::Status st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
-  std::string rel = req->config().empty() ? file->relative() + ".config" : req->config();
+  std::string rel;
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    rel = req->config().empty() ? NamesOf(*file).match_config : req->config();
+  }
   if (!EndsWith(rel, ".config") && !EndsWith(rel, ".json")) {
     return Fail(grpc::StatusCode::INVALID_ARGUMENT, rel + ": a match config file ends in .config or .json");
   }
   bool missing = false;
   auto abs = logdir_.Resolve(rel, true, &missing);
   if (!abs.ok()) return Fail(missing ? grpc::StatusCode::NOT_FOUND : grpc::StatusCode::INVALID_ARGUMENT, abs.error());
-  std::unique_lock<std::shared_mutex> l(file->mutex());
-  std::string why = MatchingUnsupported(*file);
-  if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
-  auto outcomes = ApplyMatchConfig(file.get(), *abs, rel);
-  if (!outcomes.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, outcomes.error());
+  uint32_t metrics;
+  Result<std::vector<PairOutcome>> outcomes = std::vector<PairOutcome>();
+  {
+    std::unique_lock<std::shared_mutex> l(file->mutex());
+    std::string why = MatchingUnsupported(*file);
+    if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
+    metrics = file->metrics();
+    if (metrics != 0) file->ApplyMetrics(0, {});
+    outcomes = ApplyMatchConfig(file.get(), *abs, rel);
+  }
+  st = Reshow(file, metrics, reply->mutable_info());
+  if (!outcomes.ok()) {
+    reply->Clear();
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, outcomes.error());
+  }
+  if (!st.ok()) return st;
   AddResults(*outcomes, reply);
-  *reply->mutable_info() = InfoOf(*file);
   return grpc::Status::OK;
 }
 
 grpc::Status GraphServiceImpl::SetLegend(grpc::ServerContext*, const SetLegendRequest* req, FileInfo* reply) {
-  grpc::Status st = CheckLegend(req->legend());
+  grpc::Status st = CheckLegend(req->legend(), req->save());
   if (!st.ok()) return st;
   std::shared_ptr<GraphFile> file;
   st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
+  auto mask = ParseMetrics({req->metrics().begin(), req->metrics().end()}, file->relative(), "metrics");
+  if (!mask.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, mask.error());
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    st = CheckMetricsApply(*file, *mask);
+    if (!st.ok()) return st;
+  }
+  st = ShowChoice(file, *mask, req->legend().empty() ? nullptr : &req->legend());
+  if (!st.ok()) return st;
   std::unique_lock<std::shared_mutex> l(file->mutex());
-  file->SetLegend(req->legend());
   file->MarkEdited();
+  file->set_legend_error("");
+  if (req->save()) {
+    const std::string rel = NamesOf(*file).legend;
+    const std::string abs = InLogDir(rel);
+    std::string refused = RefusedTarget(abs);
+    if (!refused.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, rel + ": " + refused);
+    Status s = WriteAtomically(abs, rel, LegendChoiceText(file->meta().legend(), file->metrics()));
+    if (!s.ok()) return Fail(grpc::StatusCode::INTERNAL, s.error());
+  }
   *reply = InfoOf(*file);
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::ResetLegend(grpc::ServerContext*, const FileRequest* req, FileInfo* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  std::unique_lock<std::shared_mutex> l(file->mutex());
+  const std::string rel = NamesOf(*file).legend;
+  if (unlink(InLogDir(rel).c_str()) != 0 && errno != ENOENT) {
+    return Fail(grpc::StatusCode::INTERNAL, rel + ": cannot remove: " + strerror(errno));
+  }
+  google::protobuf::RepeatedPtrField<vis::ColorBucket> stored = file->stored_legend();
+  file->SetLegend(stored);
+  file->ApplyMetrics(0, {});
+  file->MarkEdited();
+  file->set_legend_error("");
+  *reply = InfoOf(*file);
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::ListMatchConfigs(grpc::ServerContext*, const FileRequest* req, MatchConfigList* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  std::string own;
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    own = NamesOf(*file).match_config;
+  }
+  reply->set_own(own);
+  size_t slash = own.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : own.substr(0, slash);
+  for (const ConfigEntry& e : service::ListMatchConfigs(logdir_.root(), dir)) {
+    MatchConfigFile* c = reply->add_configs();
+    c->set_path(e.path);
+    c->set_name(e.name);
+    c->set_size(e.size);
+    c->set_mtime_unix(e.mtime_unix);
+  }
   return grpc::Status::OK;
 }
 
@@ -751,6 +917,8 @@ grpc::Status GraphServiceImpl::CallJson(grpc::ServerContext* ctx, const JsonCall
   if (m == "LoadMatches") return Bridge(&GraphServiceImpl::LoadMatches, ctx, in, out);
   if (m == "SetLegend") return Bridge(&GraphServiceImpl::SetLegend, ctx, in, out);
   if (m == "GetDivergence") return Bridge(&GraphServiceImpl::GetDivergence, ctx, in, out);
+  if (m == "ResetLegend") return Bridge(&GraphServiceImpl::ResetLegend, ctx, in, out);
+  if (m == "ListMatchConfigs") return Bridge(&GraphServiceImpl::ListMatchConfigs, ctx, in, out);
   return Fail(grpc::StatusCode::NOT_FOUND, "no unary API method " + m);
 }
 

@@ -12,6 +12,7 @@
 #include <shared_mutex>
 #include <string>
 
+#include "config_files.h"
 #include "file_cache.h"
 #include "foreign_files.h"
 #include "graph_service.grpc.pb.h"
@@ -56,6 +57,8 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status LoadMatches(grpc::ServerContext*, const LoadMatchesRequest*, MatchReply*) override;
   grpc::Status SetLegend(grpc::ServerContext*, const SetLegendRequest*, FileInfo*) override;
   grpc::Status GetDivergence(grpc::ServerContext*, const FileRequest*, DivergenceReply*) override;
+  grpc::Status ResetLegend(grpc::ServerContext*, const FileRequest*, FileInfo*) override;
+  grpc::Status ListMatchConfigs(grpc::ServerContext*, const FileRequest*, MatchConfigList*) override;
   grpc::Status CallJson(grpc::ServerContext*, const JsonCall*, JsonReply*) override;
 
  private:
@@ -78,6 +81,17 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
                       ViewReply* reply);
   grpc::Status DoMatch(const MatchRequest& req, bool match, MatchReply* reply);
   FileInfo InfoOf(const GraphFile& f) const;
+  // The match config and saved legend beside `f` (config_files.h), and a log-directory path made absolute.
+  BesideNames NamesOf(const GraphFile& f) const;
+  std::string InLogDir(const std::string& relative) const;
+  // Thresholds and metric: shows the metric `mask` (and `legend`, when not
+  // null): details read under the shared lock, applied under the exclusive one.
+  grpc::Status ShowChoice(const std::shared_ptr<GraphFile>& file, uint32_t mask,
+                          const google::protobuf::RepeatedPtrField<vis::ColorBucket>* legend);
+  // The saved choice beside a file just opened; a bad one is FileInfo.legend_error.
+  void ApplySavedChoice(const std::shared_ptr<GraphFile>& file);
+  // After a match edit: the metric shown again, and the file info.
+  grpc::Status Reshow(const std::shared_ptr<GraphFile>& file, uint32_t metrics, FileInfo* info);
   template <typename Req, typename Rep>
   grpc::Status Bridge(grpc::Status (GraphServiceImpl::*method)(grpc::ServerContext*, const Req*, Rep*),
                       grpc::ServerContext* ctx, const std::string& json, std::string* out);

@@ -1,9 +1,5 @@
 #include "manual_match.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -17,6 +13,7 @@
 
 #include "compare/grading.h"
 #include "compare/pair_compare.h"
+#include "config_files.h"
 
 namespace graph_ascend::service {
 namespace {
@@ -374,36 +371,9 @@ Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::strin
 Status WriteMatchConfig(const GraphFile& f, const std::string& abs_path, const std::string& display_path) {
   nlohmann::ordered_json doc = nlohmann::ordered_json::object();
   for (const auto& [npu, bench] : f.manual_matches()) doc[npu] = bench;
-  std::string text = doc.dump(4) + "\n";
-  std::string tmp = abs_path + ".tmp-" + std::to_string(getpid());
-  // O_EXCL | O_NOFOLLOW: a file or link planted at the temporary name is
-  // removed, never written through; rename() then replaces a link itself.
-  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
-  int fd = open(tmp.c_str(), flags, 0640);
-  if (fd < 0 && errno == EEXIST && unlink(tmp.c_str()) == 0) fd = open(tmp.c_str(), flags, 0640);
-  if (fd < 0) return MakeError(display_path, "", std::string("cannot create: ") + strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t w = write(fd, text.data() + done, text.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int err = errno;
-      close(fd);
-      unlink(tmp.c_str());
-      return MakeError(display_path, "", std::string("write failed: ") + strerror(err));
-    }
-    done += static_cast<size_t>(w);
-  }
-  if (fsync(fd) != 0 || close(fd) != 0) {
-    unlink(tmp.c_str());
-    return MakeError(display_path, "", std::string("flush failed: ") + strerror(errno));
-  }
-  if (rename(tmp.c_str(), abs_path.c_str()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return MakeError(display_path, "", std::string("cannot rename temporary file: ") + strerror(err));
-  }
-  return Status::Ok();
+  // Python's json.dump(indent=4, ensure_ascii=False), as tb_graph_ascend
+  // writes it: UTF-8 as is, no newline at the end.
+  return WriteAtomically(abs_path, display_path, doc.dump(4, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace graph_ascend::service

@@ -61,8 +61,8 @@ std::string OppositeName(const std::string& name);
 Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::string& abs_path,
                                                   const std::string& display_path);
 
-// Writes the manual matches as such a JSON object, atomically (temporary file
-// beside the target, fsync, rename).
+// Writes the manual matches as such a JSON object in tb_graph_ascend's
+// layout (indent 4, UTF-8, no final newline), atomically (WriteAtomically).
 Status WriteMatchConfig(const GraphFile& f, const std::string& abs_path, const std::string& display_path);
 
 }  // namespace graph_ascend::service

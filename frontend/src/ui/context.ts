@@ -2,6 +2,7 @@
 import type { DistributedLink, FileInfo, GraphApi, NodeHit, NodeList, RunFile, ViewKey } from "../api/client";
 import { Side } from "../api/client";
 import { h } from "../dom";
+import { hitsCsv } from "../export/csv";
 import { bucketColour } from "../graph/paint";
 import { t } from "../i18n";
 import { PagedHits, VirtualList } from "./virtual_list";
@@ -32,6 +33,7 @@ export class HitList {
   readonly list: VirtualList<NodeHit>;
   private readonly hits: PagedHits;
   private loaded = false;
+  private fetcher: ((offset: number, limit: number, signal: AbortSignal) => Promise<NodeList>) | null = null;
 
   constructor(
     private readonly ctx: AppContext,
@@ -52,10 +54,12 @@ export class HitList {
       need: (from, to) => this.hits.need(from, to),
       pick: (hit) => this.pick(hit),
     });
+    const csv = h("button.csv", { type: "button", "data-action": "csv", title: "CSV" }, "CSV");
+    csv.addEventListener("click", () => void hitsCsv(ctx, className, this.fetcher));
     this.el = h(
       `div.hitlist`,
       { "data-list": className },
-      h("div.hitlist-title", null, title, " ", this.countEl),
+      h("div.hitlist-title", null, title, " ", this.countEl, csv),
       this.list.el,
     );
   }
@@ -67,12 +71,14 @@ export class HitList {
   async load(fetch: (offset: number, limit: number, signal: AbortSignal) => Promise<NodeList>): Promise<number> {
     this.list.reset();
     this.loaded = false;
+    this.fetcher = fetch;
     this.countEl.textContent = "…";
     const total = await this.hits.start(fetch);
     return total;
   }
 
   clear() {
+    this.fetcher = null;
     this.hits.clear();
     this.loaded = false;
     this.list.reset();

@@ -15,6 +15,7 @@ import {
   Side,
 } from "../api/client";
 import { copyText, h } from "../dom";
+import { tableCsv } from "../export/csv";
 import { bucketColour } from "../graph/paint";
 import { formatIndex } from "../graph/paint";
 import { type MessageKey, onLangChange, t } from "../i18n";
@@ -44,6 +45,19 @@ const STATES: [ItemState, MessageKey][] = [
 const HIDDEN_FIELDS = new Set(["data_name", "full_op_name"]);
 const STAT_FIELDS = new Set(["Max", "Min", "Mean", "Norm"]);
 
+/** A metric ("metric:<name>") or field cell's text, "null" for a null argument; `exact`: metrics unrounded. */
+function cellText(item: Item, col: string, exact = false): string {
+  let text: string;
+  if (col.startsWith("metric:")) {
+    const m = item.metric.find((x) => `metric:${x.name}` === col);
+    text = m ? (exact ? m.text.trim() : metricText(m)) : "";
+  } else {
+    const f = item.field.find((x) => x.name === col);
+    text = f ? valueText(f.value) : "";
+  }
+  return item.isNull && !text ? "null" : text;
+}
+
 export class DetailPanel {
   readonly el: HTMLDivElement;
   private readonly header: HTMLDivElement;
@@ -62,6 +76,8 @@ export class DetailPanel {
   private showing: "detail" | "info" = "detail";
   private readonly diffFirst: HTMLInputElement;
   private readonly diffFirstLabel: HTMLSpanElement;
+  private readonly csvBtn: HTMLButtonElement;
+  private shownRows: Row[] = [];
 
   constructor(private readonly ctx: AppContext) {
     this.header = h("div.detail-header");
@@ -71,6 +87,8 @@ export class DetailPanel {
     this.thresholdLabel = h("span");
     this.diffFirst = h("input", { type: "checkbox", "data-toggle": "differences-first" });
     this.diffFirstLabel = h("span");
+    this.csvBtn = h("button.csv", { type: "button", "data-action": "detail-csv", title: "CSV" }, "CSV");
+    this.csvBtn.addEventListener("click", () => tableCsv(this.ctx, this.reply?.node?.name ?? "", this.tableRows()));
     this.tableHead = h("div.dt-row.dt-head");
     this.table = new VirtualList<Row>({
       rowHeight: 24,
@@ -92,6 +110,7 @@ export class DetailPanel {
         h("span.spacer"),
         h("label.check.diff-first", null, this.diffFirst, this.diffFirstLabel),
         h("label.threshold-label", null, this.thresholdLabel, this.thresholdInput),
+        this.csvBtn,
       ),
       this.header,
       this.tableWrap,
@@ -314,7 +333,24 @@ export class DetailPanel {
       ...this.columns.map((c) => h("div.dt-cell", { "data-col": colName(c), title: this.tooltipFor(c) }, colLabel(c))),
     );
     this.table.reset();
+    this.shownRows = rows;
     this.table.setData(rows.length, (i) => rows[i]);
+  }
+
+  /** The table as CSV rows: side, state and the shown columns, the full item key as the name. */
+  tableRows(): string[][] {
+    const state = (s: ItemState) => t(STATES.find(([x]) => x === s)![1]);
+    const out = [["side", "state", ...this.columns.map(colName)]];
+    for (const row of this.shownRows) {
+      if (row.kind === "group" || !row.item) continue;
+      const item = row.item;
+      out.push([
+        row.kind,
+        state(row.state),
+        ...this.columns.map((c) => (c === "name" ? item.key : cellText(item, c, true))),
+      ]);
+    }
+    return out;
   }
 
   private tooltipFor(col: string): string {
@@ -356,13 +392,12 @@ export class DetailPanel {
           text,
         );
       }
+      text = cellText(item, col);
       if (col.startsWith("metric:")) {
         const m = item.metric.find((x) => `metric:${x.name}` === col);
-        text = m ? metricText(m) : "";
         bad = !!m && row.kind === "npu" && metricBad(m, threshold);
       } else {
         const f = item.field.find((x) => x.name === col);
-        text = f ? valueText(f.value) : "";
         if (f && STAT_FIELDS.has(col) && isNonFinite(f.value)) bad = true;
         if (fieldChanged(row, col)) changed = true;
         if (f && col === "md5" && row.kind === "npu" && row.partner) {
@@ -370,7 +405,6 @@ export class DetailPanel {
           if (other && valueText(other.value) !== text) bad = true;
         }
       }
-      if (item.isNull && !text) text = "null";
       return h(
         `div.dt-cell${bad ? ".bad" : ""}${changed ? ".changed" : ""}`,
         { "data-col": colName(col), title: `${colName(col)}: ${text}` },

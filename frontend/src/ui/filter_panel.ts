@@ -128,6 +128,7 @@ export class FilterPanel {
 
   /** Re-runs every list (after matches changed). */
   reload() {
+    this.renderBuckets(); // counts and labels follow matches and legend edits
     if (this.ctx.isCompare()) {
       void this.runPrecision();
       void this.runUnmatched();

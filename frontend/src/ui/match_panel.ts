@@ -1,10 +1,12 @@
 // Manual matching (reference §8.8, §9 MatchSider): pick an NPU node and a
 // Bench node (by clicking them in the graphs or in the unmatched lists),
-// match or unmatch them, optionally with their descendants, and save the
-// matches as a config file beside the .vis.
+// match or unmatch them, optionally with their descendants, save the
+// matches as a config file beside the .vis and load one of the configs
+// there (matching/config_chooser.ts).
 import { type FileInfo, type MatchReply, type NodeHit, Side } from "../api/client";
 import { h } from "../dom";
 import { onLangChange, t } from "../i18n";
+import { ConfigChooser } from "../matching/config_chooser";
 import { type AppContext, HitList, sideName } from "./context";
 
 interface Picked {
@@ -21,7 +23,7 @@ export class MatchPanel {
   private readonly matchBtn: HTMLButtonElement;
   private readonly unmatchBtn: HTMLButtonElement;
   private readonly saveBtn: HTMLButtonElement;
-  private readonly loadBtn: HTMLButtonElement;
+  private readonly configs: ConfigChooser;
   private readonly summary: HTMLDivElement;
   private readonly results: HTMLDivElement;
   private readonly npuList: HitList;
@@ -38,7 +40,7 @@ export class MatchPanel {
     this.matchBtn = h("button.primary", { type: "button", "data-action": "match" });
     this.unmatchBtn = h("button", { type: "button", "data-action": "unmatch" });
     this.saveBtn = h("button", { type: "button", "data-action": "save" });
-    this.loadBtn = h("button", { type: "button", "data-action": "load" });
+    this.configs = new ConfigChooser(ctx, (reply) => this.configApplied(reply));
     this.summary = h("div.match-summary");
     this.results = h("div.match-results");
     this.npuList = new HitList(ctx, "", (hit) => this.pickFromList(Side.SIDE_NPU, hit), "match-npu");
@@ -53,7 +55,8 @@ export class MatchPanel {
       h("label.check", null, this.withChildren, this.labels.children),
       h("div.row.buttons", null, this.matchBtn, this.unmatchBtn),
       this.results,
-      h("div.row.buttons", null, this.saveBtn, this.loadBtn),
+      h("div.row.buttons", null, this.saveBtn),
+      this.configs.el,
       this.summary,
       h("h3", null, this.labels.lists),
       h("div.two-lists", null, this.npuList.el, this.benchList.el),
@@ -61,7 +64,6 @@ export class MatchPanel {
     this.matchBtn.addEventListener("click", () => void this.run("match"));
     this.unmatchBtn.addEventListener("click", () => void this.run("unmatch"));
     this.saveBtn.addEventListener("click", () => void this.save());
-    this.loadBtn.addEventListener("click", () => void this.loadConfig());
     onLangChange(() => this.relabel());
   }
 
@@ -74,7 +76,6 @@ export class MatchPanel {
     this.matchBtn.textContent = t("doMatch");
     this.unmatchBtn.textContent = t("doUnmatch");
     this.saveBtn.textContent = t("saveConfig");
-    this.loadBtn.textContent = t("loadConfig");
     this.npuList.setTitle(sideName(Side.SIDE_NPU));
     this.benchList.setTitle(sideName(Side.SIDE_BENCH));
     this.renderPicked();
@@ -85,8 +86,8 @@ export class MatchPanel {
     this.picked = { npu: null, bench: null };
     this.results.replaceChildren();
     const compare = this.ctx.isCompare();
-    for (const b of [this.matchBtn, this.unmatchBtn, this.saveBtn, this.loadBtn, this.withChildren])
-      b.disabled = !compare;
+    for (const b of [this.matchBtn, this.unmatchBtn, this.saveBtn, this.withChildren]) b.disabled = !compare;
+    void this.configs.refresh();
     this.relabel();
     if (compare) this.reloadLists();
     else {
@@ -196,23 +197,17 @@ export class MatchPanel {
       const reply = await this.ctx.api.call("saveMatches", { file: file.path });
       this.ctx.toast(t("saved", { n: reply.matches, path: reply.path }));
       this.summary.dataset.saved = reply.path;
+      void this.configs.refresh();
     } catch (e) {
       this.ctx.toast((e as Error).message, "error");
     }
   }
 
-  private async loadConfig() {
-    const file = this.ctx.file();
-    if (!file) return;
-    try {
-      const reply = await this.ctx.api.call("loadMatches", { file: file.path, config: "" });
-      const ok = reply.results.filter((r) => r.ok).length;
-      this.ctx.toast(t("loadedConfig", { ok, failed: reply.results.length - ok }));
-      await this.ctx.matchesChanged(reply.info);
-      this.renderSummary(reply.info ?? this.ctx.info());
-      this.reloadLists();
-    } catch (e) {
-      this.ctx.toast((e as Error).message, "error");
-    }
+  private async configApplied(reply: MatchReply) {
+    const ok = reply.results.filter((r) => r.ok).length;
+    this.ctx.toast(t("loadedConfig", { ok, failed: reply.results.length - ok }));
+    await this.ctx.matchesChanged(reply.info);
+    this.renderSummary(reply.info ?? this.ctx.info());
+    this.reloadLists();
   }
 }

@@ -1,0 +1,228 @@
+// Thresholds and metric (tb_graph_ascend 8.3's colour settings and its
+// precision-error metric): edit the legend's intervals and colours, pick the
+// relative errors whose worst colours a statistics node, apply them (the
+// service recolours and refilters for everyone), save them beside the file,
+// or go back to the file's own legend and index.
+import { type ColorBucket, type FileInfo, CompareMode, Grading, Side } from "../api/client";
+import { h } from "../dom";
+import type { GraphPane } from "../graph/pane";
+import { currentLang, onLangChange } from "../i18n";
+import type { AppContext } from "../ui/context";
+import "./tools.css";
+
+export interface ThresholdsHost extends AppContext {
+  readonly npu: GraphPane;
+  readonly bench: GraphPane;
+}
+
+export const METRICS = ["MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"] as const;
+
+const TEXT = {
+  en: {
+    open: "Colours…",
+    openTip: "Edit the legend's thresholds and the metric that colours statistics nodes",
+    title: "Thresholds and metric",
+    from: "from",
+    to: "to",
+    unmatched: "not matched",
+    metric: "Metric (worst over the outputs)",
+    metricNone: "Statistics compares only: this file has no relative errors",
+    own: "Unticking all: the file's precision index",
+    apply: "Apply",
+    save: "Apply and save",
+    reset: "Reset",
+    close: "Close",
+    applied: "Colours applied",
+    saved: "Saved beside the file: {path}",
+    resetDone: "Back to the file's own legend and index",
+    savedNote: "Saved choice: {path}",
+    grading: "Switch the grading to the precision index to edit its thresholds",
+    order: "Row {row}: 'from' must not exceed 'to'",
+  },
+  zh: {
+    open: "颜色设置…",
+    openTip: "编辑图例阈值与统计量节点的着色指标",
+    title: "阈值与指标",
+    from: "自",
+    to: "至",
+    unmatched: "未匹配",
+    metric: "误差指标（取输出中最大者）",
+    metricNone: "仅统计量比对可选：本文件没有相对误差",
+    own: "全不勾选：使用文件的精度指标",
+    apply: "应用",
+    save: "应用并保存",
+    reset: "重置",
+    close: "关闭",
+    applied: "已应用颜色设置",
+    saved: "已保存在文件旁：{path}",
+    resetDone: "已恢复文件自带的图例与精度指标",
+    savedNote: "已保存的设置：{path}",
+    grading: "切换到精度指标分级后才能编辑其阈值",
+    order: "第 {row} 行：起点不能大于终点",
+  },
+};
+type Key = keyof typeof TEXT.en;
+function s(key: Key, params?: Record<string, string | number>): string {
+  let out = TEXT[currentLang()][key];
+  for (const [k, v] of Object.entries(params ?? {})) out = out.replaceAll(`{${k}}`, String(v));
+  return out;
+}
+
+function numberText(v: number): string {
+  return String(Number(v.toFixed(6)));
+}
+
+export class LegendEditor {
+  readonly el: HTMLButtonElement;
+  private readonly dialog: HTMLDivElement;
+  private readonly rows: HTMLDivElement;
+  private readonly metricBox: HTMLDivElement;
+  private readonly note: HTMLDivElement;
+  private legend: ColorBucket[] = [];
+
+  constructor(private readonly host: ThresholdsHost) {
+    this.el = h("button.tools-open", { type: "button", "data-action": "thresholds" });
+    this.rows = h("div.th-rows");
+    this.metricBox = h("div.th-metrics");
+    this.note = h("div.th-note");
+    this.dialog = h("div.tools-dialog", { role: "dialog", "data-dialog": "thresholds", hidden: true });
+    this.el.addEventListener("click", () => (this.dialog.hidden ? this.open() : this.close()));
+    this.dialog.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") this.close();
+    });
+    onLangChange(() => {
+      this.el.textContent = s("open");
+      this.el.title = s("openTip");
+      if (!this.dialog.hidden) this.render();
+    });
+  }
+
+  /** The dialog lives at the page's top level (it is positioned over the graphs). */
+  mount(parent: HTMLElement) {
+    parent.append(this.dialog);
+  }
+
+  open() {
+    const info = this.host.info();
+    if (!info) return;
+    this.legend = (info.meta?.legend ?? []).map((b) => ({ ...b }));
+    this.render();
+    this.dialog.hidden = false;
+  }
+
+  close() {
+    this.dialog.hidden = true;
+  }
+
+  private statistics(info: FileInfo | null): boolean {
+    return this.host.isCompare() && info?.meta?.mode === CompareMode.MODE_STATISTICS;
+  }
+
+  private render() {
+    const info = this.host.info();
+    const editable = this.host.viewKey(Side.SIDE_NPU).grading !== Grading.GRADING_26;
+    this.rows.replaceChildren(
+      ...this.legend.map((b, i) => {
+        const colour = h("input", { type: "color", value: b.color.toLowerCase(), "data-field": "color" });
+        colour.addEventListener("input", () => (b.color = colour.value.toUpperCase()));
+        if (b.unmatched) return h("div.th-row", { "data-row": i }, colour, h("span", null, s("unmatched")));
+        const lo = h("input", { type: "number", step: "0.01", value: numberText(b.lo), "data-field": "lo" });
+        const hi = h("input", { type: "number", step: "0.01", value: numberText(b.hi), "data-field": "hi" });
+        lo.addEventListener("input", () => (b.lo = Number(lo.value)));
+        hi.addEventListener("input", () => (b.hi = Number(hi.value)));
+        return h("div.th-row", { "data-row": i }, colour, h("span", null, s("from")), lo, h("span", null, s("to")), hi);
+      }),
+    );
+    const chosen = new Set(info?.metrics ?? []);
+    if (this.statistics(info)) {
+      this.metricBox.replaceChildren(
+        h("div.th-title", null, s("metric")),
+        ...METRICS.map((m) => {
+          const cb = h("input", { type: "checkbox", "data-metric": m, checked: chosen.has(m) });
+          return h("label.check", null, cb, m);
+        }),
+        h("div.th-hint", null, s("own")),
+      );
+    } else {
+      this.metricBox.replaceChildren(h("div.th-hint", null, s("metricNone")));
+    }
+    this.note.textContent = !editable
+      ? s("grading")
+      : info?.legendError || (info?.legendSaved ? s("savedNote", { path: info.legendFile }) : "");
+    this.note.classList.toggle("error", !editable || !!info?.legendError);
+    const button = (key: Key, action: string, run: () => void) => {
+      const b = h(
+        "button",
+        { type: "button", "data-action": action, disabled: !editable && action !== "close" },
+        s(key),
+      );
+      b.addEventListener("click", run);
+      return b;
+    };
+    this.dialog.replaceChildren(
+      h("div.th-head", null, s("title")),
+      this.rows,
+      this.metricBox,
+      this.note,
+      h(
+        "div.row.buttons",
+        null,
+        button("apply", "apply", () => void this.apply(false)),
+        button("save", "save", () => void this.apply(true)),
+        button("reset", "reset", () => void this.reset()),
+        button("close", "close", () => this.close()),
+      ),
+    );
+  }
+
+  private metrics(): string[] {
+    return [...this.metricBox.querySelectorAll<HTMLInputElement>("input[data-metric]")]
+      .filter((cb) => cb.checked)
+      .map((cb) => cb.dataset.metric!);
+  }
+
+  private async apply(save: boolean) {
+    const file = this.host.file();
+    if (!file) return;
+    for (let i = 0; i < this.legend.length; i++) {
+      const b = this.legend[i];
+      if (!b.unmatched && !(b.lo <= b.hi)) return this.host.toast(s("order", { row: i + 1 }), "error");
+      // The short name follows the edited interval (the legend and filters show it).
+      if (!b.unmatched) b.name = `${numberText(b.lo)}-${numberText(b.hi)}`;
+    }
+    try {
+      const info = await this.host.api.call("setLegend", {
+        file: file.path,
+        legend: this.legend,
+        metrics: this.metrics(),
+        save,
+      });
+      await this.changed(info);
+      this.host.toast(save ? s("saved", { path: info.legendFile }) : s("applied"));
+    } catch (e) {
+      this.host.toast((e as Error).message, "error");
+    }
+  }
+
+  private async reset() {
+    const file = this.host.file();
+    if (!file) return;
+    try {
+      const info = await this.host.api.call("resetLegend", { file: file.path });
+      await this.changed(info);
+      this.legend = (this.host.info()?.meta?.legend ?? []).map((b) => ({ ...b }));
+      this.host.toast(s("resetDone"));
+    } catch (e) {
+      this.host.toast((e as Error).message, "error");
+    }
+  }
+
+  /** The page takes the new colours: legend, panes, lists and details. */
+  private async changed(info: FileInfo) {
+    await this.host.matchesChanged(info);
+    const legend = this.host.info()?.meta?.legend ?? [];
+    this.host.npu.setLegend(legend);
+    this.host.bench.setLegend(legend);
+    if (!this.dialog.hidden) this.render();
+  }
+}

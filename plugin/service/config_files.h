@@ -1,0 +1,46 @@
+// The files the service writes beside a graph in the log directory, named as
+// tb_graph_ascend 8.3.2 names them so that both tools find each other's:
+// the match config "<tag>.vis.config" (a .vis.db graph:
+// "<tag>_<step>_<rank>.vis.config") and the saved legend and metric choice
+// "<same stem>.vis.legend.json".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace graph_ascend::service {
+
+struct BesideNames {
+  std::string match_config;  // relative to the log directory
+  std::string legend;
+};
+
+// `relative` is an open file's canonical name ("dir/x.vis", "dir/x.vis.db#step0_rank1");
+// `step`, `rank` its meta's ("step0", "rank1", "" for none), used for a
+// .vis.db of one graph.
+BesideNames BesideNamesOf(const std::string& relative, const std::string& step, const std::string& rank);
+
+struct ConfigEntry {
+  std::string path;  // relative to the log directory
+  std::string name;
+  uint64_t size = 0;
+  int64_t mtime_unix = 0;
+};
+
+// The regular "*.vis.config" files in directory `dir` (relative, "" for the
+// top) of `root` (a realpath), not recursing, in natural order; a symlink is
+// listed only when it resolves to a regular file inside `root`.
+std::vector<ConfigEntry> ListMatchConfigs(const std::string& root, const std::string& dir);
+
+// Why `abs` must not be written ("" when it may): it exists and is a
+// symbolic link or not a regular file.
+std::string RefusedTarget(const std::string& abs);
+
+// Writes `text` to `abs_path` atomically: a temporary file beside it opened
+// O_EXCL | O_NOFOLLOW, fsync, rename. Mode 0640, as tb_graph_ascend's.
+Status WriteAtomically(const std::string& abs_path, const std::string& display_path, const std::string& text);
+
+}  // namespace graph_ascend::service
