@@ -111,6 +111,17 @@ def graph_ascend(logdir):
     return tb, call
 
 
+def exported_sample(cli, sample, tmp, vis):
+    """samples/<sample>/compare.json built by graph-ascend and exported to msprobe's JSON .vis at `vis`."""
+    out = os.path.join(tmp, "built")
+    subprocess.run([cli, "graph", "-i", os.path.join(ROOT, "samples", sample, "compare.json"), "-o", out],
+                   check=True, capture_output=True)
+    os.makedirs(os.path.dirname(vis), exist_ok=True)
+    built = glob.glob(os.path.join(out, "*.vis"))[0]
+    subprocess.run([cli, "export", built, "-o", vis], check=True, capture_output=True)
+    return vis
+
+
 def dumped_by_python(text):
     return text == json.dumps(json.loads(text), ensure_ascii=False, indent=4)
 
@@ -125,23 +136,16 @@ def main():
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
         subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", "-r",
                         os.path.join(ROOT, "bench", "reference", "requirements-tb-graph-ascend-8.3.2.txt")], check=True)
-    failures = 0
+    results = []
 
     def check(ok, what):
-        nonlocal failures
-        print(("ok    " if ok else "FAIL  ") + what, flush=True)
-        failures += 0 if ok else 1
+        results.append(bool(ok))
+        print(f"{'ok   ' if ok else 'FAIL '} {what}", flush=True)
 
     with tempfile.TemporaryDirectory() as tmp:
-        built = os.path.join(tmp, "built")
-        subprocess.run([args.graph_ascend, "graph", "-i", os.path.join(ROOT, "samples", args.sample, "compare.json"),
-                        "-o", built], check=True, capture_output=True)
         logdir = os.path.join(tmp, "logdir")
         run, tag = "exported", "compare_graph_ascend"
-        os.makedirs(os.path.join(logdir, run))
-        vis = os.path.join(logdir, run, tag + ".vis")
-        subprocess.run([args.graph_ascend, "export", glob.glob(os.path.join(built, "*.vis"))[0], "-o", vis],
-                       check=True, capture_output=True)
+        vis = exported_sample(args.graph_ascend, args.sample, tmp, os.path.join(logdir, run, tag + ".vis"))
         config = vis + ".config"
 
         # 1. tb_graph_ascend writes a config.
@@ -232,9 +236,8 @@ def main():
         check([(b["color"], b["unmatched"] or [b["lo"], b["hi"]]) for b in legend] ==
               [(k, True if isinstance(v["value"], str) or not v["value"] else v["value"]) for k, v in colors.items()],
               f"graph-ascend opens the .vis tb_graph_ascend rewrote, in those colours: {str(reopened)[:80]}")
-    verdict = "yes" if failures == 0 else "NO"
-    print(f"configs and colours move between tb_graph_ascend 8.3.2 and graph-ascend: {verdict}")
-    return 1 if failures else 0
+    print(f"configs and colours move between tb_graph_ascend 8.3.2 and graph-ascend: {'yes' if all(results) else 'NO'}")
+    return 0 if all(results) else 1
 
 
 if __name__ == "__main__":
