@@ -303,6 +303,15 @@ Status ReadLegend(json::JsonReader& r, vis::FileMeta* meta) {
       if (!m.ok()) return m.error();
       if (!*m) break;
       if (key == "value") {
+        // tb_graph_ascend writes the grey entry's value as text ("无匹配节点"), msprobe as [].
+        auto type = r.Peek();
+        if (!type.ok()) return type.error();
+        if (*type == json::JsonType::kString) {
+          auto text = r.ReadString();
+          if (!text.ok()) return text.error();
+          b->set_unmatched(true);
+          continue;
+        }
         std::vector<double> bounds;
         GA_RETURN_IF_ERROR(r.EnterArray());
         for (;;) {

@@ -4,7 +4,7 @@
 // the exported SVG parses and names the selected node, CSV files hold the
 // list and the detail table (read through Playwright's download event).
 import { expect, type Download, type Frame, type Page, test } from "@playwright/test";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { clickNode, idle, node, openPlugin } from "./helpers";
 
@@ -98,6 +98,46 @@ test("a threshold change recolours a known node; reset brings the file's legend 
     await idle(frame);
     await expect.poll(async () => (await node(frame, "npu", target.name))?.bucket).toBe(target.bucket);
     expect(await fillOf(frame, target.index)).toBe(before[target.bucket].color);
+  } finally {
+    await resetLegend(frame);
+  }
+});
+
+test("a saved colour choice is written beside the file, comes back after a reload, and reset removes it", async ({
+  page,
+}) => {
+  const logdir = process.env.GA_LOGDIR;
+  test.skip(!logdir, "needs GA_LOGDIR (scripts/test-browser.sh)");
+  let frame = await openPlugin(page, "statistics/");
+  try {
+    const target = await colouredNode(frame);
+    await frame.locator("button[data-action=thresholds]").click();
+    const dialog = frame.locator("[data-dialog=thresholds]");
+    await dialog.locator('[data-row="0"] input[data-field=hi]').fill("1");
+    await dialog.locator('[data-row="0"] input[data-field=color]').fill("#654321");
+    await dialog.locator("input[data-metric=MaxRelativeErr]").setChecked(true);
+    await dialog.locator("button[data-action=save]").click();
+    await idle(frame);
+    const legendFile: string = await frame.evaluate(() => (window as any).graphAscend.info().legendFile);
+    expect(legendFile).toMatch(/^statistics\/compare_.*\.vis\.legend\.json$/);
+    const saved = JSON.parse(readFileSync(join(logdir!, legendFile), "utf-8"));
+    expect(saved.Colors["#654321"].value).toEqual([0, 1]);
+    expect(saved.metrics).toEqual(["MaxRelativeErr"]);
+
+    await page.reload();
+    frame = await openPlugin(page, "statistics/");
+    const info = await frame.evaluate(() => (window as any).graphAscend.info());
+    expect(info.legendSaved).toBe(true);
+    expect(info.metrics).toEqual(["MaxRelativeErr"]);
+    expect(info.meta.legend[0].color).toBe("#654321");
+    await expect.poll(async () => (await node(frame, "npu", target.name))?.bucket).toBe(0);
+    expect(await fillOf(frame, target.index)).toBe("#654321");
+
+    await frame.locator("button[data-action=thresholds]").click();
+    await frame.locator("[data-dialog=thresholds] button[data-action=reset]").click();
+    await idle(frame);
+    expect(existsSync(join(logdir!, legendFile))).toBe(false);
+    expect(await frame.evaluate(() => (window as any).graphAscend.info().legendSaved)).toBe(false);
   } finally {
     await resetLegend(frame);
   }

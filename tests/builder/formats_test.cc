@@ -285,6 +285,35 @@ TEST(MsprobeOutputsTest, JsonVisNodeCountsAndMatchesAsMsprobeWroteThem) {
   }
 }
 
+// tb_graph_ascend's updateColors rewrites the Colors of a JSON .vis with the
+// grey entry's value as text ("无匹配节点"), where msprobe writes [].
+TEST(MsprobeOutputsTest, ColorsRewrittenByTbGraphAscendAreRead) {
+  std::vector<std::string> files = Fixtures(".vis");
+  ASSERT_FALSE(files.empty());
+  auto j = nlohmann::ordered_json::parse(ReadFile(files[0]));
+  ASSERT_TRUE(j.contains("Colors"));
+  std::string grey;
+  for (auto& [colour, entry] : j["Colors"].items()) {
+    if (entry["value"].empty()) {
+      entry["value"] = "无匹配节点";
+      grey = colour;
+    }
+  }
+  ASSERT_FALSE(grey.empty());
+  TempDir dir;
+  WriteFile(dir / "tb.vis", j.dump(4, ' ', false));
+  GraphFile g = Ok(ReadMsprobeJson(dir / "tb.vis"));
+  ASSERT_EQ(g.meta.legend_size(), static_cast<int>(j["Colors"].size()));
+  int unmatched = 0;
+  for (const vis::ColorBucket& b : g.meta.legend()) {
+    if (b.unmatched()) {
+      ++unmatched;
+      EXPECT_EQ(b.color(), grey);
+    }
+  }
+  EXPECT_EQ(unmatched, 1);
+}
+
 // Bad input: one error naming the file (and the place), nothing written.
 class BadInput : public ::testing::Test {
  protected:

@@ -184,11 +184,14 @@ export class LegendEditor {
   private async apply(save: boolean) {
     const file = this.host.file();
     if (!file) return;
+    const shown = this.host.info()?.meta?.legend ?? [];
     for (let i = 0; i < this.legend.length; i++) {
       const b = this.legend[i];
       if (!b.unmatched && !(b.lo <= b.hi)) return this.host.toast(s("order", { row: i + 1 }), "error");
-      // The short name follows the edited interval (the legend and filters show it).
-      if (!b.unmatched) b.name = `${numberText(b.lo)}-${numberText(b.hi)}`;
+      // An edited interval gets a name of its own (the legend and filters show it); md5's keep theirs.
+      const was = shown[i];
+      if (!b.unmatched && (!was || was.lo !== b.lo || was.hi !== b.hi))
+        b.name = `${numberText(b.lo)}-${numberText(b.hi)}`;
     }
     try {
       const info = await this.host.api.call("setLegend", {
