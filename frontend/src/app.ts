@@ -16,6 +16,7 @@ import { legendItems } from "./chrome/legend";
 import { ProgressOverlay } from "./chrome/progress";
 import { type Place, groupOf, groupRuns, sideKey } from "./chrome/runs";
 import { bindColumnSplitter, bindRowSplitter } from "./chrome/splitters";
+import { ConvertDialog } from "./convert/dialog";
 import { DivergenceNav } from "./divergence/navigator";
 import { markRanks } from "./divergence/ranks";
 import { GraphPane } from "./graph/pane";
@@ -72,6 +73,7 @@ export class App implements MenuHost {
   private readonly matchPanel: MatchPanel;
   private readonly detailPanel: DetailPanel;
   readonly divergence: DivergenceNav;
+  private readonly convert = new ConvertDialog(this);
 
   constructor(
     readonly api: GraphApi,
@@ -120,6 +122,7 @@ export class App implements MenuHost {
       h("label.pick", null, this.labels.micro, this.microSel),
       this.divergence.el,
       h("span.spacer"),
+      this.convert.button,
       h("label.check", null, this.syncCb, this.labels.sync),
       h("label.check", null, this.minimapCb, this.labels.minimap),
       this.fitBtn,
@@ -150,6 +153,7 @@ export class App implements MenuHost {
       this.toasts,
       this.tooltip,
       this.menu.el,
+      this.convert.el,
     );
     mount.append(this.root);
 
@@ -296,6 +300,15 @@ export class App implements MenuHost {
     const groups = [...this.groups().entries()];
     const first = groups.find(([, files]) => files[0].kind === "compare") ?? groups[0];
     await this.openGroup(first[0], null);
+  }
+
+  /** After a conversion from the page: the run list read again and the new file opened. */
+  async openConverted(path: string): Promise<void> {
+    this.runs = (await this.api.call("listRuns", {})).files.slice().sort((a, b) => naturalCompare(a.path, b.path));
+    this.fillRunPicker();
+    const f = this.runs.find((r) => r.path === path);
+    if (f) this.runSel.value = this.groupOf(f);
+    if (f) await this.openFile(f, null);
   }
 
   private showEmpty(message: string, retry?: () => void) {
