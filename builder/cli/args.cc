@@ -85,8 +85,6 @@ void ProgressBar::Done() {
   shown_ = false;
 }
 
-namespace {
-
 std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -103,8 +101,6 @@ std::string JsonString(const std::string& s) {
   }
   return out + "\"";
 }
-
-}  // namespace
 
 void ProgressLines::Attach(job::GraphOptions* options) {
   auto file = options->progress;

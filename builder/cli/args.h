@@ -46,6 +46,9 @@ class ProgressBar {
   std::string last_name_;
 };
 
+// `s` as a JSON string literal (quotes, backslashes and control characters escaped).
+std::string JsonString(const std::string& s);
+
 // --progress_json: one line per change on stderr, for a program running the
 // command (the graph service's conversions):
 //   graph-ascend: progress {"stage": "...", "file": "...", "file_fraction": F, "fraction": F}

@@ -55,7 +55,7 @@ class ProgressLog {
     Print();
   }
   void Error(const std::string& message) {
-    errors_ += (errors_.empty() ? "" : ", ") + Quote(message);
+    errors_ += (errors_.empty() ? "" : ", ") + JsonString(message);
     Print();
   }
   void Finish() {
@@ -64,22 +64,6 @@ class ProgressLog {
   }
 
  private:
-  static std::string Quote(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += c;
-      } else if (static_cast<unsigned char>(c) < 0x20) {
-        char buf[8];
-        snprintf(buf, sizeof(buf), "\\u%04x", c);
-        out += buf;
-      } else {
-        out += c;
-      }
-    }
-    return out + "\"";
-  }
   void Print() {
     if (!enabled_) return;
     // msprobe 26 prints the running value as a float ("37.0") and the final 100 as an int.

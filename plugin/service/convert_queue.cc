@@ -423,7 +423,7 @@ void ConvertQueue::Sweep(Clock::time_point now) {
       queue_.erase(std::remove(queue_.begin(), queue_.end(), job), queue_.end());
       job->state.set_state(CONVERT_CANCELLED);
       job->state.set_stage("cancelled");
-      job->state.set_error(job->cancel_reason);
+      job->state.set_error_message(job->cancel_reason);
       Changed(job.get());
     }
   }
@@ -442,7 +442,7 @@ void ConvertQueue::Finish(const std::shared_ptr<Job>& job, ConvertState state, c
   job->state.set_state(state);
   job->state.set_stage(state == CONVERT_DONE ? "done" : state == CONVERT_CANCELLED ? "cancelled" : "failed");
   if (state == CONVERT_DONE) job->state.set_fraction(1);
-  job->state.set_error(error);
+  job->state.set_error_message(error);
   if (job->started != Clock::time_point()) {
     job->state.set_seconds(std::chrono::duration<double>(Clock::now() - job->started).count());
   }
@@ -457,7 +457,7 @@ void ConvertQueue::Work() {
     if (stopping_) {
       for (auto& job : queue_) {
         job->state.set_state(CONVERT_CANCELLED);
-        job->state.set_error(job->cancel_reason);
+        job->state.set_error_message(job->cancel_reason);
       }
       queue_.clear();
       return;

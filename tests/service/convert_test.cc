@@ -202,7 +202,7 @@ TEST_F(ConvertTest, ConvertsWithProgressAndPublishesTheFiles) {
   std::vector<ConvertJob> seen = Watch(job.id());
   ASSERT_FALSE(seen.empty());
   const ConvertJob& last = seen.back();
-  ASSERT_EQ(last.state(), CONVERT_DONE) << last.error();
+  ASSERT_EQ(last.state(), CONVERT_DONE) << last.error_message();
   EXPECT_DOUBLE_EQ(last.fraction(), 1.0);
   std::set<std::string> stages;
   double previous = 0;
@@ -248,8 +248,8 @@ TEST_F(ConvertTest, QueuesJobsInOrderAndListsThemPerSession) {
   EXPECT_GE(second.queue_position(), 1u);
   std::vector<ConvertJob> a = Watch(first.id());
   std::vector<ConvertJob> b = Watch(second.id());
-  ASSERT_EQ(a.back().state(), CONVERT_DONE) << a.back().error();
-  ASSERT_EQ(b.back().state(), CONVERT_DONE) << b.back().error();
+  ASSERT_EQ(a.back().state(), CONVERT_DONE) << a.back().error_message();
+  ASSERT_EQ(b.back().state(), CONVERT_DONE) << b.back().error_message();
   ASSERT_EQ(b.back().outputs_size(), 1);
   FileRequest fr;
   fr.set_file(b.back().outputs(0));
@@ -294,7 +294,7 @@ TEST_F(ConvertTest, CancelMidWayLeavesNoFile) {
   ASSERT_TRUE(sent) << "the conversion ended before it could be cancelled: " << seen.back().DebugString();
   EXPECT_EQ(cancelled.state(), CONVERT_CANCELLED);
   EXPECT_EQ(seen.back().state(), CONVERT_CANCELLED);
-  EXPECT_EQ(seen.back().error(), "cancelled from the page");
+  EXPECT_EQ(seen.back().error_message(), "cancelled from the page");
   EXPECT_EQ(seen.back().outputs_size(), 0);
   EXPECT_FALSE(fs::exists(dir_.Join("big")));
   EXPECT_EQ(Leftovers(dir_.path()), std::vector<std::string>{});
@@ -312,8 +312,8 @@ TEST_F(ConvertTest, ABadDumpFailsWithTheBuildersMessage) {
   const ConvertJob last = Watch(job.id()).back();
   EXPECT_EQ(last.state(), CONVERT_FAILED);
   // One line naming the file (relative to the log directory) and the place.
-  EXPECT_EQ(last.error().rfind("bad/dump.json: line 2", 0), 0u) << last.error();
-  EXPECT_EQ(last.error().find('\n'), std::string::npos);
+  EXPECT_EQ(last.error_message().rfind("bad/dump.json: line 2", 0), 0u) << last.error_message();
+  EXPECT_EQ(last.error_message().find('\n'), std::string::npos);
   EXPECT_FALSE(fs::exists(dir_.Join("bad_out")));
   EXPECT_EQ(Leftovers(dir_.path()), std::vector<std::string>{});
 }
@@ -358,7 +358,7 @@ TEST_F(ConvertTest, AJobNobodyWatchesIsCancelled) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(now.state(), CONVERT_CANCELLED);
-  EXPECT_NE(now.error().find("no page watched"), std::string::npos) << now.error();
+  EXPECT_NE(now.error_message().find("no page watched"), std::string::npos) << now.error_message();
   EXPECT_FALSE(fs::exists(dir_.Join("orphan")));
 }
 

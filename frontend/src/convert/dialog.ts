@@ -184,7 +184,7 @@ export class ConvertDialog {
       }
     } catch (e) {
       const j = this.jobs.get(id);
-      if (j) this.update({ ...j, state: ConvertState.CONVERT_FAILED, error: (e as Error).message });
+      if (j) this.update({ ...j, state: ConvertState.CONVERT_FAILED, errorMessage: (e as Error).message });
       return;
     } finally {
       this.watches.delete(id);
@@ -234,9 +234,9 @@ export class ConvertDialog {
       this.stage.textContent = `${stage} · ${pct}%`;
       this.error.textContent =
         job.state === ConvertState.CONVERT_FAILED
-          ? ct("failed", { message: job.error })
+          ? ct("failed", { message: job.errorMessage })
           : job.state === ConvertState.CONVERT_CANCELLED
-            ? ct("cancelled", { message: job.error })
+            ? ct("cancelled", { message: job.errorMessage })
             : "";
       this.log.textContent = job.log.join("\n");
     }
