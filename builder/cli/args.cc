@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -82,6 +83,62 @@ void ProgressBar::Update(const std::string& name, double f) {
 void ProgressBar::Done() {
   if (shown_) fputc('\n', stderr);
   shown_ = false;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+void ProgressLines::Attach(job::GraphOptions* options) {
+  auto file = options->progress;
+  options->progress = [this, file](const std::string& name, double f) {
+    if (file) file(name, f);
+    int pct = static_cast<int>(f * 100);
+    if (pct == file_pct_ && name == file_) return;
+    file_pct_ = pct;
+    file_ = name;
+    Print();
+  };
+  auto run = options->run_progress;
+  options->run_progress = [this, run](double f) {
+    if (run) run(f);
+    run_reported_ = true;
+    int pct = static_cast<int>(f * 100);
+    if (pct == run_pct_) return;
+    run_pct_ = pct;
+    Print();
+  };
+  options->stage = [this](const std::string& stage) {
+    if (stage == stage_) return;
+    stage_ = stage;
+    Print();
+  };
+}
+
+void ProgressLines::Print() {
+  // Before the run reports (a parallel merge reports per step) its fraction is the file's.
+  int run = run_reported_ ? run_pct_ : file_pct_;
+  char fractions[64];
+  snprintf(fractions, sizeof(fractions), "\"file_fraction\": %.2f, \"fraction\": %.2f", std::max(file_pct_, 0) / 100.0,
+           std::max(run, 0) / 100.0);
+  std::string line = "{\"stage\": " + JsonString(stage_) + ", \"file\": " + JsonString(file_) + ", " + fractions + "}";
+  if (line == last_) return;  // file and run progress often move together
+  last_ = line;
+  fprintf(stderr, "graph-ascend: progress %s\n", line.c_str());
+  fflush(stderr);
 }
 
 }  // namespace graph_ascend::cli

@@ -46,4 +46,25 @@ class ProgressBar {
   std::string last_name_;
 };
 
+// `s` as a JSON string literal (quotes, backslashes and control characters escaped).
+std::string JsonString(const std::string& s);
+
+// --progress_json: one line per change on stderr, for a program running the
+// command (the graph service's conversions):
+//   graph-ascend: progress {"stage": "...", "file": "...", "file_fraction": F, "fraction": F}
+// `fraction` is the whole run's; fractions move in steps of 1 %.
+class ProgressLines {
+ public:
+  // Sets the callbacks of `options` (stage, progress, run_progress); those
+  // already set are still called. `this` must outlive the run.
+  void Attach(job::GraphOptions* options);
+
+ private:
+  void Print();
+
+  std::string stage_, file_, last_;
+  int file_pct_ = -1, run_pct_ = -1;
+  bool run_reported_ = false;
+};
+
 }  // namespace graph_ascend::cli

@@ -9,7 +9,7 @@ namespace graph_ascend::cli {
 namespace {
 
 const char* kGraphUsage =
-    "usage: graph-ascend graph -i COMPARE_JSON -o OUTPUT_DIR [-oc] [-cs] [-f] [-lm [YAML]] [-v]\n"
+    "usage: graph-ascend graph -i COMPARE_JSON -o OUTPUT_DIR [-oc] [-cs] [-f] [-lm [YAML]] [-v] [--progress_json]\n"
     "                          [--rank_size N [B] --tp N [B] --pp N [B] [--vpp N [B]] [--order N [B]]]\n"
     "\n"
     "Builds (npu_path only) or compares (npu_path and bench_path) msprobe dumps named in\n"
@@ -23,6 +23,7 @@ const char* kGraphUsage =
     "  -f, --fuzzy_match          match modules by name and their APIs by call order\n"
     "  -lm, --layer_mapping [YAML]  match by name mapping (across suites or frameworks)\n"
     "  -v, --verbose              print what is being done\n"
+    "  --progress_json            print progress as JSON lines on stderr (for programs)\n"
     "\n"
     "Parallel merge (msprobe 26 flags; or compare.json's \"parallel_merge\" section, not both): merge\n"
     "the rank<N> folders of a tensor/pipeline-parallel run into one graph per data-parallel replica,\n"
@@ -44,7 +45,7 @@ int Fail(const std::string& message) {
 
 int GraphCommand(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
   std::string input, output;
-  bool verbose = false;
+  bool verbose = false, progress_json = false;
   job::GraphOptions options;
   options.argv = argv;
   ArgReader reader(args);
@@ -69,6 +70,8 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
       reader.Value(&options.layer_mapping_file);
     } else if (a == "-v" || a == "--verbose") {
       verbose = true;
+    } else if (a == "--progress_json") {
+      progress_json = true;
     } else if (reader.Parallel(&options.parallel, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);
     } else {
@@ -81,6 +84,8 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
   }
   ProgressBar bar;
   options.progress = [&bar](const std::string& name, double f) { bar.Update(name, f); };
+  ProgressLines lines;
+  if (progress_json) lines.Attach(&options);
   if (verbose) {
     options.log = [&bar](const std::string& s) {
       bar.Done();

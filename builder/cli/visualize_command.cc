@@ -15,7 +15,7 @@ const char* kVisualizeUsage =
     "usage: graph-ascend graph_visualize -tp TARGET_DIR [-gp GOLDEN_DIR] -o OUTPUT_DIR [-lm [YAML]] [-oc] [-fm]\n"
     "                                    [-tensor_log] [-progress_log] [--rank_size N [B] --tp N [B] --pp N [B]\n"
     "                                    [--vpp N [B]] [--order S [B]]] [--file_type db|json]\n"
-    "                                    [--output_format vis|db] [-v]\n"
+    "                                    [--output_format vis|db] [--progress_json] [-v]\n"
     "\n"
     "msprobe 26's graph_visualize arguments. Builds TARGET_DIR (or compares it with GOLDEN_DIR)\n"
     "into .vis files in OUTPUT_DIR. Each directory holds the dump files of one rank, rank<N>\n"
@@ -38,6 +38,7 @@ const char* kVisualizeUsage =
     "  --file_type db|json            db (default): graph files; json is msprobe's merged dump\n"
     "                                 files, not written by graph-ascend\n"
     "  --output_format vis|db         vis (default): graph-ascend .vis files; db: msprobe's .vis.db\n"
+    "  --progress_json                print stage and progress as JSON lines on stderr (for programs)\n"
     "  -v, --verbose                  print what is being done (stderr)\n"
     "  -h, --help                     this help\n";
 
@@ -54,7 +55,7 @@ class ProgressLog {
     Print();
   }
   void Error(const std::string& message) {
-    errors_ += (errors_.empty() ? "" : ", ") + Quote(message);
+    errors_ += (errors_.empty() ? "" : ", ") + JsonString(message);
     Print();
   }
   void Finish() {
@@ -63,22 +64,6 @@ class ProgressLog {
   }
 
  private:
-  static std::string Quote(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += c;
-      } else if (static_cast<unsigned char>(c) < 0x20) {
-        char buf[8];
-        snprintf(buf, sizeof(buf), "\\u%04x", c);
-        out += buf;
-      } else {
-        out += c;
-      }
-    }
-    return out + "\"";
-  }
   void Print() {
     if (!enabled_) return;
     // msprobe 26 prints the running value as a float ("37.0") and the final 100 as an int.
@@ -113,7 +98,7 @@ std::vector<std::string> SplitEquals(const std::vector<std::string>& args) {
 int VisualizeCommand(const std::vector<std::string>& raw_args, const std::vector<std::string>& argv) {
   std::vector<std::string> args = SplitEquals(raw_args);
   std::string target, golden, output, file_type = "db", output_format = "vis";
-  bool verbose = false, progress_log = false, compare_log = false;
+  bool verbose = false, progress_log = false, compare_log = false, progress_json = false;
   job::GraphOptions options;
   options.argv = argv;
   options.complete_stack = true;  // msprobe 26 keeps whole stacks (no -cs any more)
@@ -153,6 +138,8 @@ int VisualizeCommand(const std::vector<std::string>& raw_args, const std::vector
       }
     } else if (a == "-v" || a == "--verbose") {
       verbose = true;
+    } else if (a == "--progress_json") {
+      progress_json = true;
     } else if (reader.Parallel(&options.parallel, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);
     } else {
@@ -188,6 +175,8 @@ int VisualizeCommand(const std::vector<std::string>& raw_args, const std::vector
   ProgressLog progress(progress_log);
   options.progress = [&bar](const std::string& name, double f) { bar.Update(name, f); };
   options.run_progress = [&progress](double f) { progress.Update(f); };
+  ProgressLines lines;
+  if (progress_json) lines.Attach(&options);
   if (verbose) {
     options.log = [&bar](const std::string& s) {
       bar.Done();

@@ -201,6 +201,9 @@ class JobRunner {
     if (!options_.warn) return;
     for (const Error& w : side.warnings) options_.warn(w);
   }
+  void Stage(const std::string& what) const {
+    if (options_.stage) options_.stage(what);
+  }
   void Report(const PairJob& job, double f) const {
     if (options_.progress) options_.progress(job.output_name, f);
     if (options_.run_progress && files_ > 0) options_.run_progress((files_done_ + f) / files_);
@@ -227,6 +230,8 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
   build.overflow_check = options_.overflow_check;
   build.backward_inplace = options_.backward_inplace;
   build.progress = [&](size_t done, size_t total) { Report(job, total ? 0.6 * done / total : 0); };
+  Stage("reading dumps");
+  Report(job, 0);
   Timed("start " + job.output_name);
   if (compare) {
     auto sides = graph::BuildSidePair(job.npu_dir, job.bench_dir, pair->pool.get(), build);
@@ -268,6 +273,7 @@ Result<std::vector<merge::MergedSide>> JobRunner::BuildMerged(const std::vector<
   build.overflow_check = options_.overflow_check;
   build.backward_inplace = options_.backward_inplace;
   std::vector<merge::RankSide> sides;
+  Stage("reading ranks");
   for (size_t i = 0; i < ranks.size(); ++i) {
     build.progress = [&](size_t done, size_t total) {
       if (options_.progress) options_.progress(label, (i + (total ? double(done) / total : 0)) / ranks.size());
@@ -283,6 +289,7 @@ Result<std::vector<merge::MergedSide>> JobRunner::BuildMerged(const std::vector<
     Timed("read " + ranks[i].dir + ": " + std::to_string((*side)->graph->size()) + " nodes");
     sides.push_back(merge::RankSide{ranks[i].rank, std::move(*side)});
   }
+  Stage("merging ranks");
   auto merged = merge::MergeRanks(std::move(sides), params, options_.log);
   if (!merged.ok()) return merged.error();
   std::string sizes;
@@ -343,6 +350,7 @@ Status JobRunner::Finish(PreparedPair* pair) {
       return Error{config_.path, "", "the npu dump is " + fa + " and the bench dump is " + fb +
                                          ": a cross-framework compare needs a layer mapping (-lm FILE)"};
     }
+    Stage("matching");
     uint32_t pairs;
     if (pair->parallel_merge) {
       meta.set_match(vis::MATCH_FUZZY);
@@ -433,6 +441,7 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
     };
   }
   request.meta = pair->meta;
+  Stage(pair->bench ? "comparing and writing" : "writing");
   request.progress = [&](double f) { Report(job, 0.6 + 0.4 * f); };
   std::string path = output_dir_ + "/" + job.output_name;
   GA_RETURN_IF_ERROR(vis::WriteVis(path, request));
@@ -585,6 +594,7 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
     result = written.error();
   } else {
     std::string db = output_dir + "/" + (compare ? "compare_" : "build_") + vis_options.timestamp + ".vis.db";
+    if (options.stage) options.stage("writing .vis.db");
     Status st = formats::ExportVisDb(written->outputs, db);
     if (st.ok()) {
       result = GraphResult{{db}};
@@ -660,6 +670,7 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
       runner.ComputePrecision(pair->get());
       pairs.push_back(std::move(*pair));
     }
+    if (options.stage) options.stage("linking ranks");
     std::vector<distributed::RankGraph> npu_ranks, bench_ranks;
     for (auto& p : pairs) {
       npu_ranks.push_back({p->job->rank_number, p->npu.get()});

@@ -44,6 +44,9 @@ struct GraphOptions {
   std::function<void(const std::string&, double)> progress;
   // Progress of the whole run, a fraction in [0, 1] (graph_visualize -progress_log).
   std::function<void(double)> run_progress;
+  // The stage the run enters: "reading dumps", "matching", "comparing and writing", "writing",
+  // "linking ranks", "reading ranks", "merging ranks", "writing .vis.db" (--progress_json).
+  std::function<void(const std::string&)> stage;
   // Detail messages (-v).
   std::function<void(const std::string&)> log;
   // One line per compared node of a tensor compare (graph_visualize -tensor_log).

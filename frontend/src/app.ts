@@ -23,6 +23,7 @@ import { Sidebar } from "./chrome/sidebar";
 import { bindColumnSplitter, bindRowSplitter } from "./chrome/splitters";
 import { type ToastKind, Toasts } from "./chrome/toasts";
 import { TopBar } from "./chrome/topbar";
+import { ConvertDialog } from "./convert/dialog";
 import { DivergenceNav } from "./divergence/navigator";
 import { ExportMenu } from "./export/menu";
 import { markRanks } from "./divergence/ranks";
@@ -79,6 +80,7 @@ export class App implements MenuHost {
   private readonly matchPanel: MatchPanel;
   private readonly detailPanel: DetailPanel;
   readonly divergence: DivergenceNav;
+  private readonly convert = new ConvertDialog(this);
 
   constructor(
     readonly api: GraphApi,
@@ -100,7 +102,7 @@ export class App implements MenuHost {
     this.matchPanel = new MatchPanel(this);
     this.detailPanel = new DetailPanel(this);
     this.divergence = new DivergenceNav(this, (ranks) => markRanks(this.bar.rankSel, ranks));
-    this.bar = new TopBar(this.divergence.el);
+    this.bar = new TopBar(this.divergence.el, this.convert.button);
     this.sidebar = new Sidebar({ search: this.searchPanel.el, filter: this.filterPanel.el, match: this.matchPanel.el });
     // Toasts sit in the graphs area, so they never cover the legend bar.
     this.graphsEl.append(this.npu.el, this.splitter, this.bench.el, this.emptyEl, this.toasts.el);
@@ -122,6 +124,7 @@ export class App implements MenuHost {
       this.tooltip,
       this.menu.el,
       this.help.el,
+      this.convert.el,
     );
     mount.append(this.root);
     this.thresholds.mount(this.root);
@@ -318,6 +321,15 @@ export class App implements MenuHost {
       side: sideKey(p.side),
       node: n?.name ?? "",
     });
+  }
+
+  /** After a conversion from the page: the run list read again and the new file opened. */
+  async openConverted(path: string): Promise<void> {
+    this.runs = (await this.api.call("listRuns", {})).files.slice().sort((a, b) => naturalCompare(a.path, b.path));
+    this.fillRunPicker();
+    const f = this.runs.find((r) => r.path === path);
+    if (f) this.bar.runSel.value = this.groupOf(f);
+    if (f) await this.openFile(f, null);
   }
 
   private showEmpty(message: string, retry?: () => void) {

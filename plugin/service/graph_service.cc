@@ -4,16 +4,19 @@
 
 #include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <strings.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <regex>
-#include <strings.h>
-#include <unistd.h>
 #include <shared_mutex>
 
 #include "base/version.h"
 #include "config_files.h"
+#include "convert_inputs.h"
 #include "divergence/divergence.h"
 #include "legend_choice.h"
 #include "manual_match.h"
@@ -181,20 +184,62 @@ grpc::Status CheckLegend(const google::protobuf::RepeatedPtrField<vis::ColorBuck
 
 }  // namespace
 
+namespace {
+
+// The graph-ascend executable installed beside graph-ascend-server.
+std::string BuilderBesideServer() {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return "graph-ascend";
+  std::string path(self, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/') + 1) + "graph-ascend";
+}
+
+ConvertQueueOptions ConvertOptionsOf(const ServiceOptions& options, const std::string& root) {
+  ConvertQueueOptions c;
+  c.builder = options.builder.empty() ? BuilderBesideServer() : options.builder;
+  c.orphan_seconds = options.convert_orphan_seconds;
+  struct stat st;
+  bool owned = stat(root.c_str(), &st) == 0 && st.st_uid == geteuid();
+  switch (options.allow_convert) {
+    case ServiceOptions::Convert::kOn:
+      c.allowed = true;
+      break;
+    case ServiceOptions::Convert::kOff:
+      c.allowed = false;
+      c.not_allowed_reason = "the server was started with --allow-convert off";
+      break;
+    case ServiceOptions::Convert::kAuto:
+      c.allowed = owned;
+      if (!owned) {
+        c.not_allowed_reason = "the log directory belongs to another user (start the server with --allow-convert on "
+                               "to convert anyway)";
+      }
+      break;
+  }
+  return c;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<GraphServiceImpl>> GraphServiceImpl::Create(const ServiceOptions& options) {
   auto dir = LogDir::Open(options.logdir);
   if (!dir.ok()) return dir.error();
   auto foreign = ForeignFiles::Open(options.cache_dir.empty() ? DefaultCacheRoot() : options.cache_dir, dir->root());
   if (!foreign.ok()) return foreign.error();
-  return std::unique_ptr<GraphServiceImpl>(new GraphServiceImpl(std::move(*dir), std::move(*foreign), options));
+  ConvertQueueOptions convert = ConvertOptionsOf(options, dir->root());
+  return std::unique_ptr<GraphServiceImpl>(
+      new GraphServiceImpl(std::move(*dir), std::move(*foreign), options, std::move(convert)));
 }
 
-GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options)
+GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options,
+                                   ConvertQueueOptions convert)
     : logdir_(std::move(logdir)),
       max_answer_bytes_(options.max_answer_bytes),
       foreign_(std::move(foreign)),
       cache_(options.cache_bytes),
-      views_(options.max_views, options.views_bytes, options.idle_seconds) {}
+      views_(options.max_views, options.views_bytes, options.idle_seconds),
+      convert_(logdir_, std::move(convert)) {}
 
 grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressFn& progress,
                                     std::shared_ptr<GraphFile>* file) {
@@ -919,7 +964,63 @@ grpc::Status GraphServiceImpl::CallJson(grpc::ServerContext* ctx, const JsonCall
   if (m == "GetDivergence") return Bridge(&GraphServiceImpl::GetDivergence, ctx, in, out);
   if (m == "ResetLegend") return Bridge(&GraphServiceImpl::ResetLegend, ctx, in, out);
   if (m == "ListMatchConfigs") return Bridge(&GraphServiceImpl::ListMatchConfigs, ctx, in, out);
+
+  if (m == "ConvertInputs") return Bridge(&GraphServiceImpl::ConvertInputs, ctx, in, out);
+  if (m == "ConvertPlan") return Bridge(&GraphServiceImpl::ConvertPlan, ctx, in, out);
+  if (m == "ConvertStart") return Bridge(&GraphServiceImpl::ConvertStart, ctx, in, out);
+  if (m == "ConvertCancel") return Bridge(&GraphServiceImpl::ConvertCancel, ctx, in, out);
+  if (m == "ConvertList") return Bridge(&GraphServiceImpl::ConvertList, ctx, in, out);
   return Fail(grpc::StatusCode::NOT_FOUND, "no unary API method " + m);
+}
+
+// ---- Convert
+
+namespace {
+
+grpc::Status Of(const ConvertStatus& st) {
+  return st.ok() ? grpc::Status::OK : Fail(static_cast<grpc::StatusCode>(st.code), st.message);
+}
+
+}  // namespace
+
+grpc::Status GraphServiceImpl::ConvertInputs(grpc::ServerContext*, const ConvertInputsRequest*,
+                                             ConvertInputsReply* reply) {
+  reply->set_allowed(convert_.allowed());
+  reply->set_not_allowed_reason(convert_.not_allowed_reason());
+  if (convert_.allowed()) ListConvertInputs(logdir_, reply);
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::ConvertPlan(grpc::ServerContext*, const ConvertRequest* req, ConvertPlanReply* reply) {
+  return Of(convert_.Plan(*req, reply));
+}
+
+grpc::Status GraphServiceImpl::ConvertStart(grpc::ServerContext*, const ConvertRequest* req, ConvertJob* reply) {
+  return Of(convert_.Start(*req, reply));
+}
+
+grpc::Status GraphServiceImpl::ConvertProgress(grpc::ServerContext* ctx, const ConvertJobRequest* req,
+                                               grpc::ServerWriter<ConvertJob>* writer) {
+  uint64_t version = 0;
+  while (!ctx->IsCancelled()) {
+    ConvertJob job;
+    uint64_t seen = version;
+    ConvertStatus st = convert_.WaitChange(req->session(), req->id(), &version, std::chrono::milliseconds(500), &job);
+    if (!st.ok()) return Of(st);
+    if (version != seen && !writer->Write(job)) break;  // the page has gone
+    if (job.state() != CONVERT_QUEUED && job.state() != CONVERT_RUNNING) break;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::ConvertCancel(grpc::ServerContext*, const ConvertJobRequest* req, ConvertJob* reply) {
+  return Of(convert_.Cancel(req->session(), req->id(), reply));
+}
+
+grpc::Status GraphServiceImpl::ConvertList(grpc::ServerContext*, const ConvertListRequest* req,
+                                           ConvertListReply* reply) {
+  convert_.List(req->session(), reply);
+  return grpc::Status::OK;
 }
 
 }  // namespace graph_ascend::service

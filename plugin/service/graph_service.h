@@ -13,6 +13,8 @@
 #include <string>
 
 #include "config_files.h"
+
+#include "convert_queue.h"
 #include "file_cache.h"
 #include "foreign_files.h"
 #include "graph_service.grpc.pb.h"
@@ -31,6 +33,12 @@ struct ServiceOptions {
   int64_t idle_seconds = 6 * 3600;
   // A search or filter page whose answer would be larger is refused (OUT_OF_RANGE).
   size_t max_answer_bytes = size_t{64} << 20;
+  // Conversions from the page (--allow-convert): kAuto allows them when the
+  // log directory belongs to the user running the server.
+  enum class Convert { kAuto, kOn, kOff };
+  Convert allow_convert = Convert::kAuto;
+  std::string builder;               // graph-ascend; "" = beside this executable
+  int64_t convert_orphan_seconds = 30;
 };
 
 // Health is a callback method: it runs on gRPC's own threads, not on the
@@ -60,9 +68,16 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status ResetLegend(grpc::ServerContext*, const FileRequest*, FileInfo*) override;
   grpc::Status ListMatchConfigs(grpc::ServerContext*, const FileRequest*, MatchConfigList*) override;
   grpc::Status CallJson(grpc::ServerContext*, const JsonCall*, JsonReply*) override;
+  grpc::Status ConvertInputs(grpc::ServerContext*, const ConvertInputsRequest*, ConvertInputsReply*) override;
+  grpc::Status ConvertPlan(grpc::ServerContext*, const ConvertRequest*, ConvertPlanReply*) override;
+  grpc::Status ConvertStart(grpc::ServerContext*, const ConvertRequest*, ConvertJob*) override;
+  grpc::Status ConvertProgress(grpc::ServerContext*, const ConvertJobRequest*,
+                               grpc::ServerWriter<ConvertJob>*) override;
+  grpc::Status ConvertCancel(grpc::ServerContext*, const ConvertJobRequest*, ConvertJob*) override;
+  grpc::Status ConvertList(grpc::ServerContext*, const ConvertListRequest*, ConvertListReply*) override;
 
  private:
-  GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options);
+  GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options, ConvertQueueOptions convert);
 
   grpc::Status HealthReplyOf(grpc::ServerContext*, const HealthRequest*, HealthReply*);
 
@@ -103,6 +118,7 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   ForeignFiles foreign_;
   FileCache cache_;
   ViewStore views_;
+  ConvertQueue convert_;  // after logdir_, which it refers to
 };
 
 }  // namespace graph_ascend::service

@@ -109,22 +109,27 @@ bool LogDir::Inside(const std::string& real) const {
   return real.size() > root_.size() && real.compare(0, root_.size(), root_) == 0 && real[root_.size()] == '/';
 }
 
-Result<std::string> LogDir::Resolve(const std::string& relative, bool must_exist, bool* missing) const {
-  if (missing != nullptr) *missing = false;
-  if (relative.empty()) return MakeError(relative, "", "empty file path");
-  if (relative.size() > 4096) return MakeError(relative.substr(0, 64) + "...", "", "file path too long");
-  if (relative.find('\0') != std::string::npos) return MakeError(relative, "", "file path contains a NUL byte");
+Status LogDir::CheckName(const std::string& relative) const {
+  if (relative.empty()) return Error{relative, "", "empty file path"};
+  if (relative.size() > 4096) return Error{relative.substr(0, 64) + "...", "", "file path too long"};
+  if (relative.find('\0') != std::string::npos) return Error{relative, "", "file path contains a NUL byte"};
   if (relative[0] == '/' || relative[0] == '\\') {
-    return MakeError(relative, "", "absolute paths are not allowed; name files relative to the log directory");
+    return Error{relative, "", "absolute paths are not allowed; name files relative to the log directory"};
   }
   size_t start = 0;
   while (start <= relative.size()) {
     size_t p = relative.find('/', start);
     std::string part = relative.substr(start, p == std::string::npos ? std::string::npos : p - start);
-    if (part == "..") return MakeError(relative, "", "'..' is not allowed in file paths");
+    if (part == "..") return Error{relative, "", "'..' is not allowed in file paths"};
     if (p == std::string::npos) break;
     start = p + 1;
   }
+  return Status::Ok();
+}
+
+Result<std::string> LogDir::Resolve(const std::string& relative, bool must_exist, bool* missing) const {
+  if (missing != nullptr) *missing = false;
+  GA_RETURN_IF_ERROR(CheckName(relative));
   std::string joined = root_ + "/" + relative;
   std::string real;
   if (RealPath(joined, &real)) {
@@ -153,6 +158,44 @@ Result<std::string> LogDir::Resolve(const std::string& relative, bool must_exist
   return real_dir + "/" + base;
 }
 
+Result<std::string> LogDir::ResolveDir(const std::string& relative) const {
+  if (relative.empty() || relative == ".") return root_;
+  GA_RETURN_IF_ERROR(CheckName(relative));
+  std::string real;
+  if (!RealPath(root_ + "/" + relative, &real)) {
+    return MakeError(relative, "", errno == ENOENT ? "no such folder in the log directory"
+                                                   : std::string("cannot open: ") + strerror(errno));
+  }
+  if (!Inside(real)) return MakeError(relative, "", "path leaves the log directory (symlink)");
+  struct stat st;
+  if (stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return MakeError(relative, "", "not a folder");
+  return real;
+}
+
+Result<std::string> LogDir::ResolveNewDir(const std::string& relative) const {
+  GA_RETURN_IF_ERROR(CheckName(relative));
+  std::string rel = relative;
+  while (!rel.empty() && rel.back() == '/') rel.pop_back();
+  if (rel.empty() || rel == ".") return MakeError(relative, "", "name a folder inside the log directory");
+  // The deepest part that exists must be a folder inside; the rest is created.
+  std::string existing = rel, missing_tail;
+  while (true) {
+    struct stat lst;
+    if (lstat((root_ + "/" + existing).c_str(), &lst) == 0) break;
+    size_t slash = existing.rfind('/');
+    missing_tail = existing.substr(slash == std::string::npos ? 0 : slash + 1) +
+                   (missing_tail.empty() ? "" : "/" + missing_tail);
+    if (slash == std::string::npos) {
+      existing.clear();
+      break;
+    }
+    existing = existing.substr(0, slash);
+  }
+  auto dir = ResolveDir(existing);
+  if (!dir.ok()) return MakeError(relative, "", dir.error().message);
+  return missing_tail.empty() ? *dir : *dir + "/" + missing_tail;
+}
+
 std::vector<RunEntry> LogDir::ListRuns() const {
   std::vector<RunEntry> out;
   std::vector<std::string> pending = {""};  // relative directories still to read
@@ -172,7 +215,7 @@ std::vector<RunEntry> LogDir::ListRuns() const {
       struct stat lst;
       if (lstat(child_abs.c_str(), &lst) != 0) continue;
       if (S_ISDIR(lst.st_mode)) {
-        pending.push_back(child_rel);
+        if (name.rfind(kPrivateFolderPrefix, 0) != 0) pending.push_back(child_rel);
         continue;
       }
       if (!EndsWith(name, ".vis") && !EndsWith(name, ".vis.db")) continue;

@@ -42,18 +42,30 @@ class LogDir {
   // the target must exist and be a regular file. `missing` (may be null) is
   // set when the only problem is that the file does not exist.
   Result<std::string> Resolve(const std::string& relative, bool must_exist = true, bool* missing = nullptr) const;
+  // The same checks for an existing directory; "" and "." name the log directory itself.
+  Result<std::string> ResolveDir(const std::string& relative) const;
+  // A folder to be created (any missing part of it): the same checks on the
+  // name, and its deepest existing ancestor must resolve inside. Returns the
+  // absolute path (not created).
+  Result<std::string> ResolveNewDir(const std::string& relative) const;
 
   // Every regular file ending in ".vis" or ".vis.db" under the log directory, recursively,
   // in natural order of the relative path. Symlinked directories are not
   // followed; symlinked files are listed only when they resolve inside.
+  // Folders named ".graph-ascend-*" (conversions being written) are skipped.
   std::vector<RunEntry> ListRuns() const;
 
  private:
   explicit LogDir(std::string root) : root_(std::move(root)) {}
   bool Inside(const std::string& real) const;
+  // The checks on the name alone: not empty, not absolute, no "..", no NUL.
+  Status CheckName(const std::string& relative) const;
 
   std::string root_;  // realpath, no trailing '/'
 };
+
+// Folders of the log directory that ListRuns skips start with this.
+inline constexpr char kPrivateFolderPrefix[] = ".graph-ascend-";
 
 // "file_2" < "file_10": digit runs compare by value.
 bool NaturalLess(const std::string& a, const std::string& b);

@@ -1,7 +1,8 @@
 // graph-ascend-server: serves the .vis files under a log directory over gRPC.
 //
 //   graph-ascend-server --logdir DIR (--socket PATH | --port N [--port-file F])
-//                       [--die-after-stdin] [--cache-mb N]
+//                       [--die-after-stdin] [--cache-mb N] [--cache-dir DIR]
+//                       [--allow-convert auto|on|off] [--builder PATH]
 //
 // Started by the TensorBoard plugin as a child on a Unix socket in a private
 // directory. It exits when stdin reaches EOF (--die-after-stdin: the parent
@@ -39,7 +40,11 @@ int Usage(const char* why) {
   std::fprintf(stderr,
                "graph-ascend-server: %s\n"
                "usage: graph-ascend-server --logdir DIR (--socket PATH | --port N [--port-file FILE])\n"
-               "                           [--die-after-stdin] [--cache-mb N] [--cache-dir DIR]\n",
+               "                           [--die-after-stdin] [--cache-mb N] [--cache-dir DIR]\n"
+               "                           [--allow-convert auto|on|off] [--builder PATH]\n"
+               "  --allow-convert   conversions of dumps from the page; auto (default): on when the log\n"
+               "                    directory belongs to the user running the server\n"
+               "  --builder PATH    the graph-ascend executable conversions run (default: beside this one)\n",
                why);
   return 2;
 }
@@ -47,7 +52,7 @@ int Usage(const char* why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string logdir, socket_path, port_file, cache_dir;
+  std::string logdir, socket_path, port_file, cache_dir, builder_path, allow_convert = "auto";
   int port = -1;
   bool die_after_stdin = false;
   long cache_mb = 4096;
@@ -72,6 +77,10 @@ int main(int argc, char** argv) {
       die_after_stdin = true;
     } else if (a == "--cache-dir") {
       cache_dir = value("--cache-dir");  // msprobe files converted for opening; outside the log directory
+    } else if (a == "--allow-convert") {
+      allow_convert = value("--allow-convert");
+    } else if (a == "--builder") {
+      builder_path = value("--builder");
     } else if (a == "--cache-mb") {
       cache_mb = std::atol(value("--cache-mb"));
     } else if (a == "--version") {
@@ -84,6 +93,9 @@ int main(int argc, char** argv) {
   if (logdir.empty()) return Usage("--logdir is required");
   if (socket_path.empty() == (port < 0)) return Usage("give exactly one of --socket and --port");
   if (cache_mb <= 0) return Usage("--cache-mb must be positive");
+  if (allow_convert != "auto" && allow_convert != "on" && allow_convert != "off") {
+    return Usage("--allow-convert takes auto, on or off");
+  }
 
   // Die with the parent; handle termination signals on one thread.
   const pid_t parent = getppid();
@@ -102,6 +114,11 @@ int main(int argc, char** argv) {
   options.logdir = logdir;
   options.cache_bytes = static_cast<size_t>(cache_mb) << 20;
   options.cache_dir = cache_dir;
+  options.builder = builder_path;
+  using Convert = graph_ascend::service::ServiceOptions::Convert;
+  options.allow_convert = allow_convert == "on"    ? Convert::kOn
+                          : allow_convert == "off" ? Convert::kOff
+                                                   : Convert::kAuto;
   auto service = graph_ascend::service::GraphServiceImpl::Create(options);
   if (!service.ok()) {
     std::fprintf(stderr, "graph-ascend-server: %s\n", service.error().ToString().c_str());

@@ -5,6 +5,8 @@
 // method table, the message types and their JSON codecs are generated from
 // the proto at build time (scripts/gen-proto.mjs), so they cannot drift.
 import {
+  type ConvertJob,
+  ConvertState,
   type DeepPartial,
   type FileInfo,
   GraphServiceDefinition,
@@ -19,7 +21,7 @@ export * from "./gen/vis.js";
 export { protobufPackage, protobufFileName, type MessageFns, type DeepPartial } from "./gen/graph_service.js";
 
 type Methods = typeof GraphServiceDefinition.methods;
-type StreamingMethod = "openFile";
+type StreamingMethod = "openFile" | "convertProgress";
 export type UnaryMethod = Exclude<keyof Methods, StreamingMethod>;
 type MessageOf<F> = F extends { fromJSON(object: unknown): infer T } ? T : never;
 export type RequestOf<M extends keyof Methods> = MessageOf<Methods[M]["requestType"]>;
@@ -91,9 +93,61 @@ export class GraphApi {
     signal?: AbortSignal,
   ): Promise<FileInfo> {
     const def = GraphServiceDefinition.methods.openFile;
+    let last: OpenProgress | undefined;
+    await this.stream(
+      "openFile",
+      request,
+      (json) => {
+        last = def.responseType.fromJSON(json);
+        onProgress(last);
+      },
+      signal,
+    );
+    const final = last as OpenProgress | undefined;
+    if (!final || !final.done || !final.info) {
+      throw new ApiError(def.name, 200, "INCOMPLETE", "the service stopped before the file was open");
+    }
+    return final.info;
+  }
+
+  /**
+   * Watches a conversion (ConvertProgress): reports the job on every change
+   * and resolves with its last state, which is final unless the stream was
+   * cut (the plugin's deadline, a restart): the caller then watches again.
+   */
+  async convertProgress(
+    request: PartialRequest<"convertProgress">,
+    onJob: (job: ConvertJob) => void,
+    signal?: AbortSignal,
+  ): Promise<ConvertJob | undefined> {
+    const def = GraphServiceDefinition.methods.convertProgress;
+    let last: ConvertJob | undefined;
+    const onMessage = (json: unknown) => {
+      last = def.responseType.fromJSON(json);
+      onJob(last);
+    };
+    // Watching lasts as long as the conversion: not a request the busy indicator waits for.
+    await this.stream("convertProgress", request, onMessage, signal, false);
+    return last;
+  }
+
+  /**
+   * Calls a server-streaming RPC. The reply body is a stream of messages, one
+   * JSON object per line (docs/API.md); "data: " prefixes of server-sent
+   * events are accepted too. An error line or status rejects with ApiError.
+   */
+  private async stream<M extends StreamingMethod>(
+    method: M,
+    request: PartialRequest<M>,
+    onMessage: (json: unknown) => void,
+    signal?: AbortSignal,
+    busy = true,
+  ): Promise<void> {
+    const def = GraphServiceDefinition.methods[method];
+    const codec = def.requestType as unknown as Codec;
     const response = await this.post(
       def.name,
-      JSON.stringify(def.requestType.toJSON(def.requestType.fromPartial(request))),
+      JSON.stringify(codec.toJSON(codec.fromPartial(request as never) as never)),
       signal,
     );
     if (!response.ok || !response.body) {
@@ -103,17 +157,15 @@ export class GraphApi {
     }
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let pending = "";
-    let last: OpenProgress | undefined;
     const consume = (line: string) => {
       line = line.trim();
       if (line.startsWith("data:")) line = line.slice(5).trim();
       if (!line || line.startsWith(":") || line.startsWith("event:")) return;
       const json = parseJson(def.name, response.status, line);
       throwIfError(def.name, response, json);
-      last = def.responseType.fromJSON(json);
-      onProgress(last);
+      onMessage(json);
     };
-    this.busy(+1);
+    if (busy) this.busy(+1);
     try {
       for (;;) {
         const { value, done } = await reader.read();
@@ -127,13 +179,13 @@ export class GraphApi {
       }
       consume(pending);
     } finally {
-      this.busy(-1);
+      if (busy) this.busy(-1);
     }
-    const final = last as OpenProgress | undefined;
-    if (!final || !final.done || !final.info) {
-      throw new ApiError(def.name, response.status, "INCOMPLETE", "the service stopped before the file was open");
-    }
-    return final.info;
+  }
+
+  /** Whether a job has ended (done, failed or cancelled). */
+  static finished(job: ConvertJob | undefined): boolean {
+    return !!job && job.state !== ConvertState.CONVERT_QUEUED && job.state !== ConvertState.CONVERT_RUNNING;
   }
 
   private async post(rpc: string, body: string, signal?: AbortSignal): Promise<Response> {

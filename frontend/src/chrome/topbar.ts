@@ -17,8 +17,8 @@ export class TopBar {
   readonly guideBtn = h("button.guide-link", { type: "button", "data-action": "guide" });
   private readonly labels: Record<string, HTMLElement> = {};
 
-  /** `extra` goes between the pickers and the toggles (the divergence navigator). */
-  constructor(extra: HTMLElement) {
+  /** `extra` goes between the pickers and the toggles (the divergence navigator), `tools` after it (convert). */
+  constructor(extra: HTMLElement, ...tools: HTMLElement[]) {
     for (const k of ["run", "step", "rank", "micro", "sync", "minimap"]) this.labels[k] = h("span");
     this.el = h(
       "header.topbar",
@@ -30,6 +30,7 @@ export class TopBar {
       h("label.pick", null, this.labels.micro, this.microSel),
       extra,
       h("span.spacer"),
+      ...tools,
       h("label.check", null, this.syncCb, this.labels.sync),
       h("label.check", null, this.minimapCb, this.labels.minimap),
       this.fitBtn,

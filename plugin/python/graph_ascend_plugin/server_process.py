@@ -43,6 +43,8 @@ WATCH_MAX_INTERVAL_S = 30.0
 HEALTH_TIMEOUT_S = 10.0
 HUNG_SECONDS = 180.0
 HUNG_SECONDS_ENV = "GRAPH_ASCEND_HUNG_SECONDS"  # overrides HUNG_SECONDS
+# auto (default: when the log directory is the user's), on or off: conversions from the page.
+ALLOW_CONVERT_ENV = "GRAPH_ASCEND_ALLOW_CONVERT"
 _MAX_MESSAGE = 256 << 20
 
 
@@ -210,9 +212,12 @@ class ServerProcess:
         socket_path = os.path.join(self._tmpdir, "server.sock")
         log_path = os.path.join(self._tmpdir, "server.log")
         binary = self._runnable_binary()
+        args = [str(binary), "--logdir", self._logdir, "--socket", socket_path, "--die-after-stdin"]
+        if os.environ.get(ALLOW_CONVERT_ENV):
+            args += ["--allow-convert", os.environ[ALLOW_CONVERT_ENV]]
         with open(log_path, "wb") as log:
             self._proc = subprocess.Popen(
-                [str(binary), "--logdir", self._logdir, "--socket", socket_path, "--die-after-stdin"],
+                args,
                 stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=subprocess.STDOUT,

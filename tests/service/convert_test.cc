@@ -1,0 +1,390 @@
+// Conversions from the page (ConvertInputs/Plan/Start/Progress/Cancel/List):
+// a real server on a Unix socket running the real graph-ascend executable on
+// copies of the real msprobe samples.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "graph_service.h"
+#include "service_fixture.h"
+
+namespace graph_ascend::service {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string SourceDir() {
+  const char* s = std::getenv("GA_SOURCE_DIR");
+  return s ? s : ".";
+}
+
+std::string Builder() {
+  const char* b = std::getenv("GA_BINARY_DIR");
+  return std::string(b ? b : "build") + "/bin/graph-ascend";
+}
+
+// Every file under `dir` whose name matches what a conversion leaves when it
+// is interrupted: staging folders, *.tmp-<pid>, any .vis.
+std::vector<std::string> Leftovers(const std::string& dir) {
+  std::vector<std::string> out;
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(".graph-ascend-", 0) == 0 || name.find(".tmp-") != std::string::npos ||
+        name.find(".vis") != std::string::npos) {
+      out.push_back(it->path().string());
+    }
+  }
+  return out;
+}
+
+// A scaled transformer dump (bench/scale, real msprobe structure) large
+// enough that a conversion runs for a few seconds; made once per test run.
+const std::string& ScaledDump() {
+  static const std::string dir = [] {
+    std::string d = (fs::temp_directory_path() / ("ga_convert_scaled_" + std::to_string(getpid()))).string();
+    std::string cmd = "python3 " + SourceDir() + "/bench/scale/scale_sample.py --case " + SourceDir() +
+                      "/samples/gpt_statistics --nodes 30000 --out " + d + " > /dev/null";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return d;
+  }();
+  return dir;
+}
+
+class ConvertTest : public ::testing::Test {
+ protected:
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(fs::temp_directory_path() / ("ga_convert_scaled_" + std::to_string(getpid())), ec);
+  }
+
+  void SetUp() override {
+    fs::copy(SourceDir() + "/samples/gpt_statistics", dir_.Join("gpt"), fs::copy_options::recursive);
+    Serve({});
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+  }
+  void Serve(ServiceOptions options) {
+    if (server_) server_->Shutdown();
+    server_.reset();
+    impl_.reset();
+    options.logdir = dir_.path();
+    if (options.builder.empty()) options.builder = Builder();
+    auto impl = GraphServiceImpl::Create(options);
+    ASSERT_TRUE(impl.ok()) << impl.error().ToString();
+    impl_ = std::move(*impl);
+    grpc::ServerBuilder builder;
+    std::string address = "unix:" + sock_.Join("s" + std::to_string(++servers_) + ".sock");
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+    builder.RegisterService(impl_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    stub_ = GraphService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  }
+  ConvertRequest Request(const std::string& npu, const std::string& bench, const std::string& out,
+                         const std::string& session = "tab1") {
+    ConvertRequest r;
+    r.set_session(session);
+    r.set_npu(npu);
+    r.set_bench(bench);
+    r.set_output_dir(out);
+    return r;
+  }
+  grpc::Status Start(const ConvertRequest& r, ConvertJob* job) {
+    grpc::ClientContext ctx;
+    return stub_->ConvertStart(&ctx, r, job);
+  }
+  // Streams the job's progress to its end; `on` may stop early (return false)
+  // and is called on every message.
+  std::vector<ConvertJob> Watch(const std::string& id, const std::function<bool(const ConvertJob&)>& on = nullptr,
+                                const std::string& session = "tab1", grpc::Status* status = nullptr) {
+    grpc::ClientContext ctx;
+    ConvertJobRequest req;
+    req.set_session(session);
+    req.set_id(id);
+    auto reader = stub_->ConvertProgress(&ctx, req);
+    std::vector<ConvertJob> seen;
+    ConvertJob j;
+    while (reader->Read(&j)) {
+      seen.push_back(j);
+      if (on && !on(j)) {
+        ctx.TryCancel();
+        break;
+      }
+    }
+    grpc::Status st = reader->Finish();
+    if (status != nullptr) *status = st;
+    return seen;
+  }
+  grpc::Status Cancel(const std::string& id, ConvertJob* job, const std::string& session = "tab1") {
+    grpc::ClientContext ctx;
+    ConvertJobRequest req;
+    req.set_session(session);
+    req.set_id(id);
+    return stub_->ConvertCancel(&ctx, req, job);
+  }
+
+  TempDir dir_;
+  TempDir sock_;
+  int servers_ = 0;
+  std::unique_ptr<GraphServiceImpl> impl_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<GraphService::Stub> stub_;
+};
+
+TEST_F(ConvertTest, ListsDumpFoldersAndMappingFiles) {
+  std::ofstream(dir_.Join("gpt/mapping.yaml")) << "TransformerLayer:\n  mlp: feed_forward\n";
+  fs::create_directories(dir_.Join("notes"));
+  std::ofstream(dir_.Join("notes/readme.txt")) << "not a dump\n";
+  fs::create_symlink(SourceDir() + "/samples/cnn_statistics", dir_.Join("outside"));  // never entered
+  grpc::ClientContext ctx;
+  ConvertInputsReply reply;
+  ASSERT_TRUE(stub_->ConvertInputs(&ctx, ConvertInputsRequest(), &reply).ok());
+  EXPECT_TRUE(reply.allowed());
+  std::map<std::string, ConvertDumpDir> by_path;
+  for (const ConvertDumpDir& d : reply.dumps()) by_path[d.path()] = d;
+  ASSERT_TRUE(by_path.count("gpt/npu")) << reply.DebugString();
+  EXPECT_EQ(by_path["gpt/npu"].layout(), "steps");
+  EXPECT_EQ(by_path["gpt/npu"].steps(), 2u);
+  EXPECT_EQ(by_path["gpt/npu"].ranks(), 1u);
+  EXPECT_EQ(by_path["gpt/npu"].task(), "statistics");
+  EXPECT_EQ(by_path["gpt/npu/step0"].layout(), "ranks");
+  EXPECT_EQ(by_path["gpt/bench/step1/rank0"].layout(), "files");
+  for (const auto& [path, d] : by_path) {
+    EXPECT_EQ(path.find("outside"), std::string::npos) << path;
+    EXPECT_EQ(path.find("notes"), std::string::npos) << path;
+  }
+  ASSERT_EQ(reply.mapping_files_size(), 1);
+  EXPECT_EQ(reply.mapping_files(0), "gpt/mapping.yaml");
+}
+
+TEST_F(ConvertTest, PlanSaysWhatTheResultWillBe) {
+  grpc::ClientContext c1;
+  ConvertPlanReply compare;
+  ASSERT_TRUE(stub_->ConvertPlan(&c1, Request("gpt/npu", "gpt/bench", "out"), &compare).ok());
+  EXPECT_EQ(compare.kind(), "compare");
+  EXPECT_EQ(compare.files(), 2u);
+  ASSERT_EQ(compare.outputs_size(), 2);
+  EXPECT_EQ(compare.outputs(0).rfind("out/compare_step0_rank0_", 0), 0u) << compare.outputs(0);
+  EXPECT_NE(compare.summary().find("batch of 2"), std::string::npos) << compare.summary();
+  grpc::ClientContext c2;
+  ConvertPlanReply build;
+  ConvertRequest r = Request("gpt/npu/step0/rank0", "", "out");
+  r.set_overflow_check(true);
+  ASSERT_TRUE(stub_->ConvertPlan(&c2, r, &build).ok());
+  EXPECT_EQ(build.kind(), "build");
+  EXPECT_EQ(build.files(), 1u);
+  std::vector<std::string> argv(build.argv().begin(), build.argv().end());
+  EXPECT_EQ(argv, (std::vector<std::string>{"graph-ascend", "graph_visualize", "-tp", "gpt/npu/step0/rank0", "-o",
+                                            "out", "-oc", "--progress_json"}));
+  // Layouts that do not pair are refused before anything runs.
+  grpc::ClientContext c3;
+  ConvertPlanReply bad;
+  grpc::Status st = stub_->ConvertPlan(&c3, Request("gpt/npu", "gpt/bench/step0/rank0", "out"), &bad);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(st.error_message().find(dir_.path()), std::string::npos) << "paths are relative: " << st.error_message();
+}
+
+TEST_F(ConvertTest, ConvertsWithProgressAndPublishesTheFiles) {
+  ConvertRequest r = Request("gpt/npu", "gpt/bench", "converted/gpt");
+  r.set_overflow_check(true);
+  ConvertJob job;
+  ASSERT_TRUE(Start(r, &job).ok());
+  EXPECT_FALSE(job.id().empty());
+  std::vector<ConvertJob> seen = Watch(job.id());
+  ASSERT_FALSE(seen.empty());
+  const ConvertJob& last = seen.back();
+  ASSERT_EQ(last.state(), CONVERT_DONE) << last.error_message();
+  EXPECT_DOUBLE_EQ(last.fraction(), 1.0);
+  std::set<std::string> stages;
+  double previous = 0;
+  for (const ConvertJob& j : seen) {
+    stages.insert(j.stage());
+    EXPECT_GE(j.fraction(), previous);
+    previous = j.fraction();
+  }
+  EXPECT_TRUE(stages.count("reading dumps"));
+  EXPECT_TRUE(stages.count("comparing and writing"));
+  ASSERT_EQ(last.outputs_size(), 2);
+  for (const std::string& o : last.outputs()) {
+    EXPECT_EQ(o.rfind("converted/gpt/compare_step", 0), 0u) << o;
+    EXPECT_TRUE(fs::is_regular_file(dir_.Join(o))) << o;
+  }
+  for (const auto& e : fs::directory_iterator(dir_.path())) {
+    EXPECT_NE(e.path().filename().string().rfind(".graph-ascend-", 0), 0u) << "staging left: " << e.path();
+  }
+  // The page lists and opens them as any run.
+  grpc::ClientContext lc;
+  ListRunsReply runs;
+  ASSERT_TRUE(stub_->ListRuns(&lc, ListRunsRequest(), &runs).ok());
+  ASSERT_EQ(runs.files_size(), 2);
+  EXPECT_EQ(runs.files(0).path(), last.outputs(0));
+  grpc::ClientContext ic;
+  FileRequest fr;
+  fr.set_file(last.outputs(0));
+  FileInfo info;
+  ASSERT_TRUE(stub_->GetFileInfo(&ic, fr, &info).ok());
+  EXPECT_TRUE(info.meta().overflow_checked());
+  EXPECT_EQ(info.meta().grading(), vis::GRADING_26);  // graph_visualize's default
+}
+
+TEST_F(ConvertTest, QueuesJobsInOrderAndListsThemPerSession) {
+  ConvertJob first, second, other;
+  ASSERT_TRUE(Start(Request("gpt/npu", "gpt/bench", "q1"), &first).ok());
+  ConvertRequest graph = Request("gpt/npu/step0/rank0", "gpt/bench/step0/rank0", "q2");
+  graph.set_command("graph");
+  graph.set_complete_stack(true);
+  ASSERT_TRUE(Start(graph, &second).ok());
+  ASSERT_TRUE(Start(Request("gpt/npu/step1", "", "q3", "tab2"), &other).ok());
+  EXPECT_EQ(second.state(), CONVERT_QUEUED);
+  EXPECT_GE(second.queue_position(), 1u);
+  std::vector<ConvertJob> a = Watch(first.id());
+  std::vector<ConvertJob> b = Watch(second.id());
+  ASSERT_EQ(a.back().state(), CONVERT_DONE) << a.back().error_message();
+  ASSERT_EQ(b.back().state(), CONVERT_DONE) << b.back().error_message();
+  ASSERT_EQ(b.back().outputs_size(), 1);
+  FileRequest fr;
+  fr.set_file(b.back().outputs(0));
+  FileInfo info;
+  grpc::ClientContext ic;
+  ASSERT_TRUE(stub_->GetFileInfo(&ic, fr, &info).ok());
+  EXPECT_TRUE(info.meta().flags().complete_stack());
+  EXPECT_EQ(info.meta().grading(), vis::GRADING_INDEX);  // graph's default
+  // tab1 sees its two jobs, newest first; tab2's is not there, nor watchable from tab1.
+  grpc::ClientContext lc;
+  ConvertListRequest lr;
+  lr.set_session("tab1");
+  ConvertListReply list;
+  ASSERT_TRUE(stub_->ConvertList(&lc, lr, &list).ok());
+  ASSERT_EQ(list.jobs_size(), 2);
+  EXPECT_EQ(list.jobs(0).id(), second.id());
+  EXPECT_EQ(list.jobs(1).id(), first.id());
+  grpc::Status st;
+  Watch(other.id(), nullptr, "tab1", &st);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND);
+  ConvertJob ignored;
+  EXPECT_EQ(Cancel(other.id(), &ignored, "tab1").error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Watch(other.id(), nullptr, "tab2").back().state(), CONVERT_DONE);
+}
+
+TEST_F(ConvertTest, CancelMidWayLeavesNoFile) {
+  fs::create_symlink(ScaledDump(), dir_.Join("scaled_link"));  // refused: it leaves the log directory
+  fs::copy(ScaledDump(), dir_.Join("scaled"), fs::copy_options::recursive);
+  ConvertJob started;
+  ConvertJob refused;
+  EXPECT_EQ(Start(Request("scaled_link/npu", "", "x"), &refused).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(Start(Request("scaled/npu", "scaled/bench", "big"), &started).ok());
+  ConvertJob cancelled;
+  bool sent = false;
+  std::vector<ConvertJob> seen = Watch(started.id(), [&](const ConvertJob& j) {
+    if (!sent && j.state() == CONVERT_RUNNING && j.file_fraction() > 0) {
+      EXPECT_TRUE(Cancel(started.id(), &cancelled).ok());
+      sent = true;
+    }
+    return true;
+  });
+  ASSERT_TRUE(sent) << "the conversion ended before it could be cancelled: " << seen.back().DebugString();
+  EXPECT_EQ(cancelled.state(), CONVERT_CANCELLED);
+  EXPECT_EQ(seen.back().state(), CONVERT_CANCELLED);
+  EXPECT_EQ(seen.back().error_message(), "cancelled from the page");
+  EXPECT_EQ(seen.back().outputs_size(), 0);
+  EXPECT_FALSE(fs::exists(dir_.Join("big")));
+  EXPECT_EQ(Leftovers(dir_.path()), std::vector<std::string>{});
+}
+
+TEST_F(ConvertTest, ABadDumpFailsWithTheBuildersMessage) {
+  fs::create_directories(dir_.Join("bad"));
+  std::ofstream(dir_.Join("bad/dump.json"))
+      << "{\"task\": \"statistics\", \"level\": \"mix\", \"dump_data_dir\": null,\n"
+         " \"data\": {\"Torch.add.0.forward\": {\"input_args\": [ }}\n";
+  fs::copy(dir_.Join("gpt/npu/step0/rank0/construct.json"), dir_.Join("bad/construct.json"));
+  fs::copy(dir_.Join("gpt/npu/step0/rank0/stack.json"), dir_.Join("bad/stack.json"));
+  ConvertJob job;
+  ASSERT_TRUE(Start(Request("bad", "", "bad_out"), &job).ok());
+  const ConvertJob last = Watch(job.id()).back();
+  EXPECT_EQ(last.state(), CONVERT_FAILED);
+  // One line naming the file (relative to the log directory) and the place.
+  EXPECT_EQ(last.error_message().rfind("bad/dump.json: line 2", 0), 0u) << last.error_message();
+  EXPECT_EQ(last.error_message().find('\n'), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_.Join("bad_out")));
+  EXPECT_EQ(Leftovers(dir_.path()), std::vector<std::string>{});
+}
+
+TEST_F(ConvertTest, RefusesPathsOutsideTheLogDirectory) {
+  fs::create_symlink("/tmp", dir_.Join("tmp_link"));
+  const std::vector<ConvertRequest> bad = {
+      Request("../gpt/npu", "", "o"),         Request("/tmp", "", "o"),
+      Request("gpt/npu", "gpt/../../x", "o"), Request("gpt/npu", "", "../o"),
+      Request("gpt/npu", "", "/tmp/o"),       Request("gpt/npu", "", "tmp_link/o"),
+      Request("tmp_link", "", "o"),           Request("gpt/npu", "", ".graph-ascend-x/o"),
+      Request("gpt/npu", "", ""),             Request("gpt/npu/step0/rank0/dump.json", "", "o"),
+  };
+  for (const ConvertRequest& r : bad) {
+    ConvertJob job;
+    grpc::Status st = Start(r, &job);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << r.ShortDebugString();
+  }
+  ConvertRequest mapping = Request("gpt/npu", "gpt/bench", "o");
+  mapping.set_layer_mapping_file("../mapping.yaml");
+  ConvertJob job;
+  EXPECT_EQ(Start(mapping, &job).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(ConvertTest, AJobNobodyWatchesIsCancelled) {
+  ServiceOptions options;
+  options.convert_orphan_seconds = 1;
+  Serve(options);
+  fs::copy(ScaledDump(), dir_.Join("scaled"), fs::copy_options::recursive);
+  ConvertJob job;
+  ASSERT_TRUE(Start(Request("scaled/npu", "scaled/bench", "orphan"), &job).ok());
+  // No ConvertProgress: the page that started it has gone.
+  ConvertJob now;
+  for (int i = 0; i < 600; ++i) {
+    grpc::ClientContext ctx;
+    ConvertListRequest lr;
+    lr.set_session("tab1");
+    ConvertListReply list;
+    ASSERT_TRUE(stub_->ConvertList(&ctx, lr, &list).ok());
+    now = list.jobs(0);
+    if (now.state() != CONVERT_QUEUED && now.state() != CONVERT_RUNNING) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(now.state(), CONVERT_CANCELLED);
+  EXPECT_NE(now.error_message().find("no page watched"), std::string::npos) << now.error_message();
+  EXPECT_FALSE(fs::exists(dir_.Join("orphan")));
+}
+
+TEST_F(ConvertTest, ConversionCanBeSwitchedOff) {
+  ServiceOptions options;
+  options.allow_convert = ServiceOptions::Convert::kOff;
+  Serve(options);
+  grpc::ClientContext ctx;
+  ConvertInputsReply inputs;
+  ASSERT_TRUE(stub_->ConvertInputs(&ctx, ConvertInputsRequest(), &inputs).ok());
+  EXPECT_FALSE(inputs.allowed());
+  EXPECT_EQ(inputs.dumps_size(), 0);
+  ConvertJob job;
+  EXPECT_EQ(Start(Request("gpt/npu", "", "o"), &job).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+}
+
+TEST_F(ConvertTest, TheJsonBridgeCarriesTheUnaryMethods) {
+  grpc::ClientContext ctx;
+  JsonCall call;
+  call.set_method("ConvertPlan");
+  call.set_request_json(R"({"session": "tab1", "npu": "gpt/npu", "outputDir": "o"})");
+  JsonReply reply;
+  ASSERT_TRUE(stub_->CallJson(&ctx, call, &reply).ok());
+  EXPECT_NE(reply.reply_json().find("\"kind\":\"build\""), std::string::npos) << reply.reply_json();
+  EXPECT_NE(reply.reply_json().find("\"files\":2"), std::string::npos) << reply.reply_json();
+}
+
+}  // namespace
+}  // namespace graph_ascend::service
