@@ -6,7 +6,8 @@
 # each output folder compared with the one-process batch (bin/ga_same_graphs: the same
 # graph content, time stamps aside). Uses build/ (scripts/build.sh); installs openmpi-bin,
 # slurm-wlm and munge when missing (scripts/install-deps.sh cluster).
-# Usage: scripts/test-cluster.sh [CASE_DIR ...]   (default: samples/dist_gloo)
+# Usage: scripts/test-cluster.sh [CASE_DIR ...]   (default: samples/dist_gloo samples/parallel_merge;
+# a case's batch.json, else its compare.json)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${GA_BUILD_DIR:-$root/build}"
@@ -22,13 +23,14 @@ cleanup() {
 }
 trap cleanup EXIT
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=("$root/samples/dist_gloo")
+[ ${#cases[@]} -gt 0 ] || cases=("$root/samples/dist_gloo" "$root/samples/parallel_merge")
 "$root/scripts/slurm-local.sh" start "$cluster"
 export SLURM_CONF="$cluster/slurm.conf"
 status=0
 for case_dir in "${cases[@]}"; do
   name=$(basename "$case_dir")
   config="$case_dir/batch.json"
+  [ -f "$config" ] || config="$case_dir/compare.json"
   out="$work/$name"
   mkdir -p "$out"
   "$bin" graph -i "$config" -o "$out/whole" >/dev/null
@@ -37,7 +39,7 @@ for case_dir in "${cases[@]}"; do
   start=$(date +%s.%N)
   mpirun --allow-run-as-root --oversubscribe -np 2 "$bin" graph -i "$config" -o "$out/mpi" --shard >/dev/null
   "$bin" link "$out/mpi" >/dev/null
-  echo "test-cluster: $name mpirun -np 2 + link: $(echo "$(date +%s.%N) - $start" | bc) s"
+  echo "test-cluster: $name mpirun -np 2 + link: $(echo "$(date +%s.%N) - $start" | bc | xargs printf '%.1f') s"
   "$same" "$out/whole" "$out/mpi" || status=1
 
   # Slurm: an array of two shards (SLURM_ARRAY_TASK_ID/COUNT) and the reduce job after it.
@@ -56,7 +58,7 @@ JOB
     [ -z "$(squeue -h -j "$array,$reduce" 2>/dev/null)" ] && break
     sleep 0.5
   done
-  echo "test-cluster: $name sbatch --array=0-1 + dependent link (jobs $array, $reduce): $(echo "$(date +%s.%N) - $start" | bc) s"
+  echo "test-cluster: $name sbatch --array=0-1 + dependent link (jobs $array, $reduce): $(echo "$(date +%s.%N) - $start" | bc | xargs printf '%.1f') s"
   if [ -d "$out/slurm/.graph-ascend-shards" ] || ! grep -q . "$out/link.log"; then
     echo "test-cluster: the Slurm reduce job did not link:" >&2
     cat "$out"/shard-*.log "$out/link.log" >&2 || true
