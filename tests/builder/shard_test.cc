@@ -237,6 +237,25 @@ TEST(ShardLinkTest, ShardsOfAnotherBatchAreRefused) {
   ExpectOneError(RunTool(With(kGloo, {"-o", out, "--shard", "2/2"})), {"flag --shard", "numbered from 0"});
 }
 
+TEST(ShardLinkTest, DamagedStateIsNamed) {
+  TempDir dir;
+  const std::string out = dir / "out";
+  RunShard(kGloo, out, "0/1");
+  const std::string summary = out + "/.graph-ascend-shards/compare_step1_rank0.summary";
+  const std::string good = testing::ReadFile(summary);
+  testing::WriteFile(summary, good.substr(0, good.size() - 3));
+  ExpectOneError(RunTool({"link", out}), {"compare_step1_rank0.summary", "byte 8", "damaged"});
+  testing::WriteFile(summary, "{}");
+  ExpectOneError(RunTool({"link", out}), {"compare_step1_rank0.summary", "byte 0", "not a graph-ascend shard state"});
+  testing::WriteFile(summary, good);
+  const std::string batch = out + "/.graph-ascend-shards/batch";
+  const std::string record = testing::ReadFile(batch);
+  testing::WriteFile(batch, record.substr(0, 20));
+  ExpectOneError(RunTool(With(kGloo, {"-o", out, "--shard", "0/1"})), {".graph-ascend-shards/batch", "damaged"});
+  testing::WriteFile(batch, record);
+  RunLink(out);
+}
+
 // A copy of samples/dist_gloo whose folders can be damaged and repaired.
 std::string CopyGloo(const std::string& to) {
   fs::copy(Sample("dist_gloo"), to, fs::copy_options::recursive);
