@@ -122,6 +122,13 @@ Status RewriteLinks(const std::string& path, const SideLinks& npu, const SideLin
       if (!links[side]->empty()) return Error{path, "", "has no bench graph to link"};
       continue;
     }
+    uint32_t nodes = side == SIDE_NPU ? meta.npu().node_count() : meta.bench().node_count();
+    if (!links[side]->empty() && links[side]->rbegin()->first >= nodes) {
+      return Error{path, side == SIDE_NPU ? "npu graph" : "bench graph",
+                   "the shard's summary links node " + std::to_string(links[side]->rbegin()->first) +
+                       " but the graph has " + std::to_string(nodes) + " nodes: the file is not the one the summary "
+                       "describes (run its shard again)"};
+    }
     auto t = TouchedNodes(reader, side, *links[side]);
     if (!t.ok()) return t.error();
     touched[side] = std::move(*t);
