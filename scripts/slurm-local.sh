@@ -49,7 +49,7 @@ chmod 400 "$dir/munge/munge.key"
 user=$(id -un)
 cat > "$dir/slurm.conf" <<CONF
 ClusterName=galocal
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=$user
 SlurmdUser=$user
 SlurmctldPort=$port
@@ -77,7 +77,7 @@ JobAcctGatherFrequency=1
 InactiveLimit=0
 KillWait=5
 MinJobAge=300
-NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF=$dir/slurm.conf
