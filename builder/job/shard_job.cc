@@ -79,7 +79,9 @@ Result<EnvShard> ShardFromEnvironment(const std::function<const char*(const char
     if (env(rank) == nullptr) continue;
     s.source = rank;
     GA_RETURN_IF_ERROR(number(rank, &s.index));
-    if (env(size) == nullptr) return Error{"", std::string("environment ") + size, std::string("missing beside ") + rank};
+    if (env(size) == nullptr) {
+      return Error{"", std::string("environment ") + size, std::string("missing beside ") + rank};
+    }
     GA_RETURN_IF_ERROR(number(size, &s.count));
     return s;
   }
@@ -165,8 +167,8 @@ BatchPlan PlanUnits(const CompareConfig& config, const std::vector<std::vector<P
     for (size_t s = 0; s < merged->size(); ++s) {
       const MergeStepJob& step = (*merged)[s];
       Unit u;
-      u.key = std::string(config.bench_path.empty() ? "build" : "compare") + (step.step.empty() ? "" : "_" + step.step) +
-              "_merged";
+      u.key = std::string(config.bench_path.empty() ? "build" : "compare") +
+              (step.step.empty() ? "" : "_" + step.step) + "_merged";
       u.step = s;
       for (const auto* ranks : {&step.npu_ranks, &step.bench_ranks}) {
         for (const RankFolder& r : *ranks) {
@@ -296,7 +298,8 @@ Result<GraphResult> RunShard(const CompareConfig& config, const std::string& out
     if (!plan.ok()) return plan.error();
     pairs = std::move(*plan);
   }
-  BatchPlan plan = PlanUnits(config, config.parallel_merge ? nullptr : &pairs, config.parallel_merge ? &merged : nullptr);
+  BatchPlan plan =
+      PlanUnits(config, config.parallel_merge ? nullptr : &pairs, config.parallel_merge ? &merged : nullptr);
   GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
   const std::string state = ShardStateDir(output_dir);
   plan.batch.set_timestamp(options.timestamp.empty() ? LocalTimeStamp() : options.timestamp);
@@ -345,7 +348,9 @@ Result<GraphResult> RunShard(const CompareConfig& config, const std::string& out
       if (step.size() > 1) {
         PreparedPair& p = **pair;
         CommToProto(distributed::ScanRank(u.rank, *p.npu, options.overflow_check), summary.mutable_npu());
-        if (p.bench) CommToProto(distributed::ScanRank(u.rank, *p.bench, options.overflow_check), summary.mutable_bench());
+        if (p.bench) {
+          CommToProto(distributed::ScanRank(u.rank, *p.bench, options.overflow_check), summary.mutable_bench());
+        }
       }
     }
     std::string path = state + "/" + u.key + kSummarySuffix;

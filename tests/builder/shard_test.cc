@@ -203,7 +203,9 @@ INSTANTIATE_TEST_SUITE_P(
                                 true},
                       BatchCase{"dist_gloo_build", {"graph_visualize", "-tp", Sample("dist_gloo/npu")}, true},
                       BatchCase{"parallel_merge_ranks", {"graph_visualize", "-tp", Sample("parallel_merge/npu")}, true},
-                      BatchCase{"parallel_merge_merged", {"graph", "-i", Sample("parallel_merge/compare.json")}, false}),
+                      BatchCase{"parallel_merge_merged",
+                                {"graph", "-i", Sample("parallel_merge/compare.json")},
+                                false}),
     [](const ::testing::TestParamInfo<BatchCase>& i) { return i.param.name; });
 
 const std::vector<std::string> kGloo = {"graph", "-i", Sample("dist_gloo/batch.json")};
