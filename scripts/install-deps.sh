@@ -2,7 +2,8 @@
 # Installs every system package graph-ascend needs on Debian 12 (build, tests, browser).
 # Idempotent: packages already present are skipped by apt.
 # `install-deps.sh aarch64` adds the cross compiler and qemu-user for
-# scripts/build-wheel.sh aarch64 and scripts/test-aarch64.sh.
+# scripts/build-wheel.sh aarch64 and scripts/test-aarch64.sh; `install-deps.sh cluster`
+# adds Slurm and munge for scripts/test-cluster.sh (a one-node cluster, scripts/slurm-local.sh).
 set -euo pipefail
 
 packages=(
@@ -15,10 +16,14 @@ packages=(
   python3 python3-venv python3-pip
   chromium
   time curl ca-certificates
+  openmpi-bin
 )
 
 if [ "${1:-}" = aarch64 ]; then
   packages+=(g++-aarch64-linux-gnu qemu-user)
+fi
+if [ "${1:-}" = cluster ]; then
+  packages+=(slurm-wlm munge bc)
 fi
 
 missing=()

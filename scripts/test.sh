@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs everything needed on a fresh Debian 12 machine
 # and runs every test (C++, Python, and through the installed wheel: the
-# command, the plugin's routes and the browser suite). Used by .ci/run.
+# command, the plugin's routes and the browser suite), and shards on a one-node
+# Slurm cluster and under mpirun (scripts/test-cluster.sh). Used by .ci/run.
 # The build is the portable one (GA_PORTABLE=1), so the wheel packages the
 # executables the C++ and Python tests ran; the aarch64 wheel has its own
 # script (scripts/test-aarch64.sh, not run here: a second full build).
@@ -14,5 +15,6 @@ status=0
 "$root/scripts/test-cpp.sh" || status=1
 "$root/scripts/test-python.sh" || status=1
 "$root/scripts/test-op-scripts.sh" || status=1
+"$root/scripts/test-cluster.sh" || status=1
 { GA_WHEEL_BUILD_DIR="$root/build" "$root/scripts/build-wheel.sh" && "$root/scripts/test-wheel.sh"; } || status=1
 exit $status

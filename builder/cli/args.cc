@@ -9,11 +9,26 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "job/shard_job.h"
+
 namespace graph_ascend::cli {
 
 bool ArgReader::Value(std::string* out) {
   if (i_ + 1 >= args_.size() || (args_[i_ + 1].size() > 1 && args_[i_ + 1][0] == '-')) return false;
   *out = args_[++i_];
+  return true;
+}
+
+bool ArgReader::Shard(job::ShardSpec* s, std::string* error) {
+  if (flag() != "--shard") return false;
+  std::string value = "auto";
+  Value(&value);
+  auto spec = job::ParseShard(value, getenv);
+  if (spec.ok()) {
+    *s = *spec;
+  } else {
+    *error = spec.error().ToString();
+  }
   return true;
 }
 

@@ -25,6 +25,9 @@ class ArgReader {
   // --rank_size, --tp, --pp, --vpp or --order into `p`. Returns false when
   // the current flag is none of them; `error` is set on a bad value.
   bool Parallel(job::ParallelFlags* p, std::string* error);
+  // --shard [I/N|auto|auto/N] into `s` (auto from the environment). Returns
+  // false when the current flag is another one; `error` is set on a bad value.
+  bool Shard(job::ShardSpec* s, std::string* error);
 
  private:
   const std::vector<std::string>& args_;

@@ -10,6 +10,8 @@ namespace graph_ascend::cli {
 int GraphCommand(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 // msprobe 26's `graph_visualize` flags over the same jobs as GraphCommand.
 int VisualizeCommand(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+// After the shards of a batch: the cross-rank links.
+int LinkCommand(const std::vector<std::string>& args);
 int InfoCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);
 int ImportCommand(const std::vector<std::string>& args);

@@ -10,6 +10,7 @@ namespace {
 
 const char* kGraphUsage =
     "usage: graph-ascend graph -i COMPARE_JSON -o OUTPUT_DIR [-oc] [-cs] [-f] [-lm [YAML]] [-v] [--progress_json]\n"
+    "                          [--shard I/N]\n"
     "                          [--rank_size N [B] --tp N [B] --pp N [B] [--vpp N [B]] [--order N [B]]]\n"
     "\n"
     "Builds (npu_path only) or compares (npu_path and bench_path) msprobe dumps named in\n"
@@ -24,6 +25,10 @@ const char* kGraphUsage =
     "  -lm, --layer_mapping [YAML]  match by name mapping (across suites or frameworks)\n"
     "  -v, --verbose              print what is being done\n"
     "  --progress_json            print progress as JSON lines on stderr (for programs)\n"
+    "  --shard I/N|auto|auto/N    build only shard I of N of a batch's (step, rank) pairs; auto takes I\n"
+    "                             and N from Slurm arrays, Open MPI, PMI or srun, auto/N takes I from\n"
+    "                             JOB_COMPLETION_INDEX too; then run graph-ascend link OUTPUT_DIR once\n"
+    "                             (docs/SCALE.md)\n"
     "\n"
     "Parallel merge (msprobe 26 flags; or compare.json's \"parallel_merge\" section, not both): merge\n"
     "the rank<N> folders of a tensor/pipeline-parallel run into one graph per data-parallel replica,\n"
@@ -72,6 +77,8 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
       verbose = true;
     } else if (a == "--progress_json") {
       progress_json = true;
+    } else if (reader.Shard(&options.shard, &parallel_error)) {
+      if (!parallel_error.empty()) return Fail(parallel_error);
     } else if (reader.Parallel(&options.parallel, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);
     } else {

@@ -19,6 +19,7 @@ const char* kUsage =
     "commands:\n"
     "  graph   build or compare msprobe dumps into .vis files (msprobe graph)\n"
     "  graph_visualize  the same with msprobe 26's flags (-tp TARGET [-gp GOLDEN] -o OUT)\n"
+    "  link    after graph --shard I/N: add the cross-rank links to the shards' files\n"
     "  info    summarise a .vis file: nodes, matches, colour buckets, overflow, worst nodes\n"
     "  export  write a .vis as msprobe's JSON .vis or .vis.db for msprobe's own viewers\n"
     "  import  convert msprobe's JSON .vis or .vis.db into .vis files\n"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> full(argv, argv + argc);
   if (command == "graph") return graph_ascend::cli::GraphCommand(args, full);
   if (command == "graph_visualize") return graph_ascend::cli::VisualizeCommand(args, full);
+  if (command == "link") return graph_ascend::cli::LinkCommand(args);
   if (command == "info") return graph_ascend::cli::InfoCommand(args);
   if (command == "export") return graph_ascend::cli::ExportCommand(args);
   if (command == "import") return graph_ascend::cli::ImportCommand(args);

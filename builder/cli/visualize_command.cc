@@ -16,6 +16,7 @@ const char* kVisualizeUsage =
     "                                    [-tensor_log] [-progress_log] [--rank_size N [B] --tp N [B] --pp N [B]\n"
     "                                    [--vpp N [B]] [--order S [B]]] [--file_type db|json]\n"
     "                                    [--output_format vis|db] [--progress_json] [-v]\n"
+    "                                    [--shard I/N]\n"
     "\n"
     "msprobe 26's graph_visualize arguments. Builds TARGET_DIR (or compares it with GOLDEN_DIR)\n"
     "into .vis files in OUTPUT_DIR. Each directory holds the dump files of one rank, rank<N>\n"
@@ -40,6 +41,8 @@ const char* kVisualizeUsage =
     "  --output_format vis|db         vis (default): graph-ascend .vis files; db: msprobe's .vis.db\n"
     "  --progress_json                print stage and progress as JSON lines on stderr (for programs)\n"
     "  -v, --verbose                  print what is being done (stderr)\n"
+    "  --shard I/N|auto|auto/N        build only shard I of N of the (step, rank) pairs, then run\n"
+    "                                 graph-ascend link OUTPUT_DIR once (docs/SCALE.md)\n"
     "  -h, --help                     this help\n";
 
 // msprobe 26's progress lines: `PROGRESS: {"current_progress": N, ...}` on
@@ -140,6 +143,8 @@ int VisualizeCommand(const std::vector<std::string>& raw_args, const std::vector
       verbose = true;
     } else if (a == "--progress_json") {
       progress_json = true;
+    } else if (reader.Shard(&options.shard, &parallel_error)) {
+      if (!parallel_error.empty()) return Fail(parallel_error);
     } else if (reader.Parallel(&options.parallel, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);
     } else {

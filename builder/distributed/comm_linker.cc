@@ -39,64 +39,41 @@ const Api* FindApi(const std::string& api) {
   return nullptr;
 }
 
-// What the linker needs of one communication node.
-struct CommNode {
-  uint32_t node;
-  std::string api;
-  bool has_rank_param = false;
-  int64_t rank_param = 0;
-  bool has_group = false;
-  std::vector<int64_t> group_ranks;
-  std::string group_id;
-  std::string uid;                 // P2P and collectives
-  std::vector<std::string> uids;   // batch_isend_irecv
-};
-
-class RankTables {
+// Reads one rank's communication nodes out of its graph and dump.
+class RankScanner {
  public:
-  RankTables(int rank, Side* side, bool overflow) : rank_(rank), side_(side), overflow_(overflow) { Scan(); }
+  RankScanner(const Side& side, bool overflow) : side_(side), overflow_(overflow) {}
 
-  int rank() const { return rank_; }
-  Side* side() const { return side_; }
-  std::vector<CommNode>& nodes() { return nodes_; }
-  const CommNode* ByUid(const std::string& uid) const {
-    auto it = by_uid_.find(uid);
-    return it == by_uid_.end() ? nullptr : &nodes_[it->second];
-  }
-  std::string Index(uint32_t node) const;
-  std::string Name(uint32_t node) const { return std::string(side_->graph->Name(node)); }
-  // The output.0 item's dtype, shape and statistics, for the P2P check.
-  bool Output0(uint32_t node, std::vector<std::string>* out) const;
+  std::vector<CommNode> Scan() const;
 
  private:
-  void Scan();
+  std::string Index(uint32_t node) const;
+  // The output.0 item's dtype, shape and statistics, for the P2P check.
+  bool Output0(uint32_t node, std::vector<std::string>* out) const;
   const dump::DumpItem* Item(uint32_t node, const std::string& suffix) const;
   bool IntValue(const dump::DumpItem& item, int64_t* v) const;
 
-  int rank_;
-  Side* side_;
+  const Side& side_;
   bool overflow_;
-  std::vector<CommNode> nodes_;
-  std::unordered_map<std::string, size_t> by_uid_;
 };
 
-const dump::DumpItem* RankTables::Item(uint32_t node, const std::string& suffix) const {
-  int32_t e = side_->graph->entry[node];
+const dump::DumpItem* RankScanner::Item(uint32_t node, const std::string& suffix) const {
+  int32_t e = side_.graph->entry[node];
   if (e == kNoNode) return nullptr;
-  int64_t key = side_->pool->Find(suffix);
+  int64_t key = side_.pool->Find(suffix);
   if (key < 0) return nullptr;
-  const dump::DumpEntry& entry = side_->dump.entries[e];
+  const dump::DumpEntry& entry = side_.dump.entries[e];
   for (uint32_t k = 0; k < entry.input_count + entry.output_count; ++k) {
-    const dump::DumpItem& item = side_->dump.items[entry.first_item + k];
+    const dump::DumpItem& item = side_.dump.items[entry.first_item + k];
     if (!(item.flags & dump::kItemFullKey) && item.key == static_cast<uint32_t>(key)) return &item;
   }
   return nullptr;
 }
 
-bool RankTables::IntValue(const dump::DumpItem& item, int64_t* v) const {
-  int64_t value_key = side_->pool->Find("value");
+bool RankScanner::IntValue(const dump::DumpItem& item, int64_t* v) const {
+  int64_t value_key = side_.pool->Find("value");
   for (uint32_t f = item.first_field; f < item.first_field + item.field_count; ++f) {
-    const dump::Field& field = side_->dump.fields[f];
+    const dump::Field& field = side_.dump.fields[f];
     if (static_cast<int64_t>(field.name) == value_key && field.value.kind == dump::ValueKind::kInteger) {
       *v = field.value.integer;
       return true;
@@ -105,19 +82,19 @@ bool RankTables::IntValue(const dump::DumpItem& item, int64_t* v) const {
   return false;
 }
 
-bool RankTables::Output0(uint32_t node, std::vector<std::string>* out) const {
+bool RankScanner::Output0(uint32_t node, std::vector<std::string>* out) const {
   const dump::DumpItem* item = Item(node, ".output.0");
   if (item == nullptr) return false;
   static const char* const kKeys[] = {"dtype", "shape", "Max", "Min", "Mean", "Norm"};
   for (const char* k : kKeys) {
-    int64_t key = side_->pool->Find(k);
+    int64_t key = side_.pool->Find(k);
     std::string v = "null";
     for (uint32_t f = item->first_field; f < item->first_field + item->field_count; ++f) {
-      const dump::Field& field = side_->dump.fields[f];
+      const dump::Field& field = side_.dump.fields[f];
       if (static_cast<int64_t>(field.name) != key) continue;
       switch (field.value.kind) {
         case dump::ValueKind::kString:
-        case dump::ValueKind::kJson: v = "s" + std::string(side_->pool->Get(field.value.string)); break;
+        case dump::ValueKind::kJson: v = "s" + std::string(side_.pool->Get(field.value.string)); break;
         case dump::ValueKind::kInteger: v = "n" + PyRepr(static_cast<double>(field.value.integer)); break;
         case dump::ValueKind::kNumber: v = "n" + PyRepr(field.value.number); break;
         case dump::ValueKind::kBool: v = field.value.boolean ? "True" : "False"; break;
@@ -129,8 +106,8 @@ bool RankTables::Output0(uint32_t node, std::vector<std::string>* out) const {
   return true;
 }
 
-std::string RankTables::Index(uint32_t node) const {
-  const graph::Graph& g = *side_->graph;
+std::string RankScanner::Index(uint32_t node) const {
+  const graph::Graph& g = *side_.graph;
   if (overflow_) {
     switch (g.overflow[node]) {
       case dump::OverflowLevel::kMedium: return "medium";
@@ -145,11 +122,12 @@ std::string RankTables::Index(uint32_t node) const {
   return PyRepr(p);
 }
 
-void RankTables::Scan() {
-  const graph::Graph& g = *side_->graph;
+std::vector<CommNode> RankScanner::Scan() const {
+  const graph::Graph& g = *side_.graph;
+  std::vector<CommNode> nodes;
   std::map<std::string, int> count;
-  int64_t group_ranks_key = side_->pool->Find("group_ranks");
-  int64_t group_id_key = side_->pool->Find("group_id");
+  int64_t group_ranks_key = side_.pool->Find("group_ranks");
+  int64_t group_id_key = side_.pool->Find("group_id");
   for (uint32_t n = 0; n < g.size(); ++n) {
     std::string_view name = g.Name(n);
     if (name.substr(0, 11) != "Distributed") continue;
@@ -166,9 +144,9 @@ void RankTables::Scan() {
     }
     if (const dump::DumpItem* group = Item(n, ".input.group")) {
       for (uint32_t f = group->first_field; f < group->first_field + group->field_count; ++f) {
-        const dump::Field& field = side_->dump.fields[f];
+        const dump::Field& field = side_.dump.fields[f];
         if (static_cast<int64_t>(field.name) == group_ranks_key && field.value.kind == dump::ValueKind::kJson) {
-          std::string_view text = side_->pool->Get(field.value.string);
+          std::string_view text = side_.pool->Get(field.value.string);
           for (size_t i = 0; i < text.size();) {
             if (text[i] >= '0' && text[i] <= '9') {
               int64_t v = 0;
@@ -180,7 +158,7 @@ void RankTables::Scan() {
           }
         }
         if (static_cast<int64_t>(field.name) == group_id_key && field.value.kind == dump::ValueKind::kString) {
-          c.group_id = std::string(side_->pool->Get(field.value.string));
+          c.group_id = std::string(side_.pool->Get(field.value.string));
         }
       }
       c.has_group = !c.group_ranks.empty() && !c.group_id.empty();
@@ -188,63 +166,79 @@ void RankTables::Scan() {
     if (c.api == "batch_isend_irecv") {
       int32_t e = g.entry[n];
       if (e == kNoNode) continue;
-      const dump::DumpEntry& entry = side_->dump.entries[e];
+      const dump::DumpEntry& entry = side_.dump.entries[e];
       for (uint32_t k = 0; k < entry.p2p_count; ++k) {
-        const dump::P2POp& op = side_->dump.p2p[entry.first_p2p + k];
+        const dump::P2POp& op = side_.dump.p2p[entry.first_p2p + k];
         if (op.op == 0 || op.peer < 0) continue;
-        std::string gid = std::string(side_->pool->Get(op.op)) + "_rank" + std::to_string(op.peer) + "_" +
-                          (op.group_id ? std::string(side_->pool->Get(op.group_id)) : "None");
-        std::string uid = gid + "_" + std::to_string(++count[gid]);
-        c.uids.push_back(uid);
+        std::string gid = std::string(side_.pool->Get(op.op)) + "_rank" + std::to_string(op.peer) + "_" +
+                          (op.group_id ? std::string(side_.pool->Get(op.group_id)) : "None");
+        c.uids.push_back(gid + "_" + std::to_string(++count[gid]));
       }
       if (c.uids.empty()) continue;
-      for (const std::string& uid : c.uids) by_uid_[uid] = nodes_.size();
-      nodes_.push_back(std::move(c));
-      continue;
-    }
-    std::string gid;
-    if (api != nullptr && api->kind == Kind::kP2P) {
-      if (!c.has_rank_param) continue;
-      gid = c.api + "rank" + std::to_string(c.rank_param);
     } else {
-      if (!c.has_group) continue;
-      gid = c.group_id + c.api;
+      std::string gid;
+      if (api != nullptr && api->kind == Kind::kP2P) {
+        if (!c.has_rank_param) continue;
+        gid = c.api + "rank" + std::to_string(c.rank_param);
+      } else {
+        if (!c.has_group) continue;
+        gid = c.group_id + c.api;
+      }
+      c.uid = gid + "_" + std::to_string(++count[gid]);
     }
-    c.uid = gid + "_" + std::to_string(++count[gid]);
-    by_uid_[c.uid] = nodes_.size();
-    nodes_.push_back(std::move(c));
+    c.name = std::string(name);
+    c.index = Index(n);
+    c.has_output0 = Output0(n, &c.output0);
+    nodes.push_back(std::move(c));
   }
+  return nodes;
 }
 
-void Annotate(Side* side, uint32_t node, const std::string& type, int rank, const std::string& peer_node,
-              const std::string& peer_index) {
-  if (side->distributed_first.size() < side->graph->size()) side->distributed_first.resize(side->graph->size(), kNoNode);
-  Side::DistributedLink link{type, rank, peer_node, peer_index, kNoNode};
-  int32_t id = static_cast<int32_t>(side->distributed.size());
-  side->distributed.push_back(link);
-  int32_t* tail = &side->distributed_first[node];
-  while (*tail != kNoNode) tail = &side->distributed[*tail].next;
-  *tail = id;
-}
+// One rank's nodes by uid (a later node with the same uid wins), and the
+// links being made.
+struct RankState {
+  const RankComm* comm;
+  std::unordered_map<std::string, size_t> by_uid;
+  RankLinks* links;
 
-bool Annotated(const Side& side, uint32_t node) {
-  return node < side.distributed_first.size() && side.distributed_first[node] != kNoNode;
-}
+  const CommNode* ByUid(const std::string& uid) const {
+    auto it = by_uid.find(uid);
+    return it == by_uid.end() ? nullptr : &comm->nodes[it->second];
+  }
+  bool Annotated(uint32_t node) const { return links->nodes.count(node) != 0; }
+  void Add(uint32_t node, const std::string& type, int rank, const CommNode& peer) {
+    links->nodes[node].push_back(CommLink{type, rank, peer.name, peer.index});
+  }
+};
 
 }  // namespace
 
-uint32_t LinkRanks(const std::vector<RankGraph>& ranks, bool overflow_check) {
-  std::vector<std::unique_ptr<RankTables>> tables;
-  std::map<int, RankTables*> by_rank;
-  for (const RankGraph& r : ranks) {
-    tables.push_back(std::make_unique<RankTables>(r.rank, r.side, overflow_check));
-    by_rank[r.rank] = tables.back().get();
+RankComm ScanRank(int rank, const graph::Side& side, bool overflow_check) {
+  return RankComm{rank, RankScanner(side, overflow_check).Scan()};
+}
+
+std::vector<RankLinks> LinkComm(const std::vector<RankComm>& ranks, uint32_t* annotated_out) {
+  std::vector<RankLinks> links(ranks.size());
+  std::vector<RankState> states(ranks.size());
+  std::map<int, RankState*> by_rank;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    states[i].comm = &ranks[i];
+    states[i].links = &links[i];
+    for (size_t k = 0; k < ranks[i].nodes.size(); ++k) {
+      const CommNode& c = ranks[i].nodes[k];
+      if (!c.uids.empty()) {
+        for (const std::string& uid : c.uids) states[i].by_uid[uid] = k;
+      } else {
+        states[i].by_uid[c.uid] = k;
+      }
+    }
+    by_rank[ranks[i].rank] = &states[i];
   }
   uint32_t annotated = 0;
-  for (auto& t : tables) {
-    Side* side = t->side();
-    for (CommNode& c : t->nodes()) {
-      if (Annotated(*side, c.node)) continue;
+  for (RankState& t : states) {
+    const int my_rank = t.comm->rank;
+    for (const CommNode& c : t.comm->nodes) {
+      if (t.Annotated(c.node)) continue;
       const Api* api = FindApi(c.api);
       if (!c.uids.empty()) {
         // batch_isend_irecv: one entry per operation.
@@ -257,19 +251,16 @@ uint32_t LinkRanks(const std::vector<RankGraph>& ranks, bool overflow_check) {
           int target_rank = std::atoi(uid.substr(r0, r1 - r0).c_str());
           auto it = by_rank.find(target_rank);
           if (it == by_rank.end()) continue;
-          std::string target_uid = ReplaceAll(ReplaceAll(uid, "rank" + std::to_string(target_rank),
-                                                         "rank" + std::to_string(t->rank())),
-                                              op, op_api->peer);
+          std::string target_uid = ReplaceAll(
+              ReplaceAll(uid, "rank" + std::to_string(target_rank), "rank" + std::to_string(my_rank)), op,
+              op_api->peer);
           const CommNode* target = it->second->ByUid(target_uid);
           if (target == nullptr) continue;
-          Annotate(side, c.node, op_api->type, target_rank, it->second->Name(target->node),
-                   it->second->Index(target->node));
+          t.Add(c.node, op_api->type, target_rank, *target);
         }
-        if (Annotated(*side, c.node)) {
+        if (t.Annotated(c.node)) {
           ++annotated;
-          int links = 0;
-          for (int32_t i = side->distributed_first[c.node]; i != kNoNode; i = side->distributed[i].next) ++links;
-          if (links > 1) side->distributed_is_list.insert(c.node);
+          if (t.links->nodes[c.node].size() > 1) t.links->lists.insert(c.node);
         }
         continue;
       }
@@ -277,41 +268,65 @@ uint32_t LinkRanks(const std::vector<RankGraph>& ranks, bool overflow_check) {
         int target_rank = static_cast<int>(c.rank_param);
         auto it = by_rank.find(target_rank);
         if (it == by_rank.end()) continue;
-        std::string target_uid = ReplaceAll(ReplaceAll(c.uid, "rank" + std::to_string(target_rank),
-                                                       "rank" + std::to_string(t->rank())),
-                                            c.api, api->peer);
+        std::string target_uid = ReplaceAll(
+            ReplaceAll(c.uid, "rank" + std::to_string(target_rank), "rank" + std::to_string(my_rank)), c.api,
+            api->peer);
         const CommNode* target = it->second->ByUid(target_uid);
-        if (target == nullptr || !target->has_rank_param || target->rank_param != t->rank()) continue;
-        std::vector<std::string> mine, theirs;
-        if (!t->Output0(c.node, &mine) || !it->second->Output0(target->node, &theirs) || mine != theirs) continue;
+        if (target == nullptr || !target->has_rank_param || target->rank_param != my_rank) continue;
+        if (!c.has_output0 || !target->has_output0 || c.output0 != target->output0) continue;
         const Api* peer_api = FindApi(api->peer);
-        Annotate(side, c.node, api->type, target_rank, it->second->Name(target->node), it->second->Index(target->node));
-        Annotate(it->second->side(), target->node, peer_api->type, t->rank(), t->Name(c.node), t->Index(c.node));
+        t.Add(c.node, api->type, target_rank, *target);
+        it->second->Add(target->node, peer_api->type, my_rank, c);
         annotated += 2;
         continue;
       }
       // Collectives: only the root rank of a one-to-many / many-to-one API initiates.
-      if (api != nullptr && (!c.has_rank_param || c.rank_param != t->rank())) continue;
+      if (api != nullptr && (!c.has_rank_param || c.rank_param != my_rank)) continue;
       std::string type = api != nullptr ? api->type : "send_receive";
       bool found = false;
       for (int64_t r : c.group_ranks) {
-        if (r == t->rank()) continue;
+        if (r == my_rank) continue;
         auto it = by_rank.find(static_cast<int>(r));
         if (it == by_rank.end()) continue;
         const CommNode* target = it->second->ByUid(c.uid);
         if (target == nullptr || !target->has_group || target->group_id != c.group_id) continue;
-        Annotate(side, c.node, type, static_cast<int>(r), it->second->Name(target->node),
-                 it->second->Index(target->node));
+        t.Add(c.node, type, static_cast<int>(r), *target);
         found = true;
         if (api != nullptr) {
-          Annotate(it->second->side(), target->node, type == "send" ? "receive" : "send", t->rank(), t->Name(c.node),
-                   t->Index(c.node));
+          it->second->Add(target->node, type == "send" ? "receive" : "send", my_rank, c);
           ++annotated;
         }
       }
       if (found) ++annotated;
     }
   }
+  if (annotated_out != nullptr) *annotated_out = annotated;
+  return links;
+}
+
+void Annotate(const RankLinks& links, graph::Side* side) {
+  for (const auto& [node, list] : links.nodes) {
+    for (const CommLink& l : list) {
+      if (side->distributed_first.size() < side->graph->size()) {
+        side->distributed_first.resize(side->graph->size(), kNoNode);
+      }
+      Side::DistributedLink link{l.type, l.rank, l.peer_node, l.peer_index, kNoNode};
+      int32_t id = static_cast<int32_t>(side->distributed.size());
+      side->distributed.push_back(link);
+      int32_t* tail = &side->distributed_first[node];
+      while (*tail != kNoNode) tail = &side->distributed[*tail].next;
+      *tail = id;
+    }
+  }
+  for (uint32_t node : links.lists) side->distributed_is_list.insert(node);
+}
+
+uint32_t LinkRanks(const std::vector<RankGraph>& ranks, bool overflow_check) {
+  std::vector<RankComm> comm;
+  for (const RankGraph& r : ranks) comm.push_back(ScanRank(r.rank, *r.side, overflow_check));
+  uint32_t annotated = 0;
+  std::vector<RankLinks> links = LinkComm(comm, &annotated);
+  for (size_t i = 0; i < ranks.size(); ++i) Annotate(links[i], ranks[i].side);
   return annotated;
 }
 

@@ -2,6 +2,7 @@
 // every output file of a compare.json (reference §1 pipeline).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,6 +27,14 @@ enum class OutputFormat {
   kVisDb,  // msprobe 8.2+/26.x SQLite .vis.db (graph_visualize --output_format db)
 };
 
+// One share of a batch (`--shard I/N`): the work units whose shard is
+// `index` among `count` (job/shard_job.h). count 0: the whole batch.
+struct ShardSpec {
+  uint32_t index = 0;
+  uint32_t count = 0;
+  bool given() const { return count > 0; }
+};
+
 struct GraphOptions {
   bool overflow_check = false;       // -oc
   bool complete_stack = false;       // -cs
@@ -40,6 +49,7 @@ struct GraphOptions {
   // The grading the file shows first: graph takes the 8.x index,
   // graph_visualize msprobe 26's pass/warning/error. Both are stored.
   vis::Grading grading = vis::GRADING_INDEX;
+  ShardSpec shard;                   // --shard I/N
   // Progress of the current file: its name and a fraction in [0, 1].
   std::function<void(const std::string&, double)> progress;
   // Progress of the whole run, a fraction in [0, 1] (graph_visualize -progress_log).

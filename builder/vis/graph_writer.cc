@@ -58,7 +58,7 @@ Status WriteDetails(VisWriter* w, Side side_id, graph::Side* side, graph::Side* 
       req.compare_pair(n, d, peer);
     }
     bytes += d->ByteSizeLong();
-    if (block->detail_size() >= static_cast<int>(kDetailBlockNodes) || bytes >= kDetailBlockBytes) {
+    if (DetailBlockFull(block->detail_size(), bytes)) {
       GA_RETURN_IF_ERROR(flush());
     }
     if (req.progress && (n & 4095) == 0) req.progress(progress_base + progress_span * n / g.size());

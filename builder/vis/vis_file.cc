@@ -135,6 +135,14 @@ Status VisWriter::WriteSection(SectionKind kind, Side side, uint32_t first, uint
   return WriteBytes(packed_.data(), n);
 }
 
+Status VisWriter::CopySection(const SectionRef& ref, const std::string& frame) {
+  SectionRef* copy = toc_.add_sections();
+  *copy = ref;
+  copy->set_offset(offset_);
+  copy->set_compressed_size(frame.size());
+  return WriteBytes(frame.data(), frame.size());
+}
+
 Status VisWriter::WriteMeta(const FileMeta& meta) { return WriteSection(SECTION_META, SIDE_NPU, 0, 0, meta); }
 
 Status VisWriter::WriteIndexChunk(Side side, const NodeIndexChunk& chunk) {
@@ -249,15 +257,20 @@ Result<std::unique_ptr<VisReader>> VisReader::Open(const std::string& path) {
   return r;
 }
 
-Status VisReader::ReadSection(const SectionRef& ref, google::protobuf::MessageLite* msg) const {
+Status VisReader::ReadFrame(const SectionRef& ref, std::string* frame) const {
   // Checked again here (not only in Open) because callers may pass any ref.
   if (!InRange(ref, kHeaderSize, size_) || ref.compressed_size() > ZSTD_compressBound(kMaxSectionBytes)) {
     return MakeError(path_, ByteWhere(ref.offset()), std::string("damaged ") + KindName(ref.kind()) +
                                                          " section (" + std::to_string(ref.compressed_size()) +
                                                          " bytes out of range)");
   }
-  std::string packed(ref.compressed_size(), '\0');
-  GA_RETURN_IF_ERROR(ReadAt(fd_, path_, ref.offset(), packed.size(), packed.data()));
+  frame->assign(ref.compressed_size(), '\0');
+  return ReadAt(fd_, path_, ref.offset(), frame->size(), frame->data());
+}
+
+Status VisReader::ReadSection(const SectionRef& ref, google::protobuf::MessageLite* msg) const {
+  std::string packed;
+  GA_RETURN_IF_ERROR(ReadFrame(ref, &packed));
   unsigned long long raw = ZSTD_getFrameContentSize(packed.data(), packed.size());
   if (raw == ZSTD_CONTENTSIZE_ERROR || raw == ZSTD_CONTENTSIZE_UNKNOWN || raw > kMaxSectionBytes ||
       (ref.raw_size() != 0 && raw != ref.raw_size())) {

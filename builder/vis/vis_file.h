@@ -39,6 +39,13 @@ inline constexpr uint32_t kDetailBlockNodes = 128;
 inline constexpr size_t kDetailBlockBytes = 1u << 20;
 inline constexpr uint32_t kStackChunk = 4096;
 
+// Whether a detail block of `nodes` nodes and `bytes` serialized bytes is
+// written out (the next node starts a new block). One rule for every writer,
+// so a rewritten file blocks its details as the first writer did.
+inline bool DetailBlockFull(size_t nodes, size_t bytes) {
+  return nodes >= kDetailBlockNodes || bytes >= kDetailBlockBytes;
+}
+
 class VisWriter {
  public:
   // Creates "<path>.tmp-<pid>" in the target's directory.
@@ -53,6 +60,8 @@ class VisWriter {
   Status WriteDetailBlock(Side side, const NodeDetailBlock& block);
   Status WriteStackChunk(Side side, const StackChunk& chunk);
   Status WriteDivergence(const DivergenceRanking& ranking);
+  // A section read with VisReader::ReadFrame, copied as it is (offset aside).
+  Status CopySection(const SectionRef& ref, const std::string& frame);
 
   // Writes the table of contents and trailer, flushes, renames onto the target.
   Status Commit();
@@ -114,6 +123,8 @@ class VisReader {
 
   // Decompresses and parses one section.
   Status ReadSection(const SectionRef& ref, google::protobuf::MessageLite* msg) const;
+  // The zstd frame of one section, as stored.
+  Status ReadFrame(const SectionRef& ref, std::string* frame) const;
 
  private:
   VisReader(std::string path, int fd, uint64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}

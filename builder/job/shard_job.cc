@@ -1,0 +1,498 @@
+#include "job/shard_job.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <queue>
+#include <set>
+
+#include "base/time_stamp.h"
+#include "distributed/comm_linker.h"
+#include "job/pair_runner.h"
+#include "job/shard_state.h"
+#include "shard.pb.h"
+#include "vis/link_rewrite.h"
+
+namespace graph_ascend::job {
+namespace {
+
+constexpr char kBatchFile[] = "batch";
+constexpr char kSummarySuffix[] = ".summary";
+
+// ---------------------------------------------------------------- --shard
+
+Result<uint32_t> ParseNumber(const std::string& text, const std::string& where, const std::string& what) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return Error{"", where, "'" + text + "': expected " + what};
+  }
+  return static_cast<uint32_t>(std::strtoul(text.c_str(), nullptr, 10));
+}
+
+// The shard index and count the environment gives, if any.
+struct EnvShard {
+  bool found = false;
+  std::string source;  // the variables, for messages
+  uint32_t index = 0;
+  uint32_t count = 0;  // 0: the engine gives no count
+};
+
+Result<EnvShard> ShardFromEnvironment(const std::function<const char*(const char*)>& env) {
+  auto number = [&](const char* name, uint32_t* out) -> Status {
+    auto v = ParseNumber(env(name), "environment " + std::string(name), "a non-negative integer");
+    if (!v.ok()) return v.error();
+    *out = *v;
+    return Status::Ok();
+  };
+  EnvShard s;
+  s.found = true;
+  if (env("SLURM_ARRAY_TASK_ID") != nullptr) {
+    s.source = "SLURM_ARRAY_TASK_ID";
+    uint32_t id = 0, min = 0, step = 1;
+    GA_RETURN_IF_ERROR(number("SLURM_ARRAY_TASK_ID", &id));
+    if (env("SLURM_ARRAY_TASK_COUNT") == nullptr) {
+      return Error{"", "environment SLURM_ARRAY_TASK_COUNT", "missing beside SLURM_ARRAY_TASK_ID"};
+    }
+    GA_RETURN_IF_ERROR(number("SLURM_ARRAY_TASK_COUNT", &s.count));
+    if (env("SLURM_ARRAY_TASK_MIN") != nullptr) GA_RETURN_IF_ERROR(number("SLURM_ARRAY_TASK_MIN", &min));
+    if (env("SLURM_ARRAY_TASK_STEP") != nullptr) GA_RETURN_IF_ERROR(number("SLURM_ARRAY_TASK_STEP", &step));
+    if (step == 0 || id < min || (id - min) % step != 0) {
+      return Error{"", "environment SLURM_ARRAY_TASK_ID",
+                   std::to_string(id) + " is not in a regular array (min " + std::to_string(min) + ", step " +
+                       std::to_string(step) + "): use --array=0-N-1 or give --shard I/N"};
+    }
+    s.index = (id - min) / step;
+    return s;
+  }
+  const std::pair<const char*, const char*> pairs[] = {
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+      {"PMI_RANK", "PMI_SIZE"},
+      {"SLURM_PROCID", "SLURM_NTASKS"},
+  };
+  for (const auto& [rank, size] : pairs) {
+    if (env(rank) == nullptr) continue;
+    s.source = rank;
+    GA_RETURN_IF_ERROR(number(rank, &s.index));
+    if (env(size) == nullptr) {
+      return Error{"", std::string("environment ") + size, std::string("missing beside ") + rank};
+    }
+    GA_RETURN_IF_ERROR(number(size, &s.count));
+    return s;
+  }
+  if (env("JOB_COMPLETION_INDEX") != nullptr) {
+    s.source = "JOB_COMPLETION_INDEX";
+    GA_RETURN_IF_ERROR(number("JOB_COMPLETION_INDEX", &s.index));
+    return s;
+  }
+  return EnvShard{};
+}
+
+uint64_t DumpBytes(const std::string& dir) {
+  if (dir.empty()) return 0;
+  struct stat st;
+  return stat((dir + "/dump.json").c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+// ---------------------------------------------------------------- the batch
+
+// A work unit of this run, with what is needed to build it.
+struct Unit {
+  std::string key;
+  int rank = 0;
+  uint64_t weight = 0;
+  size_t step = 0;   // index into the plan
+  size_t index = 0;  // pair index in its step (pairs)
+  std::string inputs;  // its folders, for the identity
+};
+
+std::string Flag(const char* name, bool v) { return std::string(" ") + name + "=" + (v ? "1" : "0"); }
+
+std::string Params(const ParallelParams& p) {
+  return std::to_string(p.rank_size) + "," + std::to_string(p.tp) + "," + std::to_string(p.pp) + "," +
+         std::to_string(p.vpp) + "," + p.order;
+}
+
+// What makes two shards parts of one batch: inputs, options that change the
+// files, and the units.
+std::string Identity(const CompareConfig& config, const GraphOptions& o, const std::vector<Unit>& units) {
+  std::string s = "graph-ascend shard batch 1\n";
+  s += "config " + config.path + "\nnpu " + config.npu_path + "\nbench " + config.bench_path + "\n";
+  s += "pairing " + std::to_string(static_cast<int>(config.pairing)) + "\n";
+  if (config.parallel_merge) s += "merge " + Params(config.npu_parallel) + " " + Params(config.bench_parallel) + "\n";
+  s += "options" + Flag("oc", o.overflow_check) + Flag("cs", o.complete_stack) + Flag("bi", o.backward_inplace) +
+       Flag("f", o.fuzzy_match) + Flag("lm", o.layer_mapping) + " lm_file=" + o.layer_mapping_file +
+       " grading=" + std::to_string(static_cast<int>(o.grading)) + "\n";
+  for (const Unit& u : units) s += "unit " + u.key + " " + u.inputs + "\n";
+  return s;
+}
+
+// Records the batch, or checks that the one recorded is this one.
+Result<shard::ShardBatch> OpenBatch(const std::string& state, shard::ShardBatch wanted) {
+  if (mkdir(state.c_str(), 0750) != 0 && errno != EEXIST) {
+    return Error{state, "", std::string("cannot create the shard state folder: ") + strerror(errno)};
+  }
+  std::string path = state + "/" + kBatchFile;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    Status written = WriteShardState(path, wanted, /*exclusive=*/true);
+    if (written.ok()) return wanted;
+    if (written.error().message != "exists") return written.error();
+  }
+  shard::ShardBatch batch;
+  GA_RETURN_IF_ERROR(ReadShardState(path, &batch));
+  if (batch.identity() != wanted.identity()) {
+    return Error{path, "", "records another batch (other inputs, options or rank folders, started " +
+                               batch.timestamp() + "): link it (graph-ascend link), or remove " + state +
+                               ", or build into another folder"};
+  }
+  return batch;
+}
+
+// The units of the batch and its steps as recorded.
+struct BatchPlan {
+  std::vector<Unit> units;
+  shard::ShardBatch batch;
+};
+
+BatchPlan PlanUnits(const CompareConfig& config, const std::vector<std::vector<PairJob>>* pairs,
+                    const std::vector<MergeStepJob>* merged) {
+  BatchPlan plan;
+  if (merged != nullptr) {
+    for (size_t s = 0; s < merged->size(); ++s) {
+      const MergeStepJob& step = (*merged)[s];
+      Unit u;
+      u.key = std::string(config.bench_path.empty() ? "build" : "compare") +
+              (step.step.empty() ? "" : "_" + step.step) + "_merged";
+      u.step = s;
+      for (const auto* ranks : {&step.npu_ranks, &step.bench_ranks}) {
+        for (const RankFolder& r : *ranks) {
+          u.weight += DumpBytes(r.dir);
+          u.inputs += r.dir + " ";
+        }
+      }
+      shard::ShardStep* st = plan.batch.add_steps();
+      shard::ShardUnit* su = st->add_units();
+      su->set_key(u.key);
+      su->set_weight(u.weight);
+      plan.units.push_back(u);
+    }
+    return plan;
+  }
+  for (size_t s = 0; s < pairs->size(); ++s) {
+    shard::ShardStep* st = plan.batch.add_steps();
+    st->set_linked((*pairs)[s].size() > 1);
+    for (size_t i = 0; i < (*pairs)[s].size(); ++i) {
+      const PairJob& job = (*pairs)[s][i];
+      Unit u;
+      // The output name without its time stamp: "compare_step0_rank1".
+      u.key = job.output_name.substr(0, job.output_name.size() - std::string("_.vis").size());
+      u.rank = job.rank_number;
+      u.step = s;
+      u.index = i;
+      u.weight = DumpBytes(job.npu_dir) + DumpBytes(job.bench_dir);
+      u.inputs = job.npu_dir + " " + job.bench_dir;
+      shard::ShardUnit* su = st->add_units();
+      su->set_key(u.key);
+      su->set_rank(u.rank);
+      su->set_weight(u.weight);
+      plan.units.push_back(u);
+    }
+  }
+  return plan;
+}
+
+std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+}  // namespace
+
+std::string ShardStateDir(const std::string& output_dir) { return output_dir + "/.graph-ascend-shards"; }
+
+Result<ShardSpec> ParseShard(const std::string& value, const std::function<const char*(const char*)>& env) {
+  const std::string where = "flag --shard";
+  std::string index_text = value, count_text;
+  size_t slash = value.find('/');
+  if (slash != std::string::npos) {
+    index_text = value.substr(0, slash);
+    count_text = value.substr(slash + 1);
+  }
+  ShardSpec spec;
+  if (index_text == "auto") {
+    auto e = ShardFromEnvironment(env);
+    if (!e.ok()) return e.error();
+    if (!e->found) {
+      return Error{"", where,
+                   "'" + value + "': no shard index in the environment (SLURM_ARRAY_TASK_ID, OMPI_COMM_WORLD_RANK, "
+                   "PMI_RANK, SLURM_PROCID, JOB_COMPLETION_INDEX): give --shard I/N"};
+    }
+    spec.index = e->index;
+    if (!count_text.empty()) {
+      auto n = ParseNumber(count_text, where, "auto/N with N a positive integer");
+      if (!n.ok()) return n.error();
+      if (e->count != 0 && e->count != *n) {
+        return Error{"", where, "'" + value + "': the environment (" + e->source + ") gives " +
+                                    std::to_string(e->count) + " shards"};
+      }
+      spec.count = *n;
+    } else if (e->count == 0) {
+      return Error{"", where, "'" + value + "': " + e->source + " gives no shard count: give --shard auto/N"};
+    } else {
+      spec.count = e->count;
+    }
+  } else {
+    if (count_text.empty()) return Error{"", where, "'" + value + "': expected I/N, auto or auto/N"};
+    auto i = ParseNumber(index_text, where, "I/N with I a non-negative integer");
+    if (!i.ok()) return i.error();
+    auto n = ParseNumber(count_text, where, "I/N with N a positive integer");
+    if (!n.ok()) return n.error();
+    spec.index = *i;
+    spec.count = *n;
+  }
+  if (spec.count == 0) return Error{"", where, "'" + value + "': the shard count must be at least 1"};
+  if (spec.index >= spec.count) {
+    return Error{"", where, "'" + value + "': shard " + std::to_string(spec.index) + " of " +
+                                std::to_string(spec.count) + " (shards are numbered from 0)"};
+  }
+  return spec;
+}
+
+std::vector<uint32_t> AssignShards(const std::vector<uint64_t>& weights, uint32_t count) {
+  std::vector<uint32_t> shard(weights.size(), 0);
+  if (count <= 1) return shard;
+  std::vector<size_t> order(weights.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weights[a] > weights[b]; });
+  // (load, shard): the least loaded first, the lower shard on ties. Every
+  // unit counts at least 1 so that empty dumps spread too.
+  using Load = std::pair<uint64_t, uint32_t>;
+  std::priority_queue<Load, std::vector<Load>, std::greater<Load>> loads;
+  for (uint32_t s = 0; s < count; ++s) loads.push({0, s});
+  for (size_t u : order) {
+    Load l = loads.top();
+    loads.pop();
+    shard[u] = l.second;
+    l.first += std::max<uint64_t>(weights[u], 1);
+    loads.push(l);
+  }
+  return shard;
+}
+
+Result<GraphResult> RunShard(const CompareConfig& config, const std::string& output_dir, const GraphOptions& options) {
+  std::vector<std::vector<PairJob>> pairs;
+  std::vector<MergeStepJob> merged;
+  if (config.parallel_merge) {
+    auto plan = PlanMerged(config, options);
+    if (!plan.ok()) return plan.error();
+    merged = std::move(*plan);
+  } else {
+    if (config.bench_path.empty() && (options.fuzzy_match || options.layer_mapping)) {
+      return Error{config.path, "", std::string(options.fuzzy_match ? "-f (fuzzy match)" : "-lm (layer mapping)") +
+                                        " pairs nodes of two runs: it needs a bench_path (this is a build)"};
+    }
+    auto plan = PlanJobs(config, "");  // named without a time stamp until the batch gives it
+    if (!plan.ok()) return plan.error();
+    pairs = std::move(*plan);
+  }
+  BatchPlan plan =
+      PlanUnits(config, config.parallel_merge ? nullptr : &pairs, config.parallel_merge ? &merged : nullptr);
+  GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
+  const std::string state = ShardStateDir(output_dir);
+  plan.batch.set_timestamp(options.timestamp.empty() ? LocalTimeStamp() : options.timestamp);
+  plan.batch.set_identity(Identity(config, options, plan.units));
+  plan.batch.set_shard_count(options.shard.count);
+  auto batch = OpenBatch(state, plan.batch);
+  if (!batch.ok()) return batch.error();
+  const std::string& ts = batch->timestamp();
+  if (!config.parallel_merge) {
+    auto named = PlanJobs(config, ts);
+    if (!named.ok()) return named.error();
+    pairs = std::move(*named);
+  }
+  // The recorded weights, so that every shard splits alike.
+  std::vector<uint64_t> weights;
+  for (const shard::ShardStep& st : batch->steps()) {
+    for (const shard::ShardUnit& u : st.units()) weights.push_back(u.weight());
+  }
+  std::vector<uint32_t> owner = AssignShards(weights, options.shard.count);
+  const std::string shard_name = std::to_string(options.shard.index) + "/" + std::to_string(options.shard.count);
+
+  GraphResult result;
+  std::vector<std::string> summaries;
+  JobRunner runner(config, options, output_dir);
+  size_t mine = 0;
+  for (uint32_t o : owner) mine += o == options.shard.index;
+  runner.set_files(mine);
+  auto build = [&](const Unit& u) -> Status {
+    shard::ShardSummary summary;
+    summary.set_key(u.key);
+    summary.set_shard(shard_name);
+    if (config.parallel_merge) {
+      std::vector<std::string> written;
+      Status st = RunMergedStep(&runner, config, merged[u.step], ts, &written);
+      result.outputs.insert(result.outputs.end(), written.begin(), written.end());
+      GA_RETURN_IF_ERROR(st);
+      for (const std::string& w : written) summary.add_outputs(BaseName(w));
+    } else {
+      const std::vector<PairJob>& step = pairs[u.step];
+      auto pair = runner.Prepare(step[u.index]);
+      if (!pair.ok()) return pair.error();
+      std::string written;
+      GA_RETURN_IF_ERROR(runner.Write(pair->get(), &written));
+      result.outputs.push_back(written);
+      summary.add_outputs(BaseName(written));
+      if (step.size() > 1) {
+        PreparedPair& p = **pair;
+        CommToProto(distributed::ScanRank(u.rank, *p.npu, options.overflow_check), summary.mutable_npu());
+        if (p.bench) {
+          CommToProto(distributed::ScanRank(u.rank, *p.bench, options.overflow_check), summary.mutable_bench());
+        }
+      }
+    }
+    std::string path = state + "/" + u.key + kSummarySuffix;
+    GA_RETURN_IF_ERROR(WriteShardState(path, summary, /*exclusive=*/false));
+    summaries.push_back(path);
+    return Status::Ok();
+  };
+  for (size_t k = 0; k < plan.units.size(); ++k) {
+    if (owner[k] != options.shard.index) continue;
+    Status st = build(plan.units[k]);
+    if (!st.ok()) {
+      for (const std::string& p : result.outputs) unlink(p.c_str());
+      for (const std::string& p : summaries) unlink(p.c_str());
+      return st.error();
+    }
+  }
+  return result;
+}
+
+Result<GraphResult> RunLink(const std::string& output_dir, const LinkOptions& options) {
+  const std::string state = ShardStateDir(output_dir);
+  const std::string batch_path = state + "/" + kBatchFile;
+  struct stat st;
+  if (stat(batch_path.c_str(), &st) != 0) {
+    return Error{output_dir, "", "no sharded batch to link (no .graph-ascend-shards/batch): build it first with "
+                                 "graph ... --shard I/N, into this folder"};
+  }
+  shard::ShardBatch batch;
+  GA_RETURN_IF_ERROR(ReadShardState(batch_path, &batch));
+  // Every unit's summary, in the batch's order.
+  std::vector<std::vector<shard::ShardSummary>> steps(batch.steps_size());
+  std::vector<std::string> missing;
+  std::vector<uint64_t> weights;
+  std::vector<std::string> keys;
+  for (int s = 0; s < batch.steps_size(); ++s) {
+    for (const shard::ShardUnit& u : batch.steps(s).units()) {
+      weights.push_back(u.weight());
+      keys.push_back(u.key());
+      std::string path = state + "/" + u.key() + kSummarySuffix;
+      shard::ShardSummary summary;
+      if (stat(path.c_str(), &st) != 0) {
+        missing.push_back(u.key());
+      } else {
+        GA_RETURN_IF_ERROR(ReadShardState(path, &summary));
+        if (summary.key() != u.key()) return Error{path, "key", "names unit '" + summary.key() + "'"};
+      }
+      steps[s].push_back(std::move(summary));
+    }
+  }
+  if (!missing.empty()) {
+    std::set<uint32_t> shards;
+    std::vector<uint32_t> owner = AssignShards(weights, std::max<uint32_t>(batch.shard_count(), 1));
+    for (size_t k = 0; k < keys.size(); ++k) {
+      if (std::find(missing.begin(), missing.end(), keys[k]) != missing.end()) shards.insert(owner[k]);
+    }
+    std::string which;
+    for (uint32_t s : shards) which += (which.empty() ? "" : ", ") + std::to_string(s);
+    return Error{state, "", std::to_string(missing.size()) + " of " + std::to_string(keys.size()) +
+                                " work units have not been built (" + missing.front() +
+                                (missing.size() > 1 ? ", ..." : "") + "; with " +
+                                std::to_string(batch.shard_count()) + " shards: shard " + which +
+                                "): run those shards again, then link"};
+  }
+  GraphResult result;
+  std::set<std::string> outputs;
+  for (const auto& step : steps) {
+    for (const shard::ShardSummary& s : step) {
+      for (const std::string& o : s.outputs()) {
+        std::string path = output_dir + "/" + o;
+        if (stat(path.c_str(), &st) != 0) {
+          return Error{path, "", "missing (its unit's summary is there): run the shard that built it again"};
+        }
+        result.outputs.push_back(path);
+        outputs.insert(o);
+      }
+    }
+  }
+  for (int s = 0; s < batch.steps_size(); ++s) {
+    if (!batch.steps(s).linked()) continue;
+    std::vector<distributed::RankComm> npu, bench;
+    bool compare = true;
+    for (const shard::ShardSummary& summary : steps[s]) {
+      npu.push_back(CommFromProto(summary.npu()));
+      bench.push_back(CommFromProto(summary.bench()));
+      compare &= summary.has_bench();
+    }
+    uint32_t npu_count = 0, bench_count = 0;
+    std::vector<distributed::RankLinks> npu_links = distributed::LinkComm(npu, &npu_count);
+    std::vector<distributed::RankLinks> bench_links;
+    if (compare) bench_links = distributed::LinkComm(bench, &bench_count);
+    auto to_vis = [](const distributed::RankLinks& links) {
+      vis::SideLinks out;
+      for (const auto& [node, list] : links.nodes) {
+        vis::NodeLinks& n = out[node];
+        n.is_list = links.lists.count(node) != 0;
+        for (const distributed::CommLink& l : list) {
+          vis::DistributedLink* d = &n.links.emplace_back();
+          d->set_communications_type(l.type);
+          d->set_rank(l.rank);
+          d->set_peer_node(l.peer_node);
+          d->set_peer_index(l.peer_index);
+        }
+      }
+      return out;
+    };
+    for (size_t k = 0; k < steps[s].size(); ++k) {
+      vis::SideLinks n = to_vis(npu_links[k]);
+      vis::SideLinks b = compare ? to_vis(bench_links[k]) : vis::SideLinks();
+      if (n.empty() && b.empty()) continue;
+      for (const std::string& o : steps[s][k].outputs()) {
+        GA_RETURN_IF_ERROR(vis::RewriteLinks(output_dir + "/" + o, n, b));
+      }
+    }
+    if (options.log) {
+      options.log("linked " + std::to_string(npu_count + bench_count) + " communication nodes across " +
+                  std::to_string(steps[s].size()) + " ranks");
+    }
+  }
+  // What killed shards left: temporaries of the batch's files, then the state.
+  if (DIR* d = opendir(output_dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      size_t tmp = name.rfind(".tmp-");
+      if (tmp != std::string::npos && outputs.count(name.substr(0, tmp))) unlink((output_dir + "/" + name).c_str());
+    }
+    closedir(d);
+  }
+  if (DIR* d = opendir(state.c_str())) {
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != ".." && name != kBatchFile) names.push_back(name);
+    }
+    closedir(d);
+    for (const std::string& name : names) unlink((state + "/" + name).c_str());
+  }
+  // The batch record goes last: a link stopped before here can run again.
+  unlink(batch_path.c_str());
+  if (rmdir(state.c_str()) != 0) {
+    return Error{state, "", std::string("linked, but the state folder cannot be removed: ") + strerror(errno)};
+  }
+  return result;
+}
+
+}  // namespace graph_ascend::job

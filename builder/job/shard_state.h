@@ -1,0 +1,26 @@
+// The files of OUTPUT_DIR/.graph-ascend-shards/ (docs/FORMAT.md, "Shard
+// state"): an 8-byte magic, the message's length, the message.
+#pragma once
+
+#include <string>
+
+#include <google/protobuf/message_lite.h>
+
+#include "base/status.h"
+#include "distributed/comm_linker.h"
+#include "shard.pb.h"
+
+namespace graph_ascend::job {
+
+Status ReadShardState(const std::string& path, google::protobuf::MessageLite* msg);
+
+// Writes `path` through a temporary file named after the host and pid. With
+// `exclusive` the file is published with link(2) only if none is there, and
+// the error is then Error::message "exists".
+Status WriteShardState(const std::string& path, const google::protobuf::MessageLite& msg, bool exclusive);
+
+// A rank's communication nodes in and out of a summary.
+void CommToProto(const distributed::RankComm& comm, shard::ShardRankComm* out);
+distributed::RankComm CommFromProto(const shard::ShardRankComm& in);
+
+}  // namespace graph_ascend::job
