@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 
+#include "base/temp_files.h"
 #include "compare/legend.h"
 #include "formats/foreign_item.h"
 #include "json/json_reader.h"
@@ -661,6 +662,8 @@ Status WriteAll(sqlite3* db, const std::string& path, const std::vector<const Gr
 Status WriteVisDb(const std::vector<const GraphFile*>& graphs, const std::string& path) {
   if (graphs.empty()) return Error{path, "", "no graph to write"};
   std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  // Removed on SIGINT/SIGTERM too (base/temp_files.h), with SQLite's journal.
+  TemporaryFile temp(tmp), temp_journal(tmp + "-journal");
   unlink(tmp.c_str());
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(tmp.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);

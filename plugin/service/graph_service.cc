@@ -10,6 +10,7 @@
 #include <regex>
 #include <shared_mutex>
 
+#include "base/temp_files.h"
 #include "base/version.h"
 #include "divergence/divergence.h"
 #include "manual_match.h"
@@ -227,6 +228,11 @@ FileInfo GraphServiceImpl::InfoOf(const GraphFile& f) const {
   struct stat st;
   info.set_matches_saved(stat((f.abs_path() + ".config").c_str(), &st) == 0);
   return info;
+}
+
+void GraphServiceImpl::RemoveTemporaries() const {
+  RemoveTemporariesNow();
+  foreign_.RemoveTemporaries();
 }
 
 grpc::ServerUnaryReactor* GraphServiceImpl::Health(grpc::CallbackServerContext* ctx, const HealthRequest* req,

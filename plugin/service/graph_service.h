@@ -58,6 +58,10 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status GetDivergence(grpc::ServerContext*, const FileRequest*, DivergenceReply*) override;
   grpc::Status CallJson(grpc::ServerContext*, const JsonCall*, JsonReply*) override;
 
+  // Removes the temporary files of writes still running (conversions of
+  // msprobe files, match configs): for a process about to _exit() mid-request.
+  void RemoveTemporaries() const;
+
  private:
   GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options);
 

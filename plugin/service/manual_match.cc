@@ -15,6 +15,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "base/temp_files.h"
+
 #include "compare/grading.h"
 #include "compare/pair_compare.h"
 
@@ -376,6 +378,7 @@ Status WriteMatchConfig(const GraphFile& f, const std::string& abs_path, const s
   for (const auto& [npu, bench] : f.manual_matches()) doc[npu] = bench;
   std::string text = doc.dump(4) + "\n";
   std::string tmp = abs_path + ".tmp-" + std::to_string(getpid());
+  TemporaryFile temp(tmp);  // removed when a terminated server leaves mid-write
   // O_EXCL | O_NOFOLLOW: a file or link planted at the temporary name is
   // removed, never written through; rename() then replaces a link itself.
   const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
