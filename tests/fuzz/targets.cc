@@ -325,8 +325,9 @@ GA_FUZZ_TARGET(vis_db_cell, "one cell of a msprobe .vis.db", DbCellSeeds, GA_JSO
   std::string path = ScratchDir() + "/cell.vis.db";
   {
     DbHandle db = OpenBaseDbCopy(path);
-    std::string sql = std::string("UPDATE ") + cell.table + " SET " + cell.column + " = ?1 WHERE rowid = (SELECT rowid FROM " +
-                      cell.table + " ORDER BY rowid LIMIT 1 OFFSET ?2 % (SELECT COUNT(*) FROM " + cell.table + "))";
+    const std::string table = cell.table;
+    std::string sql = "UPDATE " + table + " SET " + cell.column + " = ?1 WHERE rowid = (SELECT rowid FROM " + table +
+                      " ORDER BY rowid LIMIT 1 OFFSET ?2 % (SELECT COUNT(*) FROM " + table + "))";
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
       fprintf(stderr, "ga_fuzz: %s: %s\n", sql.c_str(), sqlite3_errmsg(db.get()));
