@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 
+#include "base/mapped_file.h"
 #include "base/temp_files.h"
 #include "compare/legend.h"
 #include "formats/foreign_item.h"
@@ -81,12 +82,10 @@ std::string FileUri(const std::string& path, bool immutable) {
 }
 
 Result<Db> OpenReadOnly(const std::string& path) {
-  FILE* f = fopen(path.c_str(), "rb");
-  if (f == nullptr) return Error{path, "", std::string("cannot open: ") + strerror(errno)};
-  char header[16] = {};
-  size_t got = fread(header, 1, sizeof(header), f);
-  fclose(f);
-  if (got < sizeof(header) || memcmp(header, "SQLite format 3", 16) != 0) {
+  // Only a regular file: a FIFO must not block open() (base/mapped_file.h).
+  auto header = ReadFileHead(path, 16);
+  if (!header.ok()) return header.error();
+  if (header->size() < 16 || memcmp(header->data(), "SQLite format 3", 16) != 0) {
     return Error{path, "byte 0", "not an SQLite database (a .vis.db starts with \"SQLite format 3\")"};
   }
   // Immutable unless msprobe left a write-ahead log beside it: then the log

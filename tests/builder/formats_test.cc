@@ -2,6 +2,7 @@
 // samples through msprobe's JSON .vis and .vis.db and back, the files real
 // msprobe wrote (tests/data/msprobe_outputs), and bad input.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 
 #include <cmath>
@@ -375,6 +376,15 @@ TEST_F(BadInput, ParentsInACycle) {
   ExecSql(db, "UPDATE tb_nodes SET up_node = '" + child + "' WHERE node_name = 'Apis_Between_Modules.0'");
   ExecSql(db, "UPDATE tb_nodes SET sub_nodes = '[\"Apis_Between_Modules.0\"]' WHERE node_name = '" + child + "'");
   ExpectRefused(db, "node ");
+}
+
+// A FIFO named like a graph file: refused, never a blocked open().
+TEST_F(BadInput, FifoIsNotAGraphFile) {
+  for (const char* name : {"fifo.vis.db", "fifo.vis"}) {
+    std::string path = dir_ / name;
+    ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+    ExpectRefused(path, "not a regular file");
+  }
 }
 
 TEST_F(BadInput, JsonVisCutInHalf) {
