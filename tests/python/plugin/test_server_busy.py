@@ -9,6 +9,7 @@ on any machine.
 """
 
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,7 +39,9 @@ def big_json_vis(tmp_path_factory, builder):
     logdir.mkdir()
     vis = next((work / "vis").glob("compare_*.vis"))
     subprocess.run([str(builder), "export", str(vis), "-o", str(logdir / "big.vis")], **run)
-    return logdir
+    shutil.rmtree(work / "dump")
+    yield logdir
+    shutil.rmtree(work)  # some 300 MB
 
 
 class Server:
