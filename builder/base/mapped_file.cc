@@ -110,4 +110,26 @@ Result<std::string> ReadFileToString(const std::string& path, size_t max_bytes) 
   return out;
 }
 
+Result<std::string> ReadFileHead(const std::string& path, size_t n) {
+  struct stat st;
+  auto opened = OpenRegular(path, &st);
+  if (!opened.ok()) return opened.error();
+  std::string head(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(*opened, head.data() + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      close(*opened);
+      return MakeError(path, "", std::string("cannot read: ") + strerror(e));
+    }
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  close(*opened);
+  head.resize(got);
+  return head;
+}
+
 }  // namespace graph_ascend

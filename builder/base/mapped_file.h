@@ -41,4 +41,8 @@ class MappedFile {
 inline constexpr size_t kMaxSmallFileBytes = 64u << 20;
 Result<std::string> ReadFileToString(const std::string& path, size_t max_bytes = kMaxSmallFileBytes);
 
+// The first `n` bytes of a regular file (fewer when it is shorter); a FIFO,
+// device or directory is an Error, never a blocked open() (format sniffing).
+Result<std::string> ReadFileHead(const std::string& path, size_t n);
+
 }  // namespace graph_ascend

@@ -20,15 +20,19 @@ char g_path[kSlots][PATH_MAX];
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 void OnSignal(int sig) {
-  for (int i = 0; i < kSlots; ++i) {
-    if (g_state[i].load() == kArmed) unlink(g_path[i]);
-  }
+  RemoveTemporariesNow();
   // Die of the signal as if there were no handler (the exit status says so).
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
 }  // namespace
+
+void RemoveTemporariesNow() {
+  for (int i = 0; i < kSlots; ++i) {
+    if (g_state[i].load() == kArmed) unlink(g_path[i]);
+  }
+}
 
 void RemoveTemporariesOnSignals() {
   static std::once_flag once;

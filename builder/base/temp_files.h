@@ -14,6 +14,11 @@ namespace graph_ascend {
 // Installs the handlers (once; the command line does it at start).
 void RemoveTemporariesOnSignals();
 
+// Unlinks every registered temporary now (async-signal-safe): for a process
+// that handles termination itself and leaves with _exit() while writers may
+// still run (the graph service).
+void RemoveTemporariesNow();
+
 // A registered temporary path; unregisters on destruction or Release().
 // Registration may fail silently when too many temporaries are open at once
 // (the writer's own clean-up still runs on errors).

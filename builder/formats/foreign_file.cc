@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/mapped_file.h"
 #include "formats/msprobe_json.h"
 #include "formats/vis_db.h"
 #include "vis/vis_file.h"
@@ -11,11 +12,10 @@
 namespace graph_ascend::formats {
 
 Result<FileFormat> DetectFormat(const std::string& path) {
-  FILE* f = fopen(path.c_str(), "rb");
-  if (f == nullptr) return Error{path, "", std::string("cannot open: ") + strerror(errno)};
-  char head[16] = {};
-  size_t got = fread(head, 1, sizeof(head), f);
-  fclose(f);
+  auto read = ReadFileHead(path, 16);
+  if (!read.ok()) return read.error();
+  const char* head = read->data();
+  const size_t got = read->size();
   if (got >= sizeof(vis::kMagic) && memcmp(head, vis::kMagic, sizeof(vis::kMagic)) == 0) return FileFormat::kVis;
   if (got >= 15 && memcmp(head, "SQLite format 3", 15) == 0) return FileFormat::kVisDb;
   for (size_t i = 0; i < got; ++i) {

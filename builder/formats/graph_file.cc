@@ -154,6 +154,17 @@ Result<GraphSide> SideBuilder::Finish(const std::string& root, const std::string
   matched_names_.clear();
   for (uint32_t i = 0; i < count; ++i) {
     ForeignNode& node = nodes_[order[i]];
+    // What the .vis reader refuses is refused here, so that a converted
+    // file always reads back.
+    if (!vis::NodeType_IsValid(static_cast<int>(node.node_type)) || node.node_type > 255) {
+      return Error{file, "node " + node.name, "unknown node type " + std::to_string(node.node_type)};
+    }
+    if (node.overflow > vis::OVERFLOW_CRITICAL) {
+      return Error{file, "node " + node.name, "overflow level " + std::to_string(node.overflow) + " out of range"};
+    }
+    if (node.micro_step < -1) {
+      return Error{file, "node " + node.name, "negative micro step " + std::to_string(node.micro_step)};
+    }
     idx.names += node.name;
     idx.name_offset.push_back(idx.names.size());
     idx.node_type.push_back(static_cast<uint8_t>(node.node_type));
@@ -178,6 +189,9 @@ Result<GraphSide> SideBuilder::Finish(const std::string& root, const std::string
     side.details.push_back(std::move(node.detail));
     matched_names_.push_back(std::move(node.matched));
     index_of_.emplace(node.name, i);
+  }
+  if (std::optional<vis::ForestFault> fault = vis::FindForestFault(idx)) {
+    return Error{file, "node " + std::string(idx.Name(fault->node)), fault->what};
   }
   side.stacks = std::move(stacks_);
   return side;

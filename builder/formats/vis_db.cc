@@ -13,6 +13,8 @@
 #include <memory>
 #include <set>
 
+#include "base/mapped_file.h"
+#include "base/temp_files.h"
 #include "compare/legend.h"
 #include "formats/foreign_item.h"
 #include "json/json_reader.h"
@@ -80,12 +82,10 @@ std::string FileUri(const std::string& path, bool immutable) {
 }
 
 Result<Db> OpenReadOnly(const std::string& path) {
-  FILE* f = fopen(path.c_str(), "rb");
-  if (f == nullptr) return Error{path, "", std::string("cannot open: ") + strerror(errno)};
-  char header[16] = {};
-  size_t got = fread(header, 1, sizeof(header), f);
-  fclose(f);
-  if (got < sizeof(header) || memcmp(header, "SQLite format 3", 16) != 0) {
+  // Only a regular file: a FIFO must not block open() (base/mapped_file.h).
+  auto header = ReadFileHead(path, 16);
+  if (!header.ok()) return header.error();
+  if (header->size() < 16 || memcmp(header->data(), "SQLite format 3", 16) != 0) {
     return Error{path, "byte 0", "not an SQLite database (a .vis.db starts with \"SQLite format 3\")"};
   }
   // Immutable unless msprobe left a write-ahead log beside it: then the log
@@ -661,6 +661,8 @@ Status WriteAll(sqlite3* db, const std::string& path, const std::vector<const Gr
 Status WriteVisDb(const std::vector<const GraphFile*>& graphs, const std::string& path) {
   if (graphs.empty()) return Error{path, "", "no graph to write"};
   std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  // Removed on SIGINT/SIGTERM too (base/temp_files.h), with SQLite's journal.
+  TemporaryFile temp(tmp), temp_journal(tmp + "-journal");
   unlink(tmp.c_str());
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(tmp.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);

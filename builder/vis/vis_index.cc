@@ -32,6 +32,49 @@ std::vector<uint32_t> SideIndex::PreOrder() const {
   return out;
 }
 
+std::optional<ForestFault> FindForestFault(const SideIndex& idx) {
+  uint32_t size = idx.size();
+  for (uint32_t n = 0; n < size; ++n) {
+    if (idx.parent[n] >= static_cast<int32_t>(size) || idx.parent[n] < -1) {
+      return ForestFault{n, "parent out of range"};
+    }
+  }
+  // The children lists and the parents must describe the same forest: every
+  // child names its parent, and no parent chain comes back to where it
+  // started (readers walk both, and export writes both).
+  std::vector<uint8_t> listed(size, 0);
+  for (uint32_t n = 0; n < size; ++n) {
+    for (uint32_t i = idx.child_offset[n]; i < idx.child_offset[n + 1]; ++i) {
+      uint32_t c = idx.children[i];
+      if (c >= size) return ForestFault{n, "child out of range"};
+      if (listed[c]++ != 0 || idx.parent[c] != static_cast<int32_t>(n)) {
+        return ForestFault{c, "child of node " + std::to_string(n) + " listed twice or naming another parent"};
+      }
+    }
+  }
+  std::vector<uint8_t> state(size, 0);  // 0 unseen, 1 on the current chain, 2 reaches a root
+  std::vector<uint32_t> chain;
+  for (uint32_t n = 0; n < size; ++n) {
+    chain.clear();
+    int32_t at = static_cast<int32_t>(n);
+    while (at >= 0 && state[at] == 0) {
+      state[at] = 1;
+      chain.push_back(static_cast<uint32_t>(at));
+      at = idx.parent[at];
+    }
+    if (at >= 0 && state[at] == 1) {
+      return ForestFault{static_cast<uint32_t>(at), "the parents form a cycle"};
+    }
+    for (uint32_t c : chain) state[c] = 2;
+  }
+  for (uint32_t n = 0; n < size; ++n) {
+    if (idx.parent[n] >= 0 && !listed[n]) {
+      return ForestFault{n, "not among its parent's children"};
+    }
+  }
+  return std::nullopt;
+}
+
 Result<SideIndex> LoadSideIndex(const VisReader& reader, Side side, const std::function<void(double)>& progress) {
   SideIndex idx;
   idx.name_offset.push_back(0);
@@ -89,46 +132,8 @@ Result<SideIndex> LoadSideIndex(const VisReader& reader, Side side, const std::f
       },
       progress);
   if (!st.ok()) return st.error();
-  uint32_t size = idx.size();
-  for (uint32_t n = 0; n < size; ++n) {
-    if (idx.parent[n] >= static_cast<int32_t>(size) || idx.parent[n] < -1) {
-      return Error{reader.path(), "node " + std::to_string(n), "damaged .vis file (parent out of range)"};
-    }
-  }
-  // The children lists and the parents must describe the same forest: every
-  // child names its parent, and no parent chain comes back to where it
-  // started (readers walk both, and export writes both).
-  std::vector<uint8_t> listed(size, 0);
-  for (uint32_t n = 0; n < size; ++n) {
-    for (uint32_t i = idx.child_offset[n]; i < idx.child_offset[n + 1]; ++i) {
-      uint32_t c = idx.children[i];
-      if (c >= size) return Error{reader.path(), "node " + std::to_string(n), "damaged .vis file (child out of range)"};
-      if (listed[c]++ != 0 || idx.parent[c] != static_cast<int32_t>(n)) {
-        return Error{reader.path(), "node " + std::to_string(c),
-                     "damaged .vis file (child of node " + std::to_string(n) +
-                         " listed twice or naming another parent)"};
-      }
-    }
-  }
-  std::vector<uint8_t> state(size, 0);  // 0 unseen, 1 on the current chain, 2 reaches a root
-  std::vector<uint32_t> chain;
-  for (uint32_t n = 0; n < size; ++n) {
-    chain.clear();
-    int32_t at = static_cast<int32_t>(n);
-    while (at >= 0 && state[at] == 0) {
-      state[at] = 1;
-      chain.push_back(static_cast<uint32_t>(at));
-      at = idx.parent[at];
-    }
-    if (at >= 0 && state[at] == 1) {
-      return Error{reader.path(), "node " + std::to_string(at), "damaged .vis file (the parents form a cycle)"};
-    }
-    for (uint32_t c : chain) state[c] = 2;
-  }
-  for (uint32_t n = 0; n < size; ++n) {
-    if (idx.parent[n] >= 0 && !listed[n]) {
-      return Error{reader.path(), "node " + std::to_string(n), "damaged .vis file (not among its parent's children)"};
-    }
+  if (std::optional<ForestFault> fault = FindForestFault(idx)) {
+    return Error{reader.path(), "node " + std::to_string(fault->node), "damaged .vis file (" + fault->what + ")"};
   }
   return idx;
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,16 @@ struct SideIndex {
   // Pre-order from the root (execution order).
   std::vector<uint32_t> PreOrder() const;
 };
+
+// Where parents and children lists fail to describe one forest (a parent
+// out of range, a child listed twice or by another node than its parent, a
+// cycle of parents), or nothing. Every reader of an index checks it: a
+// walk over a broken forest loops or reads out of bounds.
+struct ForestFault {
+  uint32_t node;
+  std::string what;
+};
+std::optional<ForestFault> FindForestFault(const SideIndex& idx);
 
 Result<SideIndex> LoadSideIndex(const VisReader& reader, Side side,
                                 const std::function<void(double)>& progress = {});

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/temp_files.h"
 #include "log_dir.h"
 
 namespace graph_ascend::service {
@@ -85,6 +86,7 @@ std::string RefusedTarget(const std::string& abs) {
 
 Status WriteAtomically(const std::string& abs_path, const std::string& display_path, const std::string& text) {
   std::string tmp = abs_path + ".tmp-" + std::to_string(getpid());
+  TemporaryFile temp(tmp);  // removed when a terminated server leaves mid-write
   // O_EXCL | O_NOFOLLOW: a file or link planted at the temporary name is
   // removed, never written through; rename() then replaces a link itself.
   const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;

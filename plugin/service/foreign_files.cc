@@ -1,5 +1,6 @@
 #include "foreign_files.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 
@@ -29,6 +31,33 @@ std::string GraphId(const formats::GraphFile& g) {
 
 std::string FileOf(const std::string& dir, const std::string& id) {
   return dir + "/" + (id.empty() ? std::string("graph") : id) + ".vis";
+}
+
+// The pid of a conversion's directory "<key>.tmp-<pid>", 0 for other names.
+pid_t TemporaryOwner(const std::string& name) {
+  size_t at = name.rfind(".tmp-");
+  if (at == std::string::npos || at + 5 == name.size()) return 0;
+  pid_t pid = 0;
+  for (size_t i = at + 5; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || pid > 100000000) return 0;
+    pid = pid * 10 + (name[i] - '0');
+  }
+  return pid;
+}
+
+// Removes the conversion directories under `root` that `abandoned` says
+// nobody will finish.
+template <typename F>
+void RemoveConversions(const std::string& root, F abandoned) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+    pid_t owner = TemporaryOwner(e.path().filename().string());
+    if (owner == 0 || !abandoned(owner, e.path().string())) continue;
+    // A writer still running may add a file while the tree is removed.
+    for (int attempt = 0; attempt < 3 && std::filesystem::exists(e.path(), ec); ++attempt) {
+      std::filesystem::remove_all(e.path(), ec);
+    }
+  }
 }
 
 }  // namespace
@@ -60,7 +89,18 @@ Result<ForeignFiles> ForeignFiles::Open(const std::string& cache_root, const std
   if (!log.empty() && (real == log || real.rfind(log + "/", 0) == 0)) {
     return Error{cache_root, "", "the cache directory must not lie inside the log directory " + log};
   }
+  // Left by a server that was killed: its pid is gone and it has not been
+  // written for 10 minutes (a cache shared between hosts holds other hosts' pids).
+  RemoveConversions(real, [](pid_t pid, const std::string& path) {
+    struct stat st;
+    return pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH && stat(path.c_str(), &st) == 0 &&
+           time(nullptr) - st.st_mtime > 600;
+  });
   return ForeignFiles(real);
+}
+
+void ForeignFiles::RemoveTemporaries() const {
+  RemoveConversions(root_, [](pid_t pid, const std::string&) { return pid == getpid(); });
 }
 
 Result<std::string> ForeignFiles::KeyDir(const std::string& abs_path) const {

@@ -40,6 +40,11 @@ class ForeignFiles {
 
   const std::string& root() const { return root_; }
 
+  // Removes this process's unfinished conversions (a terminated server calls
+  // it before leaving while a conversion may still run). Open() removes
+  // those of processes that are gone (killed with SIGKILL).
+  void RemoveTemporaries() const;
+
  private:
   explicit ForeignFiles(std::string root) : root_(std::move(root)) {}
   Result<std::string> KeyDir(const std::string& abs_path) const;

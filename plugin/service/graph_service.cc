@@ -14,6 +14,7 @@
 #include <regex>
 #include <shared_mutex>
 
+#include "base/temp_files.h"
 #include "base/version.h"
 #include "config_files.h"
 #include "convert_inputs.h"
@@ -355,6 +356,11 @@ FileInfo GraphServiceImpl::InfoOf(const GraphFile& f) const {
   info.set_legend_file(names.legend);
   info.set_legend_error(f.legend_error());
   return info;
+}
+
+void GraphServiceImpl::RemoveTemporaries() const {
+  RemoveTemporariesNow();
+  foreign_.RemoveTemporaries();
 }
 
 grpc::ServerUnaryReactor* GraphServiceImpl::Health(grpc::CallbackServerContext* ctx, const HealthRequest* req,

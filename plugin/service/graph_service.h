@@ -76,6 +76,10 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status ConvertCancel(grpc::ServerContext*, const ConvertJobRequest*, ConvertJob*) override;
   grpc::Status ConvertList(grpc::ServerContext*, const ConvertListRequest*, ConvertListReply*) override;
 
+  // Removes the temporary files of writes still running (conversions of
+  // msprobe files, match configs): for a process about to _exit() mid-request.
+  void RemoveTemporaries() const;
+
  private:
   GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options, ConvertQueueOptions convert);
 

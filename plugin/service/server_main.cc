@@ -159,8 +159,10 @@ int main(int argc, char** argv) {
       // Shutdown() cancels the calls still running after its deadline but
       // waits for their handlers to return; a handler busy for minutes (a
       // huge search) must not keep the process alive: leave after a grace.
-      std::thread([socket_path] {
+      std::thread([socket_path, &service] {
         std::this_thread::sleep_for(std::chrono::seconds(kShutdownGraceSeconds));
+        // Handlers still run: what they were writing must not stay behind.
+        (*service)->RemoveTemporaries();
         if (!socket_path.empty()) unlink(socket_path.c_str());
         std::fflush(nullptr);
         _exit(0);
@@ -192,6 +194,7 @@ int main(int argc, char** argv) {
     stdin_thread.detach();
   }
   server->Wait();
+  (*service)->RemoveTemporaries();
   if (!socket_path.empty()) unlink(socket_path.c_str());
   // Detached watcher threads still reference the server: leave without destructors.
   std::fflush(nullptr);

@@ -2,6 +2,7 @@
 // samples through msprobe's JSON .vis and .vis.db and back, the files real
 // msprobe wrote (tests/data/msprobe_outputs), and bad input.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 
 #include <cmath>
@@ -365,6 +366,54 @@ TEST_F(BadInput, DamagedItemsColumn) {
   std::string db = RealDb();
   ExecSql(db, "UPDATE tb_nodes SET input_data = '{\"x\": {\"Max\": ' WHERE node_order = 1");
   ExpectRefused(db, "column input_data");
+}
+
+// Found by ga_fuzz (vis_db_cell): values the .vis reader refuses were
+// converted into a .vis that info, export and the service could not read.
+TEST_F(BadInput, UnknownNodeType) {
+  std::string db = RealDb();
+  ExecSql(db, "UPDATE tb_nodes SET node_type = '21' WHERE node_order = 1");
+  ExpectRefused(db, "unknown node type 21");
+}
+
+TEST_F(BadInput, NodeTypeThatWrapsAByte) {
+  std::string db = RealDb();
+  ExecSql(db, "UPDATE tb_nodes SET node_type = '257' WHERE node_order = 1");
+  ExpectRefused(db, "unknown node type 257");
+}
+
+TEST_F(BadInput, NegativeMicroStep) {
+  std::string db = RealDb();
+  ExecSql(db, "UPDATE tb_config SET micro_steps = 2");
+  ExecSql(db, "UPDATE tb_nodes SET micro_step_id = -7 WHERE node_order = 1");
+  ExpectRefused(db, "negative micro step -7");
+}
+
+TEST_F(BadInput, ChildListedByTwoParents) {
+  std::string db = RealDb();
+  // The root lists a child of Apis_Between_Modules.0 as its own as well.
+  std::string child = "Tensor.long.1.forward";
+  ExecSql(db, "UPDATE tb_nodes SET sub_nodes = json_insert(sub_nodes, '$[#]', '" + child +
+                  "') WHERE up_node = '' OR up_node IS NULL");
+  ExpectRefused(db, "listed twice or naming another parent");
+}
+
+TEST_F(BadInput, ParentsInACycle) {
+  std::string db = RealDb();
+  // Apis_Between_Modules.0's parent becomes its own child, which lists it.
+  std::string child = "Tensor.long.1.forward";
+  ExecSql(db, "UPDATE tb_nodes SET up_node = '" + child + "' WHERE node_name = 'Apis_Between_Modules.0'");
+  ExecSql(db, "UPDATE tb_nodes SET sub_nodes = '[\"Apis_Between_Modules.0\"]' WHERE node_name = '" + child + "'");
+  ExpectRefused(db, "node ");
+}
+
+// A FIFO named like a graph file: refused, never a blocked open().
+TEST_F(BadInput, FifoIsNotAGraphFile) {
+  for (const char* name : {"fifo.vis.db", "fifo.vis"}) {
+    std::string path = dir_ / name;
+    ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+    ExpectRefused(path, "not a regular file");
+  }
 }
 
 TEST_F(BadInput, JsonVisCutInHalf) {

@@ -4,9 +4,12 @@
 #include <fstream>
 #include <memory>
 
+#include <sqlite3.h>
+
 #include "base/string_pool.h"
 #include "compare/tensor_compare.h"
 #include "dump/dump_data.h"
+#include "formats/foreign_file.h"
 #include "fuzz.h"
 #include "graph/graph_builder.h"
 #include "job/compare_config.h"
@@ -107,6 +110,96 @@ Status WriteWithIndex(const std::string& path, const vis::NodeIndexChunk& chunk)
     GA_RETURN_IF_ERROR((*writer)->WriteStackChunk(vis::SIDE_NPU, stacks));
   }
   return (*writer)->Commit();
+}
+
+// A foreign graph file read as info, export and import read it; a file that
+// reads must convert into a .vis that reads back whole (never write what
+// cannot be read).
+Status ReadForeign(const std::string& path) {
+  auto graphs = formats::ReadGraphs(path);
+  if (!graphs.ok()) return graphs.error();
+  for (const formats::GraphFile& g : *graphs) {
+    std::string vis = ScratchDir() + "/converted.vis";
+    GA_RETURN_IF_ERROR(formats::WriteVisFile(g, vis));
+    Status back = ReadWholeVis(vis);
+    if (!back.ok()) {
+      fprintf(stderr, "ga_fuzz: %s read, but its .vis does not read back: %s\n", path.c_str(),
+              back.error().ToString().c_str());
+      abort();
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> MsprobeFiles(const std::string& suffix) {
+  return SampleFiles(suffix, 512 << 10, "tests/data/msprobe_outputs");
+}
+
+// The cells vis_db_cell writes into: table, column (text cells msprobe's
+// reader parses, and the numbers it reads).
+struct DbCell {
+  const char* table;
+  const char* column;
+};
+constexpr DbCell kDbCells[] = {
+    {"tb_nodes", "node_name"},         {"tb_nodes", "node_type"},           {"tb_nodes", "up_node"},
+    {"tb_nodes", "sub_nodes"},         {"tb_nodes", "precision_index"},     {"tb_nodes", "overflow_level"},
+    {"tb_nodes", "micro_step_id"},     {"tb_nodes", "matched_node_link"},   {"tb_nodes", "stack_id"},
+    {"tb_nodes", "parallel_merge_info"}, {"tb_nodes", "matched_distributed"}, {"tb_nodes", "input_data"},
+    {"tb_nodes", "output_data"},       {"tb_nodes", "data_source"},         {"tb_nodes", "step"},
+    {"tb_nodes", "rank"},              {"tb_config", "graph_type"},         {"tb_config", "task"},
+    {"tb_config", "tool_tip"},         {"tb_config", "micro_steps"},        {"tb_config", "node_colors"},
+    {"tb_stack", "stack_info"},        {"tb_stack", "id"},
+};
+constexpr size_t kDbCellCount = sizeof(kDbCells) / sizeof(kDbCells[0]);
+
+// The .vis.db of a compare by msprobe 26 (102 nodes, matches, stacks).
+const std::string& BaseDb() {
+  static const std::string bytes = [] {
+    std::ifstream in(SourceDir() + "/tests/data/msprobe_outputs/dist_gloo_compare_26.2.0.vis.db", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }();
+  return bytes;
+}
+
+struct DbCloser {
+  void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+using DbHandle = std::unique_ptr<sqlite3, DbCloser>;
+
+// BaseDb() written to `path` and opened read-write.
+DbHandle OpenBaseDbCopy(const std::string& path) {
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(BaseDb().data(), static_cast<std::streamsize>(BaseDb().size()));
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    fprintf(stderr, "ga_fuzz: cannot open %s: %s\n", path.c_str(), sqlite3_errmsg(db));
+    exit(1);
+  }
+  return DbHandle(db);
+}
+
+// A vis_db_cell input: byte 0 picks the cell's column, byte 1 its row, the
+// rest is the cell's text. Seeds: the real cells of rows 0-7 of BaseDb().
+std::vector<std::string> DbCellSeeds() {
+  std::vector<std::string> out;
+  DbHandle db = OpenBaseDbCopy(ScratchDir() + "/seed.vis.db");
+  for (size_t c = 0; c < kDbCellCount; ++c) {
+    std::string sql = std::string("SELECT ") + kDbCells[c].column + " FROM " + kDbCells[c].table +
+                      " ORDER BY rowid LIMIT 8";
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK) continue;
+    for (int row = 0; sqlite3_step(s) == SQLITE_ROW; ++row) {
+      const unsigned char* t = sqlite3_column_text(s, 0);
+      std::string seed{static_cast<char>(c), static_cast<char>(row)};
+      if (t != nullptr) seed.append(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s, 0)));
+      out.push_back(std::move(seed));
+    }
+    sqlite3_finalize(s);
+  }
+  return out;
 }
 
 }  // namespace
@@ -210,6 +303,52 @@ GA_FUZZ_TARGET(vis_index, ".vis node index columns", [] { return IndexChunks(); 
   std::string path = ScratchDir() + "/index.vis";
   GA_RETURN_IF_ERROR(WriteWithIndex(path, chunk));
   return ReadWholeVis(path);
+}
+
+// msprobe's .vis.db, byte mutations of whole files (SQLite's pages and
+// records as well as the cells).
+GA_FUZZ_TARGET(vis_db, "msprobe .vis.db read whole (info, export, import)", [] { return MsprobeFiles(".vis.db"); },
+               "SQLite format 3", "\x0d\x00\x00\x00", "\x05\x00\x00\x00", "\xff\xff\xff\xff",
+               "\"DefaultModel\"", "[]", "{}", "NPU", "Bench") {
+  return ReadForeign(input.File("input.vis.db"));
+}
+
+// One cell of a real .vis.db replaced by the mutated text (bytes 0-1 pick
+// the column and row): the JSON inside cells, names and numbers.
+GA_FUZZ_TARGET(vis_db_cell, "one cell of a msprobe .vis.db", DbCellSeeds, GA_JSON_TOKENS, "\"DefaultModel\"",
+               "\"Apis_Between_Modules.0\"", "\"Max diff\": ", "\"MaxRelativeErr\": \"", "NPU_0_0_1",
+               "9223372036854775807", "-1", "1e308") {
+  std::string_view bytes = input.bytes();
+  if (bytes.size() < 2) return Error{"input", "", "too short for a cell"};
+  const DbCell& cell = kDbCells[static_cast<unsigned char>(bytes[0]) % kDbCellCount];
+  int row = static_cast<unsigned char>(bytes[1]);
+  std::string path = ScratchDir() + "/cell.vis.db";
+  {
+    DbHandle db = OpenBaseDbCopy(path);
+    const std::string table = cell.table;
+    std::string sql = "UPDATE " + table + " SET " + cell.column + " = ?1 WHERE rowid = (SELECT rowid FROM " + table +
+                      " ORDER BY rowid LIMIT 1 OFFSET ?2 % (SELECT COUNT(*) FROM " + table + "))";
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+      fprintf(stderr, "ga_fuzz: %s: %s\n", sql.c_str(), sqlite3_errmsg(db.get()));
+      exit(1);
+    }
+    sqlite3_bind_text(s, 1, bytes.data() + 2, static_cast<int>(bytes.size() - 2), SQLITE_TRANSIENT);
+    sqlite3_bind_int(s, 2, row);
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    // A UNIQUE or NOT NULL constraint refused the value: nothing to read.
+    if (rc != SQLITE_DONE) return Error{"input", cell.column, sqlite3_errmsg(db.get())};
+  }
+  return ReadForeign(path);
+}
+
+// msprobe's JSON .vis (msprobe 8.1 build, compare and batch files).
+GA_FUZZ_TARGET(msprobe_json, "msprobe JSON .vis read whole (info, export, import)", [] { return MsprobeFiles(".vis"); },
+               GA_JSON_TOKENS, "\"NPU\": ", "\"Bench\": ", "\"node\": ", "\"root\": ", "\"upnode\": ",
+               "\"subnodes\": ", "\"matched_node_link\": ", "\"precision_index\": ", "\"micro_step_id\": ",
+               "\"Colors\": ", "\"npu_match_nodes\": ", "\"DefaultModel\"") {
+  return ReadForeign(input.File("input.vis"));
 }
 
 }  // namespace graph_ascend::fuzz

@@ -4,6 +4,10 @@
 // searched and shown. The log directory is never written.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 
 #include <filesystem>
 #include <fstream>
@@ -153,6 +157,35 @@ TEST(ForeignFilesOpen, CacheInsideTheLogDirectoryIsRefused) {
   options.logdir = logs.path();
   options.cache_dir = logs.Join("cache");
   EXPECT_FALSE(GraphServiceImpl::Create(options).ok());
+}
+
+// A conversion cut short by SIGKILL leaves "<key>.tmp-<pid>"; the next
+// server removes it once its process is gone and it has not been written
+// for 10 minutes, and leaves the others (a live writer, a recent one).
+TEST(ForeignFilesOpen, ConversionsLeftByDeadProcessesAreRemoved) {
+  TempDir cache;
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  ASSERT_EQ(waitpid(dead, nullptr, 0), dead);
+  auto make = [&](const std::string& name, bool old) {
+    fs::create_directories(cache.Join(name));
+    std::ofstream(cache.Join(name + "/graph.vis.tmp-1")) << "half";
+    if (old) fs::last_write_time(cache.Join(name), fs::file_time_type::clock::now() - std::chrono::hours(1));
+  };
+  const std::string dead_old = "0000000000000001.tmp-" + std::to_string(dead);
+  const std::string dead_recent = "0000000000000002.tmp-" + std::to_string(dead);
+  const std::string alive_old = "0000000000000003.tmp-" + std::to_string(getppid());
+  make(dead_old, true);
+  make(dead_recent, false);
+  make(alive_old, true);
+  fs::create_directories(cache.Join("0000000000000004"));  // a finished conversion
+  TempDir logs;
+  ASSERT_TRUE(ForeignFiles::Open(cache.path(), logs.path()).ok());
+  EXPECT_FALSE(fs::exists(cache.Join(dead_old)));
+  EXPECT_TRUE(fs::exists(cache.Join(dead_recent)));
+  EXPECT_TRUE(fs::exists(cache.Join(alive_old)));
+  EXPECT_TRUE(fs::exists(cache.Join("0000000000000004")));
 }
 
 }  // namespace
