@@ -31,6 +31,7 @@ import { currentLang, onLangChange, setLang, t } from "./i18n";
 import { onThemeChange } from "./theme";
 import { GradingToggle } from "./ui/grading_toggle";
 import { DetailPanel } from "./ui/detail_panel";
+import { findNode } from "./ui/find_node";
 import { FilterPanel } from "./ui/filter_panel";
 import { MatchPanel } from "./ui/match_panel";
 import { type MenuHost, NodeMenu } from "./ui/node_menu";
@@ -257,7 +258,7 @@ export class App implements MenuHost {
       this.showEmpty(t("noRuns"));
       return;
     }
-    this.fillRunPicker();
+    this.bar.fillRuns(this.groups());
     const link = readLink();
     if (link && (await this.openLink(link))) return;
     // Compares first: finding where two runs part is what the page is for.
@@ -333,10 +334,6 @@ export class App implements MenuHost {
 
   private groups(): Map<string, RunFile[]> {
     return groupRuns(this.runs);
-  }
-
-  private fillRunPicker() {
-    this.bar.fillRuns(this.groups());
   }
 
   private bindPickers() {
@@ -464,20 +461,8 @@ export class App implements MenuHost {
     return true;
   }
 
-  private async findByName(side: Side, name: string): Promise<number> {
-    try {
-      const reply = await this.api.call("search", {
-        view: this.viewKey(side),
-        query: `^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`,
-        regex: true,
-        caseInsensitive: false,
-        offset: 0,
-        limit: 5,
-      });
-      return reply.hits.find((hit) => hit.name === name)?.index ?? -1;
-    } catch {
-      return -1;
-    }
+  private findByName(side: Side, name: string): Promise<number> {
+    return findNode(this.api, this.viewKey(side), name);
   }
 
   private setCompareLayout(compare: boolean) {
