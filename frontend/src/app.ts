@@ -34,6 +34,7 @@ import { onThemeChange } from "./theme";
 import { LegendEditor } from "./thresholds/legend_editor";
 import { GradingToggle } from "./ui/grading_toggle";
 import { DetailPanel } from "./ui/detail_panel";
+import { findNode } from "./ui/find_node";
 import { FilterPanel } from "./ui/filter_panel";
 import { MatchPanel } from "./ui/match_panel";
 import { type MenuHost, NodeMenu } from "./ui/node_menu";
@@ -266,7 +267,7 @@ export class App implements MenuHost {
       this.showEmpty(t("noRuns"));
       return;
     }
-    this.fillRunPicker();
+    this.bar.fillRuns(this.groups());
     const link = readLink();
     if (link && (await this.openLink(link))) return;
     // Compares first: finding where two runs part is what the page is for.
@@ -351,10 +352,6 @@ export class App implements MenuHost {
 
   private groups(): Map<string, RunFile[]> {
     return groupRuns(this.runs);
-  }
-
-  private fillRunPicker() {
-    this.bar.fillRuns(this.groups());
   }
 
   private bindPickers() {
@@ -482,20 +479,8 @@ export class App implements MenuHost {
     return true;
   }
 
-  private async findByName(side: Side, name: string): Promise<number> {
-    try {
-      const reply = await this.api.call("search", {
-        view: this.viewKey(side),
-        query: `^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`,
-        regex: true,
-        caseInsensitive: false,
-        offset: 0,
-        limit: 5,
-      });
-      return reply.hits.find((hit) => hit.name === name)?.index ?? -1;
-    } catch {
-      return -1;
-    }
+  private findByName(side: Side, name: string): Promise<number> {
+    return findNode(this.api, this.viewKey(side), name);
   }
 
   private setCompareLayout(compare: boolean) {

@@ -4,7 +4,6 @@
 import { expect, test, type Frame, type Page } from "@playwright/test";
 import {
   canvas,
-  chooseRun,
   clickNode,
   dblclickNode,
   idle,
@@ -94,7 +93,7 @@ test("W/S zoom, A/D and the arrow keys pan, Shift+W pans up, keys stay out of th
   await expect(help).toBeHidden();
 });
 
-test("a deep link carries file, step, rank, side and node; opening it or reloading restores the view", async ({
+test("a deep link carries the file, side and node; opening it or reloading restores the view", async ({
   page,
   context,
 }) => {
@@ -128,9 +127,10 @@ test("a deep link carries file, step, rank, side and node; opening it or reloadi
   await waitGraph(f3, "npu");
   await expect.poll(() => selectedName(f3, "bench")).toBe(benchNode);
   await other.close();
+});
 
-  // Step and rank of a batch: rank 1 again after a reload.
-  await chooseRun(frame, "batch/");
+test("a deep link keeps the step and rank of a batch across a reload", async ({ page }) => {
+  const frame = await openPlugin(page, "batch/");
   await frame.locator("select[data-picker=rank]").selectOption("rank1");
   await expect.poll(async () => (await shownFile(frame)).rank).toBe("rank1");
   await idle(frame);
@@ -151,6 +151,13 @@ test("messages: unmatch says what it did, a damaged file says how to rebuild it 
   await frame.locator(".side-tab[data-tab=match]").click();
   await clickNode(frame, "npu", name);
   await clickNode(frame, "bench", name);
+  // Every toast the page shows, however briefly.
+  await frame.evaluate(() => {
+    const seen: string[] = ((window as any).toastsSeen = []);
+    new MutationObserver((records) => {
+      for (const r of records) r.addedNodes.forEach((n) => seen.push(n.textContent ?? ""));
+    }).observe(document.querySelector(".toasts")!, { childList: true });
+  });
   await frame.locator("button[data-action=unmatch]").click();
   // The count is of the pairs listed below it (the pair and the pairs unmatched with it), none of them matched.
   await expect(frame.locator(".match-count")).toHaveText(/^\d+ pairs unmatched, 0 failed$/);
@@ -158,7 +165,7 @@ test("messages: unmatch says what it did, a damaged file says how to rebuild it 
   expect(done).toBeGreaterThan(0);
   const said = `${done} pairs unmatched, 0 failed`;
   await expect(frame.locator(".match-count")).toHaveText(said);
-  await expect(frame.locator(".toast").filter({ hasText: said })).toBeVisible();
+  await expect.poll(() => frame.evaluate(() => (window as any).toastsSeen as string[])).toContain(said);
   await idle(frame);
   await frame.locator("button[data-action=match]").click();
   await expect(frame.locator(".match-count")).toHaveText(/^\d+ pairs done, 0 failed$/);
@@ -178,11 +185,14 @@ test("messages: unmatch says what it did, a damaged file says how to rebuild it 
   expect(text).not.toMatch(/OpenFile|GetView|Rpc|grpc/i);
   // The failed open leaves no legend of the previous file, and the toast stays below the legend bar.
   await expect(frame.locator(".legend [data-bucket]")).toHaveCount(0);
-  const toast = frame.locator(".toast.error").first();
-  await expect(toast).toBeVisible();
-  const bar = (await frame.locator(".legend-bar").boundingBox())!;
-  const tb = (await toast.boundingBox())!;
-  expect(tb.y).toBeGreaterThanOrEqual(bar.y + bar.height);
+  await expect.poll(() => frame.evaluate(() => (window as any).toastsSeen as string[])).toContain(text);
+  const [bar, toasts] = await frame.evaluate(() =>
+    [".legend-bar", ".toasts"].map((q) => {
+      const r = document.querySelector(q)!.getBoundingClientRect();
+      return { top: r.top, bottom: r.bottom };
+    }),
+  );
+  expect(toasts.top).toBeGreaterThanOrEqual(bar.bottom);
   await shot(page, info, "damaged-file");
 });
 
@@ -281,4 +291,26 @@ test.describe("at 1280x720", () => {
     expect(children.length).toBeGreaterThan(0);
     for (const c of children) expect(await onScreen(frame, "npu", c.index), `${c.name} on screen`).toBe(true);
   });
+});
+
+test("at fit zoom the selected node and the culprit keep a name tag", async ({ page }) => {
+  const frame = await openPlugin(page, "gpt/");
+  await canvas(frame, "npu").click({ position: { x: 4, y: 4 } });
+  await page.keyboard.press("g");
+  await expect.poll(() => selectedName(frame, "npu")).not.toBeNull();
+  await idle(frame);
+  await page.keyboard.press("f");
+  await idle(frame);
+  const state = await frame.evaluate(
+    () =>
+      new Promise<{ scale: number; selected: number; tagged: number[] }>((resolve) =>
+        requestAnimationFrame(() => {
+          const p = (window as any).graphAscend.npu;
+          resolve({ scale: p.scale, selected: p.selected, tagged: p.tagged });
+        }),
+      ),
+  );
+  // At this zoom a header's own label is below 8 px.
+  expect(state.scale * 8).toBeLessThan(8);
+  expect(state.tagged).toContain(state.selected);
 });

@@ -69,6 +69,8 @@ export class GraphPane implements FetchTarget {
   private pending = 0;
   /** Nodes drawn by the last frame, for the frame-time benchmark. */
   drawn = 0;
+  /** Nodes whose name the last frame drew as a tag (their label too small to read). */
+  tagged: number[] = [];
   /** Called with the time spent taking each reply (the frame-time bench reads it). */
   onApply: ((ms: number, nodes: number) => void) | null = null;
   /** Frame callbacks, for the frame-time benchmark. */
@@ -387,7 +389,9 @@ export class GraphPane implements FetchTarget {
   }
 
   private draw() {
+    this.tagged = [];
     this.drawn = drawScene({
+      tagged: this.tagged,
       ctx: this.ctx,
       side: this.side,
       legend: this.legend,

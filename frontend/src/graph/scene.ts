@@ -38,6 +38,8 @@ export interface Scene {
   selected: number;
   counterpart: number;
   node(index: number): LayoutNode | undefined;
+  /** Filled with the indices of the nodes that got a name tag (tests read it). */
+  tagged: number[];
 }
 
 export function drawScene(sc: Scene): number {
@@ -345,6 +347,7 @@ function drawTags(sc: Scene, visible: number[], drawnLabel: (i: number) => boole
     const n = sc.nodes[i];
     const text = fitLabel(n.label || n.name, 200, 10, (x) => ctx.measureText(x).width).text;
     if (!text) continue;
+    sc.tagged.push(n.index);
     const w = ctx.measureText(text).width + 6;
     const x = Math.max(2, Math.min(sc.cssWidth - w - 2, n.x * sc.scale + sc.tx));
     const y = Math.max(8, n.y * sc.scale + sc.ty - 8);
