@@ -327,7 +327,7 @@ export class App implements MenuHost {
   /** After a conversion from the page: the run list read again and the new file opened. */
   async openConverted(path: string): Promise<void> {
     this.runs = (await this.api.call("listRuns", {})).files.slice().sort((a, b) => naturalCompare(a.path, b.path));
-    this.fillRunPicker();
+    this.bar.fillRuns(this.groups());
     const f = this.runs.find((r) => r.path === path);
     if (f) this.bar.runSel.value = this.groupOf(f);
     if (f) await this.openFile(f, null);
