@@ -90,6 +90,15 @@ graph layer_mapping compare.json layer_mapping -lm layer_mapping.yaml
 mkdir -p "$logdir/msprobe26"
 cp "$root/tests/data/msprobe_outputs/dist_gloo_batch_26.2.0.vis.db" "$logdir/msprobe26/compare_dist_gloo.vis.db"
 export XDG_CACHE_HOME="$work/cache"
+# Raw dumps for the conversion form (convert.spec.ts): a sample, a 10^5-node scale of it (bench/scale)
+# to cancel mid-way, and a dump.json cut short.
+mkdir -p "$logdir/dumps/bad"
+cp -r "$root/samples/gpt_statistics" "$logdir/dumps/gpt"
+python3 "$root/bench/scale/scale_sample.py" --case "$root/samples/gpt_statistics" --nodes 100000 \
+  --out "$logdir/dumps/scaled" >/dev/null
+cp "$root/samples/gpt_statistics/npu/step0/rank0/"{construct,stack}.json "$logdir/dumps/bad/"
+printf '{"task": "statistics", "level": "mix", "dump_data_dir": null,\n "data": {"Torch.add.0.forward": {' \
+  > "$logdir/dumps/bad/dump.json"
 # A damaged file: the page must name it in its error and keep working.
 mkdir -p "$logdir/broken"
 printf 'not a graph-ascend file\n' > "$logdir/broken/compare_20250101000000.vis"
