@@ -1,9 +1,11 @@
 #include "vis/graph_writer.h"
 
-#include <google/protobuf/arena.h>
-
+#include <algorithm>
 #include <cmath>
+#include <memory>
 
+#include "base/parallel.h"
+#include "vis/protobuf_log.h"
 #include "vis/vis_file.h"
 
 namespace graph_ascend::vis {
@@ -28,42 +30,145 @@ void SetValue(const StringPool& pool, const dump::Value& in, Value* out) {
   }
 }
 
+void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+// The nodes of one window, filled, compared and serialized by one thread:
+// node k of the range ends at `end[k]` in `bytes`, its NodeDetail taking
+// `size[k]` bytes after the field tag and length.
+struct SerializedRange {
+  std::string bytes;
+  std::vector<size_t> end;
+  std::vector<size_t> size;
+  std::string problem;  // protobuf's complaint (invalid UTF-8), stops the write
+};
+
+// One detail block of a window, cut and packed.
+struct PackedBlock {
+  uint32_t first = 0;
+  uint32_t count = 0;
+  std::string raw;
+  std::string packed;
+  std::string error;
+};
+
+// The details of a side are made a window of nodes at a time: the window's
+// nodes are filled, compared and serialized on every thread, cut into blocks
+// by the rule of a one-thread writer (kDetailBlockNodes nodes or
+// kDetailBlockBytes), the blocks compressed on every thread and written in
+// order, so the file is the same for any number of threads.
+// NodeDetailBlock's wire form is `first` (field 1, omitted when 0) followed
+// by each detail as field 2, which is what is concatenated here.
+constexpr uint32_t kWindowNodes = 64 * kDetailBlockNodes;
+
 Status WriteDetails(VisWriter* w, Side side_id, graph::Side* side, graph::Side* other,
                     const WriteRequest& req, double progress_base, double progress_span) {
   graph::Graph& g = *side->graph;
-  // Each block's messages live in an arena that is reset after the block is
-  // written: no per-item heap traffic.
-  google::protobuf::ArenaOptions arena_options;
-  arena_options.start_block_size = 1u << 20;
-  arena_options.max_block_size = 4u << 20;
-  google::protobuf::Arena arena(arena_options);
-  NodeDetailBlock* block = google::protobuf::Arena::CreateMessage<NodeDetailBlock>(&arena);
-  size_t bytes = 0;
-  NodeDetail peer;
-  auto flush = [&]() -> Status {
-    if (block->detail_size() == 0) return Status::Ok();
-    GA_RETURN_IF_ERROR(w->WriteDetailBlock(side_id, *block));
-    arena.Reset();
-    block = google::protobuf::Arena::CreateMessage<NodeDetailBlock>(&arena);
-    bytes = 0;
+  int threads = std::max(1, req.threads > 0 ? req.threads : DefaultThreads());
+  bool comparing = other != nullptr && req.compare_pair;
+  int fill_threads = comparing && req.serial_compare ? 1 : threads;
+  std::vector<SerializedRange> ranges(threads);
+  std::vector<std::unique_ptr<SectionPacker>> packers;
+  for (int t = 0; t < threads; ++t) packers.push_back(std::make_unique<SectionPacker>(w->zstd_level()));
+  std::vector<PackedBlock> blocks;
+  // The block being cut: its first node and the (node, range, index) of its
+  // details, which may span windows; `pending` holds the details of the
+  // part that came from earlier windows.
+  std::string pending;
+  uint32_t block_first = 0, block_count = 0;
+  size_t block_bytes = 0;
+  auto start_block = [&]() -> PackedBlock& {
+    blocks.emplace_back();
+    PackedBlock& b = blocks.back();
+    b.first = block_first;
+    b.count = block_count;
+    if (block_first != 0) {
+      b.raw.push_back(0x08);
+      AppendVarint(block_first, &b.raw);
+    }
+    b.raw += pending;
+    pending.clear();
+    block_count = 0;
+    block_bytes = 0;
+    return b;
+  };
+  auto pack_and_write = [&]() -> Status {
+    RunOnThreads(std::min<int>(threads, static_cast<int>(blocks.size())), [&](int t) {
+      for (size_t i = t; i < blocks.size(); i += threads) {
+        PackedBlock& b = blocks[i];
+        if (b.raw.size() > kMaxSectionBytes) {
+          b.error = "section of " + std::to_string(b.raw.size()) + " bytes is over the limit";
+        } else if (!packers[t]->Pack(b.raw, &b.packed, &b.error)) {
+          b.error = b.error.empty() ? "zstd failed" : b.error;
+        }
+      }
+    });
+    for (PackedBlock& b : blocks) {
+      if (!b.error.empty()) return MakeError(w->path(), "node details", b.error);
+      GA_RETURN_IF_ERROR(w->WritePacked(SECTION_NODE_DETAILS, side_id, b.first, b.count, b.raw.size(), b.packed));
+    }
+    blocks.clear();
     return Status::Ok();
   };
-  for (uint32_t n = 0; n < g.size(); ++n) {
-    if (block->detail_size() == 0) block->set_first(n);
-    NodeDetail* d = block->add_detail();
-    FillDetail(*side, n, d);
-    if (other != nullptr && req.compare_pair && g.matched[n] != graph::kNoNode) {
-      peer.Clear();
-      FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
-      req.compare_pair(n, d, peer);
+  for (uint32_t w0 = 0; w0 < g.size(); w0 += kWindowNodes) {
+    uint32_t w1 = std::min<uint32_t>(g.size(), w0 + kWindowNodes);
+    uint32_t per = (w1 - w0 + fill_threads - 1) / fill_threads;
+    RunOnThreads(fill_threads, [&](int t) {
+      SerializedRange& r = ranges[t];
+      r.bytes.clear();
+      r.end.clear();
+      r.size.clear();
+      uint32_t a = std::min(w1, w0 + t * per), b = std::min(w1, a + per);
+      NodeDetail d, peer;
+      ProtobufLogCapture log;
+      for (uint32_t n = a; n < b; ++n) {
+        d.Clear();
+        FillDetail(*side, n, &d);
+        if (comparing && g.matched[n] != graph::kNoNode) {
+          peer.Clear();
+          FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
+          req.compare_pair(n, &d, peer);
+        }
+        size_t size = d.ByteSizeLong();
+        r.bytes.push_back(0x12);
+        AppendVarint(size, &r.bytes);
+        size_t at = r.bytes.size();
+        r.bytes.resize(at + size);
+        d.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(r.bytes.data() + at));
+        r.end.push_back(r.bytes.size());
+        r.size.push_back(size);
+      }
+      r.problem = log.Take();
+    });
+    for (int t = 0; t < fill_threads; ++t) {
+      if (!ranges[t].problem.empty()) {
+        return MakeError(w->path(), "node details section", "cannot be written: " + ranges[t].problem);
+      }
     }
-    bytes += d->ByteSizeLong();
-    if (block->detail_size() >= static_cast<int>(kDetailBlockNodes) || bytes >= kDetailBlockBytes) {
-      GA_RETURN_IF_ERROR(flush());
+    // Cut the window's details into blocks.
+    for (int t = 0; t < fill_threads; ++t) {
+      const SerializedRange& r = ranges[t];
+      size_t begin = 0;
+      uint32_t a = std::min(w1, w0 + t * per);
+      for (size_t k = 0; k < r.end.size(); ++k) {
+        if (block_count == 0) block_first = a + static_cast<uint32_t>(k);
+        pending.append(r.bytes, begin, r.end[k] - begin);
+        begin = r.end[k];
+        ++block_count;
+        block_bytes += r.size[k];
+        if (block_count >= kDetailBlockNodes || block_bytes >= kDetailBlockBytes) start_block();
+      }
     }
-    if (req.progress && (n & 4095) == 0) req.progress(progress_base + progress_span * n / g.size());
+    GA_RETURN_IF_ERROR(pack_and_write());
+    if (req.progress) req.progress(progress_base + progress_span * w1 / g.size());
   }
-  return flush();
+  if (block_count > 0) start_block();
+  return pack_and_write();
 }
 
 Status WriteIndex(VisWriter* w, Side side_id, const graph::Side& side) {

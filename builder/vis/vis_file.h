@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -39,6 +40,24 @@ inline constexpr uint32_t kDetailBlockNodes = 128;
 inline constexpr size_t kDetailBlockBytes = 1u << 20;
 inline constexpr uint32_t kStackChunk = 4096;
 
+// Compresses serialized sections, for writers that build sections on
+// several threads (one SectionPacker per thread) and then hand them to
+// VisWriter::WritePacked in file order.
+class SectionPacker {
+ public:
+  explicit SectionPacker(int zstd_level);
+  ~SectionPacker();
+  SectionPacker(const SectionPacker&) = delete;
+  SectionPacker& operator=(const SectionPacker&) = delete;
+
+  // `raw` compressed into `out`; false with zstd's message in `error`.
+  bool Pack(std::string_view raw, std::string* out, std::string* error);
+
+ private:
+  int level_;
+  void* zstd_ = nullptr;  // ZSTD_CCtx
+};
+
 class VisWriter {
  public:
   // Creates "<path>.tmp-<pid>" in the target's directory.
@@ -53,6 +72,12 @@ class VisWriter {
   Status WriteDetailBlock(Side side, const NodeDetailBlock& block);
   Status WriteStackChunk(Side side, const StackChunk& chunk);
   Status WriteDivergence(const DivergenceRanking& ranking);
+  // A section serialized (`raw_size` bytes, at most kMaxSectionBytes) and
+  // compressed by a SectionPacker of this writer's level.
+  Status WritePacked(SectionKind kind, Side side, uint32_t first, uint32_t count, size_t raw_size,
+                     std::string_view packed);
+
+  int zstd_level() const { return level_; }
 
   // Writes the table of contents and trailer, flushes, renames onto the target.
   Status Commit();
