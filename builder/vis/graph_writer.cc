@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 
 #include "base/parallel.h"
@@ -48,14 +49,74 @@ struct SerializedRange {
   std::string problem;  // protobuf's complaint (invalid UTF-8), stops the write
 };
 
-// One detail block of a window, cut and packed.
+// One section on its way: serialized, then compressed on some thread.
 struct PackedBlock {
   uint32_t first = 0;
   uint32_t count = 0;
   std::string raw;
   std::string packed;
   std::string error;
+  bool unwritable = false;  // `error` is protobuf's complaint about the section's content
 };
+
+// One SectionPacker per thread.
+class Packers {
+ public:
+  Packers(const VisWriter& w, int threads) {
+    for (int t = 0; t < threads; ++t) packers_.push_back(std::make_unique<SectionPacker>(w.zstd_level()));
+  }
+  int threads() const { return static_cast<int>(packers_.size()); }
+  // Compresses `b` on thread `t` (unless serializing it failed).
+  void Pack(int t, PackedBlock* b) {
+    if (!b->error.empty()) return;
+    if (b->raw.size() > kMaxSectionBytes) {
+      b->error = "section of " + std::to_string(b->raw.size()) + " bytes is over the limit";
+    } else if (!packers_[t]->Pack(b->raw, &b->packed, &b->error) && b->error.empty()) {
+      b->error = "zstd failed";
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<SectionPacker>> packers_;
+};
+
+// Writes `blocks` in order; the first error stops.
+Status WriteBlocks(VisWriter* w, SectionKind kind, const char* what, Side side, std::vector<PackedBlock>* blocks) {
+  for (PackedBlock& b : *blocks) {
+    if (!b.error.empty()) return MakeError(w->path(), std::string(what) + (b.unwritable ? " section" : ""), b.error);
+    GA_RETURN_IF_ERROR(w->WritePacked(kind, side, b.first, b.count, b.raw.size(), b.packed));
+  }
+  blocks->clear();
+  return Status::Ok();
+}
+
+// Serializes `msg` into b->raw; protobuf's complaint (invalid UTF-8) becomes b->error.
+void Serialize(const google::protobuf::MessageLite& msg, PackedBlock* b) {
+  ProtobufLogCapture log;
+  b->raw.clear();
+  if (!msg.SerializeToString(&b->raw)) b->error = "cannot serialize section";
+  if (std::string problem = log.Take(); !problem.empty()) {
+    b->error = "cannot be written: " + problem;
+    b->unwritable = true;
+  }
+}
+
+// Sections [0, count) made by make(i, block) and packed on every thread, a
+// round of threads() sections at a time, written in order.
+Status WriteSections(VisWriter* w, Packers* packers, SectionKind kind, const char* what, Side side, uint32_t count,
+                     const std::function<void(uint32_t, PackedBlock*)>& make) {
+  int threads = packers->threads();
+  std::vector<PackedBlock> blocks;
+  for (uint32_t round = 0; round < count; round += threads) {
+    blocks.assign(std::min<uint32_t>(threads, count - round), PackedBlock());
+    RunOnThreads(static_cast<int>(blocks.size()), [&](int t) {
+      make(round + t, &blocks[t]);
+      packers->Pack(t, &blocks[t]);
+    });
+    GA_RETURN_IF_ERROR(WriteBlocks(w, kind, what, side, &blocks));
+  }
+  return Status::Ok();
+}
 
 // The details of a side are made a window of nodes at a time: the window's
 // nodes are filled, compared and serialized on every thread, cut into blocks
@@ -66,15 +127,13 @@ struct PackedBlock {
 // by each detail as field 2, which is what is concatenated here.
 constexpr uint32_t kWindowNodes = 64 * kDetailBlockNodes;
 
-Status WriteDetails(VisWriter* w, Side side_id, graph::Side* side, graph::Side* other,
+Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* side, graph::Side* other,
                     const WriteRequest& req, double progress_base, double progress_span) {
   graph::Graph& g = *side->graph;
-  int threads = std::max(1, req.threads > 0 ? req.threads : DefaultThreads());
+  int threads = packers->threads();
   bool comparing = other != nullptr && req.compare_pair;
   int fill_threads = comparing && req.serial_compare ? 1 : threads;
   std::vector<SerializedRange> ranges(threads);
-  std::vector<std::unique_ptr<SectionPacker>> packers;
-  for (int t = 0; t < threads; ++t) packers.push_back(std::make_unique<SectionPacker>(w->zstd_level()));
   std::vector<PackedBlock> blocks;
   // The block being cut: its first node and the (node, range, index) of its
   // details, which may span windows; `pending` holds the details of the
@@ -99,21 +158,9 @@ Status WriteDetails(VisWriter* w, Side side_id, graph::Side* side, graph::Side* 
   };
   auto pack_and_write = [&]() -> Status {
     RunOnThreads(std::min<int>(threads, static_cast<int>(blocks.size())), [&](int t) {
-      for (size_t i = t; i < blocks.size(); i += threads) {
-        PackedBlock& b = blocks[i];
-        if (b.raw.size() > kMaxSectionBytes) {
-          b.error = "section of " + std::to_string(b.raw.size()) + " bytes is over the limit";
-        } else if (!packers[t]->Pack(b.raw, &b.packed, &b.error)) {
-          b.error = b.error.empty() ? "zstd failed" : b.error;
-        }
-      }
+      for (size_t i = t; i < blocks.size(); i += threads) packers->Pack(t, &blocks[i]);
     });
-    for (PackedBlock& b : blocks) {
-      if (!b.error.empty()) return MakeError(w->path(), "node details", b.error);
-      GA_RETURN_IF_ERROR(w->WritePacked(SECTION_NODE_DETAILS, side_id, b.first, b.count, b.raw.size(), b.packed));
-    }
-    blocks.clear();
-    return Status::Ok();
+    return WriteBlocks(w, SECTION_NODE_DETAILS, "node details", side_id, &blocks);
   };
   for (uint32_t w0 = 0; w0 < g.size(); w0 += kWindowNodes) {
     uint32_t w1 = std::min<uint32_t>(g.size(), w0 + kWindowNodes);
@@ -171,14 +218,17 @@ Status WriteDetails(VisWriter* w, Side side_id, graph::Side* side, graph::Side* 
   return pack_and_write();
 }
 
-Status WriteIndex(VisWriter* w, Side side_id, const graph::Side& side) {
+Status WriteIndex(VisWriter* w, Packers* packers, Side side_id, const graph::Side& side) {
   const graph::Graph& g = *side.graph;
-  for (uint32_t first = 0; first < g.size(); first += kIndexChunkNodes) {
+  uint32_t chunks = (g.size() + kIndexChunkNodes - 1) / kIndexChunkNodes;
+  return WriteSections(w, packers, SECTION_NODE_INDEX, "node index", side_id, chunks, [&](uint32_t i, PackedBlock* b) {
+    uint32_t first = i * kIndexChunkNodes;
     uint32_t end = std::min(g.size(), first + kIndexChunkNodes);
     NodeIndexChunk c;
     c.set_first(first);
     for (uint32_t n = first; n < end; ++n) {
-      c.add_name(std::string(g.Name(n)));
+      std::string_view name = g.Name(n);
+      c.add_name(name.data(), name.size());
       c.add_node_type(static_cast<uint32_t>(g.op[n]));
       c.add_parent(g.parent[n]);
       c.add_child_count(g.child_count[n]);
@@ -196,25 +246,33 @@ Status WriteIndex(VisWriter* w, Side side_id, const graph::Side& side) {
       if (n < side.distributed_first.size() && side.distributed_first[n] != graph::kNoNode) flags |= FLAG_DISTRIBUTED;
       c.add_flags(flags);
     }
-    GA_RETURN_IF_ERROR(w->WriteIndexChunk(side_id, c));
-  }
-  return Status::Ok();
+    b->first = first;
+    b->count = end - first;
+    Serialize(c, b);
+  });
 }
 
-Status WriteStacks(VisWriter* w, Side side_id, const graph::Side& side) {
+Status WriteStacks(VisWriter* w, Packers* packers, Side side_id, const graph::Side& side) {
   const graph::StackTable& t = side.graph->stacks;
   uint32_t total = static_cast<uint32_t>(t.stacks.size());
-  for (uint32_t first = 0; first < total; first += kStackChunk) {
+  uint32_t chunks = (total + kStackChunk - 1) / kStackChunk;
+  return WriteSections(w, packers, SECTION_STACKS, "stacks", side_id, chunks, [&](uint32_t i, PackedBlock* b) {
+    uint32_t first = i * kStackChunk;
+    uint32_t end = std::min(total, first + kStackChunk);
     StackChunk c;
     c.set_first(first);
-    for (uint32_t s = first; s < std::min(total, first + kStackChunk); ++s) {
+    for (uint32_t s = first; s < end; ++s) {
       Stack* st = c.add_stack();
       const graph::StackTable::Range& r = t.stacks[s];
-      for (uint32_t i = 0; i < r.count; ++i) st->add_frame(std::string(side.pool->Get(t.lines[r.first + i])));
+      for (uint32_t k = 0; k < r.count; ++k) {
+        std::string_view line = side.pool->Get(t.lines[r.first + k]);
+        st->add_frame(line.data(), line.size());
+      }
     }
-    GA_RETURN_IF_ERROR(w->WriteStackChunk(side_id, c));
-  }
-  return Status::Ok();
+    b->first = first;
+    b->count = end - first;
+    Serialize(c, b);
+  });
 }
 
 }  // namespace
@@ -270,7 +328,8 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
   if (!writer.ok()) return writer.error();
   VisWriter* w = writer->get();
   bool compare = req.bench != nullptr;
-  GA_RETURN_IF_ERROR(WriteDetails(w, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
+  Packers packers(*w, std::max(1, req.threads > 0 ? req.threads : DefaultThreads()));
+  GA_RETURN_IF_ERROR(WriteDetails(w, &packers, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
   if (req.after_compare) req.after_compare();
   if (compare && req.rank_divergence) {
     DivergenceRanking ranking = req.rank_divergence();
@@ -294,14 +353,14 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
       }
     }
   }
-  if (compare) GA_RETURN_IF_ERROR(WriteDetails(w, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
-  GA_RETURN_IF_ERROR(WriteIndex(w, SIDE_NPU, *req.npu));
-  GA_RETURN_IF_ERROR(WriteStacks(w, SIDE_NPU, *req.npu));
+  if (compare) GA_RETURN_IF_ERROR(WriteDetails(w, &packers, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
+  GA_RETURN_IF_ERROR(WriteIndex(w, &packers, SIDE_NPU, *req.npu));
+  GA_RETURN_IF_ERROR(WriteStacks(w, &packers, SIDE_NPU, *req.npu));
   req.meta.mutable_npu()->set_node_count(req.npu->graph->size());
   req.meta.mutable_npu()->set_stack_count(static_cast<uint32_t>(req.npu->graph->stacks.stacks.size()));
   if (compare) {
-    GA_RETURN_IF_ERROR(WriteIndex(w, SIDE_BENCH, *req.bench));
-    GA_RETURN_IF_ERROR(WriteStacks(w, SIDE_BENCH, *req.bench));
+    GA_RETURN_IF_ERROR(WriteIndex(w, &packers, SIDE_BENCH, *req.bench));
+    GA_RETURN_IF_ERROR(WriteStacks(w, &packers, SIDE_BENCH, *req.bench));
     req.meta.mutable_bench()->set_node_count(req.bench->graph->size());
     req.meta.mutable_bench()->set_stack_count(static_cast<uint32_t>(req.bench->graph->stacks.stacks.size()));
   }
