@@ -2,6 +2,7 @@
 """Times `graph-ascend graph` against `msprobe graph` on the same inputs.
 
     python3 bench/builder/bench_graph.py [--version 8.1.2] [--nodes 100000] [--skip-reference]
+        [--reference-max-nodes N] [--baseline OTHER_GRAPH_ASCEND]
 
 Inputs: the largest committed sample (samples/gpt_tensor/compare.json, a
 tensor compare reading 536 .pt pairs), the sample with the most nodes
@@ -14,6 +15,11 @@ reference runs through bench/reference/run_msprobe.sh in its own venv.
 Prints one line per tool and input and a markdown table with the ratios
 (msprobe / graph-ascend): wall time, CPU time and peak memory. CPU time is the
 steadier figure on a shared machine.
+
+--baseline times a second graph-ascend binary (an earlier build) on the same
+inputs in the same run, for before/after figures; --reference-max-nodes skips
+msprobe on scaled inputs larger than N nodes a side (msprobe needs about 20 GB
+at 10^6).
 """
 
 import argparse
@@ -69,6 +75,9 @@ def main():
     ap.add_argument("--nodes", type=int, action="append", help="scaled input size (repeatable; default 100000)")
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "bin", "graph-ascend"))
     ap.add_argument("--skip-reference", action="store_true", help="only time graph-ascend")
+    ap.add_argument("--reference-max-nodes", type=int, default=0,
+                    help="skip msprobe on scaled inputs of more nodes a side (0: no limit)")
+    ap.add_argument("--baseline", help="another graph-ascend binary (an earlier build) to time beside")
     args = ap.parse_args()
     inputs = [("samples/gpt_tensor (largest sample, tensor)", os.path.join(ROOT, "samples", "gpt_tensor", "compare.json")),
               ("samples/gpt_statistics", os.path.join(ROOT, "samples", "gpt_statistics", "compare.json"))]
@@ -78,14 +87,21 @@ def main():
             subprocess.run([sys.executable, os.path.join(ROOT, "bench", "scale", "scale_sample.py"), "--case",
                             os.path.join(ROOT, "samples", "gpt_statistics"), "--nodes", str(n), "--out", out],
                            check=True)
-        inputs.append(("scaled, %d nodes a side" % n, os.path.join(out, "compare.json")))
+        inputs.append(("scaled, %d nodes a side" % n, os.path.join(out, "compare.json"), n))
     rows = []
-    for label, config in inputs:
+    baselines = []
+    for label, config, *nodes in inputs:
+        if args.baseline:
+            base = run_ours(args.baseline, config, [])
+            print("baseline      %-40s wall %.2f s  cpu %.2f s  peak %.0f MB" % (label, base[0], base[2], base[1]),
+                  flush=True)
+            baselines.append((label, base))
         ours = run_ours(args.binary, config, [])
         print("graph-ascend  %-40s wall %.2f s  cpu %.2f s  peak %.0f MB" % (label, ours[0], ours[2], ours[1]),
               flush=True)
         ref = None
-        if not args.skip_reference:
+        too_big = args.reference_max_nodes and nodes and nodes[0] > args.reference_max_nodes
+        if not args.skip_reference and not too_big:
             ref = run_reference(args.version, config, [])
             print("msprobe %-6s %-40s wall %.2f s  cpu %.2f s  peak %.0f MB" % (args.version, label, ref[0], ref[2],
                                                                                ref[1]), flush=True)
@@ -102,6 +118,13 @@ def main():
         theirs = "%.1f s / %.1f s / %.0f MB" % (ref[0], ref[2], ref[1])
         print("| %s | %s | %s | %.0fx | %.0fx | %.1fx |" % (label, mine, theirs, ref[0] / max(ours[0], 1e-3),
                                                            ref[2] / max(ours[2], 1e-3), ref[1] / max(ours[1], 1e-3)))
+    if baselines:
+        print()
+        print("| input | baseline wall / CPU / peak | graph-ascend wall / CPU / peak | CPU ratio (baseline / graph-ascend) |")
+        print("|---|---|---|---|")
+        for (label, base), (_, ours, _) in zip(baselines, rows):
+            print("| %s | %.2f s / %.2f s / %.0f MB | %.2f s / %.2f s / %.0f MB | %.2fx |" % (
+                label, base[0], base[2], base[1], ours[0], ours[2], ours[1], base[2] / max(ours[2], 1e-3)))
     return 0
 
 

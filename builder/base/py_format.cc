@@ -1,5 +1,6 @@
 #include "base/py_format.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -12,41 +13,50 @@ std::string PyRepr(double x) {
   if (std::isnan(x)) return "nan";
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
   if (x == 0) return std::signbit(x) ? "-0.0" : "0.0";
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific);
-  std::string sci(buf, r.ptr);
-  // sci = [-]d[.ddd]e[+-]XX
-  bool negative = sci[0] == '-';
-  if (negative) sci.erase(0, 1);
-  size_t e = sci.find('e');
-  std::string digits = sci.substr(0, e);
-  int exponent = std::atoi(sci.c_str() + e + 1);
-  if (digits.size() > 1) digits.erase(1, 1);  // drop the point
-  int decpt = exponent + 1;                    // value = 0.DIGITS * 10^decpt
-  std::string out = negative ? "-" : "";
-  if (decpt <= -4 || decpt > 16) {
-    out += digits[0];
-    if (digits.size() > 1) {
-      out += '.';
-      out += digits.substr(1);
-    }
-    char exp[16];
-    snprintf(exp, sizeof(exp), "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
-    out += exp;
-  } else if (decpt <= 0) {
-    out += "0.";
-    out.append(static_cast<size_t>(-decpt), '0');
-    out += digits;
-  } else if (static_cast<size_t>(decpt) >= digits.size()) {
-    out += digits;
-    out.append(static_cast<size_t>(decpt) - digits.size(), '0');
-    out += ".0";
-  } else {
-    out += digits.substr(0, static_cast<size_t>(decpt));
-    out += '.';
-    out += digits.substr(static_cast<size_t>(decpt));
+  // The shortest round-trip digits, [-]d[.ddd]e[+-]XX, laid out as Python's
+  // repr does; built in fixed buffers (this runs for every compared statistic).
+  char sci[64];
+  char* end = std::to_chars(sci, sci + sizeof(sci) - 1, x, std::chars_format::scientific).ptr;
+  *end = '\0';  // for atoi
+  const char* p = sci;
+  bool negative = *p == '-';
+  if (negative) ++p;
+  const char* e = std::find(p, static_cast<const char*>(end), 'e');
+  char digits[32];
+  size_t nd = 0;
+  for (const char* q = p; q < e; ++q) {
+    if (*q != '.') digits[nd++] = *q;
   }
-  return out;
+  int exponent = std::atoi(e + 1);
+  int decpt = exponent + 1;  // value = 0.DIGITS * 10^decpt
+  char out[64];
+  size_t n = 0;
+  if (negative) out[n++] = '-';
+  if (decpt <= -4 || decpt > 16) {
+    out[n++] = digits[0];
+    if (nd > 1) {
+      out[n++] = '.';
+      for (size_t i = 1; i < nd; ++i) out[n++] = digits[i];
+    }
+    n += static_cast<size_t>(
+        snprintf(out + n, sizeof(out) - n, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent)));
+  } else if (decpt <= 0) {
+    out[n++] = '0';
+    out[n++] = '.';
+    for (int i = 0; i < -decpt; ++i) out[n++] = '0';
+    for (size_t i = 0; i < nd; ++i) out[n++] = digits[i];
+  } else if (static_cast<size_t>(decpt) >= nd) {
+    for (size_t i = 0; i < nd; ++i) out[n++] = digits[i];
+    for (size_t i = nd; i < static_cast<size_t>(decpt); ++i) out[n++] = '0';
+    out[n++] = '.';
+    out[n++] = '0';
+  } else {
+    for (size_t i = 0; i < nd; ++i) {
+      if (i == static_cast<size_t>(decpt)) out[n++] = '.';
+      out[n++] = digits[i];
+    }
+  }
+  return std::string(out, n);
 }
 
 std::string PyRound6(double x) {

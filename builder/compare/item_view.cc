@@ -118,11 +118,12 @@ LeafKind KindOf(const vis::Item& item) {
     return LeafKind::kTensor;
   }
   const vis::Value* type = FindField(item, "type");
-  std::string t = type != nullptr && type->kind_case() == vis::Value::kText ? type->text() : "";
+  std::string_view t = type != nullptr && type->kind_case() == vis::Value::kText ? std::string_view(type->text()) : "";
   if (t == "torch.Size") return LeafKind::kSize;
   if (t == "slice") return LeafKind::kSlice;
   if (t == "ellipsis") return LeafKind::kEllipsis;
-  std::string last = item.key().substr(item.key().rfind('.') + 1);
+  std::string_view key = item.key();
+  std::string_view last = key.substr(key.rfind('.') + 1);
   if (last == "src" || last == "dst" || last == "group_src" || last == "group_dst") return LeafKind::kRankArg;
   if (t == "torch.ProcessGroup") return LeafKind::kProcessGroup;
   return LeafKind::kScalar;

@@ -1,6 +1,7 @@
 // Reading dump.json (reference §3.2) and flattening its entries into items
 // (§4), with the overflow scenes of §7 computed in the same pass.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <string_view>
@@ -29,9 +30,19 @@ struct Anomaly {
 };
 
 bool AnomalousText(std::string_view s) {
-  std::string lower(s);
-  for (char& c : lower) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-  return lower == "inf" || lower == "-inf" || lower == "nan";
+  if (s.size() < 3 || s.size() > 4) return false;
+  char lower[4];
+  for (size_t i = 0; i < s.size(); ++i) lower[i] = static_cast<char>(tolower(static_cast<unsigned char>(s[i])));
+  std::string_view l(lower, s.size());
+  return l == "inf" || l == "-inf" || l == "nan";
+}
+
+// Appends ".<i>" (a list index in a traversal name).
+void AppendIndex(int i, std::string* name) {
+  char buf[16];
+  buf[0] = '.';
+  auto r = std::to_chars(buf + 1, buf + sizeof(buf), i);
+  name->append(buf, r.ptr);
 }
 
 // The rules of msprobe's overflow false-positive filter (§7 step 4).
@@ -114,6 +125,10 @@ class DumpParser {
   std::vector<Anomaly> input_elems_;  // the "input" key (backward entries)
   bool has_md5_ = false;
   std::string scratch_;
+  // Per-entry working storage, reused (no heap traffic per entry).
+  std::string traversal_;
+  std::vector<std::pair<int, size_t>> spans_;  // (category, first pending index)
+  std::vector<size_t> order_, inputs_, outputs_;
   bool saw_data_ = false;
   // The P2POp being read (§5.7).
   uint32_t p2p_op_ = 0;
@@ -218,7 +233,7 @@ Status DumpParser::ParseEntry(std::string_view name) {
 
   GA_RETURN_IF_ERROR(r_->EnterObject());
   std::string_view key;
-  std::string traversal;
+  std::string& traversal = traversal_;
   // Items of each category, in the fixed order of §4.1 step 2.
   struct Category {
     const char* key;
@@ -232,7 +247,8 @@ Status DumpParser::ParseEntry(std::string_view name) {
   };
   // Each category is parsed where it appears in the file but its items are
   // ordered by category afterwards.
-  std::vector<std::pair<int, size_t>> spans;  // (category, first pending index)
+  std::vector<std::pair<int, size_t>>& spans = spans_;
+  spans.clear();
   for (;;) {
     auto more = r_->NextMember(&key);
     if (!more.ok()) return more.error();
@@ -278,8 +294,7 @@ Status DumpParser::ParseEntry(std::string_view name) {
         if (!el.ok()) return el.error();
         if (!*el) break;
         traversal.resize(base);
-        traversal += '.';
-        traversal += std::to_string(i);
+        AppendIndex(i, &traversal);
         Anomaly a;
         int p2p = (batch_p2p && cat == 3 && i == 0) ? 1 : 0;
         GA_RETURN_IF_ERROR(ParseValue(&traversal, kCategories[cat].state, false, 2, p2p, &a));
@@ -299,8 +314,8 @@ Status DumpParser::ParseEntry(std::string_view name) {
 
   // Order the pending items by category (stable), then split into
   // input_data / output_data by key (§4.3), last duplicate wins in place.
-  std::vector<size_t> order;
-  order.reserve(npending_);
+  std::vector<size_t>& order = order_;
+  order.clear();
   for (int c = 0; c < 5; ++c) {
     for (size_t s = 0; s < spans.size(); ++s) {
       if (spans[s].first != c) continue;
@@ -308,7 +323,10 @@ Status DumpParser::ParseEntry(std::string_view name) {
       for (size_t i = spans[s].second; i < end; ++i) order.push_back(i);
     }
   }
-  std::vector<size_t> inputs, outputs;
+  std::vector<size_t>& inputs = inputs_;
+  std::vector<size_t>& outputs = outputs_;
+  inputs.clear();
+  outputs.clear();
   auto place = [&](std::vector<size_t>* list, size_t idx) {
     const std::string& k = pending_[idx].key;
     for (size_t& existing : *list) {
@@ -446,8 +464,7 @@ Status DumpParser::ParseValue(std::string* name, ItemState state, bool pgrad, in
         if (!*el) break;
         if (!pgrad) {
           name->resize(base);
-          *name += '.';
-          *name += std::to_string(i);
+          AppendIndex(i, name);
         }
         Anomaly a;
         GA_RETURN_IF_ERROR(ParseValue(name, state, pgrad, depth + 1, p2p == 1 ? 2 : 0, &a));
@@ -600,13 +617,10 @@ Status DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, i
     name->resize(base);
     *name += '.';
     *name += key;
-    std::string member(key);
+    if (kwargs_top) kw_names_.emplace_back(key);  // `key` does not outlive the value's members
     Anomaly a;
     GA_RETURN_IF_ERROR(ParseValue(name, state, pgrad, depth + 1, 0, &a));
-    if (kwargs_top) {
-      kw_names_.push_back(member);
-      kw_elems_.push_back(a);
-    }
+    if (kwargs_top) kw_elems_.push_back(a);
   }
   name->resize(base);
   return Status::Ok();

@@ -352,7 +352,10 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
     request.compare_pair = [this, pair](uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) {
       ComparePair(pair, n, a, b);
     };
+    // Pairs are compared on several threads; tensor compares read .pt files in order.
+    request.serial_compare = pair->tensors != nullptr;
     Graph* g = pair->npu->graph.get();
+    if (pair->evidence.size() < g->size()) pair->evidence.resize(g->size());
     vis::CompareMode mode = pair->mode;
     request.after_compare = [g, mode]() { AggregateCollections(g, mode); };
     request.rank_divergence = [g, mode, pair]() {

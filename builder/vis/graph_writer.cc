@@ -1,9 +1,12 @@
 #include "vis/graph_writer.h"
 
-#include <google/protobuf/arena.h>
-
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <memory>
 
+#include "base/parallel.h"
+#include "vis/protobuf_log.h"
 #include "vis/vis_file.h"
 
 namespace graph_ascend::vis {
@@ -28,52 +31,204 @@ void SetValue(const StringPool& pool, const dump::Value& in, Value* out) {
   }
 }
 
-Status WriteDetails(VisWriter* w, Side side_id, graph::Side* side, graph::Side* other,
-                    const WriteRequest& req, double progress_base, double progress_span) {
-  graph::Graph& g = *side->graph;
-  // Each block's messages live in an arena that is reset after the block is
-  // written: no per-item heap traffic.
-  google::protobuf::ArenaOptions arena_options;
-  arena_options.start_block_size = 1u << 20;
-  arena_options.max_block_size = 4u << 20;
-  google::protobuf::Arena arena(arena_options);
-  NodeDetailBlock* block = google::protobuf::Arena::CreateMessage<NodeDetailBlock>(&arena);
-  size_t bytes = 0;
-  NodeDetail peer;
-  auto flush = [&]() -> Status {
-    if (block->detail_size() == 0) return Status::Ok();
-    GA_RETURN_IF_ERROR(w->WriteDetailBlock(side_id, *block));
-    arena.Reset();
-    block = google::protobuf::Arena::CreateMessage<NodeDetailBlock>(&arena);
-    bytes = 0;
-    return Status::Ok();
-  };
-  for (uint32_t n = 0; n < g.size(); ++n) {
-    if (block->detail_size() == 0) block->set_first(n);
-    NodeDetail* d = block->add_detail();
-    FillDetail(*side, n, d);
-    if (other != nullptr && req.compare_pair && g.matched[n] != graph::kNoNode) {
-      peer.Clear();
-      FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
-      req.compare_pair(n, d, peer);
-    }
-    bytes += d->ByteSizeLong();
-    if (DetailBlockFull(block->detail_size(), bytes)) {
-      GA_RETURN_IF_ERROR(flush());
-    }
-    if (req.progress && (n & 4095) == 0) req.progress(progress_base + progress_span * n / g.size());
+void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
   }
-  return flush();
+  out->push_back(static_cast<char>(v));
 }
 
-Status WriteIndex(VisWriter* w, Side side_id, const graph::Side& side) {
+// The nodes of one window, filled, compared and serialized by one thread:
+// node k of the range ends at `end[k]` in `bytes`, its NodeDetail taking
+// `size[k]` bytes after the field tag and length.
+struct SerializedRange {
+  std::string bytes;
+  std::vector<size_t> end;
+  std::vector<size_t> size;
+  std::string problem;  // protobuf's complaint (invalid UTF-8), stops the write
+};
+
+// One section on its way: serialized, then compressed on some thread.
+struct PackedBlock {
+  uint32_t first = 0;
+  uint32_t count = 0;
+  std::string raw;
+  std::string packed;
+  std::string error;
+  bool unwritable = false;  // `error` is protobuf's complaint about the section's content
+};
+
+// One SectionPacker per thread.
+class Packers {
+ public:
+  Packers(const VisWriter& w, int threads) {
+    for (int t = 0; t < threads; ++t) packers_.push_back(std::make_unique<SectionPacker>(w.zstd_level()));
+  }
+  int threads() const { return static_cast<int>(packers_.size()); }
+  // Compresses `b` on thread `t` (unless serializing it failed).
+  void Pack(int t, PackedBlock* b) {
+    if (!b->error.empty()) return;
+    if (b->raw.size() > kMaxSectionBytes) {
+      b->error = "section of " + std::to_string(b->raw.size()) + " bytes is over the limit";
+    } else if (!packers_[t]->Pack(b->raw, &b->packed, &b->error) && b->error.empty()) {
+      b->error = "zstd failed";
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<SectionPacker>> packers_;
+};
+
+// Writes `blocks` in order; the first error stops.
+Status WriteBlocks(VisWriter* w, SectionKind kind, const char* what, Side side, std::vector<PackedBlock>* blocks) {
+  for (PackedBlock& b : *blocks) {
+    if (!b.error.empty()) return MakeError(w->path(), std::string(what) + (b.unwritable ? " section" : ""), b.error);
+    GA_RETURN_IF_ERROR(w->WritePacked(kind, side, b.first, b.count, b.raw.size(), b.packed));
+  }
+  blocks->clear();
+  return Status::Ok();
+}
+
+// Serializes `msg` into b->raw; protobuf's complaint (invalid UTF-8) becomes b->error.
+void Serialize(const google::protobuf::MessageLite& msg, PackedBlock* b) {
+  ProtobufLogCapture log;
+  b->raw.clear();
+  if (!msg.SerializeToString(&b->raw)) b->error = "cannot serialize section";
+  if (std::string problem = log.Take(); !problem.empty()) {
+    b->error = "cannot be written: " + problem;
+    b->unwritable = true;
+  }
+}
+
+// Sections [0, count) made by make(i, block) and packed on every thread, a
+// round of threads() sections at a time, written in order.
+Status WriteSections(VisWriter* w, Packers* packers, SectionKind kind, const char* what, Side side, uint32_t count,
+                     const std::function<void(uint32_t, PackedBlock*)>& make) {
+  int threads = packers->threads();
+  std::vector<PackedBlock> blocks;
+  for (uint32_t round = 0; round < count; round += threads) {
+    blocks.assign(std::min<uint32_t>(threads, count - round), PackedBlock());
+    RunOnThreads(static_cast<int>(blocks.size()), [&](int t) {
+      make(round + t, &blocks[t]);
+      packers->Pack(t, &blocks[t]);
+    });
+    GA_RETURN_IF_ERROR(WriteBlocks(w, kind, what, side, &blocks));
+  }
+  return Status::Ok();
+}
+
+// The details of a side are made a window of nodes at a time: the window's
+// nodes are filled, compared and serialized on every thread, cut into blocks
+// by the rule of a one-thread writer (kDetailBlockNodes nodes or
+// kDetailBlockBytes), the blocks compressed on every thread and written in
+// order, so the file is the same for any number of threads.
+// NodeDetailBlock's wire form is `first` (field 1, omitted when 0) followed
+// by each detail as field 2, which is what is concatenated here.
+constexpr uint32_t kWindowNodes = 64 * kDetailBlockNodes;
+
+Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* side, graph::Side* other,
+                    const WriteRequest& req, double progress_base, double progress_span) {
+  graph::Graph& g = *side->graph;
+  int threads = packers->threads();
+  bool comparing = other != nullptr && req.compare_pair;
+  int fill_threads = comparing && req.serial_compare ? 1 : threads;
+  std::vector<SerializedRange> ranges(threads);
+  std::vector<PackedBlock> blocks;
+  // The block being cut: its first node and the (node, range, index) of its
+  // details, which may span windows; `pending` holds the details of the
+  // part that came from earlier windows.
+  std::string pending;
+  uint32_t block_first = 0, block_count = 0;
+  size_t block_bytes = 0;
+  auto start_block = [&]() -> PackedBlock& {
+    blocks.emplace_back();
+    PackedBlock& b = blocks.back();
+    b.first = block_first;
+    b.count = block_count;
+    if (block_first != 0) {
+      b.raw.push_back(0x08);
+      AppendVarint(block_first, &b.raw);
+    }
+    b.raw += pending;
+    pending.clear();
+    block_count = 0;
+    block_bytes = 0;
+    return b;
+  };
+  auto pack_and_write = [&]() -> Status {
+    RunOnThreads(std::min<int>(threads, static_cast<int>(blocks.size())), [&](int t) {
+      for (size_t i = t; i < blocks.size(); i += threads) packers->Pack(t, &blocks[i]);
+    });
+    return WriteBlocks(w, SECTION_NODE_DETAILS, "node details", side_id, &blocks);
+  };
+  for (uint32_t w0 = 0; w0 < g.size(); w0 += kWindowNodes) {
+    uint32_t w1 = std::min<uint32_t>(g.size(), w0 + kWindowNodes);
+    uint32_t per = (w1 - w0 + fill_threads - 1) / fill_threads;
+    RunOnThreads(fill_threads, [&](int t) {
+      SerializedRange& r = ranges[t];
+      r.bytes.clear();
+      r.end.clear();
+      r.size.clear();
+      uint32_t a = std::min(w1, w0 + t * per), b = std::min(w1, a + per);
+      NodeDetail d, peer;
+      ProtobufLogCapture log;
+      for (uint32_t n = a; n < b; ++n) {
+        d.Clear();
+        FillDetail(*side, n, &d);
+        if (comparing && g.matched[n] != graph::kNoNode) {
+          peer.Clear();
+          FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
+          req.compare_pair(n, &d, peer);
+        }
+        size_t size = d.ByteSizeLong();
+        r.bytes.push_back(0x12);
+        AppendVarint(size, &r.bytes);
+        size_t at = r.bytes.size();
+        r.bytes.resize(at + size);
+        d.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(r.bytes.data() + at));
+        r.end.push_back(r.bytes.size());
+        r.size.push_back(size);
+      }
+      r.problem = log.Take();
+    });
+    for (int t = 0; t < fill_threads; ++t) {
+      if (!ranges[t].problem.empty()) {
+        return MakeError(w->path(), "node details section", "cannot be written: " + ranges[t].problem);
+      }
+    }
+    // Cut the window's details into blocks.
+    for (int t = 0; t < fill_threads; ++t) {
+      const SerializedRange& r = ranges[t];
+      size_t begin = 0;
+      uint32_t a = std::min(w1, w0 + t * per);
+      for (size_t k = 0; k < r.end.size(); ++k) {
+        if (block_count == 0) block_first = a + static_cast<uint32_t>(k);
+        pending.append(r.bytes, begin, r.end[k] - begin);
+        begin = r.end[k];
+        ++block_count;
+        block_bytes += r.size[k];
+        if (DetailBlockFull(block_count, block_bytes)) start_block();
+      }
+    }
+    GA_RETURN_IF_ERROR(pack_and_write());
+    if (req.progress) req.progress(progress_base + progress_span * w1 / g.size());
+  }
+  if (block_count > 0) start_block();
+  return pack_and_write();
+}
+
+Status WriteIndex(VisWriter* w, Packers* packers, Side side_id, const graph::Side& side) {
   const graph::Graph& g = *side.graph;
-  for (uint32_t first = 0; first < g.size(); first += kIndexChunkNodes) {
+  uint32_t chunks = (g.size() + kIndexChunkNodes - 1) / kIndexChunkNodes;
+  return WriteSections(w, packers, SECTION_NODE_INDEX, "node index", side_id, chunks, [&](uint32_t i, PackedBlock* b) {
+    uint32_t first = i * kIndexChunkNodes;
     uint32_t end = std::min(g.size(), first + kIndexChunkNodes);
     NodeIndexChunk c;
     c.set_first(first);
     for (uint32_t n = first; n < end; ++n) {
-      c.add_name(std::string(g.Name(n)));
+      std::string_view name = g.Name(n);
+      c.add_name(name.data(), name.size());
       c.add_node_type(static_cast<uint32_t>(g.op[n]));
       c.add_parent(g.parent[n]);
       c.add_child_count(g.child_count[n]);
@@ -91,25 +246,33 @@ Status WriteIndex(VisWriter* w, Side side_id, const graph::Side& side) {
       if (n < side.distributed_first.size() && side.distributed_first[n] != graph::kNoNode) flags |= FLAG_DISTRIBUTED;
       c.add_flags(flags);
     }
-    GA_RETURN_IF_ERROR(w->WriteIndexChunk(side_id, c));
-  }
-  return Status::Ok();
+    b->first = first;
+    b->count = end - first;
+    Serialize(c, b);
+  });
 }
 
-Status WriteStacks(VisWriter* w, Side side_id, const graph::Side& side) {
+Status WriteStacks(VisWriter* w, Packers* packers, Side side_id, const graph::Side& side) {
   const graph::StackTable& t = side.graph->stacks;
   uint32_t total = static_cast<uint32_t>(t.stacks.size());
-  for (uint32_t first = 0; first < total; first += kStackChunk) {
+  uint32_t chunks = (total + kStackChunk - 1) / kStackChunk;
+  return WriteSections(w, packers, SECTION_STACKS, "stacks", side_id, chunks, [&](uint32_t i, PackedBlock* b) {
+    uint32_t first = i * kStackChunk;
+    uint32_t end = std::min(total, first + kStackChunk);
     StackChunk c;
     c.set_first(first);
-    for (uint32_t s = first; s < std::min(total, first + kStackChunk); ++s) {
+    for (uint32_t s = first; s < end; ++s) {
       Stack* st = c.add_stack();
       const graph::StackTable::Range& r = t.stacks[s];
-      for (uint32_t i = 0; i < r.count; ++i) st->add_frame(std::string(side.pool->Get(t.lines[r.first + i])));
+      for (uint32_t k = 0; k < r.count; ++k) {
+        std::string_view line = side.pool->Get(t.lines[r.first + k]);
+        st->add_frame(line.data(), line.size());
+      }
     }
-    GA_RETURN_IF_ERROR(w->WriteStackChunk(side_id, c));
-  }
-  return Status::Ok();
+    b->first = first;
+    b->count = end - first;
+    Serialize(c, b);
+  });
 }
 
 }  // namespace
@@ -165,7 +328,8 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
   if (!writer.ok()) return writer.error();
   VisWriter* w = writer->get();
   bool compare = req.bench != nullptr;
-  GA_RETURN_IF_ERROR(WriteDetails(w, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
+  Packers packers(*w, std::max(1, req.threads > 0 ? req.threads : DefaultThreads()));
+  GA_RETURN_IF_ERROR(WriteDetails(w, &packers, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
   if (req.after_compare) req.after_compare();
   if (compare && req.rank_divergence) {
     DivergenceRanking ranking = req.rank_divergence();
@@ -189,14 +353,14 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
       }
     }
   }
-  if (compare) GA_RETURN_IF_ERROR(WriteDetails(w, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
-  GA_RETURN_IF_ERROR(WriteIndex(w, SIDE_NPU, *req.npu));
-  GA_RETURN_IF_ERROR(WriteStacks(w, SIDE_NPU, *req.npu));
+  if (compare) GA_RETURN_IF_ERROR(WriteDetails(w, &packers, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
+  GA_RETURN_IF_ERROR(WriteIndex(w, &packers, SIDE_NPU, *req.npu));
+  GA_RETURN_IF_ERROR(WriteStacks(w, &packers, SIDE_NPU, *req.npu));
   req.meta.mutable_npu()->set_node_count(req.npu->graph->size());
   req.meta.mutable_npu()->set_stack_count(static_cast<uint32_t>(req.npu->graph->stacks.stacks.size()));
   if (compare) {
-    GA_RETURN_IF_ERROR(WriteIndex(w, SIDE_BENCH, *req.bench));
-    GA_RETURN_IF_ERROR(WriteStacks(w, SIDE_BENCH, *req.bench));
+    GA_RETURN_IF_ERROR(WriteIndex(w, &packers, SIDE_BENCH, *req.bench));
+    GA_RETURN_IF_ERROR(WriteStacks(w, &packers, SIDE_BENCH, *req.bench));
     req.meta.mutable_bench()->set_node_count(req.bench->graph->size());
     req.meta.mutable_bench()->set_stack_count(static_cast<uint32_t>(req.bench->graph->stacks.stacks.size()));
   }

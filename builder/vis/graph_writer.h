@@ -15,7 +15,8 @@ struct WriteRequest {
   graph::Side* npu = nullptr;
   graph::Side* bench = nullptr;    // null for a build
   // Called for every matched NPU node while its details are written: fills
-  // the metrics of `npu_detail` and sets the node's precision.
+  // the metrics of `npu_detail` and sets the node's precision. Called on
+  // several threads at once (unless serial_compare), for distinct nodes.
   std::function<void(uint32_t npu_node, NodeDetail* npu_detail, const NodeDetail& bench_detail)> compare_pair;
   // Called after all NPU details are written, before the index (API
   // collection aggregation needs every node's precision).
@@ -24,6 +25,12 @@ struct WriteRequest {
   // divergence ranking (compares only).
   std::function<DivergenceRanking()> rank_divergence;
   std::function<void(double)> progress;  // 0..1
+  // Threads that fill, compare, serialize and compress details (0: the
+  // machine's cores). The file does not depend on it.
+  int threads = 0;
+  // compare_pair must run on the calling thread, in node order (tensor
+  // compares read .pt files through one source and log in order).
+  bool serial_compare = false;
 };
 
 // Writes the .vis atomically (temporary file + rename).

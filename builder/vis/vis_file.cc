@@ -124,15 +124,39 @@ Status VisWriter::WriteSection(SectionKind kind, Side side, uint32_t first, uint
   if (ZSTD_isError(n)) {
     return MakeError(path_, KindName(kind), std::string("zstd: ") + ZSTD_getErrorName(n));
   }
+  return WritePacked(kind, side, first, count, buffer_.size(), std::string_view(packed_.data(), n));
+}
+
+Status VisWriter::WritePacked(SectionKind kind, Side side, uint32_t first, uint32_t count, size_t raw_size,
+                              std::string_view packed) {
   SectionRef* ref = toc_.add_sections();
   ref->set_kind(kind);
   ref->set_side(side);
   ref->set_offset(offset_);
-  ref->set_compressed_size(n);
-  ref->set_raw_size(buffer_.size());
+  ref->set_compressed_size(packed.size());
+  ref->set_raw_size(raw_size);
   ref->set_first(first);
   ref->set_count(count);
-  return WriteBytes(packed_.data(), n);
+  return WriteBytes(packed.data(), packed.size());
+}
+
+SectionPacker::SectionPacker(int zstd_level) : level_(zstd_level) {}
+
+SectionPacker::~SectionPacker() {
+  if (zstd_ != nullptr) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(zstd_));
+}
+
+bool SectionPacker::Pack(std::string_view raw, std::string* out, std::string* error) {
+  if (zstd_ == nullptr) zstd_ = ZSTD_createCCtx();
+  out->resize(ZSTD_compressBound(raw.size()));
+  size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), out->data(), out->size(), raw.data(), raw.size(),
+                               level_);
+  if (ZSTD_isError(n)) {
+    *error = std::string("zstd: ") + ZSTD_getErrorName(n);
+    return false;
+  }
+  out->resize(n);
+  return true;
 }
 
 Status VisWriter::CopySection(const SectionRef& ref, const std::string& frame) {

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -46,6 +47,24 @@ inline bool DetailBlockFull(size_t nodes, size_t bytes) {
   return nodes >= kDetailBlockNodes || bytes >= kDetailBlockBytes;
 }
 
+// Compresses serialized sections, for writers that build sections on
+// several threads (one SectionPacker per thread) and then hand them to
+// VisWriter::WritePacked in file order.
+class SectionPacker {
+ public:
+  explicit SectionPacker(int zstd_level);
+  ~SectionPacker();
+  SectionPacker(const SectionPacker&) = delete;
+  SectionPacker& operator=(const SectionPacker&) = delete;
+
+  // `raw` compressed into `out`; false with zstd's message in `error`.
+  bool Pack(std::string_view raw, std::string* out, std::string* error);
+
+ private:
+  int level_;
+  void* zstd_ = nullptr;  // ZSTD_CCtx
+};
+
 class VisWriter {
  public:
   // Creates "<path>.tmp-<pid>" in the target's directory.
@@ -62,6 +81,13 @@ class VisWriter {
   Status WriteDivergence(const DivergenceRanking& ranking);
   // A section read with VisReader::ReadFrame, copied as it is (offset aside).
   Status CopySection(const SectionRef& ref, const std::string& frame);
+
+  // A section serialized (`raw_size` bytes, at most kMaxSectionBytes) and
+  // compressed by a SectionPacker of this writer's level.
+  Status WritePacked(SectionKind kind, Side side, uint32_t first, uint32_t count, size_t raw_size,
+                     std::string_view packed);
+
+  int zstd_level() const { return level_; }
 
   // Writes the table of contents and trailer, flushes, renames onto the target.
   Status Commit();
