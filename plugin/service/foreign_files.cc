@@ -22,9 +22,9 @@ std::string RealPathOf(const std::string& p) {
   return realpath(p.c_str(), buf) != nullptr ? std::string(buf) : std::string();
 }
 
-std::string GraphId(const formats::GraphFile& g) {
-  if (g.meta.step().empty() && g.meta.rank().empty()) return "";
-  return g.meta.step() + "_" + g.meta.rank();
+std::string GraphId(const vis::FileMeta& meta) {
+  if (meta.step().empty() && meta.rank().empty()) return "";
+  return meta.step() + "_" + meta.rank();
 }
 
 std::string FileOf(const std::string& dir, const std::string& id) {
@@ -91,26 +91,24 @@ Result<std::vector<ForeignGraph>> ForeignFiles::Graphs(const std::string& abs_pa
   return out;
 }
 
-Result<std::string> ForeignFiles::Converted(const std::string& abs_path, const std::string& id) {
+Result<std::string> ForeignFiles::Converted(const std::string& abs_path, const std::string& id,
+                                            const std::function<void(double)>& progress) {
   auto dir = KeyDir(abs_path);
   if (!dir.ok()) return dir.error();
   std::lock_guard<std::mutex> lock(mu_);
   struct stat st;
   if (stat(dir->c_str(), &st) != 0) {
-    auto graphs = formats::ReadGraphs(abs_path);
-    if (!graphs.ok()) return graphs.error();
     // Written into a private directory, renamed into place when complete.
     std::string tmp = *dir + ".tmp-" + std::to_string(getpid());
     std::error_code ec;
     std::filesystem::remove_all(tmp, ec);
     std::filesystem::create_directories(tmp, ec);
     if (ec) return Error{tmp, "", "cannot create: " + ec.message()};
-    for (const formats::GraphFile& g : *graphs) {
-      Status written = formats::WriteVisFile(g, FileOf(tmp, GraphId(g)));
-      if (!written.ok()) {
-        std::filesystem::remove_all(tmp, ec);
-        return written.error();
-      }
+    auto written = formats::ConvertGraphs(
+        abs_path, [&](const vis::FileMeta& meta) { return FileOf(tmp, GraphId(meta)); }, progress);
+    if (!written.ok()) {
+      std::filesystem::remove_all(tmp, ec);
+      return written.error();
     }
     if (rename(tmp.c_str(), dir->c_str()) != 0) {
       std::filesystem::remove_all(tmp, ec);

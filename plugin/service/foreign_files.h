@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -36,7 +37,8 @@ class ForeignFiles {
 
   // The converted .vis of graph `id` of `abs_path` (converting the whole
   // file on first use). `progress` gets 0..1 while converting.
-  Result<std::string> Converted(const std::string& abs_path, const std::string& id);
+  Result<std::string> Converted(const std::string& abs_path, const std::string& id,
+                                const std::function<void(double)>& progress = {});
 
   const std::string& root() const { return root_; }
 
