@@ -12,17 +12,14 @@
 
 #include "formats/foreign_item.h"
 #include "formats/sqlite_db.h"
+#include "formats/vis_db_rows.h"
 #include "json/json_reader.h"
 #include "vis/vis_file.h"
 
 namespace graph_ascend::formats {
+namespace db_rows {
 namespace {
 
-struct Schema {
-  std::set<std::string> tables;
-  std::set<std::string> node_columns;
-  std::set<std::string> config_columns;
-};
 
 Result<std::set<std::string>> Columns(sqlite3* db, const std::string& path, const std::string& table) {
   auto s = Prepare(db, path, "PRAGMA table_info(" + table + ")", "table " + table);
@@ -33,6 +30,8 @@ Result<std::set<std::string>> Columns(sqlite3* db, const std::string& path, cons
   if (rc != SQLITE_DONE) return DbError(path, db, "table " + table);
   return cols;
 }
+
+}  // namespace
 
 Result<Schema> ReadSchema(sqlite3* db, const std::string& path) {
   Schema schema;
@@ -67,12 +66,13 @@ Result<Schema> ReadSchema(sqlite3* db, const std::string& path) {
   return schema;
 }
 
-// A column's text in place: valid until the statement steps again.
 std::string_view View(sqlite3_stmt* s, int col) {
   const unsigned char* t = sqlite3_column_text(s, col);
   if (t == nullptr) return {};
   return {reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s, col))};
 }
+
+namespace {
 
 // Runs the parser `read` over a JSON text held in a column; errors name the
 // place `where()` gives (built only on error) and the offset in the text.
@@ -153,52 +153,22 @@ std::string Column(const Schema& schema, const char* name) {
   return schema.node_columns.count(name) ? name : std::string("NULL");
 }
 
-// The columns the node query selects, in this order.
-enum NodeColumn {
-  kName,
-  kType,
-  kUpNode,
-  kSubNodes,
-  kPrecision,
-  kOverflow,
-  kMicroStep,
-  kLink,
-  kStack,
-  kMerge,
-  kDistributed,
-  kInput,
-  kOutput,
-  kSource,
-  kDumpDir
-};
+}  // namespace
 
-// One graph's rows, Bench before NPU (index3 order), each side in node order.
-Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& schema) {
+Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& schema, bool one_source) {
   bool stack_table = schema.node_columns.count("stack_id") != 0;
   std::string sql =
       "SELECT node_name, node_type, up_node, sub_nodes, precision_index, overflow_level, micro_step_id, "
       "matched_node_link, " +
       std::string(stack_table ? "stack_id" : "stack_info") + ", " + Column(schema, "parallel_merge_info") + ", " +
       Column(schema, "matched_distributed") + ", input_data, output_data, data_source, " +
-      Column(schema, "dump_data_dir") + " FROM tb_nodes WHERE step = ? AND rank = ? ORDER BY data_source, " +
+      Column(schema, "dump_data_dir") + " FROM tb_nodes WHERE step = ? AND rank = ?" +
+      (one_source ? " AND data_source = ?" : "") + " ORDER BY data_source, " +
       (schema.node_columns.count("node_order") ? "node_order" : "rowid");
   return Prepare(db, path, sql, "table tb_nodes");
 }
 
-// What reading a row needs besides the row.
-struct RowContext {
-  std::string path;
-  bool stack_table = false;  // stack_id into tb_stack, else inline stack_info
-  const std::unordered_map<std::string, std::string>* stacks = nullptr;  // tb_stack
-  bool single_micro_step = true;
-};
-
-// One side of one graph being read.
-struct SideRows {
-  SideBuilder builder;
-  vis::GraphMeta meta;
-  std::unordered_map<std::string, int32_t> stack_of;  // tb_stack id (or inline text) -> builder stack id
-};
+namespace {
 
 double PrecisionOf(sqlite3_stmt* st, int col, bool* is_float) {
   switch (sqlite3_column_type(st, col)) {
@@ -223,7 +193,8 @@ double PrecisionOf(sqlite3_stmt* st, int col, bool* is_float) {
   return std::nan("");
 }
 
-// Reads the current row: the hierarchy into `node` (of `side`), the details into `detail`.
+}  // namespace
+
 Status ReadRow(sqlite3_stmt* st, const RowContext& ctx, SideRows* side, ForeignNode* node, vis::NodeDetail* detail) {
   const std::string& path = ctx.path;
   auto where = [&](const char* column) {
@@ -301,15 +272,6 @@ Status ReadRow(sqlite3_stmt* st, const RowContext& ctx, SideRows* side, ForeignN
   return Status::Ok();
 }
 
-// What every graph of the file shares, read before its rows.
-struct DbFile {
-  Db db;
-  Schema schema;
-  vis::FileMeta meta;
-  std::unordered_map<std::string, std::string> stacks;
-  std::vector<DbGraphKey> keys;
-  RowContext ctx;
-};
 
 Result<std::vector<DbGraphKey>> ReadKeys(sqlite3* db, const std::string& path) {
   auto s = Prepare(db, path,
@@ -357,7 +319,6 @@ Result<std::unique_ptr<DbFile>> OpenDbFile(const std::string& path) {
   return f;
 }
 
-// The FileMeta of one graph of the file.
 vis::FileMeta GraphMetaOf(const DbFile& f, const DbGraphKey& key) {
   vis::FileMeta meta = f.meta;
   meta.set_format_version(vis::kFormatVersion);
@@ -374,7 +335,6 @@ std::string GraphWhere(const DbGraphKey& key) {
   return "table tb_nodes (step " + std::to_string(key.step) + ", rank " + std::to_string(key.rank) + ")";
 }
 
-// Finishes both sides of a graph into `g` (details as the builders hold them).
 Status FinishGraph(const std::string& path, const DbGraphKey& key, SideRows* npu, SideRows* bench, GraphFile* g) {
   if (npu->builder.size() == 0) return Error{path, GraphWhere(key), "no NPU graph"};
   npu->meta.set_root("DefaultModel");
@@ -393,16 +353,15 @@ Status FinishGraph(const std::string& path, const DbGraphKey& key, SideRows* npu
   return Status::Ok();
 }
 
-Status Bind(sqlite3_stmt* s, const DbGraphKey& key) {
+Status Bind(sqlite3_stmt* s, const DbGraphKey& key, const char* source) {
   sqlite3_reset(s);
-  if (sqlite3_bind_int64(s, 1, key.step) != SQLITE_OK || sqlite3_bind_int64(s, 2, key.rank) != SQLITE_OK) {
+  if (sqlite3_bind_int64(s, 1, key.step) != SQLITE_OK || sqlite3_bind_int64(s, 2, key.rank) != SQLITE_OK ||
+      (source != nullptr && sqlite3_bind_text(s, 3, source, -1, SQLITE_STATIC) != SQLITE_OK)) {
     return Error{"", "table tb_nodes", "cannot bind the step and rank"};
   }
   return Status::Ok();
 }
 
-// Reads one graph whole, its details in the nodes (a repeated name: the later
-// row wins field by field).
 Status ReadGraph(DbFile& f, sqlite3_stmt* st, const DbGraphKey& key, GraphFile* g) {
   SideRows npu, bench;
   GA_RETURN_IF_ERROR(Bind(st, key));
@@ -417,7 +376,7 @@ Status ReadGraph(DbFile& f, sqlite3_stmt* st, const DbGraphKey& key, GraphFile* 
   return FinishGraph(f.ctx.path, key, &npu, &bench, g);
 }
 
-}  // namespace
+}  // namespace db_rows
 
 int64_t FolderNumber(const std::string& folder) {
   size_t at = folder.find_first_of("0123456789");
@@ -425,6 +384,7 @@ int64_t FolderNumber(const std::string& folder) {
 }
 
 Result<std::vector<DbGraphKey>> ListVisDb(const std::string& path) {
+  using namespace db_rows;  // NOLINT: the reader's own parts
   auto db = OpenReadOnly(path);
   if (!db.ok()) return db.error();
   auto schema = ReadSchema(db->get(), path);
@@ -433,10 +393,11 @@ Result<std::vector<DbGraphKey>> ListVisDb(const std::string& path) {
 }
 
 Result<std::vector<DbGraph>> ReadVisDb(const std::string& path) {
+  using namespace db_rows;  // NOLINT: the reader's own parts
   auto file = OpenDbFile(path);
   if (!file.ok()) return file.error();
   DbFile& f = **file;
-  auto s = PrepareNodes(f.db.get(), path, f.schema);
+  auto s = PrepareNodes(f.db.get(), path, f.schema, false);
   if (!s.ok()) return s.error();
   std::vector<DbGraph> out;
   out.reserve(f.keys.size());
@@ -448,125 +409,6 @@ Result<std::vector<DbGraph>> ReadVisDb(const std::string& path) {
     out.push_back(std::move(dg));
   }
   return out;
-}
-
-namespace {
-
-// One side's details on their way into the .vis: rows parse straight into a
-// block's reused messages, and a full block is written and cleared.
-class DetailStream {
- public:
-  DetailStream(vis::VisWriter* w, vis::Side side) : writer_(w), side_(side) {}
-
-  vis::NodeDetail* Next() {
-    if (block_.detail_size() == 0) block_.set_first(count_);
-    ++count_;
-    return block_.add_detail();
-  }
-  Status Added(size_t text_bytes) {
-    bytes_ += text_bytes;
-    if (block_.detail_size() >= static_cast<int>(vis::kDetailBlockNodes) || bytes_ >= vis::kDetailBlockBytes) {
-      return Flush();
-    }
-    return Status::Ok();
-  }
-  Status Flush() {
-    if (block_.detail_size() == 0) return Status::Ok();
-    GA_RETURN_IF_ERROR(writer_->WriteDetailBlock(side_, block_));
-    block_.Clear();  // keeps the messages for the next rows
-    bytes_ = 0;
-    return Status::Ok();
-  }
-
- private:
-  vis::VisWriter* writer_;
-  vis::Side side_;
-  vis::NodeDetailBlock block_;
-  uint32_t count_ = 0;
-  size_t bytes_ = 0;  // source text of the block, an upper bound of its size
-};
-
-// Converts one graph; false in *streamed when its rows cannot be streamed
-// (a repeated node name, the root not first, a side's rows split), and then
-// nothing is written.
-Status ConvertGraph(DbFile& f, sqlite3_stmt* st, const DbGraphKey& key, const std::string& out,
-                    const std::function<void(uint64_t)>& rows_done, bool* streamed) {
-  const std::string& path = f.ctx.path;
-  *streamed = false;
-  auto writer = vis::VisWriter::Create(out);
-  if (!writer.ok()) return writer.error();
-  GraphFile g;
-  g.meta = GraphMetaOf(f, key);
-  SideRows npu, bench;
-  DetailStream npu_details(writer->get(), vis::SIDE_NPU), bench_details(writer->get(), vis::SIDE_BENCH);
-  GA_RETURN_IF_ERROR(Bind(st, key));
-  int rc;
-  SideRows* current = nullptr;
-  uint64_t rows = 0;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    bool is_bench = View(st, kSource) == "Bench";
-    SideRows& side = is_bench ? bench : npu;
-    if (&side != current && side.builder.size() > 0) return Status::Ok();  // rows of a side split
-    current = &side;
-    size_t before = side.builder.size();
-    std::string name = Text(st, kName);
-    if (before > 0 && name == "DefaultModel") return Status::Ok();  // the root must come first
-    ForeignNode& node = side.builder.Add(std::move(name));
-    if (side.builder.size() == before) return Status::Ok();  // a repeated name merges records
-    DetailStream& details = is_bench ? bench_details : npu_details;
-    GA_RETURN_IF_ERROR(ReadRow(st, f.ctx, &side, &node, details.Next()));
-    GA_RETURN_IF_ERROR(details.Added(static_cast<size_t>(sqlite3_column_bytes(st, kInput)) +
-                                     static_cast<size_t>(sqlite3_column_bytes(st, kOutput))));
-    if (++rows % 4096 == 0 && rows_done) rows_done(4096);
-  }
-  if (rc != SQLITE_DONE) return DbError(path, f.db.get(), GraphWhere(key));
-  if (rows_done) rows_done(rows % 4096);
-  GA_RETURN_IF_ERROR(npu_details.Flush());
-  GA_RETURN_IF_ERROR(bench_details.Flush());
-  GA_RETURN_IF_ERROR(FinishGraph(path, key, &npu, &bench, &g));
-  GA_RETURN_IF_ERROR(WriteIndexAndStacks(g, writer->get(), &g.meta));
-  GA_RETURN_IF_ERROR((*writer)->WriteMeta(g.meta));
-  GA_RETURN_IF_ERROR((*writer)->Commit());
-  *streamed = true;
-  return Status::Ok();
-}
-
-}  // namespace
-
-Result<std::vector<std::string>> ConvertVisDb(const std::string& path,
-                                              const std::function<std::string(const vis::FileMeta&)>& out_path,
-                                              const std::function<void(double)>& progress) {
-  auto file = OpenDbFile(path);
-  if (!file.ok()) return file.error();
-  DbFile& f = **file;
-  auto s = PrepareNodes(f.db.get(), path, f.schema);
-  if (!s.ok()) return s.error();
-  uint64_t total = 0, done = 0;
-  for (const DbGraphKey& k : f.keys) total += k.npu_nodes + k.bench_nodes;
-  auto rows_done = [&](uint64_t n) {
-    done += n;
-    if (progress && total > 0) progress(static_cast<double>(done) / static_cast<double>(total));
-  };
-  std::vector<std::string> written;
-  auto fail = [&](Error e) {
-    for (const std::string& w : written) unlink(w.c_str());
-    return e;
-  };
-  for (const DbGraphKey& key : f.keys) {
-    std::string out = out_path(GraphMetaOf(f, key));
-    bool streamed = false;
-    Status st = ConvertGraph(f, s->get(), key, out, rows_done, &streamed);
-    if (!st.ok()) return fail(st.error());
-    if (!streamed) {
-      // Read whole, as ReadVisDb merges such rows, then written.
-      GraphFile g;
-      st = ReadGraph(f, s->get(), key, &g);
-      if (st.ok()) st = WriteVisFile(g, out);
-      if (!st.ok()) return fail(st.error());
-    }
-    written.push_back(out);
-  }
-  return written;
 }
 
 }  // namespace graph_ascend::formats
