@@ -391,6 +391,23 @@ TEST_F(BadInput, JsonVisCutInHalf) {
   ExpectRefused(dir_ / "half.vis", "line ");
 }
 
+TEST(ImportCommandTest, DbsOfMsprobe82And83ImportAsTheyRead) {
+  for (const char* name : {"dist_gloo_compare_8.2.1.vis.db", "dist_gloo_compare_8.3.3.vis.db",
+                           "dist_gloo_build_8.3.3.vis.db"}) {
+    SCOPED_TRACE(name);
+    TempDir dir;
+    testing::RunResult r = RunTool({"import", Fixture(name), "-o", dir / "g.vis"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto read = Ok(ReadVisDb(Fixture(name)));
+    ASSERT_EQ(read.size(), 1u);
+    GraphFile imported = Ok(ReadVisFile(dir / "g.vis"));
+    ExpectSameGraph(read[0].graph, imported);
+    EXPECT_EQ(imported.npu.index.size(),
+              CountRows(Fixture(name), "SELECT COUNT(*) FROM tb_nodes WHERE data_source = 'NPU'"));
+    EXPECT_NE(imported.meta.grading(), vis::GRADING_26);  // 8.x files hold the precision index
+  }
+}
+
 TEST(ImportCommandTest, OneVisPerStepAndRankOfADb) {
   TempDir dir;
   std::vector<std::string> files = Build("dist_gloo/batch.json", dir / "out");
