@@ -3,8 +3,8 @@
 // row per node, data_source NPU or Bench), one tb_config row, and the
 // deduplicated stacks in tb_stack.
 //
-// Schemas read: 8.2 (stack_info inline, no tb_stack), 8.3 (tb_stack and
-// stack_id), 26.x (is_distributed and index7). Written: the 26.x schema with
+// Schemas read: 8.2/8.3 (tb_stack and stack_id; also an inline stack_info
+// without tb_stack), 26.x (is_distributed and index7). Written: the 26.x schema with
 // its seven indexes, values as msprobe writes them (items and links as JSON
 // text, every item value a string).
 #pragma once
