@@ -77,13 +77,14 @@ Result<std::vector<std::string>> ConvertGraphs(const std::string& path,
   std::vector<std::string> written;
   for (GraphFile& g : *graphs) {
     std::string out = out_path(g.meta);
+    if (out.empty()) continue;
     Status st = WriteVisFile(std::move(g), out);
     if (!st.ok()) {
       for (const std::string& w : written) unlink(w.c_str());
       return st.error();
     }
     written.push_back(std::move(out));
-    if (progress) progress(static_cast<double>(written.size()) / static_cast<double>(graphs->size()));
+    if (progress) progress(static_cast<double>(&g - graphs->data() + 1) / static_cast<double>(graphs->size()));
   }
   return written;
 }

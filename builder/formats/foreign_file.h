@@ -25,7 +25,7 @@ Result<std::vector<GraphFile>> ReadGraphs(const std::string& path);
 
 // Converts every graph of a file of any format into a graph-ascend .vis each
 // (a .vis.db streamed, see ConvertVisDb): `out_path` names the file of a graph
-// from its FileMeta. Returns the files written, in ReadGraphs' order; on error
+// from its FileMeta, "" to skip it. Returns the files written, in ReadGraphs' order; on error
 // none is left.
 Result<std::vector<std::string>> ConvertGraphs(const std::string& path,
                                                const std::function<std::string(const vis::FileMeta&)>& out_path,

@@ -46,7 +46,7 @@ Result<std::vector<DbGraph>> ReadVisDb(const std::string& path);
 // ReadVisDb and WriteVisFile would, but streaming: each row's details go from
 // the row into the file, so the file's items are never all in memory.
 // `out_path` names the file of a graph from its FileMeta (step and rank set as
-// ReadVisDb sets them); `progress` gets 0..1 by rows read. Returns the files
+// ReadVisDb sets them), "" to skip the graph; `progress` gets 0..1 by rows read. Returns the files
 // written, in ReadVisDb's order; on error none is left.
 Result<std::vector<std::string>> ConvertVisDb(const std::string& path,
                                               const std::function<std::string(const vis::FileMeta&)>& out_path,

@@ -97,35 +97,31 @@ Result<std::string> ForeignFiles::Converted(const std::string& abs_path, const s
   if (!dir.ok()) return dir.error();
   std::lock_guard<std::mutex> lock(mu_);
   struct stat st;
-  if (stat(dir->c_str(), &st) != 0) {
-    // Written into a private directory, renamed into place when complete.
-    std::string tmp = *dir + ".tmp-" + std::to_string(getpid());
-    std::error_code ec;
-    std::filesystem::remove_all(tmp, ec);
-    std::filesystem::create_directories(tmp, ec);
-    if (ec) return Error{tmp, "", "cannot create: " + ec.message()};
-    auto written = formats::ConvertGraphs(
-        abs_path, [&](const vis::FileMeta& meta) { return FileOf(tmp, GraphId(meta)); }, progress);
-    if (!written.ok()) {
-      std::filesystem::remove_all(tmp, ec);
-      return written.error();
-    }
-    if (rename(tmp.c_str(), dir->c_str()) != 0) {
-      std::filesystem::remove_all(tmp, ec);
-      if (stat(dir->c_str(), &st) != 0) return Error{*dir, "", std::string("cannot rename: ") + strerror(errno)};
-    }
-  }
   std::string file = FileOf(*dir, id);
-  if (stat(file.c_str(), &st) != 0) {
-    // A one-graph name of a file that holds several: its first graph.
-    if (id.empty()) {
-      std::vector<std::string> files;
-      for (const auto& e : std::filesystem::directory_iterator(*dir)) files.push_back(e.path().string());
-      if (!files.empty()) return *std::min_element(files.begin(), files.end());
-    }
-    return Error{abs_path, "graph " + id, "no such step and rank in the file"};
+  if (stat(file.c_str(), &st) == 0) return file;
+  // Only the graph asked for is converted: the first open of one step and
+  // rank of a large run reads only its rows. Each file is written to a
+  // temporary name and renamed, so a file in the cache is complete.
+  std::error_code ec;
+  std::filesystem::create_directories(*dir, ec);
+  if (ec) return Error{*dir, "", "cannot create: " + ec.message()};
+  std::string chosen;
+  auto written = formats::ConvertGraphs(
+      abs_path,
+      [&](const vis::FileMeta& meta) {
+        // "" asks for the only graph, or the first of several.
+        if (!chosen.empty() || (!id.empty() && GraphId(meta) != id)) return std::string();
+        chosen = FileOf(*dir, id.empty() ? GraphId(meta) : id);
+        return chosen;
+      },
+      progress);
+  if (!written.ok()) return written.error();
+  if (chosen.empty()) return Error{abs_path, "graph " + id, "no such step and rank in the file"};
+  if (id.empty() && chosen != file) {
+    // Later opens of the one-graph name find it at once.
+    if (link(chosen.c_str(), file.c_str()) != 0 && errno != EEXIST) return chosen;
   }
-  return file;
+  return chosen;
 }
 
 }  // namespace graph_ascend::service
