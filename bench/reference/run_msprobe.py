@@ -47,12 +47,25 @@ def absolute_input(compare_json):
     return config
 
 
+# `msprobe -f pytorch graph` without its torch check: the parser and command the CLI calls.
+GRAPH_ONLY_8X = (
+    "import argparse, sys\n"
+    "from msprobe.visualization.graph_service import _pt_graph_service_command, _pt_graph_service_parser\n"
+    "parser = argparse.ArgumentParser(prog='msprobe graph')\n"
+    "_pt_graph_service_parser(parser)\n"
+    "parser.set_defaults(framework='pytorch')  # what `-f pytorch` sets\n"
+    "_pt_graph_service_command(parser.parse_args(sys.argv[1:]))\n"
+)
+
+
 def msprobe_command(venv, version, config, outdir, tmpdir, extra):
     msprobe = os.path.join(venv, "bin", "msprobe")
     if version.startswith(("8.", "1.")):
         path = os.path.join(tmpdir, "compare.json")
         with open(path, "w") as f:
             json.dump(config, f, indent=2)
+        if version.endswith("-graph"):
+            return [os.path.join(venv, "bin", "python"), "-c", GRAPH_ONLY_8X, "-i", path, "-o", outdir, *extra]
         return [msprobe, "-f", "pytorch", "graph", "-i", path, "-o", outdir, *extra]
     command = [msprobe, "graph_visualize", "-tp", config["npu_path"], "-o", outdir]
     if config.get("bench_path"):

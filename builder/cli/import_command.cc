@@ -1,4 +1,5 @@
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -43,19 +44,28 @@ int ImportCommand(const std::vector<std::string>& args) {
     }
   }
   if (input.empty() || output.empty()) return Fail(std::string("import needs FILE and -o OUT\n\n") + kImportUsage);
-  auto graphs = formats::ReadGraphs(input);
-  if (!graphs.ok()) return Fail(graphs.error().ToString());
-  bool into_dir = graphs->size() > 1 || IsDirectory(output);
-  if (into_dir && !IsDirectory(output) && mkdir(output.c_str(), 0755) != 0) {
-    return Fail(Error{output, "", std::string("cannot create directory: ") + strerror(errno)}.ToString());
-  }
+  // Several graphs (a .vis.db of many steps or ranks, whose graphs carry their
+  // step and rank) or an existing directory: batch-named files in it.
   std::string stamp = LocalTimeStamp();
-  for (const formats::GraphFile& g : *graphs) {
-    std::string path = into_dir ? output + "/" + formats::BatchFileName(g, stamp) : output;
-    Status st = formats::WriteVisFile(g, path);
-    if (!st.ok()) return Fail(st.error().ToString());
-    printf("%s\n", path.c_str());
-  }
+  Status made = Status::Ok();
+  bool created = false;
+  auto out_path = [&](const vis::FileMeta& meta) {
+    bool many = !meta.step().empty() || !meta.rank().empty();
+    if (!many && !IsDirectory(output)) return output;
+    if (!IsDirectory(output)) {
+      if (mkdir(output.c_str(), 0755) == 0) {
+        created = true;
+      } else if (made.ok()) {
+        made = Error{output, "", std::string("cannot create directory: ") + strerror(errno)};
+      }
+    }
+    return output + "/" + formats::BatchFileName(meta, stamp);
+  };
+  auto written = formats::ConvertGraphs(input, out_path);
+  if (!written.ok() && created) rmdir(output.c_str());  // its files are gone already
+  if (!made.ok()) return Fail(made.error().ToString());
+  if (!written.ok()) return Fail(written.error().ToString());
+  for (const std::string& path : *written) printf("%s\n", path.c_str());
   return 0;
 }
 

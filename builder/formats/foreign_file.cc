@@ -1,5 +1,7 @@
 #include "formats/foreign_file.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -64,10 +66,33 @@ Result<std::vector<GraphFile>> ReadGraphs(const std::string& path) {
   return out;
 }
 
-std::string BatchFileName(const GraphFile& graph, const std::string& stamp) {
-  std::string name = graph.compare() ? "compare" : "build";
-  if (!graph.meta.step().empty()) name += "_" + graph.meta.step();
-  if (!graph.meta.rank().empty()) name += "_" + graph.meta.rank();
+Result<std::vector<std::string>> ConvertGraphs(const std::string& path,
+                                               const std::function<std::string(const vis::FileMeta&)>& out_path,
+                                               const std::function<void(double)>& progress) {
+  auto format = DetectFormat(path);
+  if (!format.ok()) return format.error();
+  if (*format == FileFormat::kVisDb) return ConvertVisDb(path, out_path, progress);
+  auto graphs = ReadGraphs(path);
+  if (!graphs.ok()) return graphs.error();
+  std::vector<std::string> written;
+  for (GraphFile& g : *graphs) {
+    std::string out = out_path(g.meta);
+    if (out.empty()) continue;
+    Status st = WriteVisFile(std::move(g), out);
+    if (!st.ok()) {
+      for (const std::string& w : written) unlink(w.c_str());
+      return st.error();
+    }
+    written.push_back(std::move(out));
+    if (progress) progress(static_cast<double>(&g - graphs->data() + 1) / static_cast<double>(graphs->size()));
+  }
+  return written;
+}
+
+std::string BatchFileName(const vis::FileMeta& meta, const std::string& stamp) {
+  std::string name = meta.kind() == vis::GRAPH_COMPARE ? "compare" : "build";
+  if (!meta.step().empty()) name += "_" + meta.step();
+  if (!meta.rank().empty()) name += "_" + meta.rank();
   return name + "_" + stamp + ".vis";
 }
 

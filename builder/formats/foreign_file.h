@@ -2,6 +2,7 @@
 // .vis.db (SQLite) or msprobe's JSON .vis.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,9 +23,17 @@ const char* FormatName(FileFormat f);  // "graph-ascend .vis", "msprobe .vis.db"
 // several, see ReadVisDb).
 Result<std::vector<GraphFile>> ReadGraphs(const std::string& path);
 
+// Converts every graph of a file of any format into a graph-ascend .vis each
+// (a .vis.db streamed, see ConvertVisDb): `out_path` names the file of a graph
+// from its FileMeta, "" to skip it. Returns the files written, in ReadGraphs' order; on error
+// none is left.
+Result<std::vector<std::string>> ConvertGraphs(const std::string& path,
+                                               const std::function<std::string(const vis::FileMeta&)>& out_path,
+                                               const std::function<void(double)>& progress = {});
+
 // The file name graph-ascend's batch gives a graph: "compare_step0_rank1_<stamp>.vis",
 // "build_<stamp>.vis" (step and rank from its FileMeta).
-std::string BatchFileName(const GraphFile& graph, const std::string& stamp);
+std::string BatchFileName(const vis::FileMeta& meta, const std::string& stamp);
 
 }  // namespace graph_ascend::formats
 

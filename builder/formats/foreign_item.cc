@@ -122,8 +122,8 @@ Status ReadDistributedDict(json::JsonReader& r, vis::NodeDetail* d) {
 
 }  // namespace
 
-vis::Item ItemFromStrings(std::string key, bool output, const StringPairs& values) {
-  vis::Item item;
+void ItemFromStrings(std::string_view key, bool output, const StringPairs& values, vis::Item* out) {
+  vis::Item& item = *out;
   if (key.find("parameters_grad") != std::string::npos) {
     item.set_state(vis::STATE_PARAMETERS_GRAD);
   } else if (key.find(".parameters.") != std::string::npos) {
@@ -131,10 +131,10 @@ vis::Item ItemFromStrings(std::string key, bool output, const StringPairs& value
   } else {
     item.set_state(output ? vis::STATE_OUTPUT : vis::STATE_INPUT);
   }
-  item.set_key(std::move(key));
+  item.set_key(key.data(), key.size());
   if (values.size() == 1 && values[0].first == "value" && values[0].second == "null") {
     item.set_is_null(true);
-    return item;
+    return;
   }
   for (const auto& [k, v] : values) {
     double number = 0;
@@ -168,7 +168,6 @@ vis::Item ItemFromStrings(std::string key, bool output, const StringPairs& value
       value->set_text(v);
     }
   }
-  return item;
 }
 
 Status ReadItems(json::JsonReader& r, bool output, google::protobuf::RepeatedPtrField<vis::Item>* out) {
@@ -206,7 +205,7 @@ Status ReadItems(json::JsonReader& r, bool output, google::protobuf::RepeatedPtr
       }
       values.emplace_back(std::move(field), std::move(text));
     }
-    *out->Add() = ItemFromStrings(std::move(item_key), output, values);
+    ItemFromStrings(item_key, output, values, out->Add());
   }
   return Status::Ok();
 }

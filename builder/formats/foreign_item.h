@@ -16,11 +16,11 @@ namespace graph_ascend::formats {
 
 using StringPairs = std::vector<std::pair<std::string, std::string>>;
 
-// An item from its key and msprobe's strings. Metric names (Max diff,
+// Fills the empty `out` with an item from its key and msprobe's strings. Metric names (Max diff,
 // MaxRelativeErr, Cosine, ...) become Metrics with their numeric value;
 // Max/Min/Mean/Norm become numbers so that the service can compare them
 // again; "null" and "None" become null; the rest stays text.
-vis::Item ItemFromStrings(std::string key, bool output, const StringPairs& values);
+void ItemFromStrings(std::string_view key, bool output, const StringPairs& values, vis::Item* out);
 
 // Reads one items object {"<key>": {"<field>": "<value>", ...}, ...} into
 // `out` (non-string values are kept in their JSON text).

@@ -33,21 +33,32 @@ Status ReadSide(const vis::VisReader& reader, vis::Side side, GraphSide* out) {
   return Status::Ok();
 }
 
-Status WriteSide(vis::VisWriter* w, vis::Side side_id, const GraphSide& side) {
-  const vis::SideIndex& idx = side.index;
+// The details of a side in blocks, moved out of `take` when given (no copy).
+Status WriteDetails(vis::VisWriter* w, vis::Side side_id, const GraphSide& side, GraphSide* take) {
+  uint32_t count = side.index.size();
   vis::NodeDetailBlock block;
   size_t bytes = 0;
-  for (uint32_t n = 0; n < idx.size(); ++n) {
+  for (uint32_t n = 0; n < count; ++n) {
     if (block.detail_size() == 0) block.set_first(n);
-    *block.add_detail() = side.details[n];
-    bytes += side.details[n].ByteSizeLong();
+    const vis::NodeDetail& d = side.details[n];
+    bytes += d.ByteSizeLong();
+    if (take != nullptr) {
+      *block.add_detail() = std::move(take->details[n]);
+    } else {
+      *block.add_detail() = d;
+    }
     if (block.detail_size() >= static_cast<int>(vis::kDetailBlockNodes) || bytes >= vis::kDetailBlockBytes ||
-        n + 1 == idx.size()) {
+        n + 1 == count) {
       GA_RETURN_IF_ERROR(w->WriteDetailBlock(side_id, block));
       block.Clear();
       bytes = 0;
     }
   }
+  return Status::Ok();
+}
+
+Status WriteIndex(vis::VisWriter* w, vis::Side side_id, const GraphSide& side) {
+  const vis::SideIndex& idx = side.index;
   for (uint32_t first = 0; first < idx.size(); first += vis::kIndexChunkNodes) {
     uint32_t end = std::min(idx.size(), first + vis::kIndexChunkNodes);
     vis::NodeIndexChunk c;
@@ -79,6 +90,20 @@ Status WriteSide(vis::VisWriter* w, vis::Side side_id, const GraphSide& side) {
   return Status::Ok();
 }
 
+// `take` is `graph` when its details may be moved out.
+Status WriteGraph(const GraphFile& graph, GraphFile* take, const std::string& path) {
+  auto writer = vis::VisWriter::Create(path);
+  if (!writer.ok()) return writer.error();
+  vis::FileMeta meta = graph.meta;
+  GA_RETURN_IF_ERROR(WriteDetails(writer->get(), vis::SIDE_NPU, graph.npu, take ? &take->npu : nullptr));
+  if (graph.compare()) {
+    GA_RETURN_IF_ERROR(WriteDetails(writer->get(), vis::SIDE_BENCH, graph.bench, take ? &take->bench : nullptr));
+  }
+  GA_RETURN_IF_ERROR(WriteIndexAndStacks(graph, writer->get(), &meta));
+  GA_RETURN_IF_ERROR((*writer)->WriteMeta(meta));
+  return (*writer)->Commit();
+}
+
 }  // namespace
 
 Result<GraphFile> ReadVisFile(const std::string& path) {
@@ -91,20 +116,20 @@ Result<GraphFile> ReadVisFile(const std::string& path) {
   return g;
 }
 
-Status WriteVisFile(const GraphFile& graph, const std::string& path) {
-  auto writer = vis::VisWriter::Create(path);
-  if (!writer.ok()) return writer.error();
-  vis::FileMeta meta = graph.meta;
-  meta.mutable_npu()->set_node_count(graph.npu.index.size());
-  meta.mutable_npu()->set_stack_count(static_cast<uint32_t>(graph.npu.stacks.size()));
-  GA_RETURN_IF_ERROR(WriteSide(writer->get(), vis::SIDE_NPU, graph.npu));
+Status WriteVisFile(const GraphFile& graph, const std::string& path) { return WriteGraph(graph, nullptr, path); }
+
+Status WriteVisFile(GraphFile&& graph, const std::string& path) { return WriteGraph(graph, &graph, path); }
+
+Status WriteIndexAndStacks(const GraphFile& graph, vis::VisWriter* writer, vis::FileMeta* meta) {
+  meta->mutable_npu()->set_node_count(graph.npu.index.size());
+  meta->mutable_npu()->set_stack_count(static_cast<uint32_t>(graph.npu.stacks.size()));
+  GA_RETURN_IF_ERROR(WriteIndex(writer, vis::SIDE_NPU, graph.npu));
   if (graph.compare()) {
-    meta.mutable_bench()->set_node_count(graph.bench.index.size());
-    meta.mutable_bench()->set_stack_count(static_cast<uint32_t>(graph.bench.stacks.size()));
-    GA_RETURN_IF_ERROR(WriteSide(writer->get(), vis::SIDE_BENCH, graph.bench));
+    meta->mutable_bench()->set_node_count(graph.bench.index.size());
+    meta->mutable_bench()->set_stack_count(static_cast<uint32_t>(graph.bench.stacks.size()));
+    GA_RETURN_IF_ERROR(WriteIndex(writer, vis::SIDE_BENCH, graph.bench));
   }
-  GA_RETURN_IF_ERROR((*writer)->WriteMeta(meta));
-  return (*writer)->Commit();
+  return Status::Ok();
 }
 
 ForeignNode& SideBuilder::Add(std::string name) {
@@ -184,7 +209,7 @@ Result<GraphSide> SideBuilder::Finish(const std::string& root, const std::string
     uint32_t flags = 0;
     if (node.has_data) flags |= vis::FLAG_HAS_DATA;
     if (node.precision_float && !std::isnan(node.precision)) flags |= vis::FLAG_PRECISION_FLOAT;
-    if (node.detail.distributed_size() > 0) flags |= vis::FLAG_DISTRIBUTED;
+    if (node.distributed || node.detail.distributed_size() > 0) flags |= vis::FLAG_DISTRIBUTED;
     idx.flags.push_back(flags);
     side.details.push_back(std::move(node.detail));
     matched_names_.push_back(std::move(node.matched));

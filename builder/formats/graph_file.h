@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "vis/vis_index.h"
 #include "vis.pb.h"
+#include "vis/vis_file.h"
+#include "vis/vis_index.h"
 
 namespace graph_ascend::formats {
 
@@ -42,6 +43,12 @@ Result<GraphFile> ReadVisFile(const std::string& path);
 // Writes `graph` as a graph-ascend .vis (temporary file + rename). Node and
 // stack counts of meta are filled in from the sides.
 Status WriteVisFile(const GraphFile& graph, const std::string& path);
+// The same, moving the node details out of `graph` instead of copying them.
+Status WriteVisFile(GraphFile&& graph, const std::string& path);
+
+// For a writer that streams the details itself: writes the index chunks and
+// stacks of every side of `graph` and sets their counts in `meta`.
+Status WriteIndexAndStacks(const GraphFile& graph, vis::VisWriter* writer, vis::FileMeta* meta);
 
 // One node as a foreign format describes it: by names.
 struct ForeignNode {
@@ -55,6 +62,7 @@ struct ForeignNode {
   uint32_t overflow = vis::OVERFLOW_NONE;
   std::string matched;                // the peer node's name, "" when unmatched
   bool has_data = false;
+  bool distributed = false;           // has cross-rank links (also when `detail` holds them)
   vis::NodeDetail detail;             // stack_id set by the reader through Stack()
 };
 

@@ -3,13 +3,14 @@
 // row per node, data_source NPU or Bench), one tb_config row, and the
 // deduplicated stacks in tb_stack.
 //
-// Schemas read: 8.2 (stack_info inline, no tb_stack), 8.3 (tb_stack and
-// stack_id), 26.x (is_distributed and index7). Written: the 26.x schema with
+// Schemas read: 8.2/8.3 (tb_stack and stack_id; also an inline stack_info
+// without tb_stack), 26.x (is_distributed and index7). Written: the 26.x schema with
 // its seven indexes, values as msprobe writes them (items and links as JSON
 // text, every item value a string).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,16 @@ Result<std::vector<DbGraphKey>> ListVisDb(const std::string& path);
 // read-only and immutable: nothing (no -wal, -shm or -journal file) is
 // written beside it. Errors name the file and the table, row or column.
 Result<std::vector<DbGraph>> ReadVisDb(const std::string& path);
+
+// Converts every graph of a .vis.db into a graph-ascend .vis each, as
+// ReadVisDb and WriteVisFile would, but streaming: each row's details go from
+// the row into the file, so the file's items are never all in memory.
+// `out_path` names the file of a graph from its FileMeta (step and rank set as
+// ReadVisDb sets them), "" to skip the graph; `progress` gets 0..1 by rows read. Returns the files
+// written, in ReadVisDb's order; on error none is left.
+Result<std::vector<std::string>> ConvertVisDb(const std::string& path,
+                                              const std::function<std::string(const vis::FileMeta&)>& out_path,
+                                              const std::function<void(double)>& progress = {});
 
 // Writes `graphs` into one .vis.db (temporary file + rename). Each graph's
 // step and rank come from its FileMeta ("step2" -> 2, "" -> 0); two graphs

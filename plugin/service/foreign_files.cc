@@ -24,9 +24,9 @@ std::string RealPathOf(const std::string& p) {
   return realpath(p.c_str(), buf) != nullptr ? std::string(buf) : std::string();
 }
 
-std::string GraphId(const formats::GraphFile& g) {
-  if (g.meta.step().empty() && g.meta.rank().empty()) return "";
-  return g.meta.step() + "_" + g.meta.rank();
+std::string GraphId(const vis::FileMeta& meta) {
+  if (meta.step().empty() && meta.rank().empty()) return "";
+  return meta.step() + "_" + meta.rank();
 }
 
 std::string FileOf(const std::string& dir, const std::string& id) {
@@ -131,43 +131,37 @@ Result<std::vector<ForeignGraph>> ForeignFiles::Graphs(const std::string& abs_pa
   return out;
 }
 
-Result<std::string> ForeignFiles::Converted(const std::string& abs_path, const std::string& id) {
+Result<std::string> ForeignFiles::Converted(const std::string& abs_path, const std::string& id,
+                                            const std::function<void(double)>& progress) {
   auto dir = KeyDir(abs_path);
   if (!dir.ok()) return dir.error();
   std::lock_guard<std::mutex> lock(mu_);
   struct stat st;
-  if (stat(dir->c_str(), &st) != 0) {
-    auto graphs = formats::ReadGraphs(abs_path);
-    if (!graphs.ok()) return graphs.error();
-    // Written into a private directory, renamed into place when complete.
-    std::string tmp = *dir + ".tmp-" + std::to_string(getpid());
-    std::error_code ec;
-    std::filesystem::remove_all(tmp, ec);
-    std::filesystem::create_directories(tmp, ec);
-    if (ec) return Error{tmp, "", "cannot create: " + ec.message()};
-    for (const formats::GraphFile& g : *graphs) {
-      Status written = formats::WriteVisFile(g, FileOf(tmp, GraphId(g)));
-      if (!written.ok()) {
-        std::filesystem::remove_all(tmp, ec);
-        return written.error();
-      }
-    }
-    if (rename(tmp.c_str(), dir->c_str()) != 0) {
-      std::filesystem::remove_all(tmp, ec);
-      if (stat(dir->c_str(), &st) != 0) return Error{*dir, "", std::string("cannot rename: ") + strerror(errno)};
-    }
-  }
   std::string file = FileOf(*dir, id);
-  if (stat(file.c_str(), &st) != 0) {
-    // A one-graph name of a file that holds several: its first graph.
-    if (id.empty()) {
-      std::vector<std::string> files;
-      for (const auto& e : std::filesystem::directory_iterator(*dir)) files.push_back(e.path().string());
-      if (!files.empty()) return *std::min_element(files.begin(), files.end());
-    }
-    return Error{abs_path, "graph " + id, "no such step and rank in the file"};
+  if (stat(file.c_str(), &st) == 0) return file;
+  // Only the graph asked for is converted: the first open of one step and
+  // rank of a large run reads only its rows. Each file is written to a
+  // temporary name and renamed, so a file in the cache is complete.
+  std::error_code ec;
+  std::filesystem::create_directories(*dir, ec);
+  if (ec) return Error{*dir, "", "cannot create: " + ec.message()};
+  std::string chosen;
+  auto written = formats::ConvertGraphs(
+      abs_path,
+      [&](const vis::FileMeta& meta) {
+        // "" asks for the only graph, or the first of several.
+        if (!chosen.empty() || (!id.empty() && GraphId(meta) != id)) return std::string();
+        chosen = FileOf(*dir, id.empty() ? GraphId(meta) : id);
+        return chosen;
+      },
+      progress);
+  if (!written.ok()) return written.error();
+  if (chosen.empty()) return Error{abs_path, "graph " + id, "no such step and rank in the file"};
+  if (id.empty() && chosen != file) {
+    // Later opens of the one-graph name find it at once.
+    if (link(chosen.c_str(), file.c_str()) != 0 && errno != EEXIST) return chosen;
   }
-  return file;
+  return chosen;
 }
 
 }  // namespace graph_ascend::service

@@ -1,12 +1,14 @@
 // msprobe's graph files under the log directory (.vis.db of 8.2-26.x, JSON
-// .vis of 1.2-8.1), opened by converting them once into graph-ascend .vis
-// files in a cache directory outside the log directory.
+// .vis of 1.2-8.1), opened by converting them once, graph by graph as they are
+// opened, into graph-ascend .vis files in a cache directory outside the log
+// directory.
 //
 // A converted file is keyed by the source's real path, size and mtime, so a
 // rewritten source is converted again. The log directory is never written.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -34,9 +36,11 @@ class ForeignFiles {
   // file with a single graph.
   Result<std::vector<ForeignGraph>> Graphs(const std::string& abs_path);
 
-  // The converted .vis of graph `id` of `abs_path` (converting the whole
-  // file on first use). `progress` gets 0..1 while converting.
-  Result<std::string> Converted(const std::string& abs_path, const std::string& id);
+  // The converted .vis of graph `id` of `abs_path` ("" for the only or first
+  // graph), converting that graph alone on first use. `progress` gets 0..1
+  // while converting.
+  Result<std::string> Converted(const std::string& abs_path, const std::string& id,
+                                const std::function<void(double)>& progress = {});
 
   const std::string& root() const { return root_; }
 

@@ -268,7 +268,9 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
   auto format = formats::DetectFormat(*abs);
   if (db || (format.ok() && *format != formats::FileFormat::kVis)) {
     if (progress) progress(0, "converting");
-    auto converted = foreign_.Converted(*abs, graph);
+    std::function<void(double)> converting;
+    if (progress) converting = [&progress](double f) { progress(f, "converting"); };
+    auto converted = foreign_.Converted(*abs, graph, converting);
     if (!converted.ok()) {
       Error e = converted.error();
       if (e.file == *abs) e.file = file_name;

@@ -260,6 +260,51 @@ TEST(MsprobeOutputsTest, VisDbNodeCountsAndMatchesAsMsprobeWroteThem) {
   }
 }
 
+// ConvertVisDb streams each row into the .vis; the files must hold what
+// ReadVisDb reads, also where it falls back to reading a graph whole (the root
+// not first, a repeated node name).
+void ExpectConvertedAsRead(const std::string& db, const std::string& out_dir) {
+  auto graphs = Ok(ReadVisDb(db));
+  int made = 0;
+  auto written =
+      Ok(ConvertVisDb(db, [&](const vis::FileMeta&) { return out_dir + "/" + std::to_string(made++) + ".vis"; }));
+  ASSERT_EQ(written.size(), graphs.size());
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    SCOPED_TRACE(written[i]);
+    GraphFile back = Ok(ReadVisFile(written[i]));
+    EXPECT_EQ(back.meta.step(), graphs[i].graph.meta.step());
+    EXPECT_EQ(back.meta.rank(), graphs[i].graph.meta.rank());
+    ExpectSameGraph(graphs[i].graph, back);
+    EXPECT_EQ(back.npu.index.flags, graphs[i].graph.npu.index.flags);
+    EXPECT_EQ(back.bench.index.flags, graphs[i].graph.bench.index.flags);
+    EXPECT_EQ(back.npu.stacks, graphs[i].graph.npu.stacks);
+  }
+}
+
+TEST(MsprobeOutputsTest, ConvertedDbHoldsWhatIsRead) {
+  for (const std::string& path : Fixtures(".vis.db")) {
+    SCOPED_TRACE(path);
+    TempDir dir;
+    ExpectConvertedAsRead(path, dir.path());
+  }
+}
+
+TEST(MsprobeOutputsTest, ConvertedDbWithTheRootLastOrARepeatedNameHoldsWhatIsRead) {
+  TempDir dir;
+  std::string db = dir / "moved.vis.db";
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), db);
+  ExecSql(db, "PRAGMA journal_mode=DELETE; UPDATE tb_nodes SET node_order = 100000 WHERE up_node = ''");
+  ExpectConvertedAsRead(db, dir.path());
+  std::string twice = dir / "twice.vis.db";
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), twice);
+  ExecSql(twice,
+          "PRAGMA journal_mode=DELETE; INSERT INTO tb_nodes SELECT id || '_again', graph_id, node_order + 100000, "
+          "node_name, node_type, up_node, sub_nodes, precision_index, overflow_level, micro_step_id, "
+          "matched_node_link, stack_id, parallel_merge_info, matched_distributed, modified, '{}', output_data, "
+          "data_source, dump_data_dir, step, rank, is_distributed FROM tb_nodes WHERE node_order = 3");
+  ExpectConvertedAsRead(twice, dir.path());
+}
+
 TEST(MsprobeOutputsTest, JsonVisNodeCountsAndMatchesAsMsprobeWroteThem) {
   std::vector<std::string> files = Fixtures(".vis");
   ASSERT_FALSE(files.empty());
@@ -422,6 +467,23 @@ TEST_F(BadInput, JsonVisCutInHalf) {
   std::string text = ReadFile(files.front());
   WriteFile(dir_ / "half.vis", text.substr(0, text.size() / 2));
   ExpectRefused(dir_ / "half.vis", "line ");
+}
+
+TEST(ImportCommandTest, DbsOfMsprobe82And83ImportAsTheyRead) {
+  for (const char* name : {"dist_gloo_compare_8.2.1.vis.db", "dist_gloo_compare_8.3.3.vis.db",
+                           "dist_gloo_build_8.3.3.vis.db"}) {
+    SCOPED_TRACE(name);
+    TempDir dir;
+    testing::RunResult r = RunTool({"import", Fixture(name), "-o", dir / "g.vis"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto read = Ok(ReadVisDb(Fixture(name)));
+    ASSERT_EQ(read.size(), 1u);
+    GraphFile imported = Ok(ReadVisFile(dir / "g.vis"));
+    ExpectSameGraph(read[0].graph, imported);
+    EXPECT_EQ(imported.npu.index.size(),
+              CountRows(Fixture(name), "SELECT COUNT(*) FROM tb_nodes WHERE data_source = 'NPU'"));
+    EXPECT_NE(imported.meta.grading(), vis::GRADING_26);  // 8.x files hold the precision index
+  }
 }
 
 TEST(ImportCommandTest, OneVisPerStepAndRankOfADb) {

@@ -41,6 +41,10 @@ class ForeignFilesTest : public ::testing::Test {
     fs::create_directories(logs_.Join("run81"));
     fs::copy_file(Fixture("dist_gloo_batch_26.2.0.vis.db"), logs_.Join("run26/compare_dist_gloo.vis.db"));
     fs::copy_file(Fixture("dist_gloo_compare_8.1.2.vis"), logs_.Join("run81/compare_dist_gloo.vis"));
+    // The 8.2 and 8.3 schemas (no is_distributed column).
+    fs::create_directories(logs_.Join("run8x"));
+    fs::copy_file(Fixture("dist_gloo_batch_8.3.3.vis.db"), logs_.Join("run8x/batch_833.vis.db"));
+    fs::copy_file(Fixture("dist_gloo_compare_8.2.1.vis.db"), logs_.Join("run8x/compare_821.vis.db"));
     before_ = Listing(logs_.path());
     ServiceOptions options;
     options.logdir = logs_.path();
@@ -142,6 +146,43 @@ TEST_F(ForeignFilesTest, OpensEveryGraphOfTheDbAndTheJsonVisAndSearchesThem) {
   }
   EXPECT_EQ(Listing(logs_.path()), before_);  // nothing written into the log directory
   EXPECT_FALSE(Listing(cache_.Join("c")).empty());
+}
+
+TEST_F(ForeignFilesTest, OpensTheDbsOfMsprobe82And83) {
+  for (const std::string file : {"run8x/batch_833.vis.db#step1_rank0", "run8x/compare_821.vis.db"}) {
+    SCOPED_TRACE(file);
+    grpc::Status st = Open(file);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    FileInfo info = Info(file);
+    EXPECT_EQ(info.meta().kind(), vis::GRAPH_COMPARE);
+    auto graphs = formats::ReadGraphs(file.find("batch") != std::string::npos ? Fixture("dist_gloo_batch_8.3.3.vis.db")
+                                                                               : Fixture("dist_gloo_compare_8.2.1.vis.db"));
+    ASSERT_TRUE(graphs.ok()) << graphs.error().ToString();
+    const formats::GraphFile* expected = &graphs->front();
+    for (const formats::GraphFile& g : *graphs) {
+      if (file.find("#" + g.meta.step() + "_" + g.meta.rank()) != std::string::npos) expected = &g;
+    }
+    EXPECT_EQ(info.meta().step(), expected->meta.step());
+    EXPECT_EQ(info.npu().nodes(), expected->npu.index.size());
+    EXPECT_EQ(info.bench().nodes(), expected->bench.index.size());
+    grpc::ClientContext ctx;
+    SearchRequest search;
+    search.mutable_view()->set_session("s");
+    search.mutable_view()->set_file(file);
+    search.set_query("Distributed.all_reduce.0.forward");
+    NodeList hits;
+    ASSERT_TRUE(stub_->Search(&ctx, search, &hits).ok());
+    ASSERT_GE(hits.total(), 1u);
+    grpc::ClientContext dctx;
+    NodeRequest node;
+    *node.mutable_view() = search.view();
+    node.set_node(hits.hits(0).index());
+    NodeDetailReply detail;
+    ASSERT_TRUE(stub_->GetNodeDetail(&dctx, node, &detail).ok());
+    EXPECT_GT(detail.detail().input_size(), 0);
+    EXPECT_TRUE(detail.has_matched());
+  }
+  EXPECT_EQ(Listing(logs_.path()), before_);
 }
 
 TEST_F(ForeignFilesTest, ABrokenDbIsAnErrorNamingTheFile) {

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Time msprobe 26.2.0's own TensorBoard plugin (graph_ascend tab of the mindstudio-probe wheel)
+opening one .vis.db, as its page opens a graph: load_meta_dir, loadGraphData, loadGraphConfigInfo,
+then changeNodeExpandState on the NPU root (the first screen).
+
+    python3 bench/service/open_in_msprobe26_plugin_time.py --db FILE.vis.db \
+        [--venv bench/.venv-msprobe-26.2.0-graph] [--json OUT.json]
+
+The file is hard-linked into a temporary log directory. Prints one line: wall times of the open and
+of open + first screen, and the CPU and RSS of the tensorboard process. Measures only.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+from proc_stats import cpu_s, rss_mb, stop  # beside this script
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RUN = "run"
+
+
+def call(base, route, body=None, **params):
+    url = f"{base}/data/plugin/graph_ascend/{route}"
+    if params:
+        url += "?" + urllib.parse.urlencode(params)
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=3600) as r:
+        return json.loads(r.read().decode())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--venv", default=str(ROOT / "bench" / ".venv-msprobe-26.2.0-graph"))
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    src = pathlib.Path(args.db).resolve()
+    tag = src.name[: -len(".vis.db")]
+    with sqlite3.connect(f"file:{src}?immutable=1", uri=True) as db:
+        step, rank = db.execute("SELECT step, rank FROM tb_nodes ORDER BY step, rank LIMIT 1").fetchone()
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="ga-msprobe26-bench-"))
+    try:
+        (tmp / RUN).mkdir()
+        try:
+            os.link(src, tmp / RUN / src.name)
+        except OSError:
+            shutil.copyfile(src, tmp / RUN / src.name)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        sock.close()
+        tb = subprocess.Popen(
+            [os.path.join(args.venv, "bin", "tensorboard"), "--logdir", str(tmp), "--host", "127.0.0.1",
+             "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(600):
+                try:
+                    urllib.request.urlopen(base + "/data/plugins_listing", timeout=5).read()
+                    break
+                except OSError:
+                    time.sleep(0.5)
+            else:
+                raise SystemExit("tensorboard did not start")
+            cpu0 = cpu_s(tb.pid)
+            t0 = time.perf_counter()
+            listing = call(base, "load_meta_dir")
+            if tag not in json.dumps(listing):
+                raise SystemExit(f"the plugin does not list {src.name}: {json.dumps(listing)[:300]}")
+            loaded = call(base, "loadGraphData", run=RUN, tag=tag, type="db", lang="en")
+            if not loaded.get("success", False):
+                raise SystemExit("loadGraphData: " + json.dumps(loaded)[:300])
+            meta = {"run": RUN, "tag": tag, "type": "db", "lang": "en", "microStep": -1, "step": step, "rank": rank}
+            call(base, "loadGraphConfigInfo", {"metaData": meta})
+            open_s = time.perf_counter() - t0
+            layout = call(base, "changeNodeExpandState",
+                          {"nodeInfo": {"nodeName": "root", "nodeType": "NPU"}, "metaData": meta})
+            first_screen_s = time.perf_counter() - t0
+            if not layout.get("data", layout):
+                raise SystemExit("changeNodeExpandState root: " + json.dumps(layout)[:300])
+            result = {
+                "file": str(src),
+                "open_s": round(open_s, 2),
+                "open_and_first_screen_s": round(first_screen_s, 2),
+                "tensorboard_cpu_s": round(cpu_s(tb.pid) - cpu0, 2),
+                "tensorboard_rss_mb": round(rss_mb(tb.pid), 1),
+                "load_average": os.getloadavg()[0],
+            }
+        finally:
+            stop(tb)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    print(
+        f"msprobe 26.2.0 plugin: open {result['open_s']:.2f} s, open + first screen "
+        f"{result['open_and_first_screen_s']:.2f} s, {result['tensorboard_cpu_s']:.2f} s tensorboard CPU, "
+        f"RSS {result['tensorboard_rss_mb']:.0f} MB (load average {result['load_average']:.1f})"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
