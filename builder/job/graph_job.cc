@@ -19,6 +19,7 @@
 #include "compare/tensor_compare.h"
 #include "distributed/comm_linker.h"
 #include "divergence/divergence.h"
+#include "divergence/overview_counts.h"
 #include "graph/graph_builder.h"
 #include "match/layer_mapping.h"
 #include "match/matcher.h"
@@ -430,6 +431,9 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
     request.rank_divergence = [g, mode, pair]() {
       if (pair->evidence.size() < g->size()) pair->evidence.resize(g->size());
       return divergence::Rank(*g, pair->evidence, mode);
+    };
+    request.summarize = [g](const vis::DivergenceRanking& ranking, vis::FileMeta* meta) {
+      *meta->mutable_overview() = divergence::CountForOverview(*g, *meta, ranking);
     };
   }
   request.meta = pair->meta;

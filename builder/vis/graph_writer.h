@@ -23,6 +23,9 @@ struct WriteRequest {
   // Called after after_compare; what it returns is written as the file's
   // divergence ranking (compares only).
   std::function<DivergenceRanking()> rank_divergence;
+  // Called with that ranking before the meta is written: adds what readers
+  // need without opening the graph (the rank overview's counts).
+  std::function<void(const DivergenceRanking&, FileMeta*)> summarize;
   std::function<void(double)> progress;  // 0..1
 };
 

@@ -16,6 +16,7 @@
 #include "foreign_files.h"
 #include "graph_service.grpc.pb.h"
 #include "log_dir.h"
+#include "rank_overview.h"
 #include "view_store.h"
 
 namespace graph_ascend::service {
@@ -57,6 +58,7 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status SetLegend(grpc::ServerContext*, const SetLegendRequest*, FileInfo*) override;
   grpc::Status GetDivergence(grpc::ServerContext*, const FileRequest*, DivergenceReply*) override;
   grpc::Status CallJson(grpc::ServerContext*, const JsonCall*, JsonReply*) override;
+  grpc::Status GetOverview(grpc::ServerContext*, const OverviewRequest*, OverviewReply*) override;
 
  private:
   GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options);
@@ -89,6 +91,7 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   ForeignFiles foreign_;
   FileCache cache_;
   ViewStore views_;
+  OverviewCache overviews_;
 };
 
 }  // namespace graph_ascend::service
