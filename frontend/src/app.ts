@@ -19,6 +19,7 @@ import { bindColumnSplitter, bindRowSplitter } from "./chrome/splitters";
 import { DivergenceNav } from "./divergence/navigator";
 import { markRanks } from "./divergence/ranks";
 import { GraphPane } from "./graph/pane";
+import { RankOverview } from "./overview/overview";
 import { type Link, correspondingIndex, syncExpand } from "./graph/sync_expand";
 import { currentLang, onLangChange, setLang, t } from "./i18n";
 import { onThemeChange } from "./theme";
@@ -72,6 +73,7 @@ export class App implements MenuHost {
   private readonly matchPanel: MatchPanel;
   private readonly detailPanel: DetailPanel;
   readonly divergence: DivergenceNav;
+  readonly overview: RankOverview;
 
   constructor(
     readonly api: GraphApi,
@@ -93,6 +95,7 @@ export class App implements MenuHost {
     this.matchPanel = new MatchPanel(this);
     this.detailPanel = new DetailPanel(this);
     this.divergence = new DivergenceNav(this, (ranks) => markRanks(this.rankSel, ranks));
+    this.overview = new RankOverview(this, (path) => this.openAtFirstDivergence(path));
 
     this.tabs = {
       search: h("button.side-tab.active", { type: "button", "data-tab": "search" }),
@@ -119,6 +122,7 @@ export class App implements MenuHost {
       h("label.pick", null, this.labels.rank, this.rankSel),
       h("label.pick", null, this.labels.micro, this.microSel),
       this.divergence.el,
+      this.overview.button,
       h("span.spacer"),
       h("label.check", null, this.syncCb, this.labels.sync),
       h("label.check", null, this.minimapCb, this.labels.minimap),
@@ -150,6 +154,7 @@ export class App implements MenuHost {
       this.toasts,
       this.tooltip,
       this.menu.el,
+      this.overview.el,
     );
     mount.append(this.root);
 
@@ -423,7 +428,14 @@ export class App implements MenuHost {
     if (seq !== this.openSeq) return false;
     this.progress.hide();
     await this.divergence.fileChanged();
+    this.overview.fileChanged();
     return shown;
+  }
+
+  /** Opens a file of the run list at its first divergence (a cell of the rank overview). */
+  private async openAtFirstDivergence(path: string) {
+    const f = this.runs.find((r) => r.path === path);
+    if (f && (await this.openFile(f, null))) await this.divergence.first();
   }
 
   /** (Re)opens the views of the current file and micro step, keeping the place if possible; false on failure. */
@@ -587,6 +599,7 @@ export class App implements MenuHost {
     this.tabs.match.textContent = t("match");
     this.helpEl.textContent = t("help");
     this.divergence.relabel();
+    this.overview.relabel();
     this.npu.setTitle(this.isCompare() ? t("npu") : "");
     this.bench.setTitle(t("bench"));
     if (this.current) this.fillMicroSteps();
