@@ -158,7 +158,10 @@ Result<std::shared_ptr<const OverviewReply>> OverviewCache::Get(const LogDir& lo
     if (e.path == file) self = &e;
   }
   if (self == nullptr) return MakeError(file, "", "no such .vis file under the log directory");
-  if (self->kind != "compare") return MakeError(file, "", "the rank overview is of compares; this is a build");
+  if (self->kind != "compare") {
+    return MakeError(file, "", "the rank overview is of compare files (compare_*.vis); this is " +
+                                   (self->kind.empty() ? std::string("no batch output") : "a " + self->kind));
+  }
   auto vis_file = [](const RunEntry& e) {
     return e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".vis") == 0;
   };
