@@ -74,6 +74,8 @@ graph cnn_statistics compare.json statistics
 graph cnn_statistics build.json build
 graph overflow_nan compare.json overflow -oc
 graph dist_gloo batch.json batch
+# The rank overview (docs/OVERVIEW.md): 4 ranks, rank 2 perturbed.
+graph rank_origin batch.json origin
 graph cnn_md5 compare.json md5
 # The first-divergence walk (docs/DIVERGENCE.md): the bf16 culprit inside a collapsed layer.
 graph gpt_statistics compare.json gpt

@@ -354,4 +354,11 @@ int UnmatchedBucket(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& 
   return -1;
 }
 
+int NodeBucket(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend, int unmatched_bucket,
+               bool matched, bool npu_collection, double value) {
+  if (npu_collection && !std::isnan(value)) return BucketOf(legend, value);
+  if (!matched) return unmatched_bucket;
+  return BucketOf(legend, value);
+}
+
 }  // namespace graph_ascend::compare

@@ -48,4 +48,12 @@ int BucketOf(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend,
 // The index of the "not matched" entry of the legend, or -1.
 int UnmatchedBucket(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend);
 
+// The bucket that colours a node (docs/API.md, "Colours"): an API collection
+// of the NPU side with a value (the worst of its APIs) takes its value's
+// bucket; otherwise an unmatched node takes `unmatched_bucket`, a matched one
+// its value's bucket (-1 when the value is NaN). `value` is the precision
+// index or grade of the NPU node (a Bench node's partner).
+int NodeBucket(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend, int unmatched_bucket,
+               bool matched, bool npu_collection, double value);
+
 }  // namespace graph_ascend::compare

@@ -362,6 +362,9 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
       if (pair->evidence.size() < g->size()) pair->evidence.resize(g->size());
       return divergence::Rank(*g, pair->evidence, mode);
     };
+    request.summarize = [g](const vis::DivergenceRanking& ranking, vis::FileMeta* meta) {
+      *meta->mutable_overview() = divergence::CountForOverview(*g, *meta, ranking);
+    };
   }
   request.meta = pair->meta;
   Stage(pair->bench ? "comparing and writing" : "writing");

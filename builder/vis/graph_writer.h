@@ -24,6 +24,9 @@ struct WriteRequest {
   // Called after after_compare; what it returns is written as the file's
   // divergence ranking (compares only).
   std::function<DivergenceRanking()> rank_divergence;
+  // Called with that ranking before the meta is written: adds what readers
+  // need without opening the graph (the rank overview's counts).
+  std::function<void(const DivergenceRanking&, FileMeta*)> summarize;
   std::function<void(double)> progress;  // 0..1
   // Threads that fill, compare, serialize and compress details (0: the
   // machine's cores). The file does not depend on it.

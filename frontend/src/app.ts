@@ -28,6 +28,7 @@ import { DivergenceNav } from "./divergence/navigator";
 import { ExportMenu } from "./export/menu";
 import { markRanks } from "./divergence/ranks";
 import { GraphPane } from "./graph/pane";
+import { RankOverview } from "./overview/overview";
 import { type Link, correspondingIndex, syncExpand } from "./graph/sync_expand";
 import { currentLang, onLangChange, setLang, t } from "./i18n";
 import { onThemeChange } from "./theme";
@@ -81,6 +82,7 @@ export class App implements MenuHost {
   private readonly matchPanel: MatchPanel;
   private readonly detailPanel: DetailPanel;
   readonly divergence: DivergenceNav;
+  readonly overview: RankOverview;
   private readonly convert = new ConvertDialog(this);
 
   constructor(
@@ -103,7 +105,8 @@ export class App implements MenuHost {
     this.matchPanel = new MatchPanel(this);
     this.detailPanel = new DetailPanel(this);
     this.divergence = new DivergenceNav(this, (ranks) => markRanks(this.bar.rankSel, ranks));
-    this.bar = new TopBar(this.divergence.el, this.convert.button);
+    this.overview = new RankOverview(this, (path) => this.openAtFirstDivergence(path));
+    this.bar = new TopBar(this.divergence.el, this.overview.button, this.convert.button);
     this.sidebar = new Sidebar({ search: this.searchPanel.el, filter: this.filterPanel.el, match: this.matchPanel.el });
     // Toasts sit in the graphs area, so they never cover the legend bar.
     this.graphsEl.append(this.npu.el, this.splitter, this.bench.el, this.emptyEl, this.toasts.el);
@@ -126,6 +129,7 @@ export class App implements MenuHost {
       this.menu.el,
       this.help.el,
       this.convert.el,
+      this.overview.el,
     );
     mount.append(this.root);
     this.thresholds.mount(this.root);
@@ -442,7 +446,14 @@ export class App implements MenuHost {
     this.progress.hide();
     this.updateLink();
     await this.divergence.fileChanged();
+    this.overview.fileChanged();
     return shown;
+  }
+
+  /** Opens a file of the run list at its first divergence (a cell of the rank overview). */
+  private async openAtFirstDivergence(path: string) {
+    const f = this.runs.find((r) => r.path === path);
+    if (f && (await this.openFile(f, null))) await this.divergence.first();
   }
 
   /** (Re)opens the views of the current file and micro step, keeping the place if possible; false on failure. */
@@ -582,6 +593,7 @@ export class App implements MenuHost {
     this.helpBtn.title = `${t("helpTip")}\n${t("help")}`;
     this.helpBtn.setAttribute("aria-label", t("helpTip"));
     this.divergence.relabel();
+    this.overview.relabel();
     this.npu.setTitle(this.isCompare() ? t("npu") : "");
     this.bench.setTitle(t("bench"));
     if (this.current) this.fillMicroSteps();

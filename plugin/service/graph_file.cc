@@ -112,21 +112,17 @@ int32_t GraphFile::BucketFor(vis::Side s, uint32_t node, vis::Grading grading) c
   const SideGraph& g = *side(s);
   int32_t m = g.matched(node);
   bool grade = grading == vis::GRADING_26;
-  // An API collection of the NPU side has the worst index of its APIs and
-  // no match: it takes that index's colour, as in tb_graph_ascend.
   uint32_t type = g.node_type(node);
-  bool collection = type == vis::NODE_API_COLLECTION || type == vis::NODE_MULTI_COLLECTION;
-  if (collection && s == vis::SIDE_NPU) {
-    if (grade && g.has_grade(node)) return compare::BucketOf(meta_.grade_legend(), g.grade(node));
-    if (!grade && g.has_precision(node)) return compare::BucketOf(meta_.legend(), g.precision(node));
-  }
-  if (m < 0) return grade ? unmatched_grade_bucket_ : unmatched_bucket_;
+  bool collection = s == vis::SIDE_NPU && (type == vis::NODE_API_COLLECTION || type == vis::NODE_MULTI_COLLECTION);
   // Bench nodes show the colour of their NPU partner (docs/API.md, "Colours").
-  const SideGraph& npu = *npu_;
-  uint32_t n = s == vis::SIDE_NPU ? node : static_cast<uint32_t>(m);
-  if (grade) return npu.has_grade(n) ? compare::BucketOf(meta_.grade_legend(), npu.grade(n)) : -1;
-  if (!npu.has_precision(n)) return -1;
-  return compare::BucketOf(meta_.legend(), npu.precision(n));
+  double value = std::nan("");
+  if (s == vis::SIDE_NPU) {
+    value = grade ? g.grade(node) : g.precision(node);
+  } else if (m >= 0) {
+    value = grade ? npu_->grade(static_cast<uint32_t>(m)) : npu_->precision(static_cast<uint32_t>(m));
+  }
+  return compare::NodeBucket(grade ? meta_.grade_legend() : meta_.legend(),
+                             grade ? unmatched_grade_bucket_ : unmatched_bucket_, m >= 0, collection, value);
 }
 
 void GraphFile::RefreshBucket(vis::Side s, uint32_t node) {

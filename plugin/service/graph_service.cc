@@ -884,48 +884,37 @@ grpc::Status GraphServiceImpl::GetDivergence(grpc::ServerContext*, const FileReq
       item->set_bucket(npu.bucket(e.node()));
     }
   }
-  // The ranks of the same batch step: their metas only (each file's FileMeta
-  // carries its first divergence).
+  // The ranks of the same batch step, from the run's overview (their metas only).
   std::vector<RunEntry> runs = logdir_.ListRuns();
   for (const RunEntry& e : runs) {
     if (e.path == req->file()) self = e;
   }
-  if (self.rank.empty() || self.group.empty()) return grpc::Status::OK;
-  struct RankMeta {
-    DivergenceRank* out;
-    bool comm;
-    std::vector<int32_t> peers;
-  };
-  std::vector<RankMeta> ranks;
-  for (const RunEntry& e : runs) {
-    if (e.group != self.group || e.step != self.step || e.kind != "compare") continue;
-    auto abs = logdir_.Resolve(e.path, true, nullptr);
-    if (!abs.ok()) continue;
-    auto reader = vis::VisReader::Open(*abs);
-    if (!reader.ok()) continue;  // a damaged neighbour does not hide the others
-    const vis::FileMeta& m = (*reader)->meta();
+  if (self.rank.empty() || self.group.empty() || self.kind != "compare") return grpc::Status::OK;
+  auto overview = overviews_.Get(logdir_, runs, req->file());
+  if (!overview.ok()) return grpc::Status::OK;  // the file itself was served above
+  const OverviewReply& o = **overview;
+  for (const OverviewCell& c : o.cells()) {
+    // A damaged neighbour does not hide the others.
+    if (o.steps(static_cast<int>(c.step())) != self.step || !c.error().empty()) continue;
     DivergenceRank* r = reply->add_ranks();
-    r->set_file(e.path);
-    r->set_rank(e.rank);
-    r->set_ranked(m.divergence_ranked());
-    r->set_first(m.first_divergence());
-    r->set_reason(m.first_divergence_reason());
-    r->set_communication(m.first_divergence_is_communication());
-    ranks.push_back({r, m.first_divergence_is_communication(),
-                     std::vector<int32_t>(m.first_divergence_peers().begin(), m.first_divergence_peers().end())});
+    r->set_file(c.file());
+    r->set_rank(o.ranks(static_cast<int>(c.rank())));
+    r->set_ranked(c.ranked());
+    r->set_first(c.first());
+    r->set_reason(c.reason());
+    r->set_communication(c.communication());
+    r->set_caused_by(c.caused_by());
   }
-  // A rank whose first divergence is a receive or collective points at a
-  // peer that diverged by itself (its own first divergence is no communication).
-  for (RankMeta& r : ranks) {
-    if (!r.comm) continue;
-    for (int32_t peer : r.peers) {
-      std::string name = "rank" + std::to_string(peer);
-      for (const RankMeta& o : ranks) {
-        if (o.out->rank() == name && !o.out->first().empty() && !o.comm) r.out->set_caused_by(name);
-      }
-      if (!r.out->caused_by().empty()) break;
-    }
-  }
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::GetOverview(grpc::ServerContext*, const OverviewRequest* req, OverviewReply* reply) {
+  bool missing = false;
+  auto abs = logdir_.Resolve(req->file(), true, &missing);
+  if (!abs.ok()) return Fail(missing ? grpc::StatusCode::NOT_FOUND : grpc::StatusCode::INVALID_ARGUMENT, abs.error());
+  auto overview = overviews_.Get(logdir_, logdir_.ListRuns(), req->file());
+  if (!overview.ok()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, overview.error());
+  *reply = **overview;
   return grpc::Status::OK;
 }
 
@@ -972,12 +961,12 @@ grpc::Status GraphServiceImpl::CallJson(grpc::ServerContext* ctx, const JsonCall
   if (m == "GetDivergence") return Bridge(&GraphServiceImpl::GetDivergence, ctx, in, out);
   if (m == "ResetLegend") return Bridge(&GraphServiceImpl::ResetLegend, ctx, in, out);
   if (m == "ListMatchConfigs") return Bridge(&GraphServiceImpl::ListMatchConfigs, ctx, in, out);
-
   if (m == "ConvertInputs") return Bridge(&GraphServiceImpl::ConvertInputs, ctx, in, out);
   if (m == "ConvertPlan") return Bridge(&GraphServiceImpl::ConvertPlan, ctx, in, out);
   if (m == "ConvertStart") return Bridge(&GraphServiceImpl::ConvertStart, ctx, in, out);
   if (m == "ConvertCancel") return Bridge(&GraphServiceImpl::ConvertCancel, ctx, in, out);
   if (m == "ConvertList") return Bridge(&GraphServiceImpl::ConvertList, ctx, in, out);
+  if (m == "GetOverview") return Bridge(&GraphServiceImpl::GetOverview, ctx, in, out);
   return Fail(grpc::StatusCode::NOT_FOUND, "no unary API method " + m);
 }
 

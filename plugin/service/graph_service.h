@@ -19,6 +19,7 @@
 #include "foreign_files.h"
 #include "graph_service.grpc.pb.h"
 #include "log_dir.h"
+#include "rank_overview.h"
 #include "view_store.h"
 
 namespace graph_ascend::service {
@@ -79,6 +80,7 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   // Removes the temporary files of writes still running (conversions of
   // msprobe files, match configs): for a process about to _exit() mid-request.
   void RemoveTemporaries() const;
+  grpc::Status GetOverview(grpc::ServerContext*, const OverviewRequest*, OverviewReply*) override;
 
  private:
   GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options, ConvertQueueOptions convert);
@@ -123,6 +125,7 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   FileCache cache_;
   ViewStore views_;
   ConvertQueue convert_;  // after logdir_, which it refers to
+  OverviewCache overviews_;
 };
 
 }  // namespace graph_ascend::service

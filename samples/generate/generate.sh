@@ -17,7 +17,7 @@ py=${PYTHON:-python3.11}
 command -v "$py" >/dev/null || py=python3
 
 all_cases=(cnn_statistics cnn_md5 gpt_tensor gpt_statistics dist_gloo l1_api structure overflow_nan
-  layer_mapping parallel_merge bert_pgrad renamed_act handwritten_norm)
+  layer_mapping parallel_merge bert_pgrad renamed_act handwritten_norm rank_origin)
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
 
@@ -44,6 +44,9 @@ run_side() { # case side
     dist_gloo)
       "$venv/bin/torchrun" --nproc_per_node 2 --master_addr 127.0.0.1 --master_port $port \
         "$here/run_case.py" "$case" "$side" "$out" ;;
+    rank_origin)
+      "$venv/bin/torchrun" --nproc_per_node 4 --master_addr 127.0.0.1 --master_port $port \
+        "$here/rank_origin.py" "$side" "$out" ;;
     parallel_merge)
       if [ "$side" = npu ]; then
         "$venv/bin/torchrun" --nproc_per_node 4 --master_addr 127.0.0.1 --master_port $port \

@@ -68,6 +68,14 @@ CASES = {
         "culprit": "Distributed.all_reduce.0.forward",
         "culprit_parent": None,
     },
+    "rank_origin": {
+        "task": "statistics",
+        "level": "mix",
+        "steps": 2,
+        "ranks": 4,
+        "culprit": "Distributed.all_gather.0.forward",
+        "culprit_parent": None,
+    },
     "l1_api": {
         "task": "statistics",
         "level": "L1",
@@ -285,6 +293,22 @@ def test_distributed_culprit_is_on_rank1():
     assert first_difference(npu, bench) == "Functional.layer_norm.0.forward"
 
 
+def test_rank_origin_case():
+    """4 ranks, rank 2's LayerNorm perturbed: rank 2 parts at its layer_norm, the others at the
+    all_gather that brings them rank 2's shard (the rank overview's origin, docs/OVERVIEW.md)."""
+    for rank in range(4):
+        npu = dump_data(case_path("rank_origin", "npu", "step0", f"rank{rank}"))
+        bench = dump_data(case_path("rank_origin", "bench", "step0", f"rank{rank}"))
+        expected = "Functional.layer_norm.0.forward" if rank == 2 else "Distributed.all_gather.0.forward"
+        assert first_difference(npu, bench) == expected, rank
+        gathered_npu = npu["Distributed.all_gather.0.forward"]["output"][0]
+        gathered_bench = bench["Distributed.all_gather.0.forward"]["output"][0]
+        assert len(gathered_npu) == 4
+        # Only rank 2's shard differs in what every rank gathers.
+        differing = [i for i in range(4) if gathered_npu[i] != gathered_bench[i]]
+        assert differing == [2], (rank, differing)
+
+
 def test_overflow_case():
     npu = dump_data(case_path("overflow_nan", "npu", "step0", "rank0"))
     bench = dump_data(case_path("overflow_nan", "bench", "step0", "rank0"))
@@ -334,8 +358,8 @@ def test_versions_are_recorded():
         text = read_text(
             os.path.join(SAMPLES, case, "npu", "step0", os.listdir(case_path(case, "npu", "step0"))[0], "stack.json")
         )
-        generated.add("samples/generate/run_case.py" in text)
-    assert generated == {True}, "every sample's stacks should come from samples/generate/run_case.py"
+        generated.add(re.search(r"samples/generate/(run_case|rank_origin)\.py", text) is not None)
+    assert generated == {True}, "every sample's stacks should come from its generator under samples/generate/"
 
 
 def test_samples_fit_the_size_budget():

@@ -76,6 +76,11 @@ export class DivergenceNav {
     return true;
   }
 
+  /** Jumps to the first divergence (entry 0). */
+  first(): Promise<void> {
+    return this.go(0);
+  }
+
   /** The entry shown, if any (the page tests read it). */
   current(): DivergenceItem | null {
     return this.at >= 0 ? this.items[this.at] : null;
