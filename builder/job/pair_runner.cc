@@ -13,6 +13,7 @@
 #include "compare/grading.h"
 #include "compare/legend.h"
 #include "compare/pair_compare.h"
+#include "divergence/overview_counts.h"
 #include "match/layer_mapping.h"
 #include "match/matcher.h"
 #include "vis/graph_writer.h"
