@@ -42,8 +42,9 @@ async function recordProgress(frame: Frame) {
     w.convertStages = [];
     new MutationObserver(() => {
       w.convertMax = Math.max(w.convertMax, Number(bar.getAttribute("aria-valuenow") ?? 0));
-      const stage = document.querySelector("[data-convert=stage]")?.textContent ?? "";
-      if (stage && w.convertStages.at(-1) !== stage) w.convertStages.push(stage);
+      // The job's own stage history: a fast run passes stages between two progress messages.
+      const stages = (document.querySelector("[data-convert=stage]") as HTMLElement | null)?.dataset.stages ?? "";
+      if (stages) w.convertStages = stages.split("\n");
     }).observe(bar, { attributes: true });
   });
 }

@@ -534,7 +534,10 @@ void ConvertQueue::Run(const std::shared_ptr<Job>& job) {
     if (err && StartsWith(raw, kProgressPrefix)) {
       auto p = nlohmann::json::parse(raw.substr(strlen(kProgressPrefix)), nullptr, false);
       if (p.is_object()) {
-        job->state.set_stage(p.value("stage", std::string()));
+        std::string stage = p.value("stage", std::string());
+        const auto& seen = job->state.stages();
+        if (!stage.empty() && (seen.empty() || seen[seen.size() - 1] != stage)) job->state.add_stages(stage);
+        job->state.set_stage(stage);
         job->state.set_file(p.value("file", std::string()));
         job->state.set_file_fraction(p.value("file_fraction", 0.0));
         job->state.set_fraction(std::min(p.value("fraction", 0.0), 0.99));  // 100 % once published

@@ -232,6 +232,8 @@ export class ConvertDialog {
               ? ct("starting")
               : [job.stage, job.file].filter(Boolean).join(" · ");
       this.stage.textContent = `${stage} · ${pct}%`;
+      this.stage.title = job.stages.join(" → ");
+      this.stage.dataset.stages = job.stages.join("\n");
       this.error.textContent =
         job.state === ConvertState.CONVERT_FAILED
           ? ct("failed", { message: job.errorMessage })
