@@ -3,6 +3,7 @@
 shipped in the mindstudio-probe wheel) opens a .vis.db written by graph-ascend.
 
     python3 bench/reference/open_in_msprobe26_plugin.py [--sample cnn_statistics] [--config compare.json]
+                                                       [--msprobe-version 26.2.0]
 
 Builds samples/<sample>/<config> with build/bin/graph-ascend, writes it as a .vis.db
 (`graph-ascend export --format db`) into a temporary log directory, starts the tensorboard of
@@ -17,30 +18,12 @@ import argparse
 import glob
 import json
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.parse
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VENV = os.path.join(ROOT, "bench", ".venv-msprobe-26.2.0")
-
-
-def get(base, route, **params):
-    query = urllib.parse.urlencode(params)
-    with urllib.request.urlopen(f"{base}/data/plugin/graph_ascend/{route}?{query}", timeout=120) as r:
-        return json.loads(r.read().decode())
-
-
-def post(base, route, body):
-    req = urllib.request.Request(f"{base}/data/plugin/graph_ascend/{route}", data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"}, method="POST")
-    with urllib.request.urlopen(req, timeout=120) as r:
-        return json.loads(r.read().decode())
+from msprobe26_plugin import ROOT, get, install, post, serve
 
 
 def main():
@@ -48,9 +31,10 @@ def main():
     ap.add_argument("--sample", default="cnn_statistics")
     ap.add_argument("--config", default="compare.json")
     ap.add_argument("--graph-ascend", default=os.path.join(ROOT, "build", "bin", "graph-ascend"))
+    ap.add_argument("--msprobe-version", default="26.2.0",
+                    help="bench/reference venv; 26.2.0-graph (no torch) holds the same plugin")
     args = ap.parse_args()
-    subprocess.run([os.path.join(ROOT, "bench", "reference", "run_msprobe.sh"), "--version", "26.2.0", "--install"],
-                   check=True)
+    install(args.msprobe_version)
     failures = 0
 
     def check(ok, what):
@@ -81,23 +65,8 @@ def main():
         task = db.execute("SELECT task FROM tb_config").fetchone()[0]
         db.close()
 
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        sock.close()
-        tb = subprocess.Popen([os.path.join(VENV, "bin", "tensorboard"), "--logdir", os.path.join(tmp, "logdir"),
-                               "--host", "127.0.0.1", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(240):
-                try:
-                    meta = get(base, "load_meta_dir")
-                    break
-                except OSError:
-                    time.sleep(0.5)
-            else:
-                raise SystemExit("tensorboard with msprobe 26.2.0's graph_ascend plugin did not start")
+        with serve(os.path.join(tmp, "logdir"), args.msprobe_version) as base:
+            meta = get(base, "load_meta_dir")
             check(tag in json.dumps(meta), "load_meta_dir lists the .vis.db: " + json.dumps(meta)[:200])
             loaded = get(base, "loadGraphData", run="exported", tag=tag, type="db", lang="en")
             check(loaded.get("success", False), "loadGraphData: " + json.dumps(loaded)[:200])
@@ -131,9 +100,6 @@ def main():
                 shown_inputs = json.loads(shown_inputs)
             check(sorted(shown_inputs.keys()) == sorted(json.loads(inputs).keys()),
                   "getNodeInfo %s: inputs as written (%d)" % (name, len(shown_inputs)))
-        finally:
-            tb.terminate()
-            tb.wait()
     print("msprobe 26.2.0's plugin opened the graph-ascend .vis.db: %s" % ("yes" if failures == 0 else "NO"))
     return 1 if failures else 0
 
