@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "base/temp_files.h"
 #include "log_dir.h"
@@ -115,6 +117,25 @@ Status WriteAtomically(const std::string& abs_path, const std::string& display_p
     return MakeError(display_path, "", std::string("cannot rename temporary file: ") + strerror(err));
   }
   return Status::Ok();
+}
+
+Result<nlohmann::ordered_json> ReadConfigJson(const std::string& abs_path, const std::string& display_path,
+                                             size_t max_bytes, const char* what) {
+  std::ifstream in(abs_path, std::ios::binary);
+  if (!in) return MakeError(display_path, "", std::string("cannot read: ") + strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  if (text.size() > max_bytes) {
+    return MakeError(display_path, "", std::string(what) + " larger than " + std::to_string(max_bytes >> 20) + " MiB");
+  }
+  try {
+    return nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string msg = e.what();
+    size_t p = msg.find("parse error");
+    return MakeError(display_path, "byte " + std::to_string(e.byte), p == std::string::npos ? msg : msg.substr(p));
+  }
 }
 
 }  // namespace graph_ascend::service

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,10 @@ std::string RefusedTarget(const std::string& abs);
 // Writes `text` to `abs_path` atomically: a temporary file beside it opened
 // O_EXCL | O_NOFOLLOW, fsync, rename. Mode 0640, as tb_graph_ascend's.
 Status WriteAtomically(const std::string& abs_path, const std::string& display_path, const std::string& text);
+
+// Reads a JSON file written beside a graph (a match config, a saved legend)
+// of at most `max_bytes`, keeping its key order; a parse error names the byte.
+Result<nlohmann::ordered_json> ReadConfigJson(const std::string& abs_path, const std::string& display_path,
+                                             size_t max_bytes, const char* what);
 
 }  // namespace graph_ascend::service

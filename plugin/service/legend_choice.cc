@@ -1,5 +1,7 @@
 #include "legend_choice.h"
 
+#include "config_files.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -83,20 +85,9 @@ double MetricIndex(const vis::NodeDetail& npu, uint32_t mask) {
 }
 
 Result<LegendChoice> ReadLegendChoice(const std::string& abs_path, const std::string& display_path) {
-  std::ifstream in(abs_path, std::ios::binary);
-  if (!in) return MakeError(display_path, "", std::string("cannot read: ") + strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  if (text.size() > (1u << 20)) return MakeError(display_path, "", "legend file larger than 1 MiB");
-  nlohmann::ordered_json doc;
-  try {
-    doc = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string msg = e.what();
-    size_t p = msg.find("parse error");
-    return MakeError(display_path, "byte " + std::to_string(e.byte), p == std::string::npos ? msg : msg.substr(p));
-  }
+  auto read = ReadConfigJson(abs_path, display_path, 1u << 20, "legend file");
+  if (!read.ok()) return read.error();
+  nlohmann::ordered_json doc = std::move(*read);
   if (!doc.is_object()) return MakeError(display_path, "", "a saved legend is a JSON object {\"Colors\": {...}}");
   LegendChoice out;
   const nlohmann::ordered_json* colors = nullptr;

@@ -328,20 +328,9 @@ std::vector<PairOutcome> UnmatchNodes(GraphFile* f, uint32_t npu, uint32_t bench
 
 Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::string& abs_path,
                                                   const std::string& display_path) {
-  std::ifstream in(abs_path, std::ios::binary);
-  if (!in) return MakeError(display_path, "", std::string("cannot read: ") + strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  if (text.size() > (64u << 20)) return MakeError(display_path, "", "config file larger than 64 MiB");
-  nlohmann::ordered_json doc;
-  try {
-    doc = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string msg = e.what();
-    size_t p = msg.find("parse error");
-    return MakeError(display_path, "byte " + std::to_string(e.byte), p == std::string::npos ? msg : msg.substr(p));
-  }
+  auto read = ReadConfigJson(abs_path, display_path, 64u << 20, "config file");
+  if (!read.ok()) return read.error();
+  nlohmann::ordered_json doc = std::move(*read);
   if (!doc.is_object()) return MakeError(display_path, "", "a match config is a JSON object {NPU node: Bench node}");
   std::vector<std::pair<std::string, std::string>> pairs;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
