@@ -356,11 +356,11 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
     // Pairs are compared on several threads; tensor compares read .pt files in order.
     request.serial_compare = pair->tensors != nullptr;
     Graph* g = pair->npu->graph.get();
+    // Sized before the write: the compare threads fill it by node index.
     if (pair->evidence.size() < g->size()) pair->evidence.resize(g->size());
     vis::CompareMode mode = pair->mode;
     request.after_compare = [g, mode]() { AggregateCollections(g, mode); };
     request.rank_divergence = [g, mode, pair]() {
-      if (pair->evidence.size() < g->size()) pair->evidence.resize(g->size());
       return divergence::Rank(*g, pair->evidence, mode);
     };
     request.summarize = [g](const vis::DivergenceRanking& ranking, vis::FileMeta* meta) {
