@@ -73,6 +73,27 @@ class ForeignFilesTest : public ::testing::Test {
     }
     return reader->Finish();
   }
+
+  // The file's first all_reduce is found by search and has matched details.
+  void ExpectAllReduceDetail(const std::string& file) {
+    grpc::ClientContext ctx;
+    SearchRequest search;
+    search.mutable_view()->set_session("s");
+    search.mutable_view()->set_file(file);
+    search.set_query("Distributed.all_reduce.0.forward");
+    NodeList hits;
+    ASSERT_TRUE(stub_->Search(&ctx, search, &hits).ok());
+    ASSERT_GE(hits.total(), 1u);
+    grpc::ClientContext dctx;
+    NodeRequest node;
+    *node.mutable_view() = search.view();
+    node.set_node(hits.hits(0).index());
+    NodeDetailReply detail;
+    ASSERT_TRUE(stub_->GetNodeDetail(&dctx, node, &detail).ok());
+    EXPECT_GT(detail.detail().input_size(), 0);
+    EXPECT_TRUE(detail.has_matched());
+  }
+
   FileInfo Info(const std::string& file) {
     grpc::ClientContext ctx;
     FileRequest req;
@@ -127,22 +148,7 @@ TEST_F(ForeignFilesTest, OpensEveryGraphOfTheDbAndTheJsonVisAndSearchesThem) {
     EXPECT_EQ(info.bench().nodes(), expected->bench.index.size());
     EXPECT_EQ(info.meta().step(), expected->meta.step());
     EXPECT_EQ(info.meta().rank(), expected->meta.rank());
-    grpc::ClientContext ctx;
-    SearchRequest search;
-    search.mutable_view()->set_session("s");
-    search.mutable_view()->set_file(file);
-    search.set_query("Distributed.all_reduce.0.forward");
-    NodeList hits;
-    ASSERT_TRUE(stub_->Search(&ctx, search, &hits).ok());
-    ASSERT_GE(hits.total(), 1u);
-    grpc::ClientContext dctx;
-    NodeRequest node;
-    *node.mutable_view() = search.view();
-    node.set_node(hits.hits(0).index());
-    NodeDetailReply detail;
-    ASSERT_TRUE(stub_->GetNodeDetail(&dctx, node, &detail).ok());
-    EXPECT_GT(detail.detail().input_size(), 0);
-    EXPECT_TRUE(detail.has_matched());
+    ASSERT_NO_FATAL_FAILURE(ExpectAllReduceDetail(file));
   }
   EXPECT_EQ(Listing(logs_.path()), before_);  // nothing written into the log directory
   EXPECT_FALSE(Listing(cache_.Join("c")).empty());
@@ -165,22 +171,7 @@ TEST_F(ForeignFilesTest, OpensTheDbsOfMsprobe82And83) {
     EXPECT_EQ(info.meta().step(), expected->meta.step());
     EXPECT_EQ(info.npu().nodes(), expected->npu.index.size());
     EXPECT_EQ(info.bench().nodes(), expected->bench.index.size());
-    grpc::ClientContext ctx;
-    SearchRequest search;
-    search.mutable_view()->set_session("s");
-    search.mutable_view()->set_file(file);
-    search.set_query("Distributed.all_reduce.0.forward");
-    NodeList hits;
-    ASSERT_TRUE(stub_->Search(&ctx, search, &hits).ok());
-    ASSERT_GE(hits.total(), 1u);
-    grpc::ClientContext dctx;
-    NodeRequest node;
-    *node.mutable_view() = search.view();
-    node.set_node(hits.hits(0).index());
-    NodeDetailReply detail;
-    ASSERT_TRUE(stub_->GetNodeDetail(&dctx, node, &detail).ok());
-    EXPECT_GT(detail.detail().input_size(), 0);
-    EXPECT_TRUE(detail.has_matched());
+    ASSERT_NO_FATAL_FAILURE(ExpectAllReduceDetail(file));
   }
   EXPECT_EQ(Listing(logs_.path()), before_);
 }
