@@ -52,7 +52,7 @@ const std::string& ScaledDump() {
   static const std::string dir = [] {
     std::string d = (fs::temp_directory_path() / ("ga_convert_scaled_" + std::to_string(getpid()))).string();
     std::string cmd = "python3 " + SourceDir() + "/bench/scale/scale_sample.py --case " + SourceDir() +
-                      "/samples/gpt_statistics --nodes 30000 --out " + d + " > /dev/null";
+                      "/samples/gpt_statistics --nodes 100000 --out " + d + " > /dev/null";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     return d;
   }();
