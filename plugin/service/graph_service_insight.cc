@@ -1,0 +1,67 @@
+// GraphService: where a compare diverges (GetDivergence) and the batch's
+// rank overview (GetOverview).
+#include "graph_service.h"
+
+#include "divergence/divergence.h"
+#include "rpc_answers.h"
+
+namespace graph_ascend::service {
+
+grpc::Status GraphServiceImpl::GetDivergence(grpc::ServerContext*, const FileRequest* req, DivergenceReply* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  RunEntry self;
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    reply->set_ranked(file->meta().divergence_ranked());
+    const SideGraph& npu = *file->side(vis::SIDE_NPU);
+    for (const vis::DivergenceEntry& e : file->divergence().entry()) {
+      DivergenceItem* item = reply->add_items();
+      item->set_npu_node(static_cast<int32_t>(e.node()));
+      item->set_bench_node(file->is_compare() ? npu.matched(e.node()) : -1);
+      item->set_name(std::string(npu.name(e.node())));
+      item->set_reason(e.reason());
+      item->set_reason_text(divergence::ReasonName(e.reason()));
+      item->set_input_error(e.input_error());
+      item->set_output_error(e.output_error());
+      item->set_floor(e.floor());
+      item->set_note(e.note());
+      item->set_bucket(npu.bucket(e.node()));
+    }
+  }
+  // The ranks of the same batch step, from the run's overview (their metas only).
+  std::vector<RunEntry> runs = logdir_.ListRuns();
+  for (const RunEntry& e : runs) {
+    if (e.path == req->file()) self = e;
+  }
+  if (self.rank.empty() || self.group.empty() || self.kind != "compare") return grpc::Status::OK;
+  auto overview = overviews_.Get(logdir_, runs, req->file());
+  if (!overview.ok()) return grpc::Status::OK;  // the file itself was served above
+  const OverviewReply& o = **overview;
+  for (const OverviewCell& c : o.cells()) {
+    // A damaged neighbour does not hide the others.
+    if (o.steps(static_cast<int>(c.step())) != self.step || !c.error().empty()) continue;
+    DivergenceRank* r = reply->add_ranks();
+    r->set_file(c.file());
+    r->set_rank(o.ranks(static_cast<int>(c.rank())));
+    r->set_ranked(c.ranked());
+    r->set_first(c.first());
+    r->set_reason(c.reason());
+    r->set_communication(c.communication());
+    r->set_caused_by(c.caused_by());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::GetOverview(grpc::ServerContext*, const OverviewRequest* req, OverviewReply* reply) {
+  bool missing = false;
+  auto abs = logdir_.Resolve(req->file(), true, &missing);
+  if (!abs.ok()) return Fail(missing ? grpc::StatusCode::NOT_FOUND : grpc::StatusCode::INVALID_ARGUMENT, abs.error());
+  auto overview = overviews_.Get(logdir_, logdir_.ListRuns(), req->file());
+  if (!overview.ok()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, overview.error());
+  *reply = **overview;
+  return grpc::Status::OK;
+}
+
+}  // namespace graph_ascend::service

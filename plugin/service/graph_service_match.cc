@@ -1,0 +1,156 @@
+// GraphService: manual matching (Match, Unmatch) and match configs
+// (SaveMatches, LoadMatches, ListMatchConfigs).
+#include "graph_service.h"
+
+#include <shared_mutex>
+
+#include "config_files.h"
+#include "manual_match.h"
+#include "rpc_answers.h"
+
+namespace graph_ascend::service {
+
+namespace {
+
+void AddResults(const std::vector<PairOutcome>& outcomes, MatchReply* reply) {
+  for (const PairOutcome& o : outcomes) {
+    MatchResult* r = reply->add_results();
+    r->set_npu(o.npu);
+    r->set_bench(o.bench);
+    r->set_ok(o.ok);
+    r->set_error(o.error);
+    r->set_precision_index(o.precision);
+    r->set_has_precision(o.has_precision);
+  }
+}
+
+}  // namespace
+
+grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, MatchReply* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req.file(), {}, &file);
+  if (!st.ok()) return st;
+  const uint32_t npu = static_cast<uint32_t>(req.npu_node()), bench = static_cast<uint32_t>(req.bench_node());
+  // Checks and file reading under the shared lock; the exclusive one only
+  // for the edit itself, in memory (other clients keep reading meanwhile).
+  GraphFile::DetailCache cache;
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    std::string why = MatchingUnsupported(*file);
+    if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
+    st = CheckNode(*file, vis::SIDE_NPU, *file->side(vis::SIDE_NPU), req.npu_node());
+    if (!st.ok()) return st;
+    st = CheckNode(*file, vis::SIDE_BENCH, *file->side(vis::SIDE_BENCH), req.bench_node());
+    if (!st.ok()) return st;
+    PrefetchForMatch(*file, npu, bench, req.with_children(), match, &cache);
+  }
+  uint32_t metrics;
+  {
+    std::unique_lock<std::shared_mutex> l(file->mutex());
+    // Matching computes the file's own index: under a metric, the own
+    // indices come back first and the metric is shown again after.
+    metrics = file->metrics();
+    if (metrics != 0) file->ApplyMetrics(0, {});
+    auto outcomes = match ? MatchNodes(file.get(), npu, bench, req.with_children(), &cache)
+                          : UnmatchNodes(file.get(), npu, bench, req.with_children(), &cache);
+    AddResults(outcomes, reply);
+  }
+  return Reshow(file, metrics, reply->mutable_info());
+}
+
+grpc::Status GraphServiceImpl::Reshow(const std::shared_ptr<GraphFile>& file, uint32_t metrics, FileInfo* info) {
+  if (metrics != 0) {
+    grpc::Status st = ShowChoice(file, metrics, nullptr);
+    if (!st.ok()) return st;
+  }
+  std::shared_lock<std::shared_mutex> l(file->mutex());
+  *info = InfoOf(*file);
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::Match(grpc::ServerContext*, const MatchRequest* req, MatchReply* reply) {
+  return DoMatch(*req, true, reply);
+}
+grpc::Status GraphServiceImpl::Unmatch(grpc::ServerContext*, const MatchRequest* req, MatchReply* reply) {
+  return DoMatch(*req, false, reply);
+}
+
+grpc::Status GraphServiceImpl::SaveMatches(grpc::ServerContext*, const FileRequest* req, SaveMatchesReply* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  std::unique_lock<std::shared_mutex> l(file->mutex());
+  std::string why = MatchingUnsupported(*file);
+  if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
+  // Beside the real file under tb_graph_ascend's name, and never through a
+  // link: a "<file>.config" symlink could point at any file of the log directory.
+  const std::string rel = NamesOf(*file).match_config;
+  const std::string abs = InLogDir(rel);
+  std::string refused = RefusedTarget(abs);
+  if (!refused.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, rel + ": " + refused);
+  Status s = WriteMatchConfig(*file, abs, rel);
+  if (!s.ok()) return Fail(grpc::StatusCode::INTERNAL, s.error());
+  file->MarkSaved();
+  reply->set_path(rel);
+  reply->set_matches(static_cast<uint32_t>(file->manual_matches().size()));
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::LoadMatches(grpc::ServerContext*, const LoadMatchesRequest* req, MatchReply* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  std::string rel;
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    rel = req->config().empty() ? NamesOf(*file).match_config : req->config();
+  }
+  if (!EndsWith(rel, ".config") && !EndsWith(rel, ".json")) {
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, rel + ": a match config file ends in .config or .json");
+  }
+  bool missing = false;
+  auto abs = logdir_.Resolve(rel, true, &missing);
+  if (!abs.ok()) return Fail(missing ? grpc::StatusCode::NOT_FOUND : grpc::StatusCode::INVALID_ARGUMENT, abs.error());
+  uint32_t metrics;
+  Result<std::vector<PairOutcome>> outcomes = std::vector<PairOutcome>();
+  {
+    std::unique_lock<std::shared_mutex> l(file->mutex());
+    std::string why = MatchingUnsupported(*file);
+    if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
+    metrics = file->metrics();
+    if (metrics != 0) file->ApplyMetrics(0, {});
+    outcomes = ApplyMatchConfig(file.get(), *abs, rel);
+  }
+  st = Reshow(file, metrics, reply->mutable_info());
+  if (!outcomes.ok()) {
+    reply->Clear();
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT, outcomes.error());
+  }
+  if (!st.ok()) return st;
+  AddResults(*outcomes, reply);
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::ListMatchConfigs(grpc::ServerContext*, const FileRequest* req, MatchConfigList* reply) {
+  std::shared_ptr<GraphFile> file;
+  grpc::Status st = Open(req->file(), {}, &file);
+  if (!st.ok()) return st;
+  std::string own;
+  {
+    std::shared_lock<std::shared_mutex> l(file->mutex());
+    own = NamesOf(*file).match_config;
+  }
+  reply->set_own(own);
+  size_t slash = own.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : own.substr(0, slash);
+  for (const ConfigEntry& e : service::ListMatchConfigs(logdir_.root(), dir)) {
+    MatchConfigFile* c = reply->add_configs();
+    c->set_path(e.path);
+    c->set_name(e.name);
+    c->set_size(e.size);
+    c->set_mtime_unix(e.mtime_unix);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace graph_ascend::service

@@ -1,0 +1,210 @@
+// GraphService: the laid-out view of a side (GetView, Expand, Collapse, Reveal),
+// search, filters and node details.
+#include "graph_service.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "node_query.h"
+#include "rpc_answers.h"
+
+namespace graph_ascend::service {
+
+grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,
+                                      ViewReply* reply) {
+  if (viewport != nullptr) {
+    grpc::Status vst = CheckViewport(*viewport);
+    if (!vst.ok()) return vst;
+  }
+  ViewAccess access;
+  grpc::Status st = OpenView(key, &access);
+  if (!st.ok()) return st;
+  const std::shared_ptr<GraphFile>& file = access.file;
+  const SideGraph* g = access.graph;
+  const vis::Grading grading = file->GradingOf(key);
+  if (op != ViewOp::kGet) {
+    st = CheckNode(*file, key.side(), *g, node);
+    if (!st.ok()) return st;
+  }
+  auto view = views_.Get(key.session(), file->id(), key.side(), key.micro_step());
+  std::lock_guard<std::mutex> view_lock(view->mu);
+  Status s = Status::Ok();
+  switch (op) {
+    case ViewOp::kGet:
+      break;
+    case ViewOp::kExpand:
+      s = view->state.Expand(*g, static_cast<uint32_t>(node));
+      break;
+    case ViewOp::kCollapse:
+      s = view->state.Collapse(*g, static_cast<uint32_t>(node));
+      break;
+    case ViewOp::kReveal:
+      s = view->state.Reveal(*g, static_cast<uint32_t>(node));
+      break;
+  }
+  if (!s.ok()) {
+    Error e = s.error();
+    e.file = file->relative() + " (" + SideName(key.side()) + ")";
+    return Fail(grpc::StatusCode::FAILED_PRECONDITION, e);
+  }
+  view->state.Update(*g);
+  view->bytes = view->state.MemoryBytes();
+  reply->set_total_visible(view->state.total_visible());
+  reply->set_width(view->state.width());
+  reply->set_height(view->state.height());
+  reply->set_focus(op == ViewOp::kGet ? -1 : node);
+  std::vector<LayoutBox> boxes;
+  if (viewport != nullptr && viewport->width() > 0 && viewport->height() > 0) {
+    Viewport v{viewport->x(), viewport->y(), viewport->width(), viewport->height()};
+    LayoutBox at;
+    if (from_node && op != ViewOp::kGet && view->state.Locate(*g, static_cast<uint32_t>(node), &at)) {
+      // Relative to the node: the absolute corner is checked again.
+      Rect absolute = *viewport;
+      absolute.set_x(static_cast<int32_t>(std::clamp<int64_t>(int64_t{v.x} + at.x, INT32_MIN, INT32_MAX)));
+      absolute.set_y(static_cast<int32_t>(std::clamp<int64_t>(int64_t{v.y} + at.y, INT32_MIN, INT32_MAX)));
+      st = CheckViewport(absolute);
+      if (!st.ok()) return st;
+      v.x = absolute.x();
+      v.y = absolute.y();
+    }
+    boxes = view->state.Cut(*g, v);
+    Rect* applied = reply->mutable_viewport();
+    applied->set_x(v.x);
+    applied->set_y(v.y);
+    applied->set_width(v.width);
+    applied->set_height(v.height);
+  } else {
+    boxes = view->state.Layout(*g);
+  }
+  const size_t count = boxes.size();
+  reply->mutable_nodes()->Reserve(static_cast<int>(count));
+  std::shared_ptr<const GraphFile::Marks> marks = file->DivergenceMarks(key.side());
+  for (size_t k = 0; k < count; ++k) {
+    const LayoutBox& b = boxes[k];
+    const uint32_t n = b.node;
+    LayoutNode* out = reply->add_nodes();
+    out->set_index(static_cast<int32_t>(n));
+    out->set_name(std::string(g->name(n)));
+    out->set_label(std::string(Label(*g, n)));
+    out->set_x(b.x);
+    out->set_y(b.y);
+    out->set_width(b.width);
+    out->set_height(b.height);
+    out->set_node_type(g->node_type(n));
+    out->set_expandable(b.expandable);
+    out->set_expanded(b.expanded);
+    out->set_parent(b.parent_box < 0 ? -1 : static_cast<int32_t>(boxes[b.parent_box].node));
+    out->set_depth(b.depth);
+    out->set_has_precision(g->has_precision(n));
+    out->set_precision_index(g->has_precision(n) ? g->precision(n) : 0);
+    out->set_bucket(g->bucket(n, grading));
+    out->set_has_grade(g->has_grade(n));
+    out->set_grade_index(g->has_grade(n) ? g->grade(n) : 0);
+    out->set_overflow(static_cast<vis::OverflowLevel>(g->overflow(n)));
+    out->set_matched(g->matched(n));
+    out->set_distributed((g->flags(n) & vis::FLAG_DISTRIBUTED) != 0);
+    out->set_divergent((marks->mark[n] & GraphFile::kDivergent) != 0);
+    out->set_contains_divergence((marks->mark[n] & GraphFile::kContains) != 0);
+    out->set_worst_descendant_bucket(marks->worst[n]);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status GraphServiceImpl::GetView(grpc::ServerContext*, const ViewRequest* req, ViewReply* reply) {
+  return DoView(req->view(), ViewOp::kGet, -1, req->has_viewport() ? &req->viewport() : nullptr, false, reply);
+}
+grpc::Status GraphServiceImpl::Expand(grpc::ServerContext*, const NodeRequest* req, ViewReply* reply) {
+  return DoView(req->view(), ViewOp::kExpand, req->node(), req->has_viewport() ? &req->viewport() : nullptr,
+                req->viewport_from_node(), reply);
+}
+grpc::Status GraphServiceImpl::Collapse(grpc::ServerContext*, const NodeRequest* req, ViewReply* reply) {
+  return DoView(req->view(), ViewOp::kCollapse, req->node(), req->has_viewport() ? &req->viewport() : nullptr,
+                req->viewport_from_node(), reply);
+}
+grpc::Status GraphServiceImpl::Reveal(grpc::ServerContext*, const NodeRequest* req, ViewReply* reply) {
+  return DoView(req->view(), ViewOp::kReveal, req->node(), req->has_viewport() ? &req->viewport() : nullptr,
+                req->viewport_from_node(), reply);
+}
+
+grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest* req, NodeList* reply) {
+  ViewAccess view;
+  grpc::Status st = OpenView(req->view(), &view);
+  if (!st.ok()) return st;
+  const std::shared_ptr<GraphFile>& file = view.file;
+  const SideGraph* g = view.graph;
+  SearchSpec spec{req->query(), req->regex(), req->case_insensitive(), req->view().micro_step()};
+  std::string key = std::to_string(req->view().side()) + (spec.regex ? "r" : "s") +
+                    (spec.case_insensitive ? "i" : "c") + std::to_string(spec.micro_step) + "/" + spec.query;
+  GraphFile::Hits hits = file->CachedSearch(key);
+  if (hits == nullptr) {
+    auto found = SearchNodes(*g, spec);
+    if (!found.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, found.error());
+    hits = std::make_shared<const std::vector<uint32_t>>(std::move(*found));
+    file->CacheSearch(key, hits);
+  }
+  return FillHits(*g, file->GradingOf(req->view()), *hits, req->offset(), req->limit(), max_answer_bytes_, reply);
+}
+
+grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest* req, NodeList* reply) {
+  ViewAccess view;
+  grpc::Status st = OpenView(req->view(), &view);
+  if (!st.ok()) return st;
+  const std::shared_ptr<GraphFile>& file = view.file;
+  const SideGraph* g = view.graph;
+  FilterSpec spec;
+  spec.grading = file->GradingOf(req->view());
+  const int legend_size = file->Legend(spec.grading).size();
+  for (int32_t b : req->buckets()) {
+    if (b < 0 || b >= legend_size) {
+      return Fail(grpc::StatusCode::INVALID_ARGUMENT, file->relative() + ": bucket " + std::to_string(b) +
+                                                          " is not in the legend (" + std::to_string(legend_size) +
+                                                          " entries)");
+    }
+    spec.buckets.push_back(b);
+  }
+  for (int o : req->overflow()) {
+    if (o < vis::OVERFLOW_MEDIUM || o > vis::OVERFLOW_CRITICAL) {
+      return Fail(grpc::StatusCode::INVALID_ARGUMENT, "overflow levels are MEDIUM, HIGH or CRITICAL");
+    }
+    spec.overflow.push_back(static_cast<uint32_t>(o));
+  }
+  spec.unmatched = req->unmatched();
+  spec.leaves_only = req->leaves_only();
+  spec.micro_step = req->view().micro_step();
+  return FillHits(*g, spec.grading, FilterNodes(*g, file->is_compare(), spec), req->offset(), req->limit(),
+                  max_answer_bytes_, reply);
+}
+
+grpc::Status GraphServiceImpl::GetNodeDetail(grpc::ServerContext*, const NodeRequest* req, NodeDetailReply* reply) {
+  ViewAccess view;
+  grpc::Status st = OpenView(req->view(), &view);
+  if (!st.ok()) return st;
+  const std::shared_ptr<GraphFile>& file = view.file;
+  const SideGraph* g = view.graph;
+  vis::Side side = req->view().side();
+  st = CheckNode(*file, side, *g, req->node());
+  if (!st.ok()) return st;
+  auto fill = [&](vis::Side s, uint32_t n, NodeSummary* summary, vis::NodeDetail* detail,
+                  google::protobuf::RepeatedPtrField<std::string>* stack) -> grpc::Status {
+    FillSummary(*file, s, n, file->GradingOf(req->view()), summary);
+    auto d = file->Detail(s, n);
+    if (!d.ok()) return Fail(grpc::StatusCode::DATA_LOSS, d.error());
+    auto frames = file->Stack(s, d->stack_id());
+    if (!frames.ok()) return Fail(grpc::StatusCode::DATA_LOSS, frames.error());
+    for (auto& f : *frames) stack->Add(std::move(f));
+    *detail = std::move(*d);
+    return grpc::Status::OK;
+  };
+  uint32_t n = static_cast<uint32_t>(req->node());
+  st = fill(side, n, reply->mutable_node(), reply->mutable_detail(), reply->mutable_stack());
+  if (!st.ok()) return st;
+  if (file->is_compare() && g->matched(n) >= 0) {
+    vis::Side o = side == vis::SIDE_NPU ? vis::SIDE_BENCH : vis::SIDE_NPU;
+    st = fill(o, static_cast<uint32_t>(g->matched(n)), reply->mutable_matched(), reply->mutable_matched_detail(),
+              reply->mutable_matched_stack());
+    if (!st.ok()) return st;
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace graph_ascend::service
