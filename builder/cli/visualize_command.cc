@@ -36,8 +36,8 @@ const char* kVisualizeUsage =
     "  --rank_size/--tp/--pp/--vpp/--order N [B]\n"
     "                                 merge the ranks of a tensor/pipeline-parallel run (one value\n"
     "                                 for a build, two, target golden, for a compare)\n"
-    "  --file_type db|json            db (default): graph files; json is msprobe's merged dump\n"
-    "                                 files, not written by graph-ascend\n"
+    "  --file_type db|json            db (default): graph files; json (with --rank_size): each merged graph\n"
+    "                                 as a dump folder OUT/step<N>/rank<R>/{construct,dump,stack}.json\n"
     "  --output_format vis|db         vis (default): graph-ascend .vis files; db: msprobe's .vis.db\n"
     "  --progress_json                print stage and progress as JSON lines on stderr (for programs)\n"
     "  -v, --verbose                  print what is being done (stderr)\n"
@@ -166,15 +166,18 @@ int VisualizeCommand(const std::vector<std::string>& raw_args, const std::vector
       return Fail("--file_type json is not supported in graph comparison mode: remove -gp/--golden_path or use "
                   "--file_type db (as msprobe 26)");
     }
-    if (options.parallel.given()) {
-      return Fail("--file_type json (msprobe's merged construct/dump/stack.json) is not written by graph-ascend: "
-                  "use --file_type db");
+    if (!options.parallel.given()) {
+      fputs("graph-ascend: warning: --file_type json is only for a graph merge build (--rank_size ...); writing "
+            "graph files\n",
+            stderr);
+      file_type = "db";
+    } else if (output_format == "db") {
+      return Fail("--file_type json writes dump folders: it cannot be used with --output_format db");
     }
-    fputs("graph-ascend: warning: --file_type json is only for a graph merge build (--rank_size ...); writing graph "
-          "files\n",
-          stderr);
   }
-  options.output_format = output_format == "db" ? job::OutputFormat::kVisDb : job::OutputFormat::kVis;
+  options.output_format = file_type == "json"   ? job::OutputFormat::kMergedDump
+                          : output_format == "db" ? job::OutputFormat::kVisDb
+                                                  : job::OutputFormat::kVis;
 
   ProgressBar bar;
   ProgressLog progress(progress_log);

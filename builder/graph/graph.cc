@@ -13,6 +13,8 @@ bool IsModuleName(std::string_view name) {
 }
 
 NodeOp ClassifyNode(std::string_view name) {
+  // No dump names one; a merged dump read back does (graph/dump_export.h).
+  if (StartsWith(name, "Apis_Between_Modules")) return NodeOp::kApiCollection;
   if (IsModuleName(name)) return NodeOp::kModule;
   static const std::string_view kApis[] = {"Tensor.", "Torch.", "Functional.", "NPU.",  "VF.",     "Distributed.",
                                            "Aten.",   "Mint.",  "Primitive.",  "Jit.", "MintFunctional."};

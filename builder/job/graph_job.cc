@@ -1,5 +1,6 @@
 #include "job/graph_job.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include "base/time_stamp.h"
 #include "distributed/comm_linker.h"
 #include "formats/foreign_file.h"
+#include "graph/dump_export.h"
 #include "job/pair_runner.h"
 #include "job/shard_job.h"
 
@@ -54,6 +56,45 @@ Status ParallelFromFlags(const ParallelFlags& f, bool compare, ParallelParams* n
     }
   }
   return Status::Ok();
+}
+
+// --file_type json: each merged graph of each step written back as a dump
+// directory, <output>/<step, or step0>/rank<main rank>/, as msprobe 26.x does.
+Status RunMergedDump(const CompareConfig& config, const GraphOptions& options, const std::string& output_dir,
+                     GraphResult* result) {
+  if (!config.bench_path.empty()) {
+    return Error{config.path, "", "--file_type json writes the merged dump of a build: it takes no golden run"};
+  }
+  auto plan = PlanMerged(config, options);
+  if (!plan.ok()) return plan.error();
+  GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
+  JobRunner runner(config, options, output_dir);
+  for (const MergeStepJob& step : *plan) {
+    StringPool pool;
+    std::string label = "merging " + (step.step.empty() ? std::string() : step.step + " ") + "npu";
+    auto merged = runner.BuildMerged(step.npu_ranks, config.npu_parallel, &pool, label);
+    if (!merged.ok()) return merged.error();
+    std::string step_dir = output_dir + "/" + (step.step.empty() ? std::string("step0") : step.step);
+    if (mkdir(step_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Error{step_dir, "", std::string("cannot make the folder: ") + strerror(errno)};
+    }
+    if (options.stage) options.stage("writing");
+    for (const merge::MergedSide& m : *merged) {
+      std::string dir = step_dir + "/rank" + std::to_string(m.rank);
+      GA_RETURN_IF_ERROR(graph::WriteDumpDirectory(*m.side, dir));
+      result->outputs.push_back(dir);
+    }
+    if (options.run_progress) options.run_progress(double(&step - plan->data() + 1) / plan->size());
+  }
+  return Status::Ok();
+}
+
+// Removes what RunMergedDump wrote (the folders it made stay if not empty).
+void RemoveMergedDump(const GraphResult& result) {
+  for (const std::string& dir : result.outputs) {
+    for (const char* f : {"/construct.json", "/dump.json", "/stack.json"}) unlink((dir + f).c_str());
+    if (rmdir(dir.c_str()) == 0) rmdir(dir.substr(0, dir.rfind('/')).c_str());
+  }
 }
 
 // A parallel-merge run (§9), step by step.
@@ -127,6 +168,9 @@ Result<GraphResult> RunGraph(CompareConfig config_value, const std::string& outp
     }
     return RunGraphDb(std::move(config_value), output_dir, options);
   }
+  if (options.output_format == OutputFormat::kMergedDump && options.shard.given()) {
+    return Error{"", "flag --shard", "cannot be used with --file_type json (a merge build is one share)"};
+  }
   return RunGraphVis(std::move(config_value), output_dir, options);
 }
 
@@ -148,6 +192,19 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
     config->has_bench_parallel = compare;
   }
   if (options.shard.given()) return RunShard(*config, output_dir, options);
+  if (options.output_format == OutputFormat::kMergedDump) {
+    if (!config->parallel_merge) {
+      return Error{compare_json, "", "--file_type json writes the merged dump of a parallel-merge build: give "
+                                     "--rank_size, --tp and --pp"};
+    }
+    GraphResult result;
+    Status st = RunMergedDump(*config, options, output_dir, &result);
+    if (!st.ok()) {
+      RemoveMergedDump(result);
+      return st.error();
+    }
+    return result;
+  }
   if (config->parallel_merge) {
     GraphResult result;
     Status st = RunMerged(*config, options, output_dir, ts, &result);

@@ -25,6 +25,9 @@ struct ParallelFlags {
 enum class OutputFormat {
   kVis,    // graph-ascend's .vis, one file per graph (default)
   kVisDb,  // msprobe 8.2+/26.x SQLite .vis.db (graph_visualize --output_format db)
+  // A parallel-merge build's merged graphs as dump directories,
+  // <output>/<step>/rank<R>/{construct,dump,stack}.json (graph_visualize --file_type json).
+  kMergedDump,
 };
 
 // One share of a batch (`--shard I/N`): the work units whose shard is
@@ -66,7 +69,7 @@ struct GraphOptions {
 };
 
 struct GraphResult {
-  std::vector<std::string> outputs;  // paths of the .vis files written
+  std::vector<std::string> outputs;  // paths of the .vis files (kMergedDump: the folders) written
 };
 
 // Reads `compare_json`, writes the .vis files into `output_dir` (created if

@@ -321,6 +321,57 @@ TEST(VisualizeTest, ParallelMergeFlags) {
   ExpectSameAsGraph(files[0], Sample("parallel_merge/compare.json"));
 }
 
+// --file_type json: each merged graph as a dump folder (msprobe 26's
+// <out>/step0/rank<R>/), which read back is the merged graph again.
+TEST(VisualizeTest, FileTypeJsonWritesTheMergedDump) {
+  TempDir out;
+  RunResult r = RunTool({"graph_visualize", "-tp", Sample("parallel_merge/npu/step0"), "-o", out / "o", "--rank_size",
+                         "4", "--tp", "2", "--pp", "2", "--file_type", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string dir = out / "o/step0/rank0";
+  EXPECT_EQ(Lines(r.out), std::vector<std::string>{dir});
+  EXPECT_EQ(Files(dir), (std::vector<std::string>{"construct.json", "dump.json", "stack.json"}));
+  EXPECT_EQ(Files(out / "o"), std::vector<std::string>{"step0"});
+
+  Json dump = Json::parse(testing::ReadFile(dir + "/dump.json"));
+  EXPECT_EQ(dump["is_merged"], true);
+  EXPECT_EQ(dump["task"], "statistics");
+  // A TP-merged linear: the notes and the merged statistics (max of the two ranks' Max).
+  const Json& qkv = dump["data"]["Module.decoder.layers.0.self_attention.linear_qkv.ColumnParallelLinear.forward.0"];
+  ASSERT_TRUE(qkv.contains("parallel_merge_info"));
+  EXPECT_NE(qkv["parallel_merge_info"][0].get<std::string>().find("merged from rank [0, 1]"), std::string::npos);
+  Json rank0 = Json::parse(testing::ReadFile(Sample("parallel_merge/npu/step0/rank0/dump.json")));
+  Json rank1 = Json::parse(testing::ReadFile(Sample("parallel_merge/npu/step0/rank1/dump.json")));
+  const char* qkv_name = "Module.decoder.layers.0.self_attention.linear_qkv.ColumnParallelLinear.forward.0";
+  double max0 = rank0["data"][qkv_name]["output"][0]["Max"], max1 = rank1["data"][qkv_name]["output"][0]["Max"];
+  EXPECT_EQ(qkv["output"][0]["Max"].get<double>(), std::max(max0, max1));
+  // Backward entries keep msprobe's "input" / "output"; pipeline stage 2's nodes are there, renamed.
+  EXPECT_TRUE(dump["data"]["Tensor.__add__.5.backward"].contains("input"));
+  EXPECT_TRUE(dump["data"].contains("Tensor.pow_rank2.0.forward"));
+  Json construct = Json::parse(testing::ReadFile(dir + "/construct.json"));
+  EXPECT_TRUE(construct["Module.embedding.LanguageModelEmbedding.forward.0"].is_null());
+
+  // Read back as a plain build, the graph is the merge build's, node for node.
+  std::vector<std::string> merged = Visualize(
+      {"-tp", Sample("parallel_merge/npu/step0"), "--rank_size", "4", "--tp", "2", "--pp", "2"}, out / "m");
+  std::vector<std::string> again = Visualize({"-tp", dir}, out / "a");
+  ASSERT_EQ(merged.size(), 1u);
+  ASSERT_EQ(again.size(), 1u);
+  Json a = Export(merged[0]), b = Export(again[0]);
+  std::vector<std::string> names_a, names_b;
+  for (auto& [name, node] : a["node"].items()) names_a.push_back(name);
+  for (auto& [name, node] : b["node"].items()) names_b.push_back(name);
+  EXPECT_EQ(names_a, names_b);
+  EXPECT_GT(names_a.size(), 250u);
+  for (auto& [name, node] : a["node"].items()) {
+    if (!b["node"].contains(name)) continue;
+    const Json& other = b["node"][name];
+    for (const char* field : {"upnode", "subnodes", "node_type", "input_data", "output_data", "stack_info"}) {
+      EXPECT_EQ(node.value(field, Json()), other.value(field, Json())) << name << " " << field;
+    }
+  }
+}
+
 TEST(VisualizeTest, LayerMappingAndFuzzyMatch) {
   TempDir out;
   std::string yaml = Sample("layer_mapping/layer_mapping.yaml");
@@ -419,6 +470,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"json_with_golden",
                 {"-tp", "@cnn_statistics/npu", "-gp", "@cnn_statistics/bench", "--file_type", "json"},
                 {"--file_type json", "comparison mode"}},
+        BadCase{"file_type_json_with_db",
+                {"-tp", "@parallel_merge/npu/step0", "--rank_size", "4", "--tp", "2", "--pp", "2", "--file_type", "json",
+                 "--output_format", "db"},
+                {"--file_type json", "--output_format db"}},
         BadCase{"bad_file_type", {"-tp", "@cnn_statistics/npu", "--file_type", "csv"}, {"--file_type takes db or json"}},
         BadCase{"fuzzy_build", {"-tp", "@cnn_statistics/npu", "-fm"}, {"-fm", "-gp/--golden_path"}},
         BadCase{"fuzzy_and_mapping",
