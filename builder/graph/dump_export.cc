@@ -58,6 +58,8 @@ struct Slot {
   std::vector<std::pair<std::string_view, Slot>> members;  // first-seen order
   std::vector<Slot> elements;
   bool used = false;
+  // A batch_isend_irecv operation: its fields besides the tensor (a P2POp object).
+  const dump::P2POp* p2p = nullptr;
 
   void Put(const std::vector<std::string_view>& path, size_t at, const DumpItem* leaf) {
     used = true;
@@ -154,6 +156,14 @@ class DumpWriter {
         kwargs.Put(segs, 1, &it);
       }
     }
+    // The operations of a batch_isend_irecv, in the order of its list of P2POp objects.
+    for (Slot* list : {&args, &output}) {
+      if (e.p2p_count == 0 || list->elements.empty() || !list->elements[0].list) continue;
+      uint32_t k = 0;
+      for (Slot& op : list->elements[0].elements) {
+        if (op.item == nullptr && !op.list && k < e.p2p_count) op.p2p = &d.p2p[e.first_p2p + k++];
+      }
+    }
     w_.BeginObject();
     if (pgrad) {
       // msprobe 26 writes each gradient as a one-element list, 8.x as the item.
@@ -212,9 +222,21 @@ class DumpWriter {
       return;
     }
     w_.BeginObject();
+    if (s.p2p != nullptr) {
+      w_.Key("class_type");
+      w_.String("torch.distributed.P2POp");
+    }
     for (const auto& [name, child] : s.members) {
       w_.Key(name);
       WriteSlot(child);
+    }
+    if (s.p2p != nullptr) {
+      w_.Key("op");
+      w_.String(pool_.Get(s.p2p->op));
+      w_.Key("peer");
+      w_.Raw(std::to_string(s.p2p->peer));
+      w_.Key("group_id");
+      w_.String(pool_.Get(s.p2p->group_id));
     }
     w_.EndObject();
   }

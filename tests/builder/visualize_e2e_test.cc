@@ -348,6 +348,12 @@ TEST(VisualizeTest, FileTypeJsonWritesTheMergedDump) {
   // Backward entries keep msprobe's "input" / "output"; pipeline stage 2's nodes are there, renamed.
   EXPECT_TRUE(dump["data"]["Tensor.__add__.5.backward"].contains("input"));
   EXPECT_TRUE(dump["data"].contains("Tensor.pow_rank2.0.forward"));
+  // A batch_isend_irecv keeps its P2POp fields (linking across ranks reads them).
+  const Json& p2p = dump["data"]["Distributed.batch_isend_irecv.0.forward"]["output"][0][0];
+  EXPECT_EQ(p2p["class_type"], "torch.distributed.P2POp");
+  EXPECT_EQ(p2p["op"], "isend");
+  EXPECT_EQ(p2p["peer"], 2);
+  EXPECT_TRUE(p2p["tensor"].contains("Max"));
   Json construct = Json::parse(testing::ReadFile(dir + "/construct.json"));
   EXPECT_TRUE(construct["Module.embedding.LanguageModelEmbedding.forward.0"].is_null());
 

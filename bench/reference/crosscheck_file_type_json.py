@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Cross-checks `graph_visualize --file_type json` against msprobe 26.2.0's on samples/parallel_merge.
+
+Both tools merge the 4-rank tp=2 x pp=2 run and write each merged graph as a dump folder
+(OUT/step0/rank0/construct.json, dump.json, stack.json). This compares the two folders:
+construct.json parents, the dump.json entries (keys, categories, item values, parallel_merge_info)
+and stack.json groups. Differences with a known cause (docs/COMPATIBILITY.md, C26-filetype-json)
+are counted under "documented <tag>"; anything else is UNEXPLAINED (exit status 1).
+
+    python3 bench/reference/crosscheck_file_type_json.py [--graph-ascend build/bin/graph-ascend] [--verbose]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SAMPLE = os.path.join(ROOT, "samples", "parallel_merge")
+FLAGS = ["--rank_size", "4", "--tp", "2", "--pp", "2", "--file_type", "json"]
+STATS = ("Max", "Min", "Mean", "Norm")
+
+
+def load(folder, name):
+    with open(os.path.join(folder, "step0", "rank0", name)) as f:
+        return json.load(f)
+
+
+def scalar_stats_added(ref_item, our_item):
+    """26.2 copies a non-tensor argument's value into Max/Min/Mean/Norm."""
+    if not isinstance(ref_item, dict) or not isinstance(our_item, dict) or ref_item.get("type") == "torch.Tensor":
+        return False
+    trimmed = {k: v for k, v in ref_item.items() if k not in STATS}
+    return trimmed == our_item and any(k in ref_item for k in STATS)
+
+
+def stats_differ_only(ref_item, our_item):
+    if not isinstance(ref_item, dict) or not isinstance(our_item, dict):
+        return False
+    strip = lambda d: {k: v for k, v in d.items() if k not in STATS}  # noqa: E731
+    return strip(ref_item) == strip(our_item)
+
+
+def compare_entry(name, ref, our, rebuilt, counts, verbose):
+    def note(tag, detail=""):
+        counts[tag] += 1
+        if verbose and tag.startswith("UNEXPLAINED"):
+            print(f"  {tag}: {name} {detail}")
+
+    for category in sorted(set(ref) | set(our)):
+        if category == "parallel_merge_info":
+            note("same parallel_merge_info" if ref.get(category) == our.get(category) else "UNEXPLAINED merge info")
+            continue
+        a, b = ref.get(category), our.get(category)
+        if a == b:
+            note("same category")
+            continue
+        if rebuilt:
+            # 26.2 rebuilds an entry that is not in the main rank's dump (another stage's, renamed) from its graph items (_reconstruct_node_entry):
+            # backward "input" as input_args, booleans as "True", dtype "<class 'int'>", shape [].
+            note("documented C26-filetype-json (renamed entries rebuilt by 26.2)")
+            continue
+        if a == {} and b is None and category == "parameters":
+            note("documented C26-filetype-json (empty parameters not kept)")
+            continue
+        if isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b):
+            pairs = [(a[k], b[k]) for k in a]
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            pairs = list(zip(a, b))
+        else:
+            note("UNEXPLAINED category", f"{category}: {json.dumps(a)[:200]} | {json.dumps(b)[:200]}")
+            continue
+        for x, y in pairs:
+            if isinstance(x, list) and isinstance(y, list) and len(x) == len(y) == 1:
+                x, y = x[0], y[0]
+            if x == y:
+                note("same item")
+            elif isinstance(x, dict) and x.get("class_type") == "torch.distributed.P2POp" and \
+                    {k: v for k, v in x.items() if k != "tag"} == y:
+                note("documented C26-filetype-json (a P2POp's tag is not kept)")
+            elif scalar_stats_added(x, y):
+                note("documented C26-filetype-json (26.2 adds statistics to non-tensor arguments)")
+            elif stats_differ_only(x, y) and (category in ("parameters", "input") or ".parameters_grad" in name):
+                note("documented C26-filetype-json (26.2 keeps the main rank's statistics for parameters, "
+                     "gradients and backward inputs)")
+            else:
+                note("UNEXPLAINED item", f"{category}: {json.dumps(x)[:200]} | {json.dumps(y)[:200]}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--graph-ascend", default=os.path.join(ROOT, "build", "bin", "graph-ascend"))
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="ga-filetype-json-")
+    try:
+        ref_dir, our_dir = os.path.join(work, "msprobe"), os.path.join(work, "ours")
+        # The runner makes the venv; msprobe is then run on the ranks folder itself (as a user would).
+        subprocess.run([os.path.join(HERE, "run_msprobe.sh"), "--version", "26.2.0-graph", "--install"], check=True)
+        msprobe = os.path.join(ROOT, "bench", ".venv-msprobe-26.2.0-graph", "bin", "msprobe")
+        r = subprocess.run([msprobe, "graph_visualize", "-tp", os.path.join(SAMPLE, "npu", "step0"), "-o", ref_dir,
+                            *FLAGS], capture_output=True, text=True)
+        if not os.path.exists(os.path.join(ref_dir, "step0", "rank0", "dump.json")):
+            sys.exit(f"msprobe 26.2.0 wrote no merged dump:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        subprocess.run([args.graph_ascend, "graph_visualize", "-tp", os.path.join(SAMPLE, "npu", "step0"),
+                        "-o", our_dir, *FLAGS], check=True, capture_output=True)
+        counts = Counter()
+
+        ref_c, our_c = load(ref_dir, "construct.json"), load(our_dir, "construct.json")
+        for name in sorted(set(ref_c) | set(our_c)):
+            if name not in our_c or name not in ref_c:
+                counts["UNEXPLAINED construct key"] += 1
+            elif ref_c[name] == our_c[name]:
+                counts["same parent"] += 1
+            elif ref_c[name] == "DefaultModel" and our_c[name] is None:
+                counts["documented C26-filetype-json (top level: null, not the root's name)"] += 1
+            else:
+                counts["UNEXPLAINED parent"] += 1
+
+        ref_d, our_d = load(ref_dir, "dump.json"), load(our_dir, "dump.json")
+        with open(os.path.join(SAMPLE, "npu", "step0", "rank0", "dump.json")) as f:
+            main_rank = set(json.load(f)["data"])
+        for key in ("task", "level", "framework", "dump_data_dir", "is_merged"):
+            counts["same header" if ref_d.get(key) == our_d.get(key) else "UNEXPLAINED header " + key] += 1
+        for name in sorted(set(ref_d["data"]) | set(our_d["data"])):
+            if name not in ref_d["data"]:
+                # 26.2 drops the entries it cannot find in the main rank's dump and cannot rebuild.
+                pgrad = ".parameters_grad" in name
+                counts["documented C26-filetype-json (26.2 drops the other stages' parameter gradients)" if pgrad
+                       else "UNEXPLAINED entry only ours"] += 1
+            elif name not in our_d["data"]:
+                counts["UNEXPLAINED entry only msprobe"] += 1
+            else:
+                compare_entry(name, ref_d["data"][name], our_d["data"][name], name not in main_rank, counts,
+                              args.verbose)
+
+        def groups(stack):
+            return {n: tuple(v[1]) for v in stack.values() for n in v[0]}
+
+        ref_s, our_s = groups(load(ref_dir, "stack.json")), groups(load(our_dir, "stack.json"))
+        counts["same stack" if ref_s == our_s else "UNEXPLAINED stack.json"] += 1
+
+        for tag, n in sorted(counts.items()):
+            print(f"{n:6d}  {tag}")
+        bad = sum(n for tag, n in counts.items() if tag.startswith("UNEXPLAINED"))
+        print("no unexplained difference" if bad == 0 else f"{bad} UNEXPLAINED")
+        return 1 if bad else 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
