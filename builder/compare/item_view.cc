@@ -67,14 +67,15 @@ void JsonToPy(json::JsonReader* r, std::string* out) {
 }
 
 // JsonToPy for the common case of (nested) arrays of small integers, such
-// as shapes, without a reader: "[2,3]" -> "[2, 3]". False, with `out`
-// untouched, for anything else ("-0" prints as 0, long numbers may not be
-// integers to the reader).
+// as shapes, without a reader: "[2, 3]" (or "[2,3]") -> "[2, 3]". False,
+// with `out` untouched, for anything else ("-0" prints as 0, long numbers
+// may not be integers to the reader).
 bool IntegerArrayToPy(std::string_view json, std::string* out) {
   if (json.empty() || json[0] != '[') return false;
   size_t digits = 0;
   bool minus = false, zero = false;
-  for (char c : json) {
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
     if (c >= '0' && c <= '9') {
       if (digits == 0) zero = c == '0';
       if (++digits > 18 || (zero && (minus || digits > 1))) return false;
@@ -84,14 +85,16 @@ bool IntegerArrayToPy(std::string_view json, std::string* out) {
       minus = true;
       continue;
     }
+    if (c == ' ' && i > 0 && json[i - 1] == ',') continue;
     if ((c != '[' && c != ']' && c != ',') || (minus && digits == 0)) return false;
     digits = 0;
     minus = false;
   }
-  out->reserve(json.size() * 2);
-  for (char c : json) {
-    out->push_back(c);
-    if (c == ',') out->push_back(' ');
+  out->reserve(json.size() + json.size() / 2);
+  for (size_t i = 0; i < json.size(); ++i) {
+    if (json[i] == ' ') continue;
+    out->push_back(json[i]);
+    if (json[i] == ',') out->push_back(' ');
   }
   return true;
 }

@@ -503,9 +503,10 @@ TEST(ItemViewTest, PyStrOfStoredValues) {
   EXPECT_EQ(PyStr(&v), "{'a': True, 'b': None, 'c': 's', 'd': [1, 2.5]}");
   vis::Value shape = Json("[2, 3]");
   EXPECT_EQ(PyStr(&shape), "[2, 3]");
-  // Compact JSON as the dump reader stores it: integer arrays take a short
-  // path that must print as the general one does.
+  // JSON as the dump reader stores it: integer arrays take a short path that
+  // must print as the general one does.
   for (auto [json, py] : std::vector<std::pair<std::string, std::string>>{{"[2,3]", "[2, 3]"},
+                                                                          {"[[4, 5], [6]]", "[[4, 5], [6]]"},
                                                                           {"[[1,-2],[]]", "[[1, -2], []]"},
                                                                           {"[]", "[]"},
                                                                           {"[0,10]", "[0, 10]"},
