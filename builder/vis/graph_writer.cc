@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "base/parallel.h"
 #include "vis/protobuf_log.h"
@@ -278,16 +279,30 @@ Status WriteStacks(VisWriter* w, Packers* packers, Side side_id, const graph::Si
 
 namespace {
 
+// Items that details of this thread no longer hold, kept whole for the
+// next node that needs more (a cleared item would free all its values).
+thread_local std::vector<std::unique_ptr<Item>> spare_items;
+
 // Element i of `r`, reusing the one it already holds.
 template <typename T>
 T* Slot(google::protobuf::RepeatedPtrField<T>* r, int i) {
   return i < r->size() ? r->Mutable(i) : r->Add();
+}
+Item* Slot(google::protobuf::RepeatedPtrField<Item>* r, int i) {
+  if (i < r->size()) return r->Mutable(i);
+  if (spare_items.empty()) return r->Add();
+  r->AddAllocated(spare_items.back().release());
+  spare_items.pop_back();
+  return r->Mutable(r->size() - 1);
 }
 
 // Drops the elements from n on (kept, cleared, for a later Add).
 template <typename T>
 void Trim(google::protobuf::RepeatedPtrField<T>* r, int n) {
   while (r->size() > n) r->RemoveLast();
+}
+void Trim(google::protobuf::RepeatedPtrField<Item>* r, int n) {
+  while (r->size() > n) spare_items.emplace_back(r->ReleaseLast());
 }
 
 }  // namespace
