@@ -38,8 +38,13 @@ std::string PyRepr(double x) {
       out[n++] = '.';
       for (size_t i = 1; i < nd; ++i) out[n++] = digits[i];
     }
-    n += static_cast<size_t>(
-        snprintf(out + n, sizeof(out) - n, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent)));
+    // e[+-]XX with at least two digits (|exponent| <= 324), without snprintf.
+    int a = std::abs(exponent);
+    out[n++] = 'e';
+    out[n++] = exponent < 0 ? '-' : '+';
+    if (a >= 100) out[n++] = static_cast<char>('0' + a / 100);
+    out[n++] = static_cast<char>('0' + a / 10 % 10);
+    out[n++] = static_cast<char>('0' + a % 10);
   } else if (decpt <= 0) {
     out[n++] = '0';
     out[n++] = '.';

@@ -66,6 +66,39 @@ void JsonToPy(json::JsonReader* r, std::string* out) {
   }
 }
 
+// JsonToPy for the common case of (nested) arrays of small integers, such
+// as shapes, without a reader: "[2, 3]" (or "[2,3]") -> "[2, 3]". False,
+// with `out` untouched, for anything else ("-0" prints as 0, long numbers
+// may not be integers to the reader).
+bool IntegerArrayToPy(std::string_view json, std::string* out) {
+  if (json.empty() || json[0] != '[') return false;
+  size_t digits = 0;
+  bool minus = false, zero = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (c >= '0' && c <= '9') {
+      if (digits == 0) zero = c == '0';
+      if (++digits > 18 || (zero && (minus || digits > 1))) return false;
+      continue;
+    }
+    if (c == '-' && digits == 0 && !minus) {
+      minus = true;
+      continue;
+    }
+    if (c == ' ' && i > 0 && json[i - 1] == ',') continue;
+    if ((c != '[' && c != ']' && c != ',') || (minus && digits == 0)) return false;
+    digits = 0;
+    minus = false;
+  }
+  out->reserve(json.size() + json.size() / 2);
+  for (size_t i = 0; i < json.size(); ++i) {
+    if (json[i] == ' ') continue;
+    out->push_back(json[i]);
+    if (json[i] == ',') out->push_back(' ');
+  }
+  return true;
+}
+
 }  // namespace
 
 const vis::Value* FindField(const vis::Item& item, std::string_view name) {
@@ -100,6 +133,7 @@ std::string PyStr(const vis::Value* v) {
     case vis::Value::kText: return v->text();
     case vis::Value::kJson: {
       std::string out;
+      if (IntegerArrayToPy(v->json(), &out)) return out;
       json::JsonReader r(v->json(), "");
       JsonToPy(&r, &out);
       return out;
@@ -162,9 +196,9 @@ vis::Value NormalizedStat(const vis::Item& item, int k) {
   return out;
 }
 
-StatNumber NormalizedNumber(const vis::Item& item, int k) {
-  LeafKind kind;
-  const vis::Value* v = StatSource(item, k, &kind);
+namespace {
+
+StatNumber NumberOf(const vis::Value* v, LeafKind kind) {
   StatNumber out;
   if (kind == LeafKind::kRankArg || kind == LeafKind::kProcessGroup) {
     out.kind = StatNumber::kOther;
@@ -181,6 +215,31 @@ StatNumber NormalizedNumber(const vis::Item& item, int k) {
     out.kind = StatNumber::kOther;
   }
   return out;
+}
+
+}  // namespace
+
+StatNumber NormalizedNumber(const vis::Item& item, int k) {
+  LeafKind kind;
+  const vis::Value* v = StatSource(item, k, &kind);
+  return NumberOf(v, kind);
+}
+
+void NormalizedNumbers(const vis::Item& item, StatNumber out[4]) {
+  LeafKind kind = KindOf(item);
+  if (kind == LeafKind::kTensor || kind == LeafKind::kSize || kind == LeafKind::kSlice) {
+    const vis::Value* stat[4] = {nullptr, nullptr, nullptr, nullptr};
+    for (const vis::Field& f : item.field()) {
+      const std::string& name = f.name();
+      int k = name == "Max" ? 0 : name == "Min" ? 1 : name == "Mean" ? 2 : name == "Norm" ? 3 : -1;
+      if (k >= 0 && stat[k] == nullptr) stat[k] = &f.value();  // the first, as FindField
+    }
+    for (int k = 0; k < 4; ++k) out[k] = NumberOf(stat[k], kind);
+    return;
+  }
+  const vis::Value* v = kind == LeafKind::kEllipsis || kind == LeafKind::kScalar ? FindField(item, "value") : nullptr;
+  out[0] = NumberOf(v, kind);
+  for (int k = 1; k < 4; ++k) out[k] = out[0];
 }
 
 std::string ItemMd5(const vis::Item& item) {

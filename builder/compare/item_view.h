@@ -39,6 +39,8 @@ struct StatNumber {
   double number = 0;
 };
 StatNumber NormalizedNumber(const vis::Item& item, int k);
+// NormalizedNumber for k = 0..3 at once (the leaf's kind is found once).
+void NormalizedNumbers(const vis::Item& item, StatNumber out[4]);
 
 // The md5 msprobe compares for an item (§4.2): the dumped md5 when present,
 // str(value) for src/dst arguments, str(group_ranks) for process groups,

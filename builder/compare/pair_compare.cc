@@ -28,20 +28,31 @@ void AddRequiresGrad(vis::Item* npu, const vis::Item& bench) {
 }
 
 // One row of the statistics table (§6.4): four differences, four relative
-// errors, requires_grad consistency.
-void StatisticsRow(vis::Item* npu, const vis::Item& bench) {
+// errors, requires_grad consistency. Returns the largest relative error as
+// the precision index reads it back from the texts (str2float: "N/A" is 0,
+// "Nan" NaN, which never wins; -inf when all are NaN).
+double StatisticsRow(vis::Item* npu, const vis::Item& bench) {
   struct Cell {
     std::string text;
     double value = 0;
     bool has_value = false;
   };
   Cell diff[4], rel[4];
+  double worst = -std::numeric_limits<double>::infinity();
+  auto read_back = [&worst](double x) {
+    if (x > worst) worst = x;
+  };
+  StatNumber na[4], nb[4];
+  NormalizedNumbers(*npu, na);
+  NormalizedNumbers(bench, nb);
   for (int k = 0; k < 4; ++k) {
-    StatNumber a = NormalizedNumber(*npu, k), b = NormalizedNumber(bench, k);
+    const StatNumber& a = na[k];
+    const StatNumber& b = nb[k];
     bool numeric_a = a.kind == StatNumber::kInteger || a.kind == StatNumber::kFloat;
     bool numeric_b = b.kind == StatNumber::kInteger || b.kind == StatNumber::kFloat;
     if (!numeric_a || !numeric_b) {
       diff[k].text = rel[k].text = "N/A";
+      read_back(0);
       continue;
     }
     double d;
@@ -63,6 +74,7 @@ void StatisticsRow(vis::Item* npu, const vis::Item& bench) {
     if (std::isinf(d)) diff[k].text += '\t';
     if (b.number == 0) {
       rel[k].text = "N/A";
+      read_back(0);
       continue;
     }
     double r = std::fabs(d / b.number * 100);
@@ -70,6 +82,7 @@ void StatisticsRow(vis::Item* npu, const vis::Item& bench) {
     rel[k].text += '%';
     rel[k].value = r / 100;
     rel[k].has_value = !std::isnan(r);
+    read_back(r / 100);  // the shortest repr reads back as r exactly
   }
   auto add = [npu](const char* name, Cell& c) {
     vis::Metric* m = npu->add_metric();
@@ -85,20 +98,7 @@ void StatisticsRow(vis::Item* npu, const vis::Item& bench) {
   for (int k = 0; k < 4; ++k) add(kDiffNames[k], diff[k]);
   for (int k = 0; k < 4; ++k) add(kRelNames[k], rel[k]);
   AddRequiresGrad(npu, bench);
-}
-
-// str2float of the reference: "20.0%" -> 0.2, anything unparsable -> 0;
-// "Nan" parses to NaN.
-double Str2Float(const std::string& s) {
-  std::string t = s;
-  while (!t.empty() && (t.back() == '%' || t.back() == '\t')) t.pop_back();
-  char* end = nullptr;
-  double v = strtod(t.c_str(), &end);
-  if (t.empty() || end == t.c_str() || *end != '\0') {
-    if (t == "Nan" || t == "nan" || t == "NaN") return std::numeric_limits<double>::quiet_NaN();
-    return 0;
-  }
-  return v / 100;
+  return worst;
 }
 
 const vis::Metric* FindMetric(const vis::Item& item, std::string_view name) {
@@ -108,21 +108,29 @@ const vis::Metric* FindMetric(const vis::Item& item, std::string_view name) {
   return nullptr;
 }
 
-struct Pairs {
-  std::vector<std::pair<vis::Item*, const vis::Item*>> list;
+// A compared NPU item, its Bench item, and its index among the NPU outputs
+// (-1 for an input).
+struct ItemPair {
+  vis::Item* npu;
+  const vis::Item* bench;
+  int output;
 };
 
-Pairs PairItems(vis::NodeDetail* npu, const vis::NodeDetail& bench) {
+std::vector<ItemPair> PairItems(vis::NodeDetail* npu, const vis::NodeDetail& bench) {
   std::vector<const vis::Item*> paired = PairedItems(*npu, bench);
-  Pairs p;
+  std::vector<ItemPair> list;
   size_t i = 0;
-  for (auto* items : {npu->mutable_input(), npu->mutable_output()}) {
-    for (vis::Item& it : *items) {
-      if (paired[i] != nullptr) p.list.emplace_back(&it, paired[i]);
-      ++i;
-    }
+  for (vis::Item& it : *npu->mutable_input()) {
+    if (paired[i] != nullptr) list.push_back(ItemPair{&it, paired[i], -1});
+    ++i;
   }
-  return p;
+  int o = 0;
+  for (vis::Item& it : *npu->mutable_output()) {
+    if (paired[i] != nullptr) list.push_back(ItemPair{&it, paired[i], o});
+    ++i;
+    ++o;
+  }
+  return list;
 }
 
 // The name of a parameter gradient item below its node:
@@ -215,12 +223,20 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
   ClearMetrics(npu);
   PairVerdict v;
   if (mode == vis::MODE_STRUCTURE || mode == vis::MODE_NONE) return v;
-  Pairs pairs = PairItems(npu, bench);
+  std::vector<ItemPair> pairs = PairItems(npu, bench);
   // A pair without a single compared item gets no index (§6.8).
-  if (pairs.list.empty()) return v;
-  for (auto& [a, b] : pairs.list) {
+  if (pairs.empty()) return v;
+  // MODE_STATISTICS: per NPU output, the largest relative error of its row
+  // (NaN: not compared).
+  std::vector<double> output_worst;
+  if (mode == vis::MODE_STATISTICS) output_worst.assign(npu->output_size(), std::nan(""));
+  for (auto& [a, b, output] : pairs) {
     switch (mode) {
-      case vis::MODE_STATISTICS: StatisticsRow(a, *b); break;
+      case vis::MODE_STATISTICS: {
+        double worst = StatisticsRow(a, *b);
+        if (output >= 0) output_worst[output] = worst;
+        break;
+      }
       case vis::MODE_MD5: {
         bool same = ItemMd5(*a) == ItemMd5(*b);
         vis::Metric* m = a->add_metric();
@@ -241,17 +257,15 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
     // NPU statistic, capped at 1.
     double r = 0;
     bool is_float = false;  // r starts as the int 0; a float only replaces it when larger
-    for (const vis::Item& it : npu->output()) {
+    for (int o = 0; o < npu->output_size(); ++o) {
+      const vis::Item& it = npu->output(o);
       StatNumber max = NormalizedNumber(it, 0), min = NormalizedNumber(it, 1);
       if (max.kind == StatNumber::kNull) continue;
-      for (const char* rel : kRelNames) {
-        const vis::Metric* m = FindMetric(it, rel);
-        if (m == nullptr) continue;
-        double x = Str2Float(m->text());
-        if (x > r) {  // Python max(): NaN never wins
-          r = x;
-          is_float = true;
-        }
+      // The four relative errors in turn: r only grows, so the largest
+      // decides (Python max(): NaN never wins).
+      if (output_worst[o] > r) {
+        r = output_worst[o];
+        is_float = true;
       }
       bool bad_max = max.kind == StatNumber::kFloat && !std::isfinite(max.number);
       bool bad_min = min.kind == StatNumber::kFloat && !std::isfinite(min.number);

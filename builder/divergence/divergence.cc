@@ -43,9 +43,10 @@ double ItemError(vis::CompareMode mode, const vis::Item& it) {
 }
 
 bool NonFinite(const vis::Item& it) {
+  compare::StatNumber s[4];
+  compare::NormalizedNumbers(it, s);
   for (int k = 0; k < 2; ++k) {
-    compare::StatNumber s = compare::NormalizedNumber(it, k);
-    if (s.kind == compare::StatNumber::kFloat && !std::isfinite(s.number)) return true;
+    if (s[k].kind == compare::StatNumber::kFloat && !std::isfinite(s[k].number)) return true;
   }
   return false;
 }

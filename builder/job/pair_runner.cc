@@ -335,8 +335,6 @@ void JobRunner::ComputePrecision(PreparedPair* pair) {
   vis::NodeDetail a, b;
   for (uint32_t n = 1; n < g.size(); ++n) {
     if (g.matched[n] == kNoNode) continue;
-    a.Clear();
-    b.Clear();
     vis::FillDetail(*pair->npu, n, &a);
     vis::FillDetail(*pair->bench, static_cast<uint32_t>(g.matched[n]), &b);
     ComparePair(pair, n, &a, b);

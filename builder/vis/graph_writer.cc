@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "base/parallel.h"
 #include "vis/protobuf_log.h"
@@ -171,13 +172,12 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
       r.end.clear();
       r.size.clear();
       uint32_t a = std::min(w1, w0 + t * per), b = std::min(w1, a + per);
+      // Reused from node to node: FillDetail overwrites them in place.
       NodeDetail d, peer;
       ProtobufLogCapture log;
       for (uint32_t n = a; n < b; ++n) {
-        d.Clear();
         FillDetail(*side, n, &d);
         if (comparing && g.matched[n] != graph::kNoNode) {
-          peer.Clear();
           FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
           req.compare_pair(n, &d, peer);
         }
@@ -277,9 +277,43 @@ Status WriteStacks(VisWriter* w, Packers* packers, Side side_id, const graph::Si
 
 }  // namespace
 
+namespace {
+
+// Items that details of this thread no longer hold, kept whole for the
+// next node that needs more (a cleared item would free all its values).
+thread_local std::vector<std::unique_ptr<Item>> spare_items;
+
+// Element i of `r`, reusing the one it already holds.
+template <typename T>
+T* Slot(google::protobuf::RepeatedPtrField<T>* r, int i) {
+  return i < r->size() ? r->Mutable(i) : r->Add();
+}
+Item* Slot(google::protobuf::RepeatedPtrField<Item>* r, int i) {
+  if (i < r->size()) return r->Mutable(i);
+  if (spare_items.empty()) return r->Add();
+  r->AddAllocated(spare_items.back().release());
+  spare_items.pop_back();
+  return r->Mutable(r->size() - 1);
+}
+
+// Drops the elements from n on (kept, cleared, for a later Add).
+template <typename T>
+void Trim(google::protobuf::RepeatedPtrField<T>* r, int n) {
+  while (r->size() > n) r->RemoveLast();
+}
+void Trim(google::protobuf::RepeatedPtrField<Item>* r, int n) {
+  while (r->size() > n) spare_items.emplace_back(r->ReleaseLast());
+}
+
+}  // namespace
+
 void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out) {
   const graph::Graph& g = *side.graph;
   out->set_stack_id(g.stack[node]);
+  out->clear_suggestions();
+  out->clear_md5_result();
+  out->clear_distributed();
+  out->set_distributed_is_list(false);
   if (node < side.distributed_first.size() && side.distributed_first[node] != graph::kNoNode) {
     const auto& links = side.distributed;
     for (int32_t i = side.distributed_first[node]; i != graph::kNoNode; i = links[i].next) {
@@ -291,36 +325,49 @@ void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out) {
     }
     out->set_distributed_is_list(side.distributed_is_list.count(node) != 0);
   }
+  out->clear_parallel_merge_info();
   if (!side.parallel_merge_info.empty()) {
     auto info = side.parallel_merge_info.find(node);
     if (info != side.parallel_merge_info.end()) {
       for (const std::string& line : info->second) out->add_parallel_merge_info(line);
     }
   }
-  if (g.entry[node] == graph::kNoNode) return;
+  if (g.entry[node] == graph::kNoNode) {
+    Trim(out->mutable_input(), 0);
+    Trim(out->mutable_output(), 0);
+    return;
+  }
   const dump::DumpData& d = side.dump;
   const dump::DumpEntry& e = d.entries[g.entry[node]];
   std::string_view name = g.Name(node);
   for (uint32_t k = 0; k < e.input_count + e.output_count; ++k) {
     const dump::DumpItem& it = d.items[e.first_item + k];
-    Item* item = k < e.input_count ? out->add_input() : out->add_output();
+    Item* item = k < e.input_count ? Slot(out->mutable_input(), static_cast<int>(k))
+                                   : Slot(out->mutable_output(), static_cast<int>(k - e.input_count));
     std::string_view key = side.pool->Get(it.key);
+    std::string* full = item->mutable_key();
     if (it.flags & dump::kItemFullKey) {
-      item->set_key(key.data(), key.size());
+      full->assign(key.data(), key.size());
     } else {
-      std::string* full = item->mutable_key();
+      full->clear();
       full->reserve(name.size() + key.size());
       full->append(name).append(key);
     }
     item->set_state(static_cast<ItemState>(it.state));
-    if (it.flags & dump::kItemNull) item->set_is_null(true);
-    for (uint32_t f = it.first_field; f < it.first_field + it.field_count; ++f) {
-      Field* field = item->add_field();
-      std::string_view field_name = side.pool->Get(d.fields[f].name);
+    item->set_is_null((it.flags & dump::kItemNull) != 0);
+    item->clear_metric();
+    int f = 0;
+    for (; f < static_cast<int>(it.field_count); ++f) {
+      const dump::Field& in = d.fields[it.first_field + f];
+      Field* field = Slot(item->mutable_field(), f);
+      std::string_view field_name = side.pool->Get(in.name);
       field->set_name(field_name.data(), field_name.size());
-      SetValue(*side.pool, d.fields[f].value, field->mutable_value());
+      SetValue(*side.pool, in.value, field->mutable_value());
     }
+    Trim(item->mutable_field(), f);
   }
+  Trim(out->mutable_input(), static_cast<int>(e.input_count));
+  Trim(out->mutable_output(), static_cast<int>(e.output_count));
 }
 
 Status WriteVis(const std::string& path, WriteRequest& req) {

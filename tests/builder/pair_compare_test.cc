@@ -503,6 +503,20 @@ TEST(ItemViewTest, PyStrOfStoredValues) {
   EXPECT_EQ(PyStr(&v), "{'a': True, 'b': None, 'c': 's', 'd': [1, 2.5]}");
   vis::Value shape = Json("[2, 3]");
   EXPECT_EQ(PyStr(&shape), "[2, 3]");
+  // JSON as the dump reader stores it: integer arrays take a short path that
+  // must print as the general one does.
+  for (auto [json, py] : std::vector<std::pair<std::string, std::string>>{{"[2,3]", "[2, 3]"},
+                                                                          {"[[4, 5], [6]]", "[[4, 5], [6]]"},
+                                                                          {"[[1,-2],[]]", "[[1, -2], []]"},
+                                                                          {"[]", "[]"},
+                                                                          {"[0,10]", "[0, 10]"},
+                                                                          {"[-0]", "[0]"},
+                                                                          {"[1.5,2]", "[1.5, 2]"},
+                                                                          {"[1e3]", "[1000.0]"},
+                                                                          {"[true,null]", "[True, None]"}}) {
+    vis::Value compact = Json(json);
+    EXPECT_EQ(PyStr(&compact), py) << json;
+  }
   vis::Value f = Num(1e-05);
   EXPECT_EQ(PyStr(&f), "1e-05");
   vis::Value t = Bool(false);

@@ -7,6 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "graph/graph_builder.h"
+#include "test_files.h"
+#include "vis/graph_writer.h"
+
 namespace graph_ascend::vis {
 namespace {
 
@@ -128,6 +132,36 @@ TEST_F(VisFileTest, CorruptedSectionIsReportedNotCrashed) {
   } else {
     EXPECT_NE(r.error().where.find("byte"), std::string::npos);
   }
+}
+
+// The writer refills one detail node after node: what it holds afterwards
+// must not depend on the node it held before (items, fields and values of
+// another size and kind, metrics and an md5 result added by a compare).
+TEST(FillDetailTest, RefillingGivesWhatAFreshDetailGets) {
+  StringPool pool;
+  auto side = graph::BuildSide(testing::SourceDir() + "/samples/gpt_statistics/npu/step0/rank0", &pool,
+                               graph::BuildOptions{});
+  ASSERT_TRUE(side.ok()) << side.error().message;
+  uint32_t n = (*side)->graph->size();
+  ASSERT_GT(n, 100u);
+  NodeDetail reused;
+  size_t items = 0;
+  // Forward, then backward, then from both ends: neighbours of every size.
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < n; ++i) order.push_back(i);
+  for (uint32_t i = n; i-- > 0;) order.push_back(i);
+  for (uint32_t i = 0; i < n / 2; ++i) order.insert(order.end(), {i, n - 1 - i});
+  for (uint32_t node : order) {
+    FillDetail(**side, node, &reused);
+    NodeDetail fresh;
+    FillDetail(**side, node, &fresh);
+    ASSERT_EQ(reused.SerializeAsString(), fresh.SerializeAsString()) << "node " << node;
+    items += fresh.input_size() + fresh.output_size();
+    // What a compare adds to the NPU detail.
+    reused.set_md5_result("Different");
+    for (Item& it : *reused.mutable_output()) it.add_metric()->set_name("Max diff");
+  }
+  EXPECT_GT(items, 1000u) << "the sample's nodes have items";
 }
 
 }  // namespace
