@@ -17,6 +17,8 @@
 #include "formats/msprobe_json.h"
 #include "formats/vis_db.h"
 #include "vis/json_export.h"
+#include "vis/vis_file.h"
+#include "vis/vis_index.h"
 
 namespace graph_ascend::formats {
 namespace {
@@ -278,6 +280,42 @@ void ExpectConvertedAsRead(const std::string& db, const std::string& out_dir) {
     EXPECT_EQ(back.npu.index.flags, graphs[i].graph.npu.index.flags);
     EXPECT_EQ(back.bench.index.flags, graphs[i].graph.bench.index.flags);
     EXPECT_EQ(back.npu.stacks, graphs[i].graph.npu.stacks);
+  }
+  // The hierarchy-first file: the same index, stacks and meta in the same
+  // node order, and no details unless the graph had to be read whole.
+  std::vector<bool> whole;
+  made = 0;
+  auto index_files = Ok(ConvertVisDbIndex(
+      db, [&](const vis::FileMeta&) { return out_dir + "/" + std::to_string(made++) + ".index.vis"; }, {}, &whole));
+  ASSERT_EQ(index_files.size(), written.size());
+  ASSERT_EQ(whole.size(), written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    SCOPED_TRACE(index_files[i]);
+    auto full = Ok(vis::VisReader::Open(written[i]));
+    auto index = Ok(vis::VisReader::Open(index_files[i]));
+    EXPECT_EQ(index->meta().npu().node_count(), full->meta().npu().node_count());
+    EXPECT_EQ(index->meta().npu().stack_count(), full->meta().npu().stack_count());
+    EXPECT_EQ(index->meta().step(), full->meta().step());
+    EXPECT_EQ(index->meta().legend_size(), full->meta().legend_size());
+    bool reads_whole = !index->Sections(vis::SECTION_NODE_DETAILS, vis::SIDE_NPU).empty();
+    EXPECT_EQ(reads_whole, whole[i]);
+    for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+      if (!full->has_side(side)) continue;
+      vis::SideIndex a = Ok(vis::LoadSideIndex(*full, side)), b = Ok(vis::LoadSideIndex(*index, side));
+      EXPECT_EQ(a.names, b.names);
+      EXPECT_EQ(a.parent, b.parent);
+      EXPECT_EQ(a.children, b.children);
+      EXPECT_EQ(a.node_type, b.node_type);
+      EXPECT_EQ(a.overflow, b.overflow);
+      EXPECT_EQ(a.matched, b.matched);
+      EXPECT_EQ(a.flags, b.flags);
+      EXPECT_EQ(a.micro_step, b.micro_step);
+      EXPECT_EQ(a.precision.size(), b.precision.size());
+      for (size_t n = 0; n < a.precision.size() && n < b.precision.size(); ++n) {
+        EXPECT_TRUE(a.precision[n] == b.precision[n] || (std::isnan(a.precision[n]) && std::isnan(b.precision[n])));
+      }
+      EXPECT_EQ(full->Sections(vis::SECTION_STACKS, side).size(), index->Sections(vis::SECTION_STACKS, side).size());
+    }
   }
 }
 
