@@ -17,7 +17,7 @@ bool ChangedOnDisk(const GraphFile& f) {
 }  // namespace
 
 Result<std::shared_ptr<GraphFile>> FileCache::Get(const std::string& abs_path, const std::string& relative,
-                                                  const ProgressFn& progress) {
+                                                  const ProgressFn& progress, const DetailsFileFn& details_file) {
   std::shared_ptr<Opening> opening;
   bool opener = false;
   {
@@ -65,7 +65,7 @@ Result<std::shared_ptr<GraphFile>> FileCache::Get(const std::string& abs_path, c
         opening->stage = stage;
       }
       if (progress) progress(f, stage);
-    });
+    }, details_file);
   } catch (const std::exception& e) {
     result = MakeError(relative, "", std::string("cannot open: ") + e.what());
   }
