@@ -264,11 +264,14 @@ Status ReadRow(sqlite3_stmt* st, const RowContext& ctx, SideRows* side, ForeignN
     GA_RETURN_IF_ERROR(ParseColumn(path, dist, where("matched_distributed"),
                                    [&](json::JsonReader& r) { return ReadDistributed(r, detail); }));
   }
-  node->distributed = detail->distributed_size() > 0;
   if (!items) {
-    node->has_data = sqlite3_column_int64(st, kInput) != 0 || sqlite3_column_int64(st, kOutput) != 0;
+    // A repeated name adds to the node's details (ReadGraph): what it had, it keeps.
+    node->distributed = node->distributed || detail->distributed_size() > 0;
+    node->has_data =
+        node->has_data || sqlite3_column_int64(st, kInput) != 0 || sqlite3_column_int64(st, kOutput) != 0;
     return Status::Ok();
   }
+  node->distributed = detail->distributed_size() > 0;
   for (int col : {kInput, kOutput}) {
     std::string_view text = View(st, col);
     if (text.empty()) continue;

@@ -63,22 +63,26 @@ class DetailStream {
   size_t bytes_ = 0;  // source text of the block, an upper bound of its size
 };
 
-// Streams the rows of one side (their items when `items`). False in
-// *streamed when they cannot be streamed in node order: a repeated name
-// (records merge), the root not first. `tick` (may be empty) is called every
-// 4096 rows.
+// Streams the rows of one side (their items when `items`), counting them in
+// *side_rows. With items, false in *streamed when they cannot be streamed in
+// node order: a repeated name (records merge), the root not first (msprobe
+// 26.2 writes it last). Without items nothing is streamed in order: the
+// builder merges and orders as ReadGraph does. `tick` (may be empty) is
+// called every 4096 rows.
 Status StreamSide(const DbFile& f, sqlite3* db, sqlite3_stmt* st, const DbGraphKey& key, const char* source,
                   bool items, SideRows* side, DetailStream* details, std::atomic<uint64_t>* rows,
-                  const std::function<void()>& tick, bool* streamed) {
+                  const std::function<void()>& tick, uint64_t* side_rows, bool* streamed) {
   *streamed = false;
+  side->builder.Reserve(std::string_view(source) == "NPU" ? key.npu_nodes : key.bench_nodes);
   GA_RETURN_IF_ERROR(Bind(st, key, source));
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     size_t before = side->builder.size();
     std::string name(View(st, kName));
-    if (before > 0 && name == "DefaultModel") return Status::Ok();
+    if (items && before > 0 && name == "DefaultModel") return Status::Ok();
     ForeignNode& node = side->builder.Add(std::move(name));
-    if (side->builder.size() == before) return Status::Ok();
+    if (items && side->builder.size() == before) return Status::Ok();
+    ++*side_rows;
     GA_RETURN_IF_ERROR(ReadRow(st, f.ctx, side, &node, details->Next(), items));
     GA_RETURN_IF_ERROR(details->Added(static_cast<size_t>(sqlite3_column_bytes(st, kInput)) +
                                       static_cast<size_t>(sqlite3_column_bytes(st, kOutput))));
@@ -115,11 +119,12 @@ Status ConvertGraph(const DbFile& f, sqlite3_stmt* npu_st, BenchReader* bench_re
   std::atomic<uint64_t> rows{0};
   Status bench_status = Status::Ok();
   bool bench_streamed = true;
+  uint64_t npu_rows = 0, bench_rows = 0;
   std::thread bench_thread;
   if (g.compare()) {
     bench_thread = std::thread([&] {
       bench_status = StreamSide(f, bench_reader->db.get(), bench_reader->st.get(), key, "Bench", items, &bench,
-                                &bench_details, &rows, {}, &bench_streamed);
+                                &bench_details, &rows, {}, &bench_rows, &bench_streamed);
     });
   }
   bool npu_streamed = false;
@@ -127,13 +132,13 @@ Status ConvertGraph(const DbFile& f, sqlite3_stmt* npu_st, BenchReader* bench_re
   std::function<void()> tick;
   if (rows_read) tick = [&] { rows_read(rows.load()); };
   Status npu_status =
-      StreamSide(f, f.db.get(), npu_st, key, "NPU", items, &npu, &npu_details, &rows, tick, &npu_streamed);
+      StreamSide(f, f.db.get(), npu_st, key, "NPU", items, &npu, &npu_details, &rows, tick, &npu_rows, &npu_streamed);
   if (bench_thread.joinable()) bench_thread.join();
   if (rows_read) rows_read(rows.load());
   GA_RETURN_IF_ERROR(npu_status);
   GA_RETURN_IF_ERROR(bench_status);
-  if (!npu_streamed || !bench_streamed || npu.builder.size() != key.npu_nodes ||
-      (g.compare() && bench.builder.size() != key.bench_nodes)) {
+  // Rows of another data_source than NPU and Bench: ReadGraph puts them on the NPU side.
+  if (!npu_streamed || !bench_streamed || npu_rows != key.npu_nodes || (g.compare() && bench_rows != key.bench_nodes)) {
     return Status::Ok();
   }
   GA_RETURN_IF_ERROR(FinishGraph(path, key, &npu, &bench, &g));
