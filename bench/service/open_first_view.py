@@ -24,7 +24,7 @@ import time
 import grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_service import VIEW_H, VIEW_W, load_stubs  # noqa: E402
+from bench_service import VIEW_H, VIEW_W, load_stubs, open_file  # noqa: E402
 from proc_stats import cpu_s, rss_mb  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -56,10 +56,7 @@ def main():
         load = os.getloadavg()[0]
         cpu0 = cpu_s(pid)
         t0 = time.perf_counter()
-        info = None
-        for msg in stub.OpenFile(pb.FileRequest(file=args.file), timeout=600):
-            if msg.done:
-                info = msg.info
+        info = open_file(pb, stub, args.file)
         opened = time.perf_counter() - t0
         nodes = 0
         for side in (0, 1) if info.meta.kind == 1 else (0,):
