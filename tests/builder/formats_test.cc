@@ -401,7 +401,17 @@ TEST(MsprobeOutputsTest, ColorsRewrittenByTbGraphAscendAreRead) {
 // Bad input: one error naming the file (and the place), nothing written.
 class BadInput : public ::testing::Test {
  protected:
-  void ExpectRefused(const std::string& input, const std::string& where_part) {
+  // With `hierarchy`, the fault is in the columns the service's first open
+  // reads: ConvertVisDbIndex refuses it too (the same SideBuilder checks).
+  void ExpectRefused(const std::string& input, const std::string& where_part, bool hierarchy = false) {
+    if (hierarchy) {
+      std::vector<bool> whole;
+      auto index = ConvertVisDbIndex(input, [&](const vis::FileMeta&) { return dir_ / "index.vis"; }, {}, &whole);
+      ASSERT_FALSE(index.ok());
+      EXPECT_EQ(index.error().file, input);
+      EXPECT_NE(index.error().ToString().find(where_part), std::string::npos) << index.error().ToString();
+      EXPECT_FALSE(fs::exists(dir_ / "index.vis"));
+    }
     auto r = ReadGraphs(input);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().file, input);
@@ -456,20 +466,20 @@ TEST_F(BadInput, DamagedItemsColumn) {
 TEST_F(BadInput, UnknownNodeType) {
   std::string db = RealDb();
   ExecSql(db, "UPDATE tb_nodes SET node_type = '21' WHERE node_order = 1");
-  ExpectRefused(db, "unknown node type 21");
+  ExpectRefused(db, "unknown node type 21", true);
 }
 
 TEST_F(BadInput, NodeTypeThatWrapsAByte) {
   std::string db = RealDb();
   ExecSql(db, "UPDATE tb_nodes SET node_type = '257' WHERE node_order = 1");
-  ExpectRefused(db, "unknown node type 257");
+  ExpectRefused(db, "unknown node type 257", true);
 }
 
 TEST_F(BadInput, NegativeMicroStep) {
   std::string db = RealDb();
   ExecSql(db, "UPDATE tb_config SET micro_steps = 2");
   ExecSql(db, "UPDATE tb_nodes SET micro_step_id = -7 WHERE node_order = 1");
-  ExpectRefused(db, "negative micro step -7");
+  ExpectRefused(db, "negative micro step -7", true);
 }
 
 TEST_F(BadInput, ChildListedByTwoParents) {
@@ -478,7 +488,7 @@ TEST_F(BadInput, ChildListedByTwoParents) {
   std::string child = "Tensor.long.1.forward";
   ExecSql(db, "UPDATE tb_nodes SET sub_nodes = json_insert(sub_nodes, '$[#]', '" + child +
                   "') WHERE up_node = '' OR up_node IS NULL");
-  ExpectRefused(db, "listed twice or naming another parent");
+  ExpectRefused(db, "listed twice or naming another parent", true);
 }
 
 TEST_F(BadInput, ParentsInACycle) {
@@ -487,7 +497,7 @@ TEST_F(BadInput, ParentsInACycle) {
   std::string child = "Tensor.long.1.forward";
   ExecSql(db, "UPDATE tb_nodes SET up_node = '" + child + "' WHERE node_name = 'Apis_Between_Modules.0'");
   ExecSql(db, "UPDATE tb_nodes SET sub_nodes = '[\"Apis_Between_Modules.0\"]' WHERE node_name = '" + child + "'");
-  ExpectRefused(db, "node ");
+  ExpectRefused(db, "node ", true);
 }
 
 // A FIFO named like a graph file: refused, never a blocked open().
