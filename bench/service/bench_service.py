@@ -183,6 +183,15 @@ class TensorBoardStub:
         stop(self.proc, timeout=30)
 
 
+def open_file(pb, stub, file):
+    """OpenFile as the page calls it: its progress stream read to the end; the FileInfo of `done`."""
+    info = None
+    for msg in stub.OpenFile(pb.FileRequest(file=file), timeout=600):
+        if msg.done:
+            info = msg.info
+    return info
+
+
 def run(pb, stub, args, pid):
     rng = random.Random(args.seed)
     b = Bench(pb, None, stub, args.file, rng)
@@ -190,10 +199,7 @@ def run(pb, stub, args, pid):
     # Open, cold: the stream until done, then the first screen of the root.
     cpu0 = cpu_s(pid)
     t0 = time.perf_counter()
-    info = None
-    for msg in stub.OpenFile(pb.FileRequest(file=args.file), timeout=600):
-        if msg.done:
-            info = msg.info
+    info = open_file(pb, stub, args.file)
     open_ms = (time.perf_counter() - t0) * 1000
     open_cpu_s = cpu_s(pid) - cpu0
     root_view = b.timed(

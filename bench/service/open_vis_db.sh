@@ -4,6 +4,7 @@
 # .vis.db with `graph-ascend export --format db` (the 26.x schema), times `graph-ascend import` of it
 # and of the same graph as a msprobe 8.1 JSON .vis, runs bench/service/bench_service.py on the .vis.db
 # (a cold open converts it into an empty cache directory, a second run finds it converted), then
+# bench/service/open_first_view.py (the page's open: OpenFile, then GetView of both sides; cold, warm),
 # bench/service/open_in_msprobe26_plugin_time.py (msprobe 26.2.0's TensorBoard plugin, from
 # bench/.venv-msprobe-26.2.0-graph: run_msprobe.sh --version 26.2.0-graph --install).
 #   bench/service/open_vis_db.sh [NODES]      (default 100000; figures in docs/PERFORMANCE.md)
@@ -33,4 +34,10 @@ echo "graph-ascend service, cold open:"
 echo "graph-ascend service, warm open (converted .vis in the cache):"
 "$root/.venv/bin/python" "$root/bench/service/bench_service.py" --logdir "$out/logdir" \
   --file run/compare_scaled.vis.db --rounds "${ROUNDS:-20}"
+echo "open in the page (OpenFile, then GetView of both sides), cold (empty cache), then warm:"
+rm -rf "$out/cache"
+"$root/.venv/bin/python" "$root/bench/service/open_first_view.py" --logdir "$out/logdir" --file run/compare_scaled.vis.db \
+  --cache "$out/cache"
+"$root/.venv/bin/python" "$root/bench/service/open_first_view.py" --logdir "$out/logdir" --file run/compare_scaled.vis.db \
+  --cache "$out/cache"
 "$root/bench/.venv-msprobe-26.2.0-graph/bin/python" "$root/bench/service/open_in_msprobe26_plugin_time.py" --db "$db"

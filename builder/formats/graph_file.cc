@@ -177,6 +177,7 @@ Result<GraphSide> SideBuilder::Finish(const std::string& root, const std::string
   idx.child_offset.push_back(0);
   side.details.reserve(count);
   matched_names_.clear();
+  index_of_.reserve(count);
   for (uint32_t i = 0; i < count; ++i) {
     ForeignNode& node = nodes_[order[i]];
     // What the .vis reader refuses is refused here, so that a converted

@@ -72,6 +72,11 @@ struct ForeignNode {
 class SideBuilder {
  public:
   ForeignNode& Add(std::string name);
+  // Room for `nodes` nodes (when the reader knows how many), without rehashing.
+  void Reserve(size_t nodes) {
+    nodes_.reserve(nodes);
+    added_.reserve(nodes);
+  }
   // The id of a stack, deduplicated.
   int32_t Stack(std::vector<std::string> frames);
   size_t size() const { return nodes_.size(); }

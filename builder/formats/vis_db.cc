@@ -155,13 +155,17 @@ std::string Column(const Schema& schema, const char* name) {
 
 }  // namespace
 
-Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& schema, bool one_source) {
+Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& schema, bool one_source,
+                          bool items) {
   bool stack_table = schema.node_columns.count("stack_id") != 0;
+  // "{}" (msprobe's no items) and "" hold none; anything longer is parsed by the full read.
+  std::string item_columns =
+      items ? "input_data, output_data" : "COALESCE(length(input_data), 0) > 2, COALESCE(length(output_data), 0) > 2";
   std::string sql =
       "SELECT node_name, node_type, up_node, sub_nodes, precision_index, overflow_level, micro_step_id, "
       "matched_node_link, " +
       std::string(stack_table ? "stack_id" : "stack_info") + ", " + Column(schema, "parallel_merge_info") + ", " +
-      Column(schema, "matched_distributed") + ", input_data, output_data, data_source, " +
+      Column(schema, "matched_distributed") + ", " + item_columns + ", data_source, " +
       Column(schema, "dump_data_dir") + " FROM tb_nodes WHERE step = ? AND rank = ?" +
       (one_source ? " AND data_source = ?" : "") + " ORDER BY data_source, " +
       (schema.node_columns.count("node_order") ? "node_order" : "rowid");
@@ -195,7 +199,8 @@ double PrecisionOf(sqlite3_stmt* st, int col, bool* is_float) {
 
 }  // namespace
 
-Status ReadRow(sqlite3_stmt* st, const RowContext& ctx, SideRows* side, ForeignNode* node, vis::NodeDetail* detail) {
+Status ReadRow(sqlite3_stmt* st, const RowContext& ctx, SideRows* side, ForeignNode* node, vis::NodeDetail* detail,
+               bool items) {
   const std::string& path = ctx.path;
   auto where = [&](const char* column) {
     return [&node, column] { return "table tb_nodes, node '" + node->name + "', column " + column; };
@@ -259,16 +264,23 @@ Status ReadRow(sqlite3_stmt* st, const RowContext& ctx, SideRows* side, ForeignN
     GA_RETURN_IF_ERROR(ParseColumn(path, dist, where("matched_distributed"),
                                    [&](json::JsonReader& r) { return ReadDistributed(r, detail); }));
   }
+  if (!items) {
+    // A repeated name adds to the node's details (ReadGraph): what it had, it keeps.
+    node->distributed = node->distributed || detail->distributed_size() > 0;
+    node->has_data =
+        node->has_data || sqlite3_column_int64(st, kInput) != 0 || sqlite3_column_int64(st, kOutput) != 0;
+    return Status::Ok();
+  }
+  node->distributed = detail->distributed_size() > 0;
   for (int col : {kInput, kOutput}) {
-    std::string_view items = View(st, col);
-    if (items.empty()) continue;
+    std::string_view text = View(st, col);
+    if (text.empty()) continue;
     bool output = col == kOutput;
-    GA_RETURN_IF_ERROR(ParseColumn(path, items, where(output ? "output_data" : "input_data"), [&](json::JsonReader& r) {
+    GA_RETURN_IF_ERROR(ParseColumn(path, text, where(output ? "output_data" : "input_data"), [&](json::JsonReader& r) {
       return ReadItems(r, output, output ? detail->mutable_output() : detail->mutable_input());
     }));
   }
   node->has_data = detail->input_size() + detail->output_size() > 0;
-  node->distributed = detail->distributed_size() > 0;
   return Status::Ok();
 }
 

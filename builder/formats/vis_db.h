@@ -52,6 +52,17 @@ Result<std::vector<std::string>> ConvertVisDb(const std::string& path,
                                               const std::function<std::string(const vis::FileMeta&)>& out_path,
                                               const std::function<void(double)>& progress = {});
 
+// The hierarchy first: as ConvertVisDb, but each file gets the node index,
+// stacks and meta only, no NodeDetail (the items JSON is not read), in the
+// node order ConvertVisDb gives the same graph. The service opens such a file
+// at once and reads details from ConvertVisDb's file when it is written. A
+// graph that cannot be streamed in node order is written whole instead:
+// (*whole)[i] is true when written[i] holds its details all the same.
+Result<std::vector<std::string>> ConvertVisDbIndex(const std::string& path,
+                                                   const std::function<std::string(const vis::FileMeta&)>& out_path,
+                                                   const std::function<void(double)>& progress,
+                                                   std::vector<bool>* whole);
+
 // Writes `graphs` into one .vis.db (temporary file + rename). Each graph's
 // step and rank come from its FileMeta ("step2" -> 2, "" -> 0); two graphs
 // with the same step and rank are an error.

@@ -48,8 +48,11 @@ enum NodeColumn {
 };
 
 // The rows of one graph (parameters step, rank and, with `one_source`,
-// data_source), in index3 order: by data_source, then node order.
-Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& schema, bool one_source);
+// data_source), in index3 order: by data_source, then node order. Without
+// `items`, kInput and kOutput are 1 when the row has items, else 0 (the
+// items JSON is not read out).
+Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& schema, bool one_source,
+                          bool items = true);
 Status Bind(sqlite3_stmt* s, const DbGraphKey& key, const char* source = nullptr);
 
 // A column's text in place: valid until the statement steps again.
@@ -71,8 +74,11 @@ struct SideRows {
 };
 
 // Reads the current row: the hierarchy into `node` (of `side`), the details
-// into `detail` (the node's own or one streamed elsewhere).
-Status ReadRow(sqlite3_stmt* st, const RowContext& ctx, SideRows* side, ForeignNode* node, vis::NodeDetail* detail);
+// into `detail` (the node's own or one streamed elsewhere). Without `items`
+// (a statement of PrepareNodes without items) the items are left out and
+// only whether there are some is read.
+Status ReadRow(sqlite3_stmt* st, const RowContext& ctx, SideRows* side, ForeignNode* node, vis::NodeDetail* detail,
+               bool items = true);
 
 // What every graph of the file shares, read before its rows.
 struct DbFile {

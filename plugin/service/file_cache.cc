@@ -17,7 +17,7 @@ bool ChangedOnDisk(const GraphFile& f) {
 }  // namespace
 
 Result<std::shared_ptr<GraphFile>> FileCache::Get(const std::string& abs_path, const std::string& relative,
-                                                  const ProgressFn& progress) {
+                                                  const ProgressFn& progress, const DetailsFileFn& details_file) {
   std::shared_ptr<Opening> opening;
   bool opener = false;
   {
@@ -58,14 +58,17 @@ Result<std::shared_ptr<GraphFile>> FileCache::Get(const std::string& abs_path, c
   // Whatever happens, the opener publishes a result: waiters must never hang.
   Result<std::shared_ptr<GraphFile>> result = Error{};
   try {
-    result = GraphFile::Open(abs_path, relative, [&](double f, const std::string& stage) {
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        opening->fraction = f;
-        opening->stage = stage;
-      }
-      if (progress) progress(f, stage);
-    });
+    result = GraphFile::Open(
+        abs_path, relative,
+        [&](double f, const std::string& stage) {
+          {
+            std::lock_guard<std::mutex> l(mu_);
+            opening->fraction = f;
+            opening->stage = stage;
+          }
+          if (progress) progress(f, stage);
+        },
+        details_file);
   } catch (const std::exception& e) {
     result = MakeError(relative, "", std::string("cannot open: ") + e.what());
   }

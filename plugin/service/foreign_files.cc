@@ -33,6 +33,11 @@ std::string FileOf(const std::string& dir, const std::string& id) {
   return dir + "/" + (id.empty() ? std::string("graph") : id) + ".vis";
 }
 
+// The index-only file of a graph opened hierarchy first.
+std::string IndexFileOf(const std::string& dir, const std::string& id) {
+  return dir + "/" + (id.empty() ? std::string("graph") : id) + ".index.vis";
+}
+
 // The pid of a conversion's directory "<key>.tmp-<pid>", 0 for other names.
 pid_t TemporaryOwner(const std::string& name) {
   size_t at = name.rfind(".tmp-");
@@ -61,6 +66,19 @@ void RemoveConversions(const std::string& root, F abandoned) {
 }
 
 }  // namespace
+
+Error Relabelled(Error e, const std::string& abs_path, const std::string& shown) {
+  if (e.file == abs_path) e.file = shown;
+  return e;
+}
+
+DetailsFileFn DetailsOf(std::shared_ptr<const DetailFill> fill, const std::string& abs_path, const std::string& shown) {
+  return [fill = std::move(fill), abs_path, shown]() -> Result<std::string> {
+    auto r = fill->Wait();
+    if (!r.ok()) return Relabelled(r.error(), abs_path, shown);
+    return r;
+  };
+}
 
 void SplitForeignName(const std::string& relative, std::string* file, std::string* graph) {
   size_t at = relative.rfind(".vis.db#");
@@ -131,20 +149,44 @@ Result<std::vector<ForeignGraph>> ForeignFiles::Graphs(const std::string& abs_pa
   return out;
 }
 
-Result<std::string> ForeignFiles::Converted(const std::string& abs_path, const std::string& id,
+Result<std::string> DetailFill::Wait() const {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [this] { return done_; });
+  return result_;
+}
+
+void DetailFill::Done(Result<std::string> result) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    result_ = std::move(result);
+    done_ = true;
+  }
+  cv_.notify_all();
+}
+
+ForeignFiles::~ForeignFiles() {
+  if (!fills_) return;  // moved from
+  for (std::thread& t : fills_->threads) t.join();
+}
+
+Result<ForeignOpen> ForeignFiles::Converted(const std::string& abs_path, const std::string& id,
                                             const std::function<void(double)>& progress) {
   auto dir = KeyDir(abs_path);
   if (!dir.ok()) return dir.error();
   std::lock_guard<std::mutex> lock(mu_);
   struct stat st;
   std::string file = FileOf(*dir, id);
-  if (stat(file.c_str(), &st) == 0) return file;
+  auto filling = fills_->by_file.find(file);
+  if (filling != fills_->by_file.end()) return ForeignOpen{IndexFileOf(*dir, id), filling->second};
+  if (stat(file.c_str(), &st) == 0) return ForeignOpen{file, nullptr};
   // Only the graph asked for is converted: the first open of one step and
   // rank of a large run reads only its rows. Each file is written to a
   // temporary name and renamed, so a file in the cache is complete.
   std::error_code ec;
   std::filesystem::create_directories(*dir, ec);
   if (ec) return Error{*dir, "", "cannot create: " + ec.message()};
+  auto format = formats::DetectFormat(abs_path);
+  if (format.ok() && *format == formats::FileFormat::kVisDb) return IndexFirst(abs_path, *dir, id, progress);
   std::string chosen;
   auto written = formats::ConvertGraphs(
       abs_path,
@@ -159,9 +201,65 @@ Result<std::string> ForeignFiles::Converted(const std::string& abs_path, const s
   if (chosen.empty()) return Error{abs_path, "graph " + id, "no such step and rank in the file"};
   if (id.empty() && chosen != file) {
     // Later opens of the one-graph name find it at once.
-    if (link(chosen.c_str(), file.c_str()) != 0 && errno != EEXIST) return chosen;
+    if (link(chosen.c_str(), file.c_str()) != 0 && errno != EEXIST) return ForeignOpen{chosen, nullptr};
   }
-  return chosen;
+  return ForeignOpen{chosen, nullptr};
+}
+
+Result<ForeignOpen> ForeignFiles::IndexFirst(const std::string& abs_path, const std::string& dir,
+                                             const std::string& id, const std::function<void(double)>& progress) {
+  // "" asks for the only graph, or the first of several.
+  bool chosen = false;
+  std::string chosen_id;
+  std::string index = IndexFileOf(dir, id);
+  std::vector<bool> whole;
+  auto written = formats::ConvertVisDbIndex(
+      abs_path,
+      [&](const vis::FileMeta& meta) {
+        if (chosen || (!id.empty() && GraphId(meta) != id)) return std::string();
+        chosen = true;
+        chosen_id = GraphId(meta);
+        return index;
+      },
+      progress, &whole);
+  if (!written.ok()) return written.error();
+  if (!chosen) return Error{abs_path, "graph " + id, "no such step and rank in the file"};
+  const std::string full = FileOf(dir, chosen_id), asked = FileOf(dir, id);
+  // Later opens of the one-graph name find it at once (a link already there is as good).
+  auto publish = [full, asked] {
+    if (asked != full) link(full.c_str(), asked.c_str());
+  };
+  if (whole.front()) {  // read whole, details and all
+    if (rename(index.c_str(), full.c_str()) != 0) {
+      return Error{full, "", std::string("cannot rename the converted file: ") + strerror(errno)};
+    }
+    publish();
+    return ForeignOpen{full, nullptr};
+  }
+  auto fill = std::make_shared<DetailFill>();
+  fills_->by_file[asked] = fill;
+  fill->write_ = [abs_path, chosen_id, full, publish, fill = fill.get()] {
+    bool taken = false;
+    auto w = formats::ConvertVisDb(abs_path, [&](const vis::FileMeta& meta) {
+      if (taken || GraphId(meta) != chosen_id) return std::string();
+      taken = true;
+      return full;
+    });
+    if (!w.ok()) return fill->Done(w.error());
+    if (!taken) return fill->Done(Error{abs_path, "graph " + chosen_id, "no such step and rank in the file"});
+    publish();
+    fill->Done(full);
+  };
+  return ForeignOpen{index, fill};
+}
+
+void ForeignFiles::StartFill(const ForeignOpen& opened) {
+  if (!opened.details) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  DetailFill* fill = opened.details.get();
+  if (fill->started_) return;
+  fill->started_ = true;
+  fills_->threads.emplace_back(fill->write_);
 }
 
 }  // namespace graph_ascend::service

@@ -5,16 +5,26 @@
 //
 // A converted file is keyed by the source's real path, size and mtime, so a
 // rewritten source is converted again. The log directory is never written.
+//
+// A graph of a .vis.db opens hierarchy first: its node index and stacks are
+// written at once (formats::ConvertVisDbIndex, no items read) and the page
+// browses them, while the whole graph (ConvertVisDb) is written behind on a
+// thread of its own; node details are read from that file when it is there.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
+#include "graph_file.h"
 
 namespace graph_ascend::service {
 
@@ -25,12 +35,38 @@ struct ForeignGraph {
   std::string rank;
 };
 
+// The whole .vis of a graph opened from its index-only file, being written
+// (from ForeignFiles::StartFill on).
+class DetailFill {
+ public:
+  // Blocks until the file is written: its path, or why it could not be.
+  Result<std::string> Wait() const;
+  void Done(Result<std::string> result);
+
+ private:
+  friend class ForeignFiles;
+  std::function<void()> write_;  // run once on a thread of its own
+  bool started_ = false;         // under ForeignFiles::mu_
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool done_ = false;
+  Result<std::string> result_ = Error{};
+};
+
+// What to open for a foreign graph: `path`, and when it is an index-only file,
+// `details`, the fill writing the file that holds the node details.
+struct ForeignOpen {
+  std::string path;
+  std::shared_ptr<DetailFill> details;
+};
+
 class ForeignFiles {
  public:
   // `cache_root` is created when missing; it must not lie inside `logdir`.
   static Result<ForeignFiles> Open(const std::string& cache_root, const std::string& logdir);
 
-  ForeignFiles(ForeignFiles&& other) noexcept : root_(std::move(other.root_)) {}
+  ForeignFiles(ForeignFiles&& other) noexcept : root_(std::move(other.root_)), fills_(std::move(other.fills_)) {}
+  ~ForeignFiles();  // waits for the fills still writing
 
   // The graphs of a .vis.db (without reading its nodes); one empty id for a
   // file with a single graph.
@@ -38,9 +74,15 @@ class ForeignFiles {
 
   // The converted .vis of graph `id` of `abs_path` ("" for the only or first
   // graph), converting that graph alone on first use. `progress` gets 0..1
-  // while converting.
-  Result<std::string> Converted(const std::string& abs_path, const std::string& id,
+  // while converting. For a .vis.db not yet converted that is the graph's
+  // index-only file and the fill writing the whole one; the same for every
+  // open while this process lives, so all clients share one open file.
+  Result<ForeignOpen> Converted(const std::string& abs_path, const std::string& id,
                                 const std::function<void(double)>& progress = {});
+
+  // Starts writing the whole file of an index-only one Converted() gave (once;
+  // the index file is opened first, so the two do not compete).
+  void StartFill(const ForeignOpen& opened);
 
   const std::string& root() const { return root_; }
 
@@ -52,10 +94,23 @@ class ForeignFiles {
  private:
   explicit ForeignFiles(std::string root) : root_(std::move(root)) {}
   Result<std::string> KeyDir(const std::string& abs_path) const;
+  // Converted() of a .vis.db graph not in the cache, under mu_.
+  Result<ForeignOpen> IndexFirst(const std::string& abs_path, const std::string& dir, const std::string& id,
+                                 const std::function<void(double)>& progress);
 
+  struct Fills {
+    std::map<std::string, std::shared_ptr<DetailFill>> by_file;  // the whole file's path -> its fill
+    std::vector<std::thread> threads;
+  };
   std::string root_;
-  std::mutex mu_;  // one conversion at a time
+  std::mutex mu_;  // one conversion at a time (fills run beside)
+  std::unique_ptr<Fills> fills_ = std::make_unique<Fills>();  // under mu_
 };
+
+// `e` naming the source `abs_path` as `shown` (its name in the log directory).
+Error Relabelled(Error e, const std::string& abs_path, const std::string& shown);
+// Waits for `fill` as GraphFile::Open takes it, its errors relabelled.
+DetailsFileFn DetailsOf(std::shared_ptr<const DetailFill> fill, const std::string& abs_path, const std::string& shown);
 
 // Splits a listed name "dir/run.vis.db#step0_rank1" into the file and the graph id.
 void SplitForeignName(const std::string& relative, std::string* file, std::string* graph);

@@ -32,7 +32,7 @@ auto Guarded(const std::string& path, Read read) -> decltype(read()) {
 }  // namespace
 
 Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, const std::string& relative,
-                                                   const ProgressFn& progress) {
+                                                   const ProgressFn& progress, DetailsFileFn details_file) {
   // No progress before the header, trailer and meta are checked: a file that
   // is no .vis fails before the first progress message.
   auto reader = Guarded(abs_path, [&] { return vis::VisReader::Open(abs_path); });
@@ -45,6 +45,7 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
   f->relative_ = relative;
   f->id_ = next_file_id++;
   f->reader_ = std::move(*reader);
+  f->details_file_ = std::move(details_file);
   f->meta_ = f->reader_->meta();
   struct stat st;
   if (stat(abs_path.c_str(), &st) == 0) f->mtime_ns_ = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
@@ -207,6 +208,9 @@ Result<std::vector<double>> GraphFile::MetricIndexes(uint32_t mask) const {
   const SideGraph& g = *npu_;
   std::vector<double> out(g.size(), std::numeric_limits<double>::quiet_NaN());
   if (!is_compare()) return out;
+  auto reader = DetailReader();
+  if (!reader.ok()) return reader.error();
+  const vis::VisReader& details = **reader;
   vis::NodeDetailBlock block;
   uint64_t first = 0, end = 0;
   for (uint32_t i = 0; i < g.size(); ++i) {
@@ -217,10 +221,10 @@ Result<std::vector<double>> GraphFile::MetricIndexes(uint32_t mask) const {
       continue;
     }
     if (i < first || i >= end) {
-      auto b = Guarded(reader_->path(), [&] { return reader_->ReadDetailBlock(vis::SIDE_NPU, i); });
+      auto b = Guarded(details.path(), [&] { return details.ReadDetailBlock(vis::SIDE_NPU, i); });
       if (!b.ok()) {
         Error e = b.error();
-        if (e.file == reader_->path()) e.file = relative_;
+        if (e.file == details.path()) e.file = relative_;
         return e;
       }
       block = std::move(*b);
@@ -273,16 +277,48 @@ Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node, const Deta
     auto c = cache->side[s].find(node);
     if (c != cache->side[s].end()) return c->second;
   }
-  auto d = Guarded(reader_->path(), [&] { return reader_->ReadDetail(s, node); });
+  auto reader = DetailReader();
+  if (!reader.ok()) return reader.error();
+  const vis::VisReader& details = **reader;
+  auto d = Guarded(details.path(), [&] { return details.ReadDetail(s, node); });
   if (!d.ok()) {
     Error e = d.error();
-    if (e.file == reader_->path()) e.file = relative_;
+    if (e.file == details.path()) e.file = relative_;
     return e;
   }
   return std::move(*d);
 }
 
+Result<const vis::VisReader*> GraphFile::DetailReader() const {
+  if (!details_file_) return reader_.get();
+  std::call_once(details_once_, [this] {
+    auto path = details_file_();
+    if (!path.ok()) {
+      details_error_ = path.error();
+      return;
+    }
+    auto r = Guarded(*path, [&] { return vis::VisReader::Open(*path); });
+    if (!r.ok()) {
+      details_error_ = r.error();
+      if (details_error_.file == *path) details_error_.file = relative_;
+      return;
+    }
+    // The same nodes as the index this file was opened with.
+    const vis::FileMeta& m = (*r)->meta();
+    if (m.npu().node_count() != npu_->size() || (is_compare() && m.bench().node_count() != bench_->size())) {
+      details_error_ = Error{relative_, "node details", "the converted file does not hold the nodes of its index"};
+      return;
+    }
+    details_reader_ = std::move(*r);
+  });
+  if (!details_reader_) return details_error_;
+  return details_reader_.get();
+}
+
 void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* cache) const {
+  auto reader = DetailReader();
+  if (!reader.ok()) return;  // Detail() reports the error
+  const vis::VisReader& details = **reader;
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   for (size_t i = 0; i < nodes.size();) {
@@ -290,7 +326,7 @@ void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* 
       ++i;
       continue;
     }
-    auto block = Guarded(reader_->path(), [&] { return reader_->ReadDetailBlock(s, nodes[i]); });
+    auto block = Guarded(details.path(), [&] { return details.ReadDetailBlock(s, nodes[i]); });
     if (!block.ok()) {
       ++i;
       continue;

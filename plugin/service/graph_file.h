@@ -12,6 +12,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -25,12 +26,18 @@
 namespace graph_ascend::service {
 
 using ProgressFn = std::function<void(double fraction, const std::string& stage)>;
+// For a file without node details (an index-only file, foreign_files.h):
+// blocks until the file holding them (the same nodes in the same order) is
+// written, and returns its path.
+using DetailsFileFn = std::function<Result<std::string>()>;
 
 class GraphFile {
  public:
-  // `abs_path` is the resolved file; `relative` its name under the log directory.
+  // `abs_path` is the resolved file; `relative` its name under the log
+  // directory. With `details_file`, node details are read from the file it
+  // gives (on the first detail read), the rest from `abs_path`.
   static Result<std::shared_ptr<GraphFile>> Open(const std::string& abs_path, const std::string& relative,
-                                                 const ProgressFn& progress);
+                                                 const ProgressFn& progress, DetailsFileFn details_file = {});
 
   const std::string& relative() const { return relative_; }
   const std::string& abs_path() const { return reader_->path(); }
@@ -142,7 +149,15 @@ class GraphFile {
   std::string relative_;
   uint64_t id_ = 0;
   int64_t mtime_ns_ = 0;
+  // The reader of node details: reader_, or the file details_file_ gives
+  // (opened once; an error is kept and returned to every reader).
+  Result<const vis::VisReader*> DetailReader() const;
+
   std::unique_ptr<vis::VisReader> reader_;
+  DetailsFileFn details_file_;
+  mutable std::once_flag details_once_;
+  mutable std::unique_ptr<vis::VisReader> details_reader_;
+  mutable Error details_error_;
   vis::FileMeta meta_;
   std::unique_ptr<SideGraph> npu_;
   std::unique_ptr<SideGraph> bench_;

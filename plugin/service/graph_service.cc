@@ -98,21 +98,22 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
                                                                                     : file_name;
   if (!graph.empty()) canonical += "#" + graph;
   std::string open_path = *abs;
+  DetailsFileFn details_file;
+  ForeignOpen converted_open;  // an index-only file: its details written once it is open
   auto format = formats::DetectFormat(*abs);
   if (db || (format.ok() && *format != formats::FileFormat::kVis)) {
     if (progress) progress(0, "converting");
     std::function<void(double)> converting;
     if (progress) converting = [&progress](double f) { progress(f, "converting"); };
     auto converted = foreign_.Converted(*abs, graph, converting);
-    if (!converted.ok()) {
-      Error e = converted.error();
-      if (e.file == *abs) e.file = file_name;
-      return Fail(grpc::StatusCode::DATA_LOSS, e);
-    }
-    open_path = *converted;
+    if (!converted.ok()) return Fail(grpc::StatusCode::DATA_LOSS, Relabelled(converted.error(), *abs, file_name));
+    converted_open = std::move(*converted);
+    open_path = converted_open.path;
+    if (converted_open.details) details_file = DetailsOf(converted_open.details, *abs, file_name);
   }
-  auto f = cache_.Get(open_path, canonical, progress);
+  auto f = cache_.Get(open_path, canonical, progress, details_file);
   if (!f.ok()) return Fail(grpc::StatusCode::DATA_LOSS, f.error());
+  foreign_.StartFill(converted_open);
   *file = std::move(*f);
   if ((*file)->TakeSavedChoiceCheck()) ApplySavedChoice(*file);
   return grpc::Status::OK;

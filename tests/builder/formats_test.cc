@@ -17,6 +17,8 @@
 #include "formats/msprobe_json.h"
 #include "formats/vis_db.h"
 #include "vis/json_export.h"
+#include "vis/vis_file.h"
+#include "vis/vis_index.h"
 
 namespace graph_ascend::formats {
 namespace {
@@ -279,6 +281,42 @@ void ExpectConvertedAsRead(const std::string& db, const std::string& out_dir) {
     EXPECT_EQ(back.bench.index.flags, graphs[i].graph.bench.index.flags);
     EXPECT_EQ(back.npu.stacks, graphs[i].graph.npu.stacks);
   }
+  // The hierarchy-first file: the same index, stacks and meta in the same
+  // node order, and no details unless the graph had to be read whole.
+  std::vector<bool> whole;
+  made = 0;
+  auto index_files = Ok(ConvertVisDbIndex(
+      db, [&](const vis::FileMeta&) { return out_dir + "/" + std::to_string(made++) + ".index.vis"; }, {}, &whole));
+  ASSERT_EQ(index_files.size(), written.size());
+  ASSERT_EQ(whole.size(), written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    SCOPED_TRACE(index_files[i]);
+    auto full = Ok(vis::VisReader::Open(written[i]));
+    auto index = Ok(vis::VisReader::Open(index_files[i]));
+    EXPECT_EQ(index->meta().npu().node_count(), full->meta().npu().node_count());
+    EXPECT_EQ(index->meta().npu().stack_count(), full->meta().npu().stack_count());
+    EXPECT_EQ(index->meta().step(), full->meta().step());
+    EXPECT_EQ(index->meta().legend_size(), full->meta().legend_size());
+    bool reads_whole = !index->Sections(vis::SECTION_NODE_DETAILS, vis::SIDE_NPU).empty();
+    EXPECT_EQ(reads_whole, whole[i]);
+    for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+      if (!full->has_side(side)) continue;
+      vis::SideIndex a = Ok(vis::LoadSideIndex(*full, side)), b = Ok(vis::LoadSideIndex(*index, side));
+      EXPECT_EQ(a.names, b.names);
+      EXPECT_EQ(a.parent, b.parent);
+      EXPECT_EQ(a.children, b.children);
+      EXPECT_EQ(a.node_type, b.node_type);
+      EXPECT_EQ(a.overflow, b.overflow);
+      EXPECT_EQ(a.matched, b.matched);
+      EXPECT_EQ(a.flags, b.flags);
+      EXPECT_EQ(a.micro_step, b.micro_step);
+      EXPECT_EQ(a.precision.size(), b.precision.size());
+      for (size_t n = 0; n < a.precision.size() && n < b.precision.size(); ++n) {
+        EXPECT_TRUE(a.precision[n] == b.precision[n] || (std::isnan(a.precision[n]) && std::isnan(b.precision[n])));
+      }
+      EXPECT_EQ(full->Sections(vis::SECTION_STACKS, side).size(), index->Sections(vis::SECTION_STACKS, side).size());
+    }
+  }
 }
 
 TEST(MsprobeOutputsTest, ConvertedDbHoldsWhatIsRead) {
@@ -363,7 +401,17 @@ TEST(MsprobeOutputsTest, ColorsRewrittenByTbGraphAscendAreRead) {
 // Bad input: one error naming the file (and the place), nothing written.
 class BadInput : public ::testing::Test {
  protected:
-  void ExpectRefused(const std::string& input, const std::string& where_part) {
+  // With `hierarchy`, the fault is in the columns the service's first open
+  // reads: ConvertVisDbIndex refuses it too (the same SideBuilder checks).
+  void ExpectRefused(const std::string& input, const std::string& where_part, bool hierarchy = false) {
+    if (hierarchy) {
+      std::vector<bool> whole;
+      auto index = ConvertVisDbIndex(input, [&](const vis::FileMeta&) { return dir_ / "index.vis"; }, {}, &whole);
+      ASSERT_FALSE(index.ok());
+      EXPECT_EQ(index.error().file, input);
+      EXPECT_NE(index.error().ToString().find(where_part), std::string::npos) << index.error().ToString();
+      EXPECT_FALSE(fs::exists(dir_ / "index.vis"));
+    }
     auto r = ReadGraphs(input);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().file, input);
@@ -418,20 +466,20 @@ TEST_F(BadInput, DamagedItemsColumn) {
 TEST_F(BadInput, UnknownNodeType) {
   std::string db = RealDb();
   ExecSql(db, "UPDATE tb_nodes SET node_type = '21' WHERE node_order = 1");
-  ExpectRefused(db, "unknown node type 21");
+  ExpectRefused(db, "unknown node type 21", true);
 }
 
 TEST_F(BadInput, NodeTypeThatWrapsAByte) {
   std::string db = RealDb();
   ExecSql(db, "UPDATE tb_nodes SET node_type = '257' WHERE node_order = 1");
-  ExpectRefused(db, "unknown node type 257");
+  ExpectRefused(db, "unknown node type 257", true);
 }
 
 TEST_F(BadInput, NegativeMicroStep) {
   std::string db = RealDb();
   ExecSql(db, "UPDATE tb_config SET micro_steps = 2");
   ExecSql(db, "UPDATE tb_nodes SET micro_step_id = -7 WHERE node_order = 1");
-  ExpectRefused(db, "negative micro step -7");
+  ExpectRefused(db, "negative micro step -7", true);
 }
 
 TEST_F(BadInput, ChildListedByTwoParents) {
@@ -440,7 +488,7 @@ TEST_F(BadInput, ChildListedByTwoParents) {
   std::string child = "Tensor.long.1.forward";
   ExecSql(db, "UPDATE tb_nodes SET sub_nodes = json_insert(sub_nodes, '$[#]', '" + child +
                   "') WHERE up_node = '' OR up_node IS NULL");
-  ExpectRefused(db, "listed twice or naming another parent");
+  ExpectRefused(db, "listed twice or naming another parent", true);
 }
 
 TEST_F(BadInput, ParentsInACycle) {
@@ -449,7 +497,7 @@ TEST_F(BadInput, ParentsInACycle) {
   std::string child = "Tensor.long.1.forward";
   ExecSql(db, "UPDATE tb_nodes SET up_node = '" + child + "' WHERE node_name = 'Apis_Between_Modules.0'");
   ExecSql(db, "UPDATE tb_nodes SET sub_nodes = '[\"Apis_Between_Modules.0\"]' WHERE node_name = '" + child + "'");
-  ExpectRefused(db, "node ");
+  ExpectRefused(db, "node ", true);
 }
 
 // A FIFO named like a graph file: refused, never a blocked open().

@@ -4,9 +4,11 @@
 // searched and shown. The log directory is never written.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <filesystem>
@@ -46,6 +48,10 @@ class ForeignFilesTest : public ::testing::Test {
     fs::copy_file(Fixture("dist_gloo_batch_8.3.3.vis.db"), logs_.Join("run8x/batch_833.vis.db"));
     fs::copy_file(Fixture("dist_gloo_compare_8.2.1.vis.db"), logs_.Join("run8x/compare_821.vis.db"));
     before_ = Listing(logs_.path());
+    ASSERT_NO_FATAL_FAILURE(Start());
+  }
+  // A server on the log and cache directories (again after Stop(): a restart).
+  void Start() {
     ServiceOptions options;
     options.logdir = logs_.path();
     options.cache_dir = cache_.Join("c");
@@ -60,8 +66,11 @@ class ForeignFilesTest : public ::testing::Test {
     ASSERT_NE(server_, nullptr);
     stub_ = GraphService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   }
-  void TearDown() override {
+  void TearDown() override { Stop(); }
+  void Stop() {
     if (server_) server_->Shutdown();
+    server_.reset();
+    impl_.reset();  // waits for the details still being written
   }
   grpc::Status Open(const std::string& file) {
     grpc::ClientContext ctx;
@@ -174,6 +183,69 @@ TEST_F(ForeignFilesTest, OpensTheDbsOfMsprobe82And83) {
     ASSERT_NO_FATAL_FAILURE(ExpectAllReduceDetail(file));
   }
   EXPECT_EQ(Listing(logs_.path()), before_);
+}
+
+std::vector<std::string> CacheFiles(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      out.push_back(name);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Hierarchy first: the open writes the graph's index alone into the cache,
+// details come from the whole file written behind it, and a restarted
+// server opens the whole file at once.
+TEST_F(ForeignFilesTest, ADbGraphOpensHierarchyFirstAndItsDetailsFollow) {
+  const std::string file = "run26/compare_dist_gloo.vis.db#step1_rank0";
+  ASSERT_TRUE(Open(file).ok());
+  EXPECT_EQ(CacheFiles(cache_.Join("c"), ".index.vis"), std::vector<std::string>{"step1_rank0.index.vis"});
+  FileInfo first = Info(file);
+  ASSERT_NO_FATAL_FAILURE(ExpectAllReduceDetail(file));  // waits for the whole file
+  EXPECT_EQ(CacheFiles(cache_.Join("c"), "rank0.vis"), std::vector<std::string>{"step1_rank0.vis"});
+  Stop();
+  ASSERT_NO_FATAL_FAILURE(Start());
+  ASSERT_TRUE(Open(file).ok());
+  FileInfo again = Info(file);
+  EXPECT_EQ(again.npu().nodes(), first.npu().nodes());
+  EXPECT_EQ(again.bench().matched(), first.bench().matched());
+  EXPECT_EQ(again.meta().npu().stack_count(), first.meta().npu().stack_count());
+  ASSERT_NO_FATAL_FAILURE(ExpectAllReduceDetail(file));
+  EXPECT_EQ(Listing(logs_.path()), before_);
+}
+
+// Damaged items show when the details are read, not at open: the hierarchy
+// opens, and a node's details are an error naming the file and the column.
+TEST_F(ForeignFilesTest, DamagedItemsOfADbAreAnErrorOfTheDetailsNamingTheFile) {
+  std::string db = logs_.Join("run26/damaged.vis.db");
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), db);
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(h,
+                         "PRAGMA journal_mode=DELETE; UPDATE tb_nodes SET input_data = '{\"x\": {\"Max\": ' "
+                         "WHERE node_name = 'Distributed.all_reduce.0.forward'",
+                         nullptr, nullptr, &err),
+            SQLITE_OK)
+      << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(h);
+  grpc::Status st = Open("run26/damaged.vis.db");
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  grpc::ClientContext ctx;
+  NodeRequest node;
+  node.mutable_view()->set_session("s");
+  node.mutable_view()->set_file("run26/damaged.vis.db");
+  node.set_node(0);
+  NodeDetailReply detail;
+  st = stub_->GetNodeDetail(&ctx, node, &detail);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::DATA_LOSS);
+  EXPECT_NE(st.error_message().find("run26/damaged.vis.db"), std::string::npos) << st.error_message();
+  EXPECT_NE(st.error_message().find("column input_data"), std::string::npos) << st.error_message();
 }
 
 TEST_F(ForeignFilesTest, ABrokenDbIsAnErrorNamingTheFile) {
