@@ -58,6 +58,19 @@ std::string ScriptName(const ApiEntries& entries, const OpConfig& config);
 // The text of the PyTorch reproduction script.
 std::string PyTorchScript(const ApiEntries& entries, const OpConfig& config);
 
+// The command's files, made in memory: what Generate writes, and what the
+// page's "Repro script" (graph service ReproScript) hands to the browser.
+struct OpFiles {
+  std::string framework;     // the framework the script runs: "pytorch" or "mindspore"
+  std::string extract_text;  // the extract file's JSON; empty when the config named no dump
+  std::string script_name;   // ScriptName()
+  std::string script_text;
+};
+
+// Extract (when dump_json_path is set), check and make both files' texts;
+// nothing is written. `framework` as for Generate.
+Result<OpFiles> MakeFiles(const OpConfig& config, const std::string& framework);
+
 struct OpOutputs {
   std::string extract_path;  // empty when the config named no dump (extract reused)
   std::string script_path;
