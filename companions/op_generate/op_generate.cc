@@ -44,7 +44,8 @@ Result<OpFiles> MakeFiles(const OpConfig& config, const std::string& framework) 
   GA_RETURN_IF_ERROR(CheckRequest(*entries, config, files.framework));
   if (from_dump) entries->entries.Write(&files.extract_text);
   files.script_name = ScriptName(*entries, config);
-  files.script_text = PyTorchScript(*entries, config);
+  files.script_text =
+      files.framework == "mindspore" ? MindSporeScript(*entries, config) : PyTorchScript(*entries, config);
   return files;
 }
 
