@@ -101,6 +101,12 @@ python3 "$root/bench/scale/scale_sample.py" --case "$root/samples/gpt_statistics
 cp "$root/samples/gpt_statistics/npu/step0/rank0/"{construct,stack}.json "$logdir/dumps/bad/"
 printf '{"task": "statistics", "level": "mix", "dump_data_dir": null,\n "data": {"Torch.add.0.forward": {' \
   > "$logdir/dumps/bad/dump.json"
+# Repro scripts (repro.spec.ts): a graph built from a dump inside the log directory, so that the service may read it.
+(cd "$logdir/dumps/gpt" && "$cli" graph -i build.json -o "$logdir/repro" >"$work/repro.log" 2>&1) || {
+  echo "test-browser: graph-ascend graph on the log directory's copy of samples/gpt_statistics failed:" >&2
+  cat "$work/repro.log" >&2
+  exit 1
+}
 # A damaged file: the page must name it in its error and keep working.
 mkdir -p "$logdir/broken"
 printf 'not a graph-ascend file\n' > "$logdir/broken/compare_20250101000000.vis"

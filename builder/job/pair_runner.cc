@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 
 #include "base/version.h"
 #include "compare/grading.h"
@@ -255,7 +256,10 @@ Status JobRunner::Finish(PreparedPair* pair) {
     m->set_root("DefaultModel");
     m->set_dump_data_dir(s.dump.dump_data_dir);
     m->set_has_dump_data_dir(s.dump.has_dump_data_dir);
-    m->set_dump_path(s.dir);
+    // Absolute, so that the graph service can find the dump whatever folder the graph was built from.
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::absolute(s.dir, ec);
+    m->set_dump_path(ec ? s.dir : dir.lexically_normal().string());
     m->set_framework(s.dump.framework.empty() ? s.dump.detected_framework : s.dump.framework);
     m->set_task(s.dump.task);
   };

@@ -35,34 +35,43 @@ Status MakeDir(const std::string& dir) {
 
 }  // namespace
 
-Result<OpOutputs> Generate(const OpConfig& config, const std::string& out_dir, const std::string& framework) {
+Result<OpFiles> MakeFiles(const OpConfig& config, const std::string& framework) {
   bool from_dump = !config.dump_json_path.empty();
   auto entries = from_dump ? ExtractApi(config.dump_json_path, config.api_name) : ReadExtract(config.extract_api_path);
   if (!entries.ok()) return entries.error();
-  std::string fw = !framework.empty() ? framework : !entries->framework.empty() ? entries->framework : "pytorch";
-  GA_RETURN_IF_ERROR(CheckRequest(*entries, config, fw));
+  OpFiles files;
+  files.framework = !framework.empty() ? framework : !entries->framework.empty() ? entries->framework : "pytorch";
+  GA_RETURN_IF_ERROR(CheckRequest(*entries, config, files.framework));
+  if (from_dump) entries->entries.Write(&files.extract_text);
+  files.script_name = ScriptName(*entries, config);
+  files.script_text =
+      files.framework == "mindspore" ? MindSporeScript(*entries, config) : PyTorchScript(*entries, config);
+  return files;
+}
+
+Result<OpOutputs> Generate(const OpConfig& config, const std::string& out_dir, const std::string& framework) {
+  auto made = MakeFiles(config, framework);
+  if (!made.ok()) return made.error();
   std::error_code ec;
   if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec)) {
     return MakeError(out_dir, "", "the output path exists and is not a folder");
   }
 
   OpOutputs out;
-  out.script_path = (fs::path(out_dir) / ScriptName(*entries, config)).string();
+  out.script_path = (fs::path(out_dir) / made->script_name).string();
   std::vector<std::pair<std::string, std::string>> files;  // temp, final
   auto discard = [&files] {
     for (auto& f : files) fs::remove(f.first);
   };
   GA_RETURN_IF_ERROR(MakeDir(out_dir));
-  if (from_dump) {
+  if (!config.dump_json_path.empty()) {
     out.extract_path = config.extract_api_path;
     GA_RETURN_IF_ERROR(MakeDir(fs::path(config.extract_api_path).parent_path().string()));
-    std::string text;
-    entries->entries.Write(&text);
-    auto temp = WriteTemp(config.extract_api_path, text);
+    auto temp = WriteTemp(config.extract_api_path, made->extract_text);
     if (!temp.ok()) return temp.error();
     files.emplace_back(*temp, config.extract_api_path);
   }
-  auto temp = WriteTemp(out.script_path, PyTorchScript(*entries, config));
+  auto temp = WriteTemp(out.script_path, made->script_text);
   if (!temp.ok()) {
     discard();
     return temp.error();

@@ -58,6 +58,31 @@ std::string ScriptName(const ApiEntries& entries, const OpConfig& config);
 // The text of the PyTorch reproduction script.
 std::string PyTorchScript(const ApiEntries& entries, const OpConfig& config);
 
+// The text of the MindSpore reproduction script: the API run with MindSpore
+// on the device under test and one precision step up, doc 33's two CSV files.
+std::string MindSporeScript(const ApiEntries& entries, const OpConfig& config);
+
+// Whether a MindSpore dump's API can be reproduced alone (Mint, MintFunctional, Functional, Tensor).
+bool MindSporeApiType(const std::string& api_name);
+
+// A script: `runtime` (the runner's Python text), then SPEC (the entry and
+// the config) and a call of main(SPEC). `options` are the runner's, for the header.
+std::string ScriptText(const ApiEntries& entries, const OpConfig& config, const std::string& python_api,
+                       const char* runtime, const std::string& options);
+
+// The command's files, made in memory: what Generate writes, and what the
+// page's "Repro script" (graph service ReproScript) hands to the browser.
+struct OpFiles {
+  std::string framework;     // the framework the script runs: "pytorch" or "mindspore"
+  std::string extract_text;  // the extract file's JSON; empty when the config named no dump
+  std::string script_name;   // ScriptName()
+  std::string script_text;
+};
+
+// Extract (when dump_json_path is set), check and make both files' texts;
+// nothing is written. `framework` as for Generate.
+Result<OpFiles> MakeFiles(const OpConfig& config, const std::string& framework);
+
 struct OpOutputs {
   std::string extract_path;  // empty when the config named no dump (extract reused)
   std::string script_path;

@@ -64,12 +64,11 @@ JsonValue Number(int64_t n) {
 }  // namespace
 
 Status CheckRequest(const ApiEntries& e, const OpConfig& config, const std::string& framework) {
-  if (framework == "mindspore") {
-    return MakeError(e.source, "", "MindSpore reproduction scripts are not supported yet (only -f pytorch)");
-  }
-  if (!SupportedType(e.api_name)) {
+  if (framework == "mindspore" ? !MindSporeApiType(e.api_name) : !SupportedType(e.api_name)) {
     return MakeError(e.source, "key data." + e.api_name + ".forward",
-                     "only Functional, Tensor and Torch APIs can be reproduced alone, not '" + e.api_name + "'");
+                     std::string(framework == "mindspore" ? "only Mint, MintFunctional, Functional and Tensor"
+                                                          : "only Functional, Tensor and Torch") +
+                         " APIs can be reproduced alone, not '" + e.api_name + "'");
   }
   const JsonValue* forward = Entry(e, "forward");
   if (forward == nullptr) {
@@ -107,11 +106,12 @@ std::string ScriptName(const ApiEntries& e, const OpConfig& config) {
   return e.api_name + "." + config.propagation + ".py";
 }
 
-std::string PyTorchScript(const ApiEntries& e, const OpConfig& config) {
+std::string ScriptText(const ApiEntries& e, const OpConfig& config, const std::string& python_api,
+                       const char* runtime, const std::string& options) {
   JsonValue spec;
   spec.type = JsonValue::Type::kObject;
   spec.members.emplace_back("api_name", JsonValue::String(e.api_name));
-  spec.members.emplace_back("api", JsonValue::String(PythonApi(e.api_name)));
+  spec.members.emplace_back("api", JsonValue::String(python_api));
   spec.members.emplace_back("propagation", JsonValue::String(config.propagation));
   spec.members.emplace_back("data_mode", JsonValue::String(config.data_mode));
   spec.members.emplace_back("random_seed", Number(config.random_seed));
@@ -123,13 +123,18 @@ std::string PyTorchScript(const ApiEntries& e, const OpConfig& config) {
   std::string out = "#!/usr/bin/env python3\n";
   out += "# Reproduces " + e.api_name + " (" + config.propagation + ") from " + fs::path(e.source).filename().string() +
          ", written by graph-ascend op_generate.\n";
-  out += "# Run: python3 " + ScriptName(e, config) + " [--device cpu|cuda|npu] [--save-metrics FILE] [--against FILE]\n";
+  out += "# Run: python3 " + ScriptName(e, config) + " " + options + "\n";
   out += "# The dumped entry is SPEC at the end of the file.\n";
-  out += kPyTorchRuntime;
+  out += runtime;
   out += "\n\nSPEC = ";
   spec.WritePython(&out);
   out += "\n\nif __name__ == \"__main__\":\n    sys.exit(main(SPEC))\n";
   return out;
+}
+
+std::string PyTorchScript(const ApiEntries& e, const OpConfig& config) {
+  return ScriptText(e, config, PythonApi(e.api_name), kPyTorchRuntime,
+                    "[--device cpu|cuda|npu] [--save-metrics FILE] [--against FILE]");
 }
 
 }  // namespace graph_ascend::op_generate

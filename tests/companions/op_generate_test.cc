@@ -131,6 +131,40 @@ TEST(OpGenerate, AnExistingExtractFileIsReusedWithoutADump) {
   EXPECT_TRUE(fs::exists(dir / "scripts/Functional.layer_norm.0.backward.py"));
 }
 
+// A MindSpore dump (testdata/op_generate/mindspore, real MindSpore on CPU): the script runs the
+// mindspore module's API and writes doc 33's CSV files; running it is test_op_generate_mindspore.py's.
+TEST(OpGenerate, MindSporeDumpGivesAMindSporeScript) {
+  TempDir dir;
+  std::string dump = SourceDir() + "/tests/companions/testdata/op_generate/mindspore/dump.json";
+  struct {
+    const char* api;
+    const char* module_api;
+  } cases[] = {{"MintFunctional.softmax.0", "mindspore.mint.nn.functional.softmax"},
+               {"Mint.add.0", "mindspore.mint.add"},
+               {"Functional.gelu.0", "mindspore.ops.gelu"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.api);
+    std::string config = WriteConfig(dir, dump, c.api, "backward", "real_data");
+    RunResult r = RunTool({"op_generate", "-i", config, "-o", dir / "scripts"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::string script = Slurp(dir / ("scripts/" + std::string(c.api) + ".backward.py"));
+    EXPECT_NE(script.find("\"api\": \"" + std::string(c.module_api) + "\""), std::string::npos);
+    EXPECT_NE(script.find("import mindspore as ms"), std::string::npos);
+    EXPECT_NE(script.find("accuracy_checking_details_"), std::string::npos);
+    EXPECT_EQ(script.find("import torch"), std::string::npos);
+    // The .npy files are found beside dump.json (dump_data_dir is the folder of the machine that dumped).
+    EXPECT_NE(script.find("op_generate/mindspore/dump_tensor_data/" + std::string(c.api) + ".forward.input.0.npy"),
+              std::string::npos);
+  }
+  // -f mindspore on a PyTorch dump: its Torch.* APIs have no MindSpore module.
+  std::string config = WriteConfig(dir, Sample("overflow_nan/npu/step0/rank0/dump.json"), "Torch.exp.0", "forward",
+                                   "random_data");
+  RunResult r = RunTool({"op_generate", "-i", config, "-o", dir / "torch_as_ms", "-f", "mindspore"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("only Mint, MintFunctional, Functional and Tensor APIs"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "torch_as_ms"));
+}
+
 struct BadInput {
   const char* what;
   std::string dump, api, propagation, mode;

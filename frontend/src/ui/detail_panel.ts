@@ -34,6 +34,7 @@ import {
   valueText,
 } from "./detail_cells";
 import { commLabel, groupLinks, peerButton } from "./peers";
+import { ReproButton } from "./repro_button";
 import { VirtualList } from "./virtual_list";
 
 const STATES: [ItemState, MessageKey][] = [
@@ -77,6 +78,7 @@ export class DetailPanel {
   private readonly diffFirst: HTMLInputElement;
   private readonly diffFirstLabel: HTMLSpanElement;
   private readonly csvBtn: HTMLButtonElement;
+  private readonly repro: ReproButton;
   private shownRows: Row[] = [];
 
   constructor(private readonly ctx: AppContext) {
@@ -89,6 +91,7 @@ export class DetailPanel {
     this.diffFirstLabel = h("span");
     this.csvBtn = h("button.csv", { type: "button", "data-action": "detail-csv", title: "CSV" }, "CSV");
     this.csvBtn.addEventListener("click", () => tableCsv(this.ctx, this.reply?.node?.name ?? "", this.tableRows()));
+    this.repro = new ReproButton(ctx);
     this.tableHead = h("div.dt-row.dt-head");
     this.table = new VirtualList<Row>({
       rowHeight: 24,
@@ -110,6 +113,7 @@ export class DetailPanel {
         h("span.spacer"),
         h("label.check.diff-first", null, this.diffFirst, this.diffFirstLabel),
         h("label.threshold-label", null, this.thresholdLabel, this.thresholdInput),
+        this.repro.el,
         this.csvBtn,
       ),
       this.header,
@@ -218,6 +222,7 @@ export class DetailPanel {
     const mode = this.ctx.info()?.meta?.mode;
     const graded = mode === CompareMode.MODE_STATISTICS || mode === CompareMode.MODE_TENSOR;
     this.thresholdInput.parentElement!.hidden = !compare || !graded;
+    this.repro.show(this.side, this.reply?.node);
     if (!this.reply?.node) {
       this.header.replaceChildren(h("span.muted", null, t("noSelection")));
       this.columns = [];
