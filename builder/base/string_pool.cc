@@ -35,7 +35,7 @@ uint64_t Fold(uint64_t a, uint64_t b) {
 
 // The first and last word of a string of at most 16 bytes, which together
 // hold every byte of it (words overlap when it is shorter than 16).
-void Words(const char* p, size_t n, uint64_t* head, uint64_t* tail) {
+inline void Words(const char* p, size_t n, uint64_t* head, uint64_t* tail) {
   if (n >= 8) {
     *head = Load64(p);
     *tail = Load64(p + n - 8);

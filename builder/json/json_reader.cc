@@ -1,6 +1,7 @@
 #include "json/json_reader.h"
 
 #include <bit>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -30,6 +31,38 @@ uint64_t StringStops(uint64_t w) {
   uint64_t quote = w ^ (kOnes * '"');
   uint64_t slash = w ^ (kOnes * '\\');
   return (((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | ((w - kOnes * 0x20) & ~w) | w) & kHighs;
+}
+
+// Whether all 8 bytes of `w` are ASCII digits.
+bool EightDigits(uint64_t w) {
+  return (((w & 0xF0F0F0F0F0F0F0F0ull) | (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+          0x3333333333333333ull);
+}
+
+// The value of 8 ASCII digits (the first byte is the most significant):
+// pairs, then quads, then the whole, by multiplies.
+uint64_t EightDigitsValue(uint64_t w) {
+  w -= 0x3030303030303030ull;
+  w = w * 10 + (w >> 8);  // each even byte: a two-digit value
+  uint64_t pairs = w & 0x000000FF000000FFull;
+  uint64_t next = (w >> 16) & 0x000000FF000000FFull;
+  return (pairs * (100 + (1000000ull << 32)) + next * (1 + (10000ull << 32))) >> 32;
+}
+
+// Digits from data[*i] into `mantissa` (wrapping past 19 digits; the caller
+// counts them).
+void ReadDigits(const char* data, size_t size, size_t* i, uint64_t* mantissa) {
+  size_t k = *i;
+  uint64_t m = *mantissa;
+  while (k + 8 <= size) {
+    uint64_t w = Load64(data + k);
+    if (!EightDigits(w)) break;
+    m = m * 100000000 + EightDigitsValue(w);
+    k += 8;
+  }
+  while (k < size && static_cast<unsigned>(data[k] - '0') < 10) m = m * 10 + (data[k++] - '0');
+  *i = k;
+  *mantissa = m;
 }
 
 // Exact powers of ten for the fast path of double parsing.
@@ -359,7 +392,7 @@ bool JsonReader::GetNumber(JsonNumber* n) {
   // of them after leading zeros.
   uint64_t mantissa = 0;
   size_t digits = i;
-  while (i < size && static_cast<unsigned>(data[i] - '0') < 10) mantissa = mantissa * 10 + (data[i++] - '0');
+  ReadDigits(data, size, &i, &mantissa);
   if (i == digits) return Fail(pos_, "expected a number, found " + Describe(text_, pos_));
   size_t count = i - digits;
   int exponent = 0;
@@ -367,7 +400,7 @@ bool JsonReader::GetNumber(JsonNumber* n) {
   if (i < size && data[i] == '.') {
     integer = false;
     size_t frac = ++i;
-    while (i < size && static_cast<unsigned>(data[i] - '0') < 10) mantissa = mantissa * 10 + (data[i++] - '0');
+    ReadDigits(data, size, &i, &mantissa);
     if (i == frac) return Fail(i, "expected digits after the decimal point");
     count += i - frac;
     exponent = -static_cast<int>(i - frac);
@@ -403,12 +436,32 @@ bool JsonReader::GetNumber(JsonNumber* n) {
   }
   // Clinger's fast path: an exact mantissa times an exact power of ten is
   // one correctly rounded operation, so this equals from_chars bit for bit.
-  if (count <= 19 && mantissa <= (uint64_t{1} << 53) && exponent >= -22 && exponent <= 22) {
-    double v = static_cast<double>(mantissa);
-    v = exponent < 0 ? v / kPow10[-exponent] : v * kPow10[exponent];
-    n->number = negative ? -v : v;
-    pos_ = i;
-    return true;
+  if (count <= 19 && exponent >= -22 && exponent <= 22) {
+    if (mantissa <= (uint64_t{1} << 53)) {
+      double v = static_cast<double>(mantissa);
+      v = exponent < 0 ? v / kPow10[-exponent] : v * kPow10[exponent];
+      n->number = negative ? -v : v;
+      pos_ = i;
+      return true;
+    }
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+    // The same in x87 extended precision for mantissas of up to 19 digits
+    // (msprobe's float32 statistics have 17): one correctly rounded
+    // operation to 64 bits, then to 53. Rounding twice can differ from
+    // rounding once only when the first result lies exactly halfway between
+    // two doubles (its low 11 bits are 100 0000 0000); those go the slow way.
+    long double x = static_cast<long double>(mantissa);
+    long double p = static_cast<long double>(kPow10[exponent < 0 ? -exponent : exponent]);
+    x = exponent < 0 ? x / p : x * p;
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    if ((bits & 0x7FF) != 0x400) {
+      double v = static_cast<double>(x);
+      n->number = negative ? -v : v;
+      pos_ = i;
+      return true;
+    }
+#endif
   }
   return ParseNumberSlow(start, i, false, n);
 }
