@@ -172,30 +172,29 @@ bool ParseStack(JsonReader* r, StringPool* pool, StackData* out) {
   return true;
 }
 
-}  // namespace
-
-Result<ConstructData> ReadConstructJson(const std::string& path, StringPool* pool) {
+// Maps `path` and parses its one top-level value with `parse`.
+template <typename Data>
+Result<Data> ReadWhole(const std::string& path, StringPool* pool, const char* what,
+                       bool (*parse)(JsonReader*, StringPool*, Data*)) {
   auto file = MappedFile::Open(path);
   if (!file.ok()) return file.error();
-  GA_RETURN_IF_ERROR(CheckNotEmpty(*file, "construct.json maps each node to its parent"));
-  ConstructData out;
+  GA_RETURN_IF_ERROR(CheckNotEmpty(*file, what));
+  Data out;
   out.path = path;
   JsonReader r(file->text(), path);
-  if (!ParseConstruct(&r, pool, &out)) return r.error();
+  if (!parse(&r, pool, &out)) return r.error();
   GA_RETURN_IF_ERROR(r.ExpectEnd());
   return out;
 }
 
+}  // namespace
+
+Result<ConstructData> ReadConstructJson(const std::string& path, StringPool* pool) {
+  return ReadWhole<ConstructData>(path, pool, "construct.json maps each node to its parent", ParseConstruct);
+}
+
 Result<StackData> ReadStackJson(const std::string& path, StringPool* pool) {
-  auto file = MappedFile::Open(path);
-  if (!file.ok()) return file.error();
-  GA_RETURN_IF_ERROR(CheckNotEmpty(*file, "stack.json maps nodes to call stacks"));
-  StackData out;
-  out.path = path;
-  JsonReader r(file->text(), path);
-  if (!ParseStack(&r, pool, &out)) return r.error();
-  GA_RETURN_IF_ERROR(r.ExpectEnd());
-  return out;
+  return ReadWhole<StackData>(path, pool, "stack.json maps nodes to call stacks", ParseStack);
 }
 
 }  // namespace graph_ascend::dump
