@@ -1,13 +1,17 @@
 // Interned strings. Each distinct string is stored once in large blocks and
-// named by a dense 32-bit id; id 0 is the empty string. Names, item keys,
-// dtypes, shapes and stack lines repeat millions of times in a large dump,
-// so the graph stores ids instead of std::string.
+// named by a dense 32-bit id in the order of first interning; id 0 is the
+// empty string. Names, item keys, dtypes, shapes and stack lines repeat
+// millions of times in a large dump, so the graph stores ids instead of
+// std::string.
+//
+// The table is flat open addressing (linear probing over 64-bit slots of
+// hash tag and id), so a lookup is one hash, usually one cache line of the
+// table and one compare of the stored string.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace graph_ascend {
@@ -30,21 +34,38 @@ class StringPool {
   size_t size() const { return strings_.size(); }
   size_t bytes() const { return bytes_; }
 
+  // The 64-bit hash the table uses (exposed for tests of its spread).
+  static uint64_t Hash(std::string_view s);
+
  private:
   std::string_view Store(std::string_view s);
+  // Looks `s` (of hash `h`) up in the table, adding it if new.
+  uint32_t InternHashed(std::string_view s, uint64_t h);
+  void Grow();
 
   std::vector<std::unique_ptr<char[]>> blocks_;
   size_t block_used_ = 0;
   size_t block_size_ = 0;
   size_t bytes_ = 0;
   std::vector<std::string_view> strings_;
-  std::unordered_map<std::string_view, uint32_t> ids_;
+  // Per slot: the high 32 bits of the hash, then the id; kEmpty when free.
+  // A string's home slot is its tag modulo the table size, so growing needs
+  // no string access.
+  std::vector<uint64_t> slots_;
+  size_t mask_ = 0;
 
+  // The short-string cache. (first word, last word, size) identify a string
+  // of up to 16 bytes completely, so such a hit needs no memcmp; longer ones
+  // compare the rest of `text` (which points into the pool).
   struct CacheSlot {
-    std::string_view text;  // points into the pool
+    uint64_t head = 0;
+    uint64_t tail = 0;
+    const char* text = nullptr;
+    uint32_t size = 0;
     uint32_t id = 0;
   };
   static constexpr size_t kCacheSlots = 4096;
+  static constexpr size_t kShortMax = 64;
   std::vector<CacheSlot> cache_ = std::vector<CacheSlot>(kCacheSlots);
 };
 

@@ -1,12 +1,15 @@
-// Reading construct.json (§3.3) and stack.json (§3.4).
+// Reading construct.json (§3.3) and stack.json (§3.4), through JsonReader's
+// fast interface (errors are recorded in the reader and returned at the end).
 #include "base/mapped_file.h"
 #include "dump/dump_data.h"
 #include "json/json_reader.h"
 
 namespace graph_ascend::dump {
 
+using json::JsonNumber;
 using json::JsonReader;
 using json::JsonType;
+using Step = JsonReader::Step;
 
 namespace {
 
@@ -17,181 +20,181 @@ Status CheckNotEmpty(const MappedFile& file, const char* what) {
   return Status::Ok();
 }
 
-}  // namespace
+bool Fail(JsonReader* r, std::string message) { return r->Fail(r->offset(), std::move(message)); }
 
-Result<ConstructData> ReadConstructJson(const std::string& path, StringPool* pool) {
-  auto file = MappedFile::Open(path);
-  if (!file.ok()) return file.error();
-  GA_RETURN_IF_ERROR(CheckNotEmpty(*file, "construct.json maps each node to its parent"));
-  ConstructData out;
-  out.path = path;
-  JsonReader r(file->text(), path);
-  auto top = r.Peek();
-  if (!top.ok()) return top.error();
-  if (*top != JsonType::kObject) return r.ErrorHere("construct.json must be a JSON object of child -> parent");
-  GA_RETURN_IF_ERROR(r.EnterObject());
+// The top-level object of construct.json, or false with the error in `r`.
+bool ParseConstruct(JsonReader* r, StringPool* pool, ConstructData* out) {
+  JsonType top;
+  if (!r->PeekType(&top)) return false;
+  if (top != JsonType::kObject) return Fail(r, "construct.json must be a JSON object of child -> parent");
+  if (!r->BeginObject()) return false;
   std::string_view key;
   std::string child;
   for (;;) {
-    auto more = r.NextMember(&key);
-    if (!more.ok()) return more.error();
-    if (!*more) break;
+    Step more = r->NextKey(&key);
+    if (more == Step::kFailed) return false;
+    if (more == Step::kEnd) break;
     child.assign(key);
     if (child == "megatron_micro_step_number") {
-      GA_RETURN_IF_ERROR(r.Skip());
+      if (!r->SkipValue()) return false;
       continue;
     }
     ConstructData::Edge edge{pool->Intern(child), 0, -1};
-    auto t = r.Peek();
-    if (!t.ok()) return t.error();
-    if (*t == JsonType::kNull) {
-      GA_RETURN_IF_ERROR(r.ReadNull());
-    } else if (*t == JsonType::kString) {
-      auto s = r.ReadString();
-      if (!s.ok()) return s.error();
-      edge.parent = pool->Intern(*s);
-    } else if (*t == JsonType::kArray) {
+    JsonType t;
+    if (!r->PeekType(&t)) return false;
+    std::string_view s;
+    if (t == JsonType::kNull) {
+      if (!r->GetNull()) return false;
+    } else if (t == JsonType::kString) {
+      if (!r->GetString(&s)) return false;
+      edge.parent = pool->Intern(s);
+    } else if (t == JsonType::kArray) {
       // The Megatron variant: [parent, micro_step].
-      GA_RETURN_IF_ERROR(r.EnterArray());
+      if (!r->BeginArray()) return false;
       for (int i = 0;; ++i) {
-        auto el = r.NextElement();
-        if (!el.ok()) return el.error();
-        if (!*el) break;
-        auto et = r.Peek();
-        if (!et.ok()) return et.error();
-        if (i == 0 && *et == JsonType::kString) {
-          auto s = r.ReadString();
-          if (!s.ok()) return s.error();
-          edge.parent = pool->Intern(*s);
-        } else if (i == 1 && *et == JsonType::kNumber) {
-          auto n = r.ReadNumber();
-          if (!n.ok()) return n.error();
-          edge.micro_step = static_cast<int32_t>(n->number);
-        } else if (i == 0 && *et == JsonType::kNull) {
-          GA_RETURN_IF_ERROR(r.ReadNull());
+        Step el = r->NextItem();
+        if (el == Step::kFailed) return false;
+        if (el == Step::kEnd) break;
+        JsonType et;
+        if (!r->PeekType(&et)) return false;
+        if (i == 0 && et == JsonType::kString) {
+          if (!r->GetString(&s)) return false;
+          edge.parent = pool->Intern(s);
+        } else if (i == 1 && et == JsonType::kNumber) {
+          JsonNumber n;
+          if (!r->GetNumber(&n)) return false;
+          edge.micro_step = static_cast<int32_t>(n.number);
+        } else if (i == 0 && et == JsonType::kNull) {
+          if (!r->GetNull()) return false;
         } else {
-          return r.ErrorHere("key " + child + ": expected [parent, micro_step]");
+          return Fail(r, "key " + child + ": expected [parent, micro_step]");
         }
       }
     } else {
-      return r.ErrorHere("key " + child + ": the parent must be a string or null");
+      return Fail(r, "key " + child + ": the parent must be a string or null");
     }
-    auto [it, inserted] = out.edge_of.emplace(edge.child, static_cast<uint32_t>(out.edges.size()));
+    auto [it, inserted] = out->edge_of.emplace(edge.child, static_cast<uint32_t>(out->edges.size()));
     if (inserted) {
-      out.edges.push_back(edge);
+      out->edges.push_back(edge);
     } else {
-      out.edges[it->second] = edge;  // last value wins, first position kept (Python dict)
+      out->edges[it->second] = edge;  // last value wins, first position kept (Python dict)
     }
   }
-  GA_RETURN_IF_ERROR(r.ExpectEnd());
-  return out;
+  return true;
 }
-
-namespace {
 
 // Reads a list of strings into `lines`.
-Status ReadLines(JsonReader* r, StringPool* pool, std::vector<uint32_t>* lines, const std::string& key) {
-  GA_RETURN_IF_ERROR(r->EnterArray());
+bool ReadLines(JsonReader* r, StringPool* pool, std::vector<uint32_t>* lines) {
+  if (!r->BeginArray()) return false;
+  std::string_view s;
   for (;;) {
-    auto el = r->NextElement();
-    if (!el.ok()) return el.error();
-    if (!*el) break;
-    auto t = r->Peek();
-    if (!t.ok()) return t.error();
-    if (*t != JsonType::kString) {
-      GA_RETURN_IF_ERROR(r->Skip());  // msprobe keeps whatever is there; a non-string line is dropped
+    Step el = r->NextItem();
+    if (el == Step::kFailed) return false;
+    if (el == Step::kEnd) return true;
+    if (r->PeekByte() != '"') {
+      if (!r->SkipValue()) return false;  // msprobe keeps whatever is there; a non-string line is dropped
       continue;
     }
-    auto s = r->ReadString();
-    if (!s.ok()) return s.error();
-    lines->push_back(pool->Intern(*s));
+    if (!r->GetString(&s)) return false;
+    lines->push_back(pool->Intern(s));
   }
-  return Status::Ok();
 }
 
-}  // namespace
-
-Result<StackData> ReadStackJson(const std::string& path, StringPool* pool) {
-  auto file = MappedFile::Open(path);
-  if (!file.ok()) return file.error();
-  GA_RETURN_IF_ERROR(CheckNotEmpty(*file, "stack.json maps nodes to call stacks"));
-  StackData out;
-  out.path = path;
-  JsonReader r(file->text(), path);
-  auto top = r.Peek();
-  if (!top.ok()) return top.error();
-  if (*top != JsonType::kObject) return r.ErrorHere("stack.json must be a JSON object");
-  GA_RETURN_IF_ERROR(r.EnterObject());
+// The top-level object of stack.json, or false with the error in `r`.
+bool ParseStack(JsonReader* r, StringPool* pool, StackData* out) {
+  JsonType top;
+  if (!r->PeekType(&top)) return false;
+  if (top != JsonType::kObject) return Fail(r, "stack.json must be a JSON object");
+  if (!r->BeginObject()) return false;
   std::string_view key;
   std::string name;
   std::vector<uint32_t> names;
   bool first = true, grouped = false;
   for (;;) {
-    auto more = r.NextMember(&key);
-    if (!more.ok()) return more.error();
-    if (!*more) break;
+    Step more = r->NextKey(&key);
+    if (more == Step::kFailed) return false;
+    if (more == Step::kEnd) break;
     name.assign(key);
-    if (first) grouped = out.grouped = name == "0";  // the grouped format starts with group "0"
+    if (first) grouped = out->grouped = name == "0";  // the grouped format starts with group "0"
     first = false;
-    auto t = r.Peek();
-    if (!t.ok()) return t.error();
-    if (*t != JsonType::kArray) {
-      GA_RETURN_IF_ERROR(r.Skip());  // not a list: no stack (§5.6 leaves non-lists alone)
+    if (r->PeekByte() != '[') {
+      if (!r->SkipValue()) return false;  // not a list: no stack (§5.6 leaves non-lists alone)
       continue;
     }
-    StackData::Range range{static_cast<uint32_t>(out.lines.size()), 0};
+    StackData::Range range{static_cast<uint32_t>(out->lines.size()), 0};
     if (!grouped) {
-      GA_RETURN_IF_ERROR(ReadLines(&r, pool, &out.lines, name));
-      range.count = static_cast<uint32_t>(out.lines.size() - range.first);
-      out.stack_of[pool->Intern(name)] = static_cast<uint32_t>(out.stacks.size());
-      out.stacks.push_back(range);
+      if (!ReadLines(r, pool, &out->lines)) return false;
+      range.count = static_cast<uint32_t>(out->lines.size() - range.first);
+      out->stack_of[pool->Intern(name)] = static_cast<uint32_t>(out->stacks.size());
+      out->stacks.push_back(range);
       continue;
     }
     // {"0": [[names], [lines]]}; other shapes are skipped.
     names.clear();
-    GA_RETURN_IF_ERROR(r.EnterArray());
+    if (!r->BeginArray()) return false;
     int index = 0;
     bool valid = true;
     for (;; ++index) {
-      auto el = r.NextElement();
-      if (!el.ok()) return el.error();
-      if (!*el) break;
-      auto et = r.Peek();
-      if (!et.ok()) return et.error();
-      if (index == 0 && *et == JsonType::kArray) {
-        GA_RETURN_IF_ERROR(r.EnterArray());
+      Step el = r->NextItem();
+      if (el == Step::kFailed) return false;
+      if (el == Step::kEnd) break;
+      bool list = r->PeekByte() == '[';
+      if (index == 0 && list) {
+        if (!r->BeginArray()) return false;
+        std::string_view s;
         for (;;) {
-          auto ne = r.NextElement();
-          if (!ne.ok()) return ne.error();
-          if (!*ne) break;
-          auto nt = r.Peek();
-          if (!nt.ok()) return nt.error();
-          if (*nt != JsonType::kString) {
-            GA_RETURN_IF_ERROR(r.Skip());
+          Step ne = r->NextItem();
+          if (ne == Step::kFailed) return false;
+          if (ne == Step::kEnd) break;
+          if (r->PeekByte() != '"') {
+            if (!r->SkipValue()) return false;
             continue;
           }
-          auto s = r.ReadString();
-          if (!s.ok()) return s.error();
-          names.push_back(pool->Intern(*s));
+          if (!r->GetString(&s)) return false;
+          names.push_back(pool->Intern(s));
         }
-      } else if (index == 1 && *et == JsonType::kArray && valid) {
-        GA_RETURN_IF_ERROR(ReadLines(&r, pool, &out.lines, name));
+      } else if (index == 1 && list && valid) {
+        if (!ReadLines(r, pool, &out->lines)) return false;
       } else {
         valid = false;
-        GA_RETURN_IF_ERROR(r.Skip());
+        if (!r->SkipValue()) return false;
       }
     }
     if (!valid || index != 2) {
-      out.lines.resize(range.first);
+      out->lines.resize(range.first);
       continue;
     }
-    range.count = static_cast<uint32_t>(out.lines.size() - range.first);
-    uint32_t id = static_cast<uint32_t>(out.stacks.size());
-    out.stacks.push_back(range);
-    for (uint32_t n : names) out.stack_of[n] = id;
+    range.count = static_cast<uint32_t>(out->lines.size() - range.first);
+    uint32_t id = static_cast<uint32_t>(out->stacks.size());
+    out->stacks.push_back(range);
+    for (uint32_t n : names) out->stack_of[n] = id;
   }
+  return true;
+}
+
+// Maps `path` and parses its one top-level value with `parse`.
+template <typename Data>
+Result<Data> ReadWhole(const std::string& path, StringPool* pool, const char* what,
+                       bool (*parse)(JsonReader*, StringPool*, Data*)) {
+  auto file = MappedFile::Open(path);
+  if (!file.ok()) return file.error();
+  GA_RETURN_IF_ERROR(CheckNotEmpty(*file, what));
+  Data out;
+  out.path = path;
+  JsonReader r(file->text(), path);
+  if (!parse(&r, pool, &out)) return r.error();
   GA_RETURN_IF_ERROR(r.ExpectEnd());
   return out;
+}
+
+}  // namespace
+
+Result<ConstructData> ReadConstructJson(const std::string& path, StringPool* pool) {
+  return ReadWhole<ConstructData>(path, pool, "construct.json maps each node to its parent", ParseConstruct);
+}
+
+Result<StackData> ReadStackJson(const std::string& path, StringPool* pool) {
+  return ReadWhole<StackData>(path, pool, "stack.json maps nodes to call stacks", ParseStack);
 }
 
 }  // namespace graph_ascend::dump

@@ -17,6 +17,7 @@ namespace {
 using json::JsonNumber;
 using json::JsonReader;
 using json::JsonType;
+using Step = JsonReader::Step;
 
 constexpr int kMaxNesting = 400;  // msprobe's recursion limit (§4.1)
 
@@ -70,6 +71,22 @@ const std::vector<IgnoreRule>& IgnoreRules() {
   return rules;
 }
 
+// What a field name means to the parse, found once per field.
+enum class FieldRole : uint8_t { kOther, kStat, kNorm, kOp, kPeer, kGroupId };
+
+FieldRole RoleOf(std::string_view key) {
+  switch (key.size()) {
+    case 2: return key == "op" ? FieldRole::kOp : FieldRole::kOther;
+    case 3: return key == "Max" || key == "Min" ? FieldRole::kStat : FieldRole::kOther;
+    case 4:
+      if (key == "Mean") return FieldRole::kStat;
+      if (key == "Norm") return FieldRole::kNorm;
+      return key == "peer" ? FieldRole::kPeer : FieldRole::kOther;
+    case 8: return key == "group_id" ? FieldRole::kGroupId : FieldRole::kOther;
+    default: return FieldRole::kOther;
+  }
+}
+
 // The per-entry state of the parse: items per category before they are
 // split into input_data / output_data.
 struct PendingItem {
@@ -89,19 +106,22 @@ class DumpParser {
     k_md5_ = pool_->Intern("md5");
   }
 
-  Status ParseTop();
+  Status Parse();
 
  private:
-  Status ParseData();
-  Status ParseEntry(std::string_view name);
+  // The parse functions return false after recording the error in the
+  // reader (JsonReader's fast interface).
+  bool ParseTop();
+  bool ParseData();
+  bool ParseEntry(std::string_view name);
   // Parses one value at traversal name `name` (§4.1), appending items to
   // pending_. `p2p` collects batch_isend_irecv operations at that level.
-  Status ParseValue(std::string* name, ItemState state, bool pgrad, int depth, int p2p, Anomaly* anomaly);
-  Status ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
-                     Anomaly* anomaly);
-  Status ReadFieldValue(Value* v, Anomaly* own, bool is_stat);
-  void FinishEntry(uint32_t name_id, std::string_view name);
-  Status ExpectType(JsonType want, const char* what, const std::string& key);
+  bool ParseValue(std::string* name, ItemState state, bool pgrad, int depth, int p2p, Anomaly* anomaly);
+  bool ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
+                   Anomaly* anomaly);
+  bool ReadFieldValue(Value* v, Anomaly* own, bool is_stat);
+  // An error of the dump's shape at the reader's position.
+  bool Fail(std::string message) { return r_->Fail(r_->offset(), std::move(message)); }
 
   JsonReader* r_;
   StringPool* pool_;
@@ -137,86 +157,87 @@ class DumpParser {
   bool p2p_has_peer_ = false;
 };
 
-Status DumpParser::ExpectType(JsonType want, const char* what, const std::string& key) {
-  auto t = r_->Peek();
-  if (!t.ok()) return t.error();
-  if (*t != want) return r_->ErrorHere(std::string("key ") + key + ": expected " + what);
-  return Status::Ok();
-}
-
-Status DumpParser::ParseTop() {
-  auto t = r_->Peek();
-  if (!t.ok()) {
-    if (r_->offset() == 0 || t.error().message.find("end of input") != std::string::npos) {
-      return r_->ErrorHere("empty or truncated dump.json: expected a JSON object");
-    }
-    return t.error();
-  }
-  if (*t != JsonType::kObject) return r_->ErrorHere("dump.json must be a JSON object");
-  GA_RETURN_IF_ERROR(r_->EnterObject());
-  std::string_view key;
-  for (;;) {
-    auto more = r_->NextMember(&key);
-    if (!more.ok()) return more.error();
-    if (!*more) break;
-    auto read_text = [&](std::string* dst, bool* present, const char* name) -> Status {
-      auto type = r_->Peek();
-      if (!type.ok()) return type.error();
-      if (*type == JsonType::kNull) {
-        if (present) *present = false;
-        return r_->ReadNull();
-      }
-      if (*type != JsonType::kString) return r_->ErrorHere(std::string("key ") + name + ": expected a string or null");
-      auto s = r_->ReadString();
-      if (!s.ok()) return s.error();
-      dst->assign(*s);
-      if (present) *present = true;
-      return Status::Ok();
-    };
-    if (key == "task") {
-      GA_RETURN_IF_ERROR(read_text(&out_->task, nullptr, "task"));
-    } else if (key == "level") {
-      GA_RETURN_IF_ERROR(read_text(&out_->level, nullptr, "level"));
-    } else if (key == "framework") {
-      GA_RETURN_IF_ERROR(read_text(&out_->framework, nullptr, "framework"));
-    } else if (key == "dump_data_dir") {
-      GA_RETURN_IF_ERROR(read_text(&out_->dump_data_dir, &out_->has_dump_data_dir, "dump_data_dir"));
-    } else if (key == "data") {
-      GA_RETURN_IF_ERROR(ExpectType(JsonType::kObject, "an object of dump entries", "data"));
-      saw_data_ = true;
-      GA_RETURN_IF_ERROR(ParseData());
-    } else {
-      GA_RETURN_IF_ERROR(r_->Skip());
-    }
-  }
+Status DumpParser::Parse() {
+  if (!ParseTop()) return r_->error();
   GA_RETURN_IF_ERROR(r_->ExpectEnd());
   if (!saw_data_) return Error{out_->path, "", "no \"data\" key: this is not a msprobe dump.json"};
   if (out_->framework == "pytorch" || out_->framework == "mindspore") out_->detected_framework = out_->framework;
   return Status::Ok();
 }
 
-Status DumpParser::ParseData() {
-  GA_RETURN_IF_ERROR(r_->EnterObject());
+bool DumpParser::ParseTop() {
+  JsonType t;
+  if (!r_->PeekType(&t)) {
+    if (r_->offset() == 0 || r_->error().message.find("end of input") != std::string::npos) {
+      return Fail("empty or truncated dump.json: expected a JSON object");
+    }
+    return false;
+  }
+  if (t != JsonType::kObject) return Fail("dump.json must be a JSON object");
+  if (!r_->BeginObject()) return false;
+  std::string_view key;
+  for (;;) {
+    Step more = r_->NextKey(&key);
+    if (more == Step::kFailed) return false;
+    if (more == Step::kEnd) break;
+    auto read_text = [&](std::string* dst, bool* present, const char* name) -> bool {
+      JsonType type;
+      if (!r_->PeekType(&type)) return false;
+      if (type == JsonType::kNull) {
+        if (present) *present = false;
+        return r_->GetNull();
+      }
+      if (type != JsonType::kString) return Fail(std::string("key ") + name + ": expected a string or null");
+      std::string_view s;
+      if (!r_->GetString(&s)) return false;
+      dst->assign(s);
+      if (present) *present = true;
+      return true;
+    };
+    bool ok;
+    if (key == "task") {
+      ok = read_text(&out_->task, nullptr, "task");
+    } else if (key == "level") {
+      ok = read_text(&out_->level, nullptr, "level");
+    } else if (key == "framework") {
+      ok = read_text(&out_->framework, nullptr, "framework");
+    } else if (key == "dump_data_dir") {
+      ok = read_text(&out_->dump_data_dir, &out_->has_dump_data_dir, "dump_data_dir");
+    } else if (key == "data") {
+      if (!r_->PeekType(&t)) return false;
+      if (t != JsonType::kObject) return Fail("key data: expected an object of dump entries");
+      saw_data_ = true;
+      ok = ParseData();
+    } else {
+      ok = r_->SkipValue();
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool DumpParser::ParseData() {
+  if (!r_->BeginObject()) return false;
   std::string_view key;
   std::string name;
   for (;;) {
-    auto more = r_->NextMember(&key);
-    if (!more.ok()) return more.error();
-    if (!*more) break;
+    Step more = r_->NextKey(&key);
+    if (more == Step::kFailed) return false;
+    if (more == Step::kEnd) break;
     name.assign(key);
-    auto t = r_->Peek();
-    if (!t.ok()) return t.error();
-    if (*t != JsonType::kObject) {
-      return r_->ErrorHere("key data." + name + ": expected an object (a dump entry)");
+    if (r_->PeekByte() != '{') {
+      JsonType t;
+      if (!r_->PeekType(&t)) return false;
+      return Fail("key data." + name + ": expected an object (a dump entry)");
     }
-    GA_RETURN_IF_ERROR(ParseEntry(name));
+    if (!ParseEntry(name)) return false;
     if (file_ != nullptr && (out_->entries.size() & 1023) == 0) file_->Release(r_->offset());
     if (options_.progress && (out_->entries.size() & 255) == 0) options_.progress(r_->offset());
   }
-  return Status::Ok();
+  return true;
 }
 
-Status DumpParser::ParseEntry(std::string_view name) {
+bool DumpParser::ParseEntry(std::string_view name) {
   npending_ = 0;
   in_elems_.clear();
   kw_elems_.clear();
@@ -231,7 +252,7 @@ Status DumpParser::ParseEntry(std::string_view name) {
   bool pgrad = !ParametersGradModule(name).empty();
   bool batch_p2p = name.find("batch_isend_irecv") != std::string_view::npos;
 
-  GA_RETURN_IF_ERROR(r_->EnterObject());
+  if (!r_->BeginObject()) return false;
   std::string_view key;
   std::string& traversal = traversal_;
   // Items of each category, in the fixed order of §4.1 step 2.
@@ -250,16 +271,16 @@ Status DumpParser::ParseEntry(std::string_view name) {
   std::vector<std::pair<int, size_t>>& spans = spans_;
   spans.clear();
   for (;;) {
-    auto more = r_->NextMember(&key);
-    if (!more.ok()) return more.error();
-    if (!*more) break;
+    Step more = r_->NextKey(&key);
+    if (more == Step::kFailed) return false;
+    if (more == Step::kEnd) break;
     if (pgrad) {
       traversal.assign(name);
       traversal += '.';
       traversal += key;
       spans.emplace_back(0, npending_);
       Anomaly a;
-      GA_RETURN_IF_ERROR(ParseValue(&traversal, ItemState::kParametersGrad, true, 1, 0, &a));
+      if (!ParseValue(&traversal, ItemState::kParametersGrad, true, 1, 0, &a)) return false;
       continue;
     }
     int cat = -1;
@@ -267,46 +288,46 @@ Status DumpParser::ParseEntry(std::string_view name) {
       if (key == kCategories[c].key) cat = c;
     }
     if (cat < 0) {
-      GA_RETURN_IF_ERROR(r_->Skip());
+      if (!r_->SkipValue()) return false;
       continue;
     }
     spans.emplace_back(cat, npending_);
     traversal.assign(name);
     traversal += kCategories[cat].suffix;
-    auto t = r_->Peek();
-    if (!t.ok()) return t.error();
+    JsonType t;
+    if (!r_->PeekType(&t)) return false;
     // A category holds a list or an object of arguments (or null); a bare
     // string, number or boolean there is damage, not "no inputs".
-    if (*t != JsonType::kArray && *t != JsonType::kObject && *t != JsonType::kNull) {
-      return r_->ErrorHere(std::string("key data.") + std::string(pool_->Get(name_id)) + "." + kCategories[cat].key +
-                           ": expected a list or an object of arguments, found a " +
-                           (*t == JsonType::kString ? "string" : *t == JsonType::kNumber ? "number" : "boolean"));
+    if (t != JsonType::kArray && t != JsonType::kObject && t != JsonType::kNull) {
+      return Fail(std::string("key data.") + std::string(pool_->Get(name_id)) + "." + kCategories[cat].key +
+                  ": expected a list or an object of arguments, found a " +
+                  (t == JsonType::kString ? "string" : t == JsonType::kNumber ? "number" : "boolean"));
     }
     // Top-level elements of input_args / input / output and values of
     // input_kwargs are what the overflow check looks at.
-    if ((cat == 0 || cat == 2 || cat == 3) && *t == JsonType::kArray) {
+    if ((cat == 0 || cat == 2 || cat == 3) && t == JsonType::kArray) {
       if (cat == 0) has_input_args_ = true;
       std::vector<Anomaly>& elems = cat == 0 ? in_elems_ : cat == 2 ? input_elems_ : out_elems_;
-      GA_RETURN_IF_ERROR(r_->EnterArray());
+      if (!r_->BeginArray()) return false;
       size_t base = traversal.size();
       for (int i = 0;; ++i) {
-        auto el = r_->NextElement();
-        if (!el.ok()) return el.error();
-        if (!*el) break;
+        Step el = r_->NextItem();
+        if (el == Step::kFailed) return false;
+        if (el == Step::kEnd) break;
         traversal.resize(base);
         AppendIndex(i, &traversal);
         Anomaly a;
         int p2p = (batch_p2p && cat == 3 && i == 0) ? 1 : 0;
-        GA_RETURN_IF_ERROR(ParseValue(&traversal, kCategories[cat].state, false, 2, p2p, &a));
+        if (!ParseValue(&traversal, kCategories[cat].state, false, 2, p2p, &a)) return false;
         elems.push_back(a);
       }
-    } else if (cat == 1 && *t == JsonType::kObject) {
+    } else if (cat == 1 && t == JsonType::kObject) {
       // A kwargs object that is itself a leaf (has a string "type") is one item.
       Anomaly a;
-      GA_RETURN_IF_ERROR(ParseObject(&traversal, ItemState::kInput, false, 1, 0, true, &a));
+      if (!ParseObject(&traversal, ItemState::kInput, false, 1, 0, true, &a)) return false;
     } else {
       Anomaly a;
-      GA_RETURN_IF_ERROR(ParseValue(&traversal, kCategories[cat].state, false, 1, 0, &a));
+      if (!ParseValue(&traversal, kCategories[cat].state, false, 1, 0, &a)) return false;
       if (cat == 3) out_elems_.push_back(a);
     }
   }
@@ -437,135 +458,131 @@ Status DumpParser::ParseEntry(std::string_view name) {
   } else {
     out_->entries[it->second] = entry;  // a repeated key: the last one wins (§14.1)
   }
-  return Status::Ok();
+  return true;
 }
 
-Status DumpParser::ParseValue(std::string* name, ItemState state, bool pgrad, int depth, int p2p, Anomaly* anomaly) {
-  if (depth > kMaxNesting) return r_->ErrorHere("values nested deeper than " + std::to_string(kMaxNesting) + " levels");
-  auto t = r_->Peek();
-  if (!t.ok()) return t.error();
-  switch (*t) {
+bool DumpParser::ParseValue(std::string* name, ItemState state, bool pgrad, int depth, int p2p, Anomaly* anomaly) {
+  if (depth > kMaxNesting) return Fail("values nested deeper than " + std::to_string(kMaxNesting) + " levels");
+  JsonType t;
+  if (!r_->PeekType(&t)) return false;
+  switch (t) {
     case JsonType::kNull: {
-      GA_RETURN_IF_ERROR(r_->ReadNull());
+      if (!r_->GetNull()) return false;
       PendingItem& p = NewPending();
       p.key.assign(*name);
       p.state = state;
       p.flags = kItemNull;
       p.first_field = static_cast<uint32_t>(out_->fields.size());
       p.field_count = 0;
-      return Status::Ok();
+      return true;
     }
     case JsonType::kArray: {
-      GA_RETURN_IF_ERROR(r_->EnterArray());
+      if (!r_->BeginArray()) return false;
       size_t base = name->size();
       for (int i = 0;; ++i) {
-        auto el = r_->NextElement();
-        if (!el.ok()) return el.error();
-        if (!*el) break;
+        Step el = r_->NextItem();
+        if (el == Step::kFailed) return false;
+        if (el == Step::kEnd) break;
         if (!pgrad) {
           name->resize(base);
           AppendIndex(i, name);
         }
         Anomaly a;
-        GA_RETURN_IF_ERROR(ParseValue(name, state, pgrad, depth + 1, p2p == 1 ? 2 : 0, &a));
+        if (!ParseValue(name, state, pgrad, depth + 1, p2p == 1 ? 2 : 0, &a)) return false;
         anomaly->any |= a.any;
       }
       name->resize(base);
-      return Status::Ok();
+      return true;
     }
     case JsonType::kObject:
       return ParseObject(name, state, pgrad, depth, p2p, false, anomaly);
     default:
       // Bare numbers, strings and booleans carry no item (§4.1).
-      return r_->Skip();
+      return r_->SkipValue();
   }
 }
 
-Status DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat) {
-  auto t = r_->Peek();
-  if (!t.ok()) return t.error();
-  switch (*t) {
+bool DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat) {
+  JsonType t;
+  if (!r_->PeekType(&t)) return false;
+  switch (t) {
     case JsonType::kNull:
       v->kind = ValueKind::kNull;
-      return r_->ReadNull();
-    case JsonType::kBool: {
-      auto b = r_->ReadBool();
-      if (!b.ok()) return b.error();
+      return r_->GetNull();
+    case JsonType::kBool:
       v->kind = ValueKind::kBool;
-      v->boolean = *b;
-      return Status::Ok();
-    }
+      return r_->GetBool(&v->boolean);
     case JsonType::kNumber: {
-      auto n = r_->ReadNumber();
-      if (!n.ok()) return n.error();
-      if (n->is_integer) {
+      JsonNumber n;
+      if (!r_->GetNumber(&n)) return false;
+      if (n.is_integer) {
         v->kind = ValueKind::kInteger;
-        v->integer = n->integer;
+        v->integer = n.integer;
       } else {
         v->kind = ValueKind::kNumber;
-        v->number = n->number;
-        if (is_stat && !std::isfinite(n->number)) own->own = true;
+        v->number = n.number;
+        if (is_stat && !std::isfinite(n.number)) own->own = true;
       }
-      return Status::Ok();
+      return true;
     }
     case JsonType::kString: {
-      auto s = r_->ReadString();
-      if (!s.ok()) return s.error();
-      if (is_stat && AnomalousText(*s)) own->own = true;
+      std::string_view s;
+      if (!r_->GetString(&s)) return false;
+      if (is_stat && AnomalousText(s)) own->own = true;
       v->kind = ValueKind::kString;
-      v->string = pool_->InternShort(*s);
-      return Status::Ok();
+      v->string = pool_->InternShort(s);
+      return true;
     }
     default: {
       scratch_.clear();
-      GA_RETURN_IF_ERROR(r_->ReadCompact(&scratch_));
+      if (!r_->GetCompact(&scratch_)) return false;
       v->kind = ValueKind::kJson;
       v->string = pool_->InternShort(scratch_);
-      return Status::Ok();
+      return true;
     }
   }
 }
 
-Status DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
-                               Anomaly* anomaly) {
+bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
+                             Anomaly* anomaly) {
   // First pass: read the members as fields. An object with a string "type"
   // is a leaf (one item); any other object is re-read as a container.
   size_t start = r_->offset();
   size_t depth_before = r_->depth();
   size_t fields_start = out_->fields.size();
-  GA_RETURN_IF_ERROR(r_->EnterObject());
+  if (!r_->BeginObject()) return false;
   std::string_view key;
   bool leaf = false;
   bool has_md5 = false;
-  std::string data_name;
+  uint32_t data_name = 0;  // StringPool id of a string data_name
   Anomaly own;
   Value norm;
   uint32_t type_string = 0;
-  std::string key_copy;
   for (;;) {
-    auto more = r_->NextMember(&key);
-    if (!more.ok()) return more.error();
-    if (!*more) break;
-    key_copy.assign(key);
-    bool is_stat = key_copy == "Max" || key_copy == "Min" || key_copy == "Mean";
+    Step more = r_->NextKey(&key);
+    if (more == Step::kFailed) return false;
+    if (more == Step::kEnd) break;
+    // Everything about the key is taken before its value is read (a nested
+    // object's keys reuse the reader's key storage).
+    FieldRole role = RoleOf(key);
     Field f;
-    f.name = pool_->InternShort(key_copy);
-    GA_RETURN_IF_ERROR(ReadFieldValue(&f.value, &own, is_stat));
+    f.name = pool_->InternShort(key);
+    if (!ReadFieldValue(&f.value, &own, role == FieldRole::kStat)) return false;
     if (f.name == k_type_ && f.value.kind == ValueKind::kString) {
       leaf = true;
       type_string = f.value.string;
     }
     if (f.name == k_md5_) has_md5 = true;
-    if (f.name == k_data_name_ && f.value.kind == ValueKind::kString) data_name.assign(pool_->Get(f.value.string));
-    if (key_copy == "Norm") norm = f.value;
+    if (f.name == k_data_name_ && f.value.kind == ValueKind::kString) data_name = f.value.string;
+    if (role == FieldRole::kNorm) norm = f.value;
     if (p2p == 2) {
       // A P2POp of batch_isend_irecv (§5.7).
-      if (key_copy == "op" && f.value.kind == ValueKind::kString) p2p_op_ = f.value.string;
-      if (key_copy == "peer" && f.value.kind == ValueKind::kInteger) {
+      if (role == FieldRole::kOp && f.value.kind == ValueKind::kString) p2p_op_ = f.value.string;
+      if (role == FieldRole::kPeer && f.value.kind == ValueKind::kInteger) {
         p2p_peer_ = f.value.integer;
         p2p_has_peer_ = true;
       }
-      if (key_copy == "group_id" && f.value.kind == ValueKind::kString) p2p_group_ = f.value.string;
+      if (role == FieldRole::kGroupId && f.value.kind == ValueKind::kString) p2p_group_ = f.value.string;
     }
     out_->fields.push_back(f);
   }
@@ -597,33 +614,34 @@ Status DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, i
     p.flags = 0;
     p.first_field = static_cast<uint32_t>(fields_start);
     p.field_count = static_cast<uint16_t>(std::min<size_t>(out_->fields.size() - fields_start, 65535));
-    if (!data_name.empty() && data_name != "-1") {
-      size_t dot = data_name.rfind('.');
-      p.key.assign(data_name, 0, dot == std::string::npos ? data_name.size() : dot);
+    std::string_view dn = pool_->Get(data_name);
+    if (!dn.empty() && dn != "-1") {
+      size_t dot = dn.rfind('.');
+      p.key.assign(dn.substr(0, dot == std::string_view::npos ? dn.size() : dot));
     } else {
       p.key.assign(*name);
     }
-    return Status::Ok();
+    return true;
   }
   // Not a leaf: drop the fields and read the object again as a container.
   out_->fields.resize(fields_start);
   r_->Rewind(start, depth_before);
-  GA_RETURN_IF_ERROR(r_->EnterObject());
+  if (!r_->BeginObject()) return false;
   size_t base = name->size();
   for (;;) {
-    auto more = r_->NextMember(&key);
-    if (!more.ok()) return more.error();
-    if (!*more) break;
+    Step more = r_->NextKey(&key);
+    if (more == Step::kFailed) return false;
+    if (more == Step::kEnd) break;
     name->resize(base);
     *name += '.';
     *name += key;
     if (kwargs_top) kw_names_.emplace_back(key);  // `key` does not outlive the value's members
     Anomaly a;
-    GA_RETURN_IF_ERROR(ParseValue(name, state, pgrad, depth + 1, 0, &a));
+    if (!ParseValue(name, state, pgrad, depth + 1, 0, &a)) return false;
     if (kwargs_top) kw_elems_.push_back(a);
   }
   name->resize(base);
-  return Status::Ok();
+  return true;
 }
 
 }  // namespace
@@ -655,7 +673,7 @@ Result<DumpData> ReadDumpJson(const std::string& path, StringPool* pool, const D
   }
   JsonReader reader(file->text(), path);
   DumpParser parser(&reader, pool, &data, options, &*file);
-  GA_RETURN_IF_ERROR(parser.ParseTop());
+  GA_RETURN_IF_ERROR(parser.Parse());
   if (options.progress) options.progress(file->text().size());
   return data;
 }

@@ -1,5 +1,7 @@
 #include "json/json_reader.h"
 
+#include <bit>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -8,9 +10,64 @@
 namespace graph_ascend::json {
 namespace {
 
+static_assert(std::endian::native == std::endian::little, "the word scans below assume little-endian bytes");
+
 constexpr size_t kMaxDepth = 1000;
+constexpr uint64_t kOnes = 0x0101010101010101ull;
+constexpr uint64_t kHighs = 0x8080808080808080ull;
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+uint64_t Load64(const char* p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+// The high bit of each byte of `w` that ends the plain run of a string: '"',
+// '\\', a control character or a non-ASCII byte. Exact at the lowest set bit
+// (borrows only reach bytes above a flagged one), which is all a scan needs.
+uint64_t StringStops(uint64_t w) {
+  uint64_t quote = w ^ (kOnes * '"');
+  uint64_t slash = w ^ (kOnes * '\\');
+  return (((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | ((w - kOnes * 0x20) & ~w) | w) & kHighs;
+}
+
+// Whether all 8 bytes of `w` are ASCII digits.
+bool EightDigits(uint64_t w) {
+  return (((w & 0xF0F0F0F0F0F0F0F0ull) | (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+          0x3333333333333333ull);
+}
+
+// The value of 8 ASCII digits (the first byte is the most significant):
+// pairs, then quads, then the whole, by multiplies.
+uint64_t EightDigitsValue(uint64_t w) {
+  w -= 0x3030303030303030ull;
+  w = w * 10 + (w >> 8);  // each even byte: a two-digit value
+  uint64_t pairs = w & 0x000000FF000000FFull;
+  uint64_t next = (w >> 16) & 0x000000FF000000FFull;
+  return (pairs * (100 + (1000000ull << 32)) + next * (1 + (10000ull << 32))) >> 32;
+}
+
+// Digits from data[*i] into `mantissa` (wrapping past 19 digits; the caller
+// counts them).
+void ReadDigits(const char* data, size_t size, size_t* i, uint64_t* mantissa) {
+  size_t k = *i;
+  uint64_t m = *mantissa;
+  while (k + 8 <= size) {
+    uint64_t w = Load64(data + k);
+    if (!EightDigits(w)) break;
+    m = m * 100000000 + EightDigitsValue(w);
+    k += 8;
+  }
+  while (k < size && static_cast<unsigned>(data[k] - '0') < 10) m = m * 10 + (data[k++] - '0');
+  *i = k;
+  *mantissa = m;
+}
+
+// Exact powers of ten for the fast path of double parsing.
+constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                             1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -70,6 +127,7 @@ std::string Describe(std::string_view text, size_t pos) {
 JsonReader::JsonReader(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
   // A UTF-8 byte order mark is allowed before the value.
   if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;
+  stack_.reserve(64);
 }
 
 Error JsonReader::ErrorAt(size_t offset, std::string message) const {
@@ -86,130 +144,169 @@ Error JsonReader::ErrorAt(size_t offset, std::string message) const {
   return Error{file_, std::move(where), std::move(message)};
 }
 
-void JsonReader::SkipSpace() {
-  while (pos_ < text_.size() && IsSpace(text_[pos_])) ++pos_;
+bool JsonReader::Fail(size_t offset, std::string message) {
+  error_ = ErrorAt(offset, std::move(message));
+  return false;
 }
 
-Status JsonReader::Expect(char c, const char* what) {
+void JsonReader::SkipSpaceRun() {
+  const char* data = text_.data();
+  size_t n = text_.size();
+  size_t i = pos_;
+  while (i < n && IsSpace(data[i])) {
+    ++i;
+    // An indent: eight spaces per step.
+    while (i + 8 <= n) {
+      uint64_t w = Load64(data + i) ^ (kOnes * ' ');
+      if (w != 0) {
+        i += static_cast<size_t>(std::countr_zero(w)) >> 3;
+        break;
+      }
+      i += 8;
+    }
+  }
+  pos_ = i;
+}
+
+bool JsonReader::Expect(char c, const char* what) {
   SkipSpace();
   if (pos_ >= text_.size()) {
-    return ErrorHere(std::string("unexpected end of input (truncated file?), expected ") + what);
+    return Fail(pos_, std::string("unexpected end of input (truncated file?), expected ") + what);
   }
-  if (text_[pos_] != c) return ErrorHere(std::string("expected ") + what + ", found " + Describe(text_, pos_));
+  if (text_[pos_] != c) return Fail(pos_, std::string("expected ") + what + ", found " + Describe(text_, pos_));
   ++pos_;
-  return Status::Ok();
+  return true;
 }
 
-Status JsonReader::CheckDepth() {
-  if (stack_.size() >= kMaxDepth) return ErrorHere("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
-  return Status::Ok();
+bool JsonReader::CheckDepth() {
+  if (stack_.size() >= kMaxDepth) return Fail(pos_, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+  return true;
 }
 
-Result<JsonType> JsonReader::Peek() {
-  SkipSpace();
-  if (pos_ >= text_.size()) return ErrorHere("unexpected end of input (truncated file?), expected a value");
-  switch (text_[pos_]) {
-    case '{': return JsonType::kObject;
-    case '[': return JsonType::kArray;
-    case '"': return JsonType::kString;
+bool JsonReader::ValueError() {
+  if (pos_ >= text_.size()) return Fail(pos_, "unexpected end of input (truncated file?), expected a value");
+  return Fail(pos_, "expected a value, found " + Describe(text_, pos_));
+}
+
+bool JsonReader::PeekType(JsonType* type) {
+  switch (PeekByte()) {
+    case '{': *type = JsonType::kObject; return true;
+    case '[': *type = JsonType::kArray; return true;
+    case '"': *type = JsonType::kString; return true;
     case 't':
-    case 'f': return JsonType::kBool;
-    case 'n': return JsonType::kNull;
+    case 'f': *type = JsonType::kBool; return true;
+    case 'n': *type = JsonType::kNull; return true;
     case 'N':
     case 'I':
     case '-':
     case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9': return JsonType::kNumber;
-    default: return ErrorHere("expected a value, found " + Describe(text_, pos_));
+    case '5': case '6': case '7': case '8': case '9': *type = JsonType::kNumber; return true;
+    default: return ValueError();
   }
 }
 
-Status JsonReader::EnterObject() {
-  GA_RETURN_IF_ERROR(CheckDepth());
-  GA_RETURN_IF_ERROR(Expect('{', "'{' (an object)"));
-  stack_.push_back(true);
-  return Status::Ok();
+bool JsonReader::BeginObject() {
+  if (!CheckDepth() || !Expect('{', "'{' (an object)")) return false;
+  stack_.push_back(1);
+  return true;
 }
 
-Status JsonReader::EnterArray() {
-  GA_RETURN_IF_ERROR(CheckDepth());
-  GA_RETURN_IF_ERROR(Expect('[', "'[' (a list)"));
-  stack_.push_back(true);
-  return Status::Ok();
+bool JsonReader::BeginArray() {
+  if (!CheckDepth() || !Expect('[', "'[' (a list)")) return false;
+  stack_.push_back(1);
+  return true;
 }
 
-Result<bool> JsonReader::NextMember(std::string_view* key) {
+JsonReader::Step JsonReader::NextKey(std::string_view* key) {
   SkipSpace();
-  if (pos_ >= text_.size()) return ErrorHere("unexpected end of input (truncated file?) inside an object");
-  if (text_[pos_] == '}') {
+  if (pos_ >= text_.size()) return Fail(pos_, "unexpected end of input (truncated file?) inside an object"), kFailed;
+  char c = text_[pos_];
+  if (c == '}') {
     ++pos_;
     stack_.pop_back();
-    return false;
+    return kEnd;
   }
   if (!stack_.back()) {
-    if (text_[pos_] != ',') return ErrorHere("expected ',' or '}' in an object, found " + Describe(text_, pos_));
+    if (c != ',') return Fail(pos_, "expected ',' or '}' in an object, found " + Describe(text_, pos_)), kFailed;
     ++pos_;
     SkipSpace();
+    if (pos_ >= text_.size()) return Fail(pos_, "unexpected end of input (truncated file?) inside an object"), kFailed;
+    c = text_[pos_];
   }
-  stack_.back() = false;
-  if (pos_ >= text_.size()) return ErrorHere("unexpected end of input (truncated file?) inside an object");
-  if (text_[pos_] != '"') return ErrorHere("expected a key string, found " + Describe(text_, pos_));
-  auto k = ParseString(&key_scratch_);
-  if (!k.ok()) return k.error();
-  *key = *k;
-  GA_RETURN_IF_ERROR(Expect(':', "':' after a key"));
-  return true;
+  stack_.back() = 0;
+  if (c != '"') return Fail(pos_, "expected a key string, found " + Describe(text_, pos_)), kFailed;
+  if (!ParseString(&key_scratch_, key)) return kFailed;
+  // The usual `": "` after a key, without the general white-space skip.
+  if (pos_ + 1 < text_.size() && text_[pos_] == ':' && text_[pos_ + 1] == ' ') {
+    pos_ += 2;
+    return kMore;
+  }
+  return Expect(':', "':' after a key") ? kMore : kFailed;
 }
 
-Result<bool> JsonReader::NextElement() {
+JsonReader::Step JsonReader::NextItem() {
   SkipSpace();
-  if (pos_ >= text_.size()) return ErrorHere("unexpected end of input (truncated file?) inside a list");
-  if (text_[pos_] == ']') {
+  if (pos_ >= text_.size()) return Fail(pos_, "unexpected end of input (truncated file?) inside a list"), kFailed;
+  char c = text_[pos_];
+  if (c == ']') {
     ++pos_;
     stack_.pop_back();
-    return false;
+    return kEnd;
   }
   if (!stack_.back()) {
-    if (text_[pos_] != ',') return ErrorHere("expected ',' or ']' in a list, found " + Describe(text_, pos_));
+    if (c != ',') return Fail(pos_, "expected ',' or ']' in a list, found " + Describe(text_, pos_)), kFailed;
     ++pos_;
   }
-  stack_.back() = false;
-  return true;
+  stack_.back() = 0;
+  return kMore;
 }
 
-Result<std::string_view> JsonReader::ParseString(std::string* scratch) {
-  // pos_ is at the opening quote.
+bool JsonReader::ParseString(std::string* scratch, std::string_view* out) {
+  const char* data = text_.data();
+  size_t n = text_.size();
   size_t start = ++pos_;
   size_t i = start;
-  // Fast path: no escapes.
-  while (i < text_.size()) {
-    char c = text_[i];
+  for (;;) {
+    while (i + 8 <= n) {
+      uint64_t stops = StringStops(Load64(data + i));
+      if (stops != 0) {
+        i += static_cast<size_t>(std::countr_zero(stops)) >> 3;
+        break;
+      }
+      i += 8;
+    }
+    if (i >= n) return Fail(start - 1, "unterminated string (truncated file?)");
+    unsigned char c = static_cast<unsigned char>(data[i]);
     if (c == '"') {
       pos_ = i + 1;
-      return text_.substr(start, i - start);
+      *out = text_.substr(start, i - start);
+      return true;
     }
-    if (c == '\\') break;
-    if (static_cast<unsigned char>(c) < 0x20) return ErrorAt(i, "control character inside a string");
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      size_t n = Utf8Length(text_, i);
-      if (n == 0) return ErrorAt(i, "a string that is not valid UTF-8");
-      i += n;
-      continue;
+    if (c == '\\') return ParseEscaped(start, i, scratch, out);
+    if (c < 0x20) return Fail(i, "control character inside a string");
+    if (c >= 0x80) {
+      size_t len = Utf8Length(text_, i);
+      if (len == 0) return Fail(i, "a string that is not valid UTF-8");
+      i += len;
+    } else {
+      ++i;  // a plain byte of the last few, which are not read by words
     }
-    ++i;
   }
-  if (i >= text_.size()) return ErrorAt(start - 1, "unterminated string (truncated file?)");
+}
+
+bool JsonReader::ParseEscaped(size_t start, size_t i, std::string* scratch, std::string_view* out) {
   scratch->assign(text_.data() + start, i - start);
   while (i < text_.size()) {
     char c = text_[i];
     if (c == '"') {
       pos_ = i + 1;
-      return std::string_view(*scratch);
+      *out = *scratch;
+      return true;
     }
-    if (static_cast<unsigned char>(c) < 0x20) return ErrorAt(i, "control character inside a string");
+    if (static_cast<unsigned char>(c) < 0x20) return Fail(i, "control character inside a string");
     if (c != '\\') {
       size_t n = static_cast<unsigned char>(c) >= 0x80 ? Utf8Length(text_, i) : 1;
-      if (n == 0) return ErrorAt(i, "a string that is not valid UTF-8");
+      if (n == 0) return Fail(i, "a string that is not valid UTF-8");
       scratch->append(text_.data() + i, n);
       i += n;
       continue;
@@ -227,7 +324,7 @@ Result<std::string_view> JsonReader::ParseString(std::string* scratch) {
       case 'r': scratch->push_back('\r'); break;
       case 't': scratch->push_back('\t'); break;
       case 'u': {
-        auto hex4 = [&](size_t at, uint32_t* out) {
+        auto hex4 = [&](size_t at, uint32_t* value) {
           if (at + 4 > text_.size()) return false;
           uint32_t v = 0;
           for (size_t k = 0; k < 4; ++k) {
@@ -235,11 +332,11 @@ Result<std::string_view> JsonReader::ParseString(std::string* scratch) {
             if (h < 0) return false;
             v = v * 16 + static_cast<uint32_t>(h);
           }
-          *out = v;
+          *value = v;
           return true;
         };
         uint32_t cp;
-        if (!hex4(i, &cp)) return ErrorAt(i - 2, "bad \\u escape in a string");
+        if (!hex4(i, &cp)) return Fail(i - 2, "bad \\u escape in a string");
         i += 4;
         if (cp >= 0xD800 && cp < 0xDC00 && i + 6 <= text_.size() && text_[i] == '\\' && text_[i + 1] == 'u') {
           uint32_t lo;
@@ -250,74 +347,138 @@ Result<std::string_view> JsonReader::ParseString(std::string* scratch) {
         }
         // A surrogate left unpaired has no UTF-8 form (protobuf strings, and
         // so the .vis, cannot hold it).
-        if (cp >= 0xD800 && cp < 0xE000) {
-          return ErrorAt(i - 6, "a \\u escape of an unpaired surrogate (not valid UTF-8)");
-        }
+        if (cp >= 0xD800 && cp < 0xE000) return Fail(i - 6, "a \\u escape of an unpaired surrogate (not valid UTF-8)");
         AppendUtf8(cp, scratch);
         break;
       }
-      default: return ErrorAt(i - 2, std::string("bad escape '\\") + e + "' in a string");
+      default: return Fail(i - 2, std::string("bad escape '\\") + e + "' in a string");
     }
   }
-  return ErrorAt(start - 1, "unterminated string (truncated file?)");
+  return Fail(start - 1, "unterminated string (truncated file?)");
 }
 
-Result<std::string_view> JsonReader::ReadString() {
+bool JsonReader::GetString(std::string_view* s) {
   SkipSpace();
   if (pos_ >= text_.size() || text_[pos_] != '"') {
-    return ErrorHere("expected a string, found " + Describe(text_, pos_));
+    return Fail(pos_, "expected a string, found " + Describe(text_, pos_));
   }
-  return ParseString(&value_scratch_);
+  return ParseString(&value_scratch_, s);
 }
 
-Result<JsonNumber> JsonReader::ReadNumber() {
+bool JsonReader::GetNumber(JsonNumber* n) {
   SkipSpace();
-  JsonNumber n;
-  std::string_view rest = text_.substr(pos_);
-  auto literal = [&](std::string_view word, double value) -> bool {
-    if (rest.substr(0, word.size()) != word) return false;
-    n.number = value;
-    pos_ += word.size();
-    return true;
-  };
-  if (literal("NaN", std::numeric_limits<double>::quiet_NaN()) ||
-      literal("Infinity", std::numeric_limits<double>::infinity()) ||
-      literal("-Infinity", -std::numeric_limits<double>::infinity())) {
-    return n;
-  }
+  *n = JsonNumber();
+  const char* data = text_.data();
+  size_t size = text_.size();
   size_t i = pos_;
-  if (i < text_.size() && text_[i] == '-') ++i;
+  bool negative = i < size && data[i] == '-';
+  i += negative;
+  if (i < size && (data[i] == 'N' || data[i] == 'I')) {
+    std::string_view rest = text_.substr(pos_);
+    auto literal = [&](std::string_view word, double value) -> bool {
+      if (rest.substr(0, word.size()) != word) return false;
+      n->number = value;
+      pos_ += word.size();
+      return true;
+    };
+    if (literal("NaN", std::numeric_limits<double>::quiet_NaN()) ||
+        literal("Infinity", std::numeric_limits<double>::infinity()) ||
+        literal("-Infinity", -std::numeric_limits<double>::infinity())) {
+      return true;
+    }
+    return Fail(pos_, "expected a number, found " + Describe(text_, pos_));
+  }
+  // The digits accumulate into `mantissa`; exact while there are at most 19
+  // of them after leading zeros.
+  uint64_t mantissa = 0;
   size_t digits = i;
-  while (i < text_.size() && text_[i] >= '0' && text_[i] <= '9') ++i;
-  if (i == digits) return ErrorHere("expected a number, found " + Describe(text_, pos_));
+  ReadDigits(data, size, &i, &mantissa);
+  if (i == digits) return Fail(pos_, "expected a number, found " + Describe(text_, pos_));
+  size_t count = i - digits;
+  int exponent = 0;
   bool integer = true;
-  if (i < text_.size() && text_[i] == '.') {
+  if (i < size && data[i] == '.') {
     integer = false;
-    ++i;
-    size_t frac = i;
-    while (i < text_.size() && text_[i] >= '0' && text_[i] <= '9') ++i;
-    if (i == frac) return ErrorAt(i, "expected digits after the decimal point");
+    size_t frac = ++i;
+    ReadDigits(data, size, &i, &mantissa);
+    if (i == frac) return Fail(i, "expected digits after the decimal point");
+    count += i - frac;
+    exponent = -static_cast<int>(i - frac);
   }
-  if (i < text_.size() && (text_[i] == 'e' || text_[i] == 'E')) {
+  if (i < size && (data[i] == 'e' || data[i] == 'E')) {
     integer = false;
     ++i;
-    if (i < text_.size() && (text_[i] == '+' || text_[i] == '-')) ++i;
+    bool negative_exponent = i < size && data[i] == '-';
+    if (i < size && (data[i] == '+' || data[i] == '-')) ++i;
     size_t exp = i;
-    while (i < text_.size() && text_[i] >= '0' && text_[i] <= '9') ++i;
-    if (i == exp) return ErrorAt(i, "expected digits in the exponent");
+    int e = 0;
+    while (i < size && static_cast<unsigned>(data[i] - '0') < 10) {
+      if (e < 100000) e = e * 10 + (data[i] - '0');
+      ++i;
+    }
+    if (i == exp) return Fail(i, "expected digits in the exponent");
+    exponent += negative_exponent ? -e : e;
   }
-  const char* b = text_.data() + pos_;
-  const char* e = text_.data() + i;
+  size_t start = pos_;
+  if (count > 19) {
+    // Leading zeros do not count ("0.000123..." is common).
+    for (size_t k = digits; k < i && (data[k] == '0' || data[k] == '.'); ++k) count -= data[k] == '0';
+  }
   if (integer) {
-    auto r = std::from_chars(b, e, n.integer);
-    if (r.ec == std::errc() && r.ptr == e) {
-      n.is_integer = true;
-      n.number = static_cast<double>(n.integer);
+    if (count <= 18) {
+      n->is_integer = true;
+      n->integer = negative ? -static_cast<int64_t>(mantissa) : static_cast<int64_t>(mantissa);
+      n->number = static_cast<double>(n->integer);
       pos_ = i;
-      return n;
+      return true;
+    }
+    return ParseNumberSlow(start, i, true, n);
+  }
+  // Clinger's fast path: an exact mantissa times an exact power of ten is
+  // one correctly rounded operation, so this equals from_chars bit for bit.
+  if (count <= 19 && exponent >= -22 && exponent <= 22) {
+    if (mantissa <= (uint64_t{1} << 53)) {
+      double v = static_cast<double>(mantissa);
+      v = exponent < 0 ? v / kPow10[-exponent] : v * kPow10[exponent];
+      n->number = negative ? -v : v;
+      pos_ = i;
+      return true;
+    }
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+    // The same in x87 extended precision for mantissas of up to 19 digits
+    // (msprobe's float32 statistics have 17): one correctly rounded
+    // operation to 64 bits, then to 53. Rounding twice can differ from
+    // rounding once only when the first result lies exactly halfway between
+    // two doubles (its low 11 bits are 100 0000 0000); those go the slow way.
+    long double x = static_cast<long double>(mantissa);
+    long double p = static_cast<long double>(kPow10[exponent < 0 ? -exponent : exponent]);
+    x = exponent < 0 ? x / p : x * p;
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    if ((bits & 0x7FF) != 0x400) {
+      double v = static_cast<double>(x);
+      n->number = negative ? -v : v;
+      pos_ = i;
+      return true;
+    }
+#endif
+  }
+  return ParseNumberSlow(start, i, false, n);
+}
+
+bool JsonReader::ParseNumberSlow(size_t start, size_t end, bool integer, JsonNumber* n) {
+  const char* b = text_.data() + start;
+  const char* e = text_.data() + end;
+  if (integer) {
+    auto r = std::from_chars(b, e, n->integer);
+    if (r.ec == std::errc() && r.ptr == e) {
+      n->is_integer = true;
+      n->number = static_cast<double>(n->integer);
+      pos_ = end;
+      return true;
     }
   }
-  auto r = std::from_chars(b, e, n.number);
+  auto r = std::from_chars(b, e, n->number);
   if (r.ec == std::errc::result_out_of_range) {
     // Python reads 1e999 as inf and 1e-999 as 0.0.
     bool negative = *b == '-';
@@ -328,126 +489,122 @@ Result<JsonNumber> JsonReader::ReadNumber() {
         break;
       }
     }
-    n.number = tiny ? (negative ? -0.0 : 0.0)
-                    : (negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
+    n->number = tiny ? (negative ? -0.0 : 0.0)
+                     : (negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
   } else if (r.ec != std::errc() || r.ptr != e) {
-    return ErrorHere("bad number");
+    return Fail(start, "bad number");
   }
-  pos_ = i;
-  return n;
+  pos_ = end;
+  return true;
 }
 
-Result<bool> JsonReader::ReadBool() {
+bool JsonReader::GetBool(bool* b) {
   SkipSpace();
   std::string_view rest = text_.substr(pos_);
   if (rest.substr(0, 4) == "true") {
     pos_ += 4;
+    *b = true;
     return true;
   }
   if (rest.substr(0, 5) == "false") {
     pos_ += 5;
-    return false;
+    *b = false;
+    return true;
   }
-  return ErrorHere("expected true or false, found " + Describe(text_, pos_));
+  return Fail(pos_, "expected true or false, found " + Describe(text_, pos_));
 }
 
-Status JsonReader::ReadNull() {
+bool JsonReader::GetNull() {
   SkipSpace();
   if (text_.substr(pos_, 4) == "null") {
     pos_ += 4;
-    return Status::Ok();
+    return true;
   }
-  return ErrorHere("expected null, found " + Describe(text_, pos_));
+  return Fail(pos_, "expected null, found " + Describe(text_, pos_));
 }
 
-Status JsonReader::Skip() {
-  auto type = Peek();
-  if (!type.ok()) return type.error();
-  switch (*type) {
+bool JsonReader::SkipValue() {
+  JsonType type;
+  if (!PeekType(&type)) return false;
+  switch (type) {
     case JsonType::kObject: {
-      GA_RETURN_IF_ERROR(EnterObject());
+      if (!BeginObject()) return false;
       std::string_view key;
       for (;;) {
-        auto more = NextMember(&key);
-        if (!more.ok()) return more.error();
-        if (!*more) return Status::Ok();
-        GA_RETURN_IF_ERROR(Skip());
+        Step more = NextKey(&key);
+        if (more != kMore) return more == kEnd;
+        if (!SkipValue()) return false;
       }
     }
     case JsonType::kArray: {
-      GA_RETURN_IF_ERROR(EnterArray());
+      if (!BeginArray()) return false;
       for (;;) {
-        auto more = NextElement();
-        if (!more.ok()) return more.error();
-        if (!*more) return Status::Ok();
-        GA_RETURN_IF_ERROR(Skip());
+        Step more = NextItem();
+        if (more != kMore) return more == kEnd;
+        if (!SkipValue()) return false;
       }
     }
     case JsonType::kString: {
-      auto s = ParseString(&value_scratch_);
-      return s.ok() ? Status::Ok() : Status(s.error());
+      std::string_view s;
+      return ParseString(&value_scratch_, &s);
     }
     case JsonType::kNumber: {
-      auto n = ReadNumber();
-      return n.ok() ? Status::Ok() : Status(n.error());
+      JsonNumber n;
+      return GetNumber(&n);
     }
     case JsonType::kBool: {
-      auto b = ReadBool();
-      return b.ok() ? Status::Ok() : Status(b.error());
+      bool b;
+      return GetBool(&b);
     }
-    case JsonType::kNull: return ReadNull();
+    case JsonType::kNull: return GetNull();
   }
-  return Status::Ok();
+  return true;
 }
 
-Status JsonReader::ReadCompact(std::string* out) {
-  auto type = Peek();
-  if (!type.ok()) return type.error();
-  switch (*type) {
+bool JsonReader::GetCompact(std::string* out) {
+  JsonType type;
+  if (!PeekType(&type)) return false;
+  switch (type) {
     case JsonType::kObject: {
-      GA_RETURN_IF_ERROR(EnterObject());
+      if (!BeginObject()) return false;
       out->push_back('{');
       std::string_view key;
-      bool first = true;
-      for (;;) {
-        auto more = NextMember(&key);
-        if (!more.ok()) return more.error();
-        if (!*more) break;
+      for (bool first = true;; first = false) {
+        Step more = NextKey(&key);
+        if (more == kFailed) return false;
+        if (more == kEnd) break;
         if (!first) out->append(", ");
-        first = false;
         AppendQuoted(key, out);
         out->append(": ");
-        GA_RETURN_IF_ERROR(ReadCompact(out));
+        if (!GetCompact(out)) return false;
       }
       out->push_back('}');
-      return Status::Ok();
+      return true;
     }
     case JsonType::kArray: {
-      GA_RETURN_IF_ERROR(EnterArray());
+      if (!BeginArray()) return false;
       out->push_back('[');
-      bool first = true;
-      for (;;) {
-        auto more = NextElement();
-        if (!more.ok()) return more.error();
-        if (!*more) break;
+      for (bool first = true;; first = false) {
+        Step more = NextItem();
+        if (more == kFailed) return false;
+        if (more == kEnd) break;
         if (!first) out->append(", ");
-        first = false;
-        GA_RETURN_IF_ERROR(ReadCompact(out));
+        if (!GetCompact(out)) return false;
       }
       out->push_back(']');
-      return Status::Ok();
+      return true;
     }
     case JsonType::kString: {
-      auto s = ParseString(&value_scratch_);
-      if (!s.ok()) return s.error();
-      AppendQuoted(*s, out);
-      return Status::Ok();
+      std::string_view s;
+      if (!ParseString(&value_scratch_, &s)) return false;
+      AppendQuoted(s, out);
+      return true;
     }
     default: {
-      size_t start = (SkipSpace(), pos_);
-      GA_RETURN_IF_ERROR(Skip());
-      out->append(text_.substr(start, pos_ - start));
-      return Status::Ok();
+      size_t start = pos_;  // PeekType skipped the white space
+      if (!SkipValue()) return false;
+      out->append(text_.data() + start, pos_ - start);
+      return true;
     }
   }
 }

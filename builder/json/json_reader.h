@@ -6,6 +6,15 @@
 // NaN, Infinity and -Infinity. Every error names the file and the line,
 // column and byte offset.
 //
+// Two interfaces over one tokenizer:
+//  * the checked one (Peek, EnterObject, NextMember, ReadString, ...) returns
+//    a Status or Result per call;
+//  * the fast one (PeekByte, BeginObject, NextKey, GetString, ...) returns a
+//    bool (or a Step) and on failure records the error, which error() then
+//    holds: hot loops (dump.json) pay no Result per token. After a failure
+//    the caller stops; the reader is not meant to continue.
+// Both give the same errors at the same offsets.
+//
 // Usage:
 //   JsonReader r(text, path);
 //   GA_RETURN_IF_ERROR(r.EnterObject());
@@ -39,29 +48,81 @@ class JsonReader {
  public:
   JsonReader(std::string_view text, std::string file);
 
+  // ---- The fast interface ----
+
+  // What NextKey / NextItem found.
+  enum Step : int8_t { kFailed = -1, kEnd = 0, kMore = 1 };
+
+  // Skips white space and returns the next byte without consuming it; '\0'
+  // at the end of input (and for a NUL byte: PeekType tells them apart).
+  char PeekByte() {
+    SkipSpace();
+    return pos_ < text_.size() ? text_[pos_] : '\0';
+  }
+  // The type of the next value; false where no value can start.
+  bool PeekType(JsonType* type);
+  bool BeginObject();
+  // kMore with the next member's key (valid until the next NextKey), kEnd
+  // after consuming the closing brace.
+  Step NextKey(std::string_view* key);
+  bool BeginArray();
+  // kMore when another element follows, kEnd after consuming ']'.
+  Step NextItem();
+  // A string value, unescaped: a view into the input when it has no escapes,
+  // else into scratch storage valid until the next string value.
+  bool GetString(std::string_view* s);
+  bool GetNumber(JsonNumber* n);
+  bool GetBool(bool* b);
+  bool GetNull();
+  bool SkipValue();
+  // Appends one value as compact JSON text (strings re-escaped minimally).
+  bool GetCompact(std::string* out);
+  // Records an error of the caller's (at `offset`) and returns false.
+  bool Fail(size_t offset, std::string message);
+  // The error of the last failed call.
+  const Error& error() const { return error_; }
+
+  // ---- The checked interface ----
+
   // The type of the next value; an error at the end of input or on a
   // character that cannot start a value.
-  Result<JsonType> Peek();
+  Result<JsonType> Peek() {
+    JsonType t;
+    if (PeekType(&t)) return t;
+    return error_;
+  }
 
-  Status EnterObject();
+  Status EnterObject() { return Checked(BeginObject()); }
   // Moves to the next member of the innermost object: true with its key, or
   // false after consuming the closing brace. `key` stays valid until the
   // next NextMember call.
-  Result<bool> NextMember(std::string_view* key);
+  Result<bool> NextMember(std::string_view* key) { return Checked(NextKey(key)); }
 
-  Status EnterArray();
+  Status EnterArray() { return Checked(BeginArray()); }
   // True when another element follows, false after consuming ']'.
-  Result<bool> NextElement();
+  Result<bool> NextElement() { return Checked(NextItem()); }
 
   // The string's unescaped text; valid until the next ReadString.
-  Result<std::string_view> ReadString();
-  Result<JsonNumber> ReadNumber();
-  Result<bool> ReadBool();
-  Status ReadNull();
+  Result<std::string_view> ReadString() {
+    std::string_view s;
+    if (GetString(&s)) return s;
+    return error_;
+  }
+  Result<JsonNumber> ReadNumber() {
+    JsonNumber n;
+    if (GetNumber(&n)) return n;
+    return error_;
+  }
+  Result<bool> ReadBool() {
+    bool b;
+    if (GetBool(&b)) return b;
+    return error_;
+  }
+  Status ReadNull() { return Checked(GetNull()); }
   // Skips one value of any type.
-  Status Skip();
+  Status Skip() { return Checked(SkipValue()); }
   // Reads one value as compact JSON text (strings re-escaped minimally).
-  Status ReadCompact(std::string* out);
+  Status ReadCompact(std::string* out) { return Checked(GetCompact(out)); }
   // Requires that only white space remains.
   Status ExpectEnd();
 
@@ -80,18 +141,35 @@ class JsonReader {
   Error ErrorHere(std::string message) const { return ErrorAt(pos_, std::move(message)); }
 
  private:
-  void SkipSpace();
-  Status Expect(char c, const char* what);
-  Result<std::string_view> ParseString(std::string* scratch);
-  Status CheckDepth();
+  Status Checked(bool ok) const { return ok ? Status::Ok() : Status(error_); }
+  Result<bool> Checked(Step step) const {
+    if (step == kFailed) return error_;
+    return step == kMore;
+  }
+
+  // White space is mostly a newline and an indent of spaces (json.dump's
+  // indent=1): the common cases return at once, runs of spaces go by words.
+  void SkipSpace() {
+    if (pos_ < text_.size() && static_cast<unsigned char>(text_[pos_]) > ' ') return;
+    SkipSpaceRun();
+  }
+  void SkipSpaceRun();
+  bool Expect(char c, const char* what);
+  bool CheckDepth();
+  // pos_ at the opening quote.
+  bool ParseString(std::string* scratch, std::string_view* out);
+  bool ParseEscaped(size_t start, size_t i, std::string* scratch, std::string_view* out);
+  bool ParseNumberSlow(size_t start, size_t end, bool integer, JsonNumber* n);
+  bool ValueError();
 
   std::string_view text_;
   std::string file_;
   size_t pos_ = 0;
   // Per open container: whether its first element is still to come.
-  std::vector<bool> stack_;
+  std::vector<uint8_t> stack_;
   std::string key_scratch_;
   std::string value_scratch_;
+  Error error_;
 };
 
 // Writes `s` as a JSON string literal (with quotes) to `out`.

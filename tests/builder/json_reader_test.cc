@@ -5,8 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "test_files.h"
 
@@ -302,6 +307,127 @@ TEST(AppendQuotedTest, RoundTripsThroughTheReader) {
   auto s = r.ReadString();
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(*s, original);
+}
+
+// The double fast paths (Clinger's, and x87 extended precision with its
+// halfway check) must give from_chars' correctly rounded value bit for bit.
+TEST(JsonReaderTest, DoublesEqualFromCharsBitForBit) {
+  std::vector<std::string> texts = {
+      "0.1", "1e22", "1e23", "9007199254740993.0", "9007199254740995.0", "1.2965433597564697",
+      "0.0005709777469746768", "-0.07622766494750977", "123456789012345678.5", "1.7976931348623157e308",
+      "4.9406564584124654e-324", "2.2250738585072011e-308", "0.30000000000000004", "-0.0",
+      "1.00000000000000011102230246251565404236316680908203125"};
+  std::mt19937_64 rng(7);
+  for (int k = 0; k < 200000; ++k) {
+    char buf[64];
+    uint64_t bits = rng();
+    double d;
+    if (k % 2 == 0) {
+      float f;
+      uint32_t b32 = static_cast<uint32_t>(bits);
+      memcpy(&f, &b32, 4);
+      d = f;  // msprobe's statistics: float32 values printed as Python doubles
+    } else {
+      memcpy(&d, &bits, 8);
+    }
+    if (!std::isfinite(d)) continue;
+    texts.emplace_back(buf, std::to_chars(buf, buf + sizeof(buf), d).ptr);
+    // A 17-digit decimal that is not the shortest form of any double.
+    texts.push_back(std::to_string(rng() % 100000000000000000ull) + "e-" + std::to_string(rng() % 22));
+  }
+  std::string doc = "[";
+  for (size_t i = 0; i < texts.size(); ++i) doc += (i ? ", " : "") + texts[i];
+  doc += "]";
+  JsonReader r(doc, "t.json");
+  ASSERT_TRUE(r.BeginArray());
+  size_t mismatches = 0;
+  for (const std::string& t : texts) {
+    ASSERT_EQ(r.NextItem(), JsonReader::kMore);
+    JsonNumber n;
+    ASSERT_TRUE(r.GetNumber(&n)) << t;
+    double want;
+    std::from_chars(t.data(), t.data() + t.size(), want);
+    if (memcmp(&want, &n.number, 8) != 0 && ++mismatches < 5) ADD_FAILURE() << t << " read as " << n.number;
+  }
+  EXPECT_EQ(r.NextItem(), JsonReader::kEnd);
+  EXPECT_EQ(mismatches, 0u);
+}
+
+TEST(JsonReaderTest, LongIntegersAndLeadingZeros) {
+  JsonNumber n = OnlyNumber(R"({"x": 123456789012345678})");  // 18 digits: the word-wise path
+  EXPECT_TRUE(n.is_integer);
+  EXPECT_EQ(n.integer, 123456789012345678);
+  n = OnlyNumber(R"({"x": -9223372036854775808})");
+  EXPECT_TRUE(n.is_integer);
+  EXPECT_EQ(n.integer, std::numeric_limits<int64_t>::min());
+  n = OnlyNumber(R"({"x": 0.000000000000000000001234})");  // 24 digits, 20 of them leading zeros
+  EXPECT_EQ(n.number, 1.234e-21);
+  n = OnlyNumber(R"({"x": 12345678901234567890123})");  // 23 digits: from_chars
+  EXPECT_FALSE(n.is_integer);
+  EXPECT_EQ(n.number, 12345678901234567890123.0);
+}
+
+// The fast interface: unescaped strings are views into the input, escaped
+// ones are unescaped, and errors are recorded in the reader.
+TEST(JsonReaderTest, FastInterfaceViewsAndErrors) {
+  std::string text = R"({"plain": "torch.float32", "esc\u00e9": "a\nb", "n": null, "b": true})";
+  JsonReader r(text, "t.json");
+  ASSERT_EQ(r.PeekByte(), '{');
+  ASSERT_TRUE(r.BeginObject());
+  std::string_view key, value;
+  ASSERT_EQ(r.NextKey(&key), JsonReader::kMore);
+  ASSERT_TRUE(r.GetString(&value));
+  EXPECT_EQ(value, "torch.float32");
+  EXPECT_TRUE(value.data() > text.data() && value.data() < text.data() + text.size()) << "a view into the input";
+  ASSERT_EQ(r.NextKey(&key), JsonReader::kMore);
+  EXPECT_EQ(key, "esc\xC3\xA9");
+  ASSERT_TRUE(r.GetString(&value));
+  EXPECT_EQ(value, "a\nb");
+  ASSERT_EQ(r.NextKey(&key), JsonReader::kMore);
+  EXPECT_TRUE(r.GetNull());
+  ASSERT_EQ(r.NextKey(&key), JsonReader::kMore);
+  bool b = false;
+  ASSERT_TRUE(r.GetBool(&b));
+  EXPECT_TRUE(b);
+  EXPECT_EQ(r.NextKey(&key), JsonReader::kEnd);
+  EXPECT_TRUE(r.ExpectEnd().ok());
+
+  JsonReader bad(R"({"a": 1 "b": 2})", "bad.json");
+  ASSERT_TRUE(bad.BeginObject());
+  ASSERT_EQ(bad.NextKey(&key), JsonReader::kMore);
+  JsonNumber n;
+  ASSERT_TRUE(bad.GetNumber(&n));
+  EXPECT_EQ(bad.NextKey(&key), JsonReader::kFailed);
+  EXPECT_EQ(bad.error().where, "line 1, column 9 (byte 8)");
+  EXPECT_EQ(bad.error().message, "expected ',' or '}' in an object, found '\"'");
+  EXPECT_FALSE(bad.Fail(2, "a caller's own error"));
+  EXPECT_EQ(bad.error().ToString(), "bad.json: line 1, column 3 (byte 2): a caller's own error");
+}
+
+// Strings cut in the middle of the 8-byte scan keep their exact error places.
+TEST(JsonReaderErrorTest, StringScanErrorsAtEveryOffset) {
+  for (size_t pad = 0; pad < 20; ++pad) {
+    std::string body(pad, 'x');
+    std::string ctrl_text = "\"" + body + "\x01yyyyyyyy\"";
+    std::string utf_text = "\"" + body + "\xC3yyyyyyyy\"";
+    std::string cut_text = "\"" + body;
+    std::string place = "line 1, column " + std::to_string(pad + 2) + " (byte " + std::to_string(pad + 1) + ")";
+    JsonReader ctrl(ctrl_text, "t.json");
+    auto s = ctrl.ReadString();
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().where, place);
+    EXPECT_EQ(s.error().message, "control character inside a string");
+    JsonReader utf(utf_text, "t.json");
+    s = utf.ReadString();
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().message, "a string that is not valid UTF-8");
+    EXPECT_EQ(s.error().where, place);
+    JsonReader cut(cut_text, "t.json");
+    s = cut.ReadString();
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().where, "line 1, column 1 (byte 0)");
+    EXPECT_EQ(s.error().message, "unterminated string (truncated file?)");
+  }
 }
 
 }  // namespace
