@@ -118,15 +118,14 @@ namespace {
 using ClockWait = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const timespec*);
 
 ClockWait GlibcClockWait() {
-  static const ClockWait wait =
-      reinterpret_cast<ClockWait>(dlvsym(RTLD_NEXT, "pthread_cond_clockwait", "GLIBC_2.30"));
+  static const ClockWait wait = reinterpret_cast<ClockWait>(dlvsym(RTLD_NEXT, "pthread_cond_clockwait", "GLIBC_2.30"));
   return wait;
 }
 
 }  // namespace
 
 extern "C" GA_HIDDEN int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
-                                      const timespec* deadline) {
+                                                const timespec* deadline) {
   if (ClockWait wait = GlibcClockWait()) return wait(cond, mutex, clock, deadline);
   if (clock == CLOCK_REALTIME) return pthread_cond_timedwait(cond, mutex, deadline);
   timespec now{};

@@ -9,7 +9,8 @@
 # to the machine's own glibc.
 #
 # Usage: scripts/glibc-sysroot.sh x86_64|aarch64 DIR. GA_GLIBC_MIRROR (default
-# http://deb.debian.org/debian) is the archive. About 10 MB of downloads, 30 MB unpacked.
+# http://deb.debian.org/debian) is the archive. About 13 MB of downloads (the package
+# list and the two packages), 25–30 MB unpacked.
 set -euo pipefail
 arch=${1:?usage: glibc-sysroot.sh x86_64|aarch64 DIR}
 sysroot=$(realpath -m "${2:?usage: glibc-sysroot.sh x86_64|aarch64 DIR}")
@@ -44,4 +45,5 @@ find "$sysroot" -type l -lname '/*' | while read -r link; do
   ln -sfn "$(realpath -m -s --relative-to="$(dirname "$link")" "$sysroot$(readlink "$link")")" "$link"
 done
 echo "bullseye ${packages[*]}" >"$stamp"
-echo "glibc-sysroot: $sysroot (glibc $(ls "$sysroot"/lib/*-linux-gnu/libc-*.so | sed 's/.*libc-\(.*\)\.so/\1/'), $(du -sh "$sysroot" | cut -f1))"
+version=$(ls "$sysroot"/lib/*-linux-gnu/libc-*.so | sed 's/.*libc-\(.*\)\.so/\1/')
+echo "glibc-sysroot: $sysroot (glibc $version, $(du -sh "$sysroot" | cut -f1))"
