@@ -3,8 +3,9 @@
 #   scripts/build-wheel.sh [x86_64|aarch64]      (default: this machine's)
 # The wheel holds the `graph-ascend` command, the TensorBoard plugin, the page
 # and the two C++ executables built with GRAPH_ASCEND_PORTABLE=ON (static but
-# for glibc and libgcc_s), and is tagged py3-none-manylinux_2_<N>_<arch>, N
-# being the newest glibc symbol version the executables refer to.
+# for glibc, which is Debian 11's 2.31 from scripts/glibc-sysroot.sh), and is
+# tagged py3-none-manylinux_2_<N>_<arch>, N being the newest glibc symbol
+# version the executables refer to.
 #
 # aarch64 on an x86_64 host is a cross build (cmake/aarch64-linux-gnu.cmake,
 # sysroot from scripts/aarch64-sysroot.sh; scripts/install-deps.sh aarch64).
@@ -22,7 +23,9 @@ build=$(realpath -m "${GA_WHEEL_BUILD_DIR:-$root/build-wheel/$arch}")  # absolut
 python="$root/.venv/bin/python"
 
 # 1. The portable executables.
-args=(-DCMAKE_BUILD_TYPE=Release -DGRAPH_ASCEND_PORTABLE=ON)
+glibc="$root/build-wheel/glibc-$arch"
+"$root/scripts/glibc-sysroot.sh" "$arch" "$glibc"
+args=(-DCMAKE_BUILD_TYPE=Release -DGRAPH_ASCEND_PORTABLE=ON -DGRAPH_ASCEND_GLIBC_SYSROOT="$glibc")
 if command -v ccache >/dev/null 2>&1; then
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$root")}"
   args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
@@ -42,13 +45,13 @@ fi
 cmake -S "$root" -B "$build" -G Ninja "${args[@]}" >/dev/null
 cmake --build "$build" -j "${GA_JOBS:-$(nproc)}" --target graph-ascend graph-ascend-server
 
-# 2. What they need from the target machine: glibc and libgcc_s only, and which glibc.
+# 2. What they need from the target machine: glibc only, and which glibc.
 floor=0
 for exe in graph-ascend graph-ascend-server; do
   needed=$("$readelf" -dW "$build/bin/$exe" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
   for lib in $needed; do
     case "$lib" in
-      libc.so.6 | libm.so.6 | libgcc_s.so.1 | ld-linux-*.so.* | libpthread.so.0 | libdl.so.2 | librt.so.1) ;;
+      libc.so.6 | libm.so.6 | ld-linux-*.so.* | libpthread.so.0 | libdl.so.2 | librt.so.1) ;;
       *) echo "build-wheel: $exe needs $lib, which a user's machine may not have" >&2; exit 1 ;;
     esac
   done
@@ -65,9 +68,12 @@ rm -rf "$root/plugin/python/build"  # setuptools' staging area: no executable of
 GA_CLI_BINARY="$build/bin/graph-ascend" GA_SERVER_BINARY="$build/bin/graph-ascend-server" GA_WHEEL_PLATFORM="$platform" \
   "$python" -m pip wheel -q --no-deps --no-build-isolation -w "$root/dist" "$root/plugin/python"
 wheel=$(ls "$root/dist/graph_ascend-"*"-$platform.whl")
-# A second opinion on the tag: auditwheel reads the same symbol versions its own way.
-if ! "$root/.venv/bin/auditwheel" show "$wheel" | tr '\n' ' ' | grep -q "platform tag: \"$platform\""; then
-  "$root/.venv/bin/auditwheel" show "$wheel" >&2
+# A second opinion on the tag: auditwheel reads the same symbol versions its own way
+# and names the first of its policies (2_17, 2_24, 2_28, 2_31, 2_34, ...) that allows them.
+audit=$("$root/.venv/bin/auditwheel" show "$wheel" | tr '\n' ' ')
+policy=$(echo "$audit" | sed -n "s/.*constrains the platform tag to \"manylinux_2_\([0-9]*\)_$arch\".*/\1/p")
+if [ -z "$policy" ] || [ "$policy" -lt "$floor" ]; then
+  echo "$audit" >&2
   echo "build-wheel: auditwheel does not agree with $platform" >&2
   exit 1
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every system package graph-ascend needs on Debian 12 (build, tests, browser).
-# Idempotent: packages already present are skipped by apt.
+# Idempotent: packages already present are skipped by apt. (debian-archive-keyring
+# holds the Debian 11 key scripts/glibc-sysroot.sh checks its download with.)
 # `install-deps.sh aarch64` adds the cross compiler and qemu-user for
 # scripts/build-wheel.sh aarch64 and scripts/test-aarch64.sh; `install-deps.sh cluster`
 # adds Slurm and munge for scripts/test-cluster.sh (a one-node cluster, scripts/slurm-local.sh).
@@ -15,7 +16,7 @@ packages=(
   libgtest-dev libgmock-dev googletest
   python3 python3-venv python3-pip
   chromium
-  time curl ca-certificates
+  time curl ca-certificates debian-archive-keyring
   openmpi-bin
 )
 

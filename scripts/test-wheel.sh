@@ -4,7 +4,10 @@
 # held to requirements-dev.txt's versions so CI is repeatable), and from then
 # on nothing of the build tree on PATH. Checks, through the installed package:
 #   1. `graph-ascend graph` on a sample and `graph-ascend info` on its .vis file,
-#      and a bad input naming the file, exit 2;
+#      and bad inputs naming the file, exit 2 (one of them a C++ exception
+#      caught inside: the statically linked unwinder at work); the installed
+#      executables again on the oldest glibc the wheel claims, Debian 11's 2.31
+#      (its own ld.so and libc from scripts/glibc-sysroot.sh);
 #   2. `tensorboard --logdir` with the installed plugin answering its routes
 #      (the page, Health, ListRuns, GetFileInfo);
 #   3. the Playwright suite (scripts/test-browser.sh) against that venv's tensorboard.
@@ -29,11 +32,14 @@ export PATH="$venv/bin:/usr/local/bin:/usr/bin:/bin"
 unset PYTHONPATH GRAPH_ASCEND_BINARY GRAPH_ASCEND_SERVER_BINARY
 work=$(mktemp -d "${TMPDIR:-/tmp}/graph-ascend-wheel.XXXXXX")
 tb_pid=""
+server_pid=""
 cleanup() {
-  if [ -n "$tb_pid" ] && kill -0 "$tb_pid" 2>/dev/null; then
-    kill "$tb_pid" 2>/dev/null || true
-    wait "$tb_pid" 2>/dev/null || true
-  fi
+  for pid in $tb_pid $server_pid; do
+    if kill -0 "$pid" 2>/dev/null; then
+      kill "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -52,6 +58,33 @@ grep -q '^NPU: 436 nodes' "$work/info.txt" || { cat "$work/info.txt" >&2; fail "
 status=0
 graph-ascend info "$work/missing.vis" 2>"$work/err.txt" || status=$?
 [ "$status" -eq 2 ] && grep -q "missing.vis" "$work/err.txt" || fail "a missing file gave exit $status: $(cat "$work/err.txt")"
+printf 'Module:\n  a: [b\n' >"$work/bad.yaml"  # yaml-cpp throws; layer_mapping.cc catches
+bad_mapping() {
+  local status=0
+  (cd "$root/samples/layer_mapping" && "$@" graph -i compare.json -o "$work/mapped" -lm "$work/bad.yaml" 2>"$work/err.txt") ||
+    status=$?
+  [ "$status" -eq 2 ] && grep -q "bad.yaml: line 3, column 1: cannot parse" "$work/err.txt" ||
+    fail "a bad layer mapping gave exit $status: $(cat "$work/err.txt")"
+}
+bad_mapping graph-ascend
+
+glibc="${GA_GLIBC_SYSROOT:-$root/build-wheel/glibc-$(uname -m)}"
+"$root/scripts/glibc-sysroot.sh" "$(uname -m)" "$glibc"
+bin=$("$venv/bin/python" -c 'import graph_ascend_plugin, os; print(os.path.dirname(graph_ascend_plugin.__file__))')/_bin
+old_glibc() { "$glibc"/lib*/ld-linux-*.so.* --library-path "$glibc/lib/$(uname -m)-linux-gnu" "$@"; }
+(cd "$root/samples/cnn_statistics" && old_glibc "$bin/graph-ascend" graph -i compare.json -o "$work/old" >"$work/graph.log" 2>&1) ||
+  { cat "$work/graph.log" >&2; fail "graph-ascend graph failed on glibc 2.31"; }
+old_glibc "$bin/graph-ascend" info "$work"/old/compare_*.vis | grep -q '^NPU: 436 nodes' ||
+  fail "graph-ascend info on glibc 2.31: unexpected summary"
+bad_mapping old_glibc "$bin/graph-ascend"
+old_glibc "$bin/graph-ascend-server" --logdir "$work/logdir" --socket "$work/server.sock" >"$work/server.log" 2>&1 &
+server_pid=$!
+python "$root/scripts/server-health.py" "$work/server.sock" "$(basename "$vis")" ||
+  { cat "$work/server.log" >&2; fail "graph-ascend-server on glibc 2.31 did not answer"; }
+kill "$server_pid"
+wait "$server_pid" 2>/dev/null || true
+server_pid=""
+echo "test-wheel: the installed executables work on glibc 2.31"
 
 # 2. TensorBoard with the installed plugin.
 port=$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -3,9 +3,11 @@
 # and runs every test (C++, Python, and through the installed wheel: the
 # command, the plugin's routes and the browser suite), and shards on a one-node
 # Slurm cluster and under mpirun (scripts/test-cluster.sh). Used by .ci/run.
-# The build is the portable one (GA_PORTABLE=1), so the wheel packages the
-# executables the C++ and Python tests ran; the aarch64 wheel has its own
-# script (scripts/test-aarch64.sh, not run here: a second full build).
+# The build is the portable one (GA_PORTABLE=1: static but for glibc, linked
+# against Debian 11's glibc 2.31), so the wheel packages the executables the
+# C++ and Python tests ran, and test-wheel.sh runs them on glibc 2.31 too;
+# the aarch64 wheel has its own script (scripts/test-aarch64.sh, not run
+# here: a second full build).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"

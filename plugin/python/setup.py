@@ -7,7 +7,7 @@ graph-ascend and graph-ascend-server (GA_CLI_BINARY / GA_SERVER_BINARY, else
 built, its single-file frontend/dist/index.html into graph_ascend_plugin/static/.
 The wheel is therefore platform specific, like tensorboard-data-server's; it
 holds no Python extension, so scripts/build-wheel.sh tags it py3-none-<platform>
-(GA_WHEEL_PLATFORM, e.g. manylinux_2_34_x86_64, from the executables' glibc symbols).
+(GA_WHEEL_PLATFORM, e.g. manylinux_2_28_x86_64, from the executables' glibc symbols).
 """
 
 import os
