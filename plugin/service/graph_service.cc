@@ -967,6 +967,7 @@ grpc::Status GraphServiceImpl::CallJson(grpc::ServerContext* ctx, const JsonCall
   if (m == "ConvertCancel") return Bridge(&GraphServiceImpl::ConvertCancel, ctx, in, out);
   if (m == "ConvertList") return Bridge(&GraphServiceImpl::ConvertList, ctx, in, out);
   if (m == "GetOverview") return Bridge(&GraphServiceImpl::GetOverview, ctx, in, out);
+  if (m == "GetCkpt") return Bridge(&GraphServiceImpl::GetCkpt, ctx, in, out);
   return Fail(grpc::StatusCode::NOT_FOUND, "no unary API method " + m);
 }
 

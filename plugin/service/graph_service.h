@@ -81,6 +81,8 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   // msprobe files, match configs): for a process about to _exit() mid-request.
   void RemoveTemporaries() const;
   grpc::Status GetOverview(grpc::ServerContext*, const OverviewRequest*, OverviewReply*) override;
+  // Checkpoint similarity (graph_service_ckpt.cc).
+  grpc::Status GetCkpt(grpc::ServerContext*, const CkptRequest*, CkptReply*) override;
 
  private:
   GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options, ConvertQueueOptions convert);
