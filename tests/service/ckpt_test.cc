@@ -11,6 +11,7 @@
 
 #include "../builder/cli_runner.h"
 #include "graph_service.h"
+#include "service_fixture.h"
 
 namespace graph_ascend::service {
 namespace {
@@ -38,32 +39,17 @@ class CkptServiceTest : public ::testing::Test {
   void Start() {
     ServiceOptions options;
     options.logdir = logdir_;
-    auto impl = GraphServiceImpl::Create(options);
-    ASSERT_TRUE(impl.ok()) << impl.error().ToString();
-    impl_ = std::move(*impl);
-    grpc::ServerBuilder builder;
-    std::string address = "unix:" + dir_ / "s.sock";
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
-    builder.RegisterService(impl_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    stub_ = GraphService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  }
-
-  void TearDown() override {
-    if (server_) server_->Shutdown();
+    service_.Start(options, dir_ / "s.sock");
   }
 
   grpc::Status Get(const CkptRequest& req, CkptReply* reply) {
     grpc::ClientContext ctx;
-    return stub_->GetCkpt(&ctx, req, reply);
+    return service_.stub()->GetCkpt(&ctx, req, reply);
   }
 
   t::TempDir dir_;
   std::string logdir_;
-  std::unique_ptr<GraphServiceImpl> impl_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<GraphService::Stub> stub_;
+  testing::InProcessService service_;  // after dir_: shut down before its socket goes
 };
 
 TEST_F(CkptServiceTest, TheFilesOwnAndTolerances) {
