@@ -81,6 +81,11 @@ graph cnn_md5 compare.json md5
 graph gpt_statistics compare.json gpt
 # Mapped layer names (-lm): some modules (Megatron's core_attention) still have no counterpart.
 graph layer_mapping compare.json layer_mapping -lm layer_mapping.yaml
+# Checkpoint similarity on the modules (ckpt.spec.ts): stored by --ckpt (checkpoints written by real
+# torch.save), and msprobe 26.2.0's own ckpt_compare JSON beside a plain build.
+graph layer_mapping build.json weights --ckpt ../ckpt/tp2pp2_a ../ckpt/tp2pp2_b
+graph layer_mapping build.json weights_beside
+cp "$root/samples/ckpt/msprobe/tp2pp2.json" "$logdir/weights_beside/ckpt_similarity.json"
 # graph_visualize (msprobe 26's flags): both gradings stored, msprobe 26's shown first.
 (cd "$root/samples/gpt_statistics" &&
   "$cli" graph_visualize -tp npu/step0/rank0 -gp bench/step0/rank0 -o "$logdir/graded" >"$work/graded.log" 2>&1) || {

@@ -5,6 +5,7 @@
 #include "ckpt/ckpt_compare.h"
 #include "cli/commands.h"
 #include "output/output_file.h"
+#include "weights/ckpt_similarity.h"
 
 namespace graph_ascend::cli {
 
@@ -19,6 +20,28 @@ const char* kCkptUsage =
     "\n"
     "  -o, --output FILE  result file (default ./ckpt_similarity.json); must not exist\n"
     "  --force            overwrite an existing result file\n";
+}
+
+Result<std::shared_ptr<const vis::CkptSimilarity>> CkptOption(const std::string& a, const std::string& b,
+                                                              const std::string& json) {
+  auto out = std::make_shared<vis::CkptSimilarity>();
+  std::error_code ec;
+  Result<std::vector<vis::CkptParam>> params = std::vector<vis::CkptParam>{};
+  if (!json.empty()) {
+    out->set_json(std::filesystem::weakly_canonical(json, ec).string());
+    params = weights::ReadCkptJson(json);
+  } else {
+    out->set_checkpoint_a(std::filesystem::weakly_canonical(a, ec).string());
+    out->set_checkpoint_b(std::filesystem::weakly_canonical(b, ec).string());
+    auto result = ckpt::CompareCheckpoints(a, b);
+    if (!result.ok()) return result.error();
+    for (const std::string& w : result->warnings) fprintf(stderr, "graph-ascend: warning: %s\n", w.c_str());
+    // The JSON ckpt_compare writes is the one form of a result (the same reader as --ckpt-json).
+    params = weights::ParseCkptJson(ckpt::ComparisonJson(*result), a + " vs " + b);
+  }
+  if (!params.ok()) return params.error();
+  for (vis::CkptParam& p : *params) *out->add_param() = std::move(p);
+  return std::shared_ptr<const vis::CkptSimilarity>(std::move(out));
 }
 
 int CkptCompareCommand(const std::vector<std::string>& args) {

@@ -2,8 +2,12 @@
 // 0 on success, 2 on bad input or usage (after printing one message).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "base/status.h"
+#include "vis.pb.h"
 
 namespace graph_ascend::cli {
 
@@ -19,6 +23,11 @@ int OpGenerateCommand(const std::vector<std::string>& args);
 int CodeMappingCommand(const std::vector<std::string>& args);
 int CkptCompareCommand(const std::vector<std::string>& args);
 int ConfigCheckCommand(const std::vector<std::string>& args);
+
+// graph's --ckpt A B (compared now) or --ckpt-json FILE (read): the parameters
+// to map onto the module nodes (job::GraphOptions::ckpt). Prints warnings.
+Result<std::shared_ptr<const vis::CkptSimilarity>> CkptOption(const std::string& a, const std::string& b,
+                                                              const std::string& json);
 
 // Prints "graph-ascend: <error>" to stderr and returns 2.
 int Fail(const std::string& message);

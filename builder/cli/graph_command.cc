@@ -10,7 +10,7 @@ namespace {
 
 const char* kGraphUsage =
     "usage: graph-ascend graph -i COMPARE_JSON -o OUTPUT_DIR [-oc] [-cs] [-f] [-lm [YAML]] [-v] [--progress_json]\n"
-    "                          [--shard I/N]\n"
+    "                          [--shard I/N] [--ckpt CKPT_A CKPT_B | --ckpt-json FILE]\n"
     "                          [--rank_size N [B] --tp N [B] --pp N [B] [--vpp N [B]] [--order N [B]]]\n"
     "\n"
     "Builds (npu_path only) or compares (npu_path and bench_path) msprobe dumps named in\n"
@@ -29,6 +29,10 @@ const char* kGraphUsage =
     "                             and N from Slurm arrays, Open MPI, PMI or srun, auto/N takes I from\n"
     "                             JOB_COMPLETION_INDEX too; then run graph-ascend link OUTPUT_DIR once\n"
     "                             (docs/SCALE.md)\n"
+    "  --ckpt CKPT_A CKPT_B       compare two Megatron checkpoints (A of the npu run, B of the bench run;\n"
+    "                             as ckpt_compare) and show each module's parameter similarity (worst\n"
+    "                             cos, largest l2) on its NPU nodes\n"
+    "  --ckpt-json FILE           the same from a ckpt_compare JSON (graph-ascend's or msprobe's)\n"
     "\n"
     "Parallel merge (msprobe 26 flags; or compare.json's \"parallel_merge\" section, not both): merge\n"
     "the rank<N> folders of a tensor/pipeline-parallel run into one graph per data-parallel replica,\n"
@@ -49,7 +53,7 @@ int Fail(const std::string& message) {
 }
 
 int GraphCommand(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
-  std::string input, output;
+  std::string input, output, ckpt_a, ckpt_b, ckpt_json;
   bool verbose = false, progress_json = false;
   job::GraphOptions options;
   options.argv = argv;
@@ -77,6 +81,12 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
       verbose = true;
     } else if (a == "--progress_json") {
       progress_json = true;
+    } else if (a == "--ckpt") {
+      if (!reader.Value(&ckpt_a) || !reader.Value(&ckpt_b)) {
+        return Fail("--ckpt needs two checkpoint folders (of the npu run, then of the bench run)");
+      }
+    } else if (a == "--ckpt-json") {
+      if (!reader.Value(&ckpt_json)) return Fail("--ckpt-json needs a ckpt_compare JSON file");
     } else if (reader.Shard(&options.shard, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);
     } else if (reader.Parallel(&options.parallel, &parallel_error)) {
@@ -88,6 +98,12 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
   if (input.empty() || output.empty()) return Fail(std::string("-i and -o are required\n\n") + kGraphUsage);
   if (options.fuzzy_match && options.layer_mapping) {
     return Fail("-f (fuzzy match) and -lm (layer mapping) cannot be used together: pick one matching rule");
+  }
+  if (!ckpt_a.empty() && !ckpt_json.empty()) return Fail("--ckpt and --ckpt-json cannot be used together: pick one");
+  if (!ckpt_a.empty() || !ckpt_json.empty()) {
+    auto ckpt = CkptOption(ckpt_a, ckpt_b, ckpt_json);
+    if (!ckpt.ok()) return Fail(ckpt.error().ToString());
+    options.ckpt = *ckpt;
   }
   ProgressBar bar;
   options.progress = [&bar](const std::string& name, double f) { bar.Update(name, f); };

@@ -4,9 +4,11 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "base/py_format.h"
 #include "compare/pair_compare.h"
 #include "divergence/divergence.h"
 #include "vis/vis_index.h"
+#include "weights/ckpt_similarity.h"
 
 namespace graph_ascend::cli {
 namespace {
@@ -17,7 +19,8 @@ const char* kInfoUsage =
     "Prints the mode, nodes per side, matched and unmatched counts, nodes per colour bucket,\n"
     "overflow counts, both gradings (msprobe 8.x's index and msprobe 26's pass/warning/error),\n"
     "the first divergence with the divergence ranking (docs/DIVERGENCE.md) and the ten worst\n"
-    "nodes in execution order.\n";
+    "nodes in execution order; for a file built with --ckpt / --ckpt-json, the ten modules whose\n"
+    "weights differ most (lowest cos, then largest l2).\n";
 
 const char* ModeName(vis::CompareMode m) {
   switch (m) {
@@ -53,6 +56,35 @@ void PrintSide(const char* label, const vis::SideIndex& s, bool compare, const v
   if (distributed > 0) printf("  nodes linked across ranks: %u\n", distributed);
 }
 
+// The checkpoint similarity of a file built with --ckpt / --ckpt-json: the ten worst modules.
+Status PrintCkpt(const vis::VisReader& reader, const vis::SideIndex& npu) {
+  const vis::FileMeta& meta = reader.meta();
+  if (!meta.ckpt_compared()) return Status::Ok();
+  auto s = reader.ReadCkpt();
+  if (!s.ok()) return s.error();
+  if (s->json().empty()) {
+    printf("checkpoint similarity: %s vs %s\n", s->checkpoint_a().c_str(), s->checkpoint_b().c_str());
+  } else {
+    printf("checkpoint similarity: %s\n", s->json().c_str());
+  }
+  weights::Tolerance t;
+  printf("  %d parameters, %u on no module node; %u of %d modules differ (cos < 1 - %g or l2 > %g)\n",
+         s->param_size(), meta.ckpt_unmapped_count(), meta.ckpt_differing_modules(), s->module_size(), t.cos, t.l2);
+  std::vector<uint32_t> worst = weights::WorstModules(*s, t, 10);
+  printf("modules whose weights differ most:\n");
+  if (worst.empty()) printf("  none: every module's parameters are equal\n");
+  for (uint32_t i : worst) {
+    const vis::CkptModule& m = s->module(static_cast<int>(i));
+    std::string cos = m.has_cos() ? PyRepr(m.worst_cos()) : "-", l2 = m.has_l2() ? PyRepr(m.max_l2()) : "-";
+    uint32_t node = m.node(0);
+    std::string_view name = node < npu.size() ? npu.Name(node) : std::string_view("?");
+    printf("  cos %-22s l2 %-22s %s%s (%d parameter%s; %.*s)\n", cos.c_str(), l2.c_str(), m.path().c_str(),
+           m.incomparable() ? " [shapes differ]" : "", m.param_size(), m.param_size() == 1 ? "" : "s",
+           static_cast<int>(name.size()), name.data());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int InfoCommand(const std::vector<std::string>& args) {
@@ -80,6 +112,7 @@ int InfoCommand(const std::vector<std::string>& args) {
     if (!bench.ok()) return Fail(bench.error().ToString());
     PrintSide("Bench", *bench, compare, meta);
   }
+  if (Status st = PrintCkpt(**reader, *npu); !st.ok()) return Fail(st.error().ToString());
   if (!compare || meta.mode() == vis::MODE_STRUCTURE) return 0;
 
   // Colour buckets of the NPU nodes, by the file's own legend.

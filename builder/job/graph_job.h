@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,9 @@ struct GraphOptions {
   // graph_visualize msprobe 26's pass/warning/error. Both are stored.
   vis::Grading grading = vis::GRADING_INDEX;
   ShardSpec shard;                   // --shard I/N
+  // Checkpoint similarity (--ckpt A B / --ckpt-json FILE): ckpt_compare's parameters, mapped onto
+  // the NPU module nodes of every file written (weights/ckpt_similarity.h). Null: none.
+  std::shared_ptr<const vis::CkptSimilarity> ckpt;
   // Progress of the current file: its name and a fraction in [0, 1].
   std::function<void(const std::string&, double)> progress;
   // Progress of the whole run, a fraction in [0, 1] (graph_visualize -progress_log).

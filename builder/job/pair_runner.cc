@@ -18,6 +18,7 @@
 #include "match/layer_mapping.h"
 #include "match/matcher.h"
 #include "vis/graph_writer.h"
+#include "weights/ckpt_similarity.h"
 
 namespace graph_ascend::job {
 namespace {
@@ -370,6 +371,19 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
     };
   }
   request.meta = pair->meta;
+  vis::CkptSimilarity ckpt;
+  if (options_.ckpt) {
+    const Graph& g = *pair->npu->graph;
+    std::vector<vis::CkptParam> params(options_.ckpt->param().begin(), options_.ckpt->param().end());
+    ckpt = weights::MapOntoModules(std::move(params), g.size(), [&g](uint32_t n) {
+      return g.op[n] == graph::NodeOp::kModule ? g.Name(n) : std::string_view();
+    });
+    ckpt.set_checkpoint_a(options_.ckpt->checkpoint_a());
+    ckpt.set_checkpoint_b(options_.ckpt->checkpoint_b());
+    ckpt.set_json(options_.ckpt->json());
+    weights::Summarize(ckpt, &request.meta);
+    request.ckpt = &ckpt;
+  }
   Stage(pair->bench ? "comparing and writing" : "writing");
   request.progress = [&](double f) { Report(job, 0.6 + 0.4 * f); };
   std::string path = output_dir_ + "/" + job.output_name;

@@ -401,6 +401,7 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
     }
     if (req.summarize) req.summarize(ranking, &req.meta);
   }
+  if (req.ckpt) GA_RETURN_IF_ERROR(w->WriteCkpt(*req.ckpt));
   if (compare) GA_RETURN_IF_ERROR(WriteDetails(w, &packers, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
   GA_RETURN_IF_ERROR(WriteIndex(w, &packers, SIDE_NPU, *req.npu));
   GA_RETURN_IF_ERROR(WriteStacks(w, &packers, SIDE_NPU, *req.npu));

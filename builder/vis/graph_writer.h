@@ -28,6 +28,9 @@ struct WriteRequest {
   // need without opening the graph (the rank overview's counts).
   std::function<void(const DivergenceRanking&, FileMeta*)> summarize;
   std::function<void(double)> progress;  // 0..1
+  // Written as the file's SECTION_CKPT when not null (graph --ckpt / --ckpt-json); the meta's
+  // ckpt_* summary is the caller's.
+  const CkptSimilarity* ckpt = nullptr;
   // Threads that fill, compare, serialize and compress details (0: the
   // machine's cores). The file does not depend on it.
   int threads = 0;

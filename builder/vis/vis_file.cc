@@ -59,6 +59,7 @@ const char* KindName(SectionKind kind) {
     case SECTION_NODE_DETAILS: return "node details";
     case SECTION_STACKS: return "stacks";
     case SECTION_DIVERGENCE: return "divergence";
+    case SECTION_CKPT: return "checkpoint similarity";
     default: return "unknown";
   }
 }
@@ -183,6 +184,10 @@ Status VisWriter::WriteStackChunk(Side side, const StackChunk& chunk) {
 
 Status VisWriter::WriteDivergence(const DivergenceRanking& ranking) {
   return WriteSection(SECTION_DIVERGENCE, SIDE_NPU, 0, static_cast<uint32_t>(ranking.entry_size()), ranking);
+}
+
+Status VisWriter::WriteCkpt(const CkptSimilarity& similarity) {
+  return WriteSection(SECTION_CKPT, SIDE_NPU, 0, static_cast<uint32_t>(similarity.module_size()), similarity);
 }
 
 Status VisWriter::Commit() {
@@ -398,6 +403,15 @@ Result<DivergenceRanking> VisReader::ReadDivergence() const {
     break;
   }
   return ranking;
+}
+
+Result<CkptSimilarity> VisReader::ReadCkpt() const {
+  CkptSimilarity similarity;
+  for (const SectionRef* ref : Sections(SECTION_CKPT, SIDE_NPU)) {
+    GA_RETURN_IF_ERROR(ReadSection(*ref, &similarity));
+    break;
+  }
+  return similarity;
 }
 
 }  // namespace graph_ascend::vis

@@ -79,6 +79,7 @@ class VisWriter {
   Status WriteDetailBlock(Side side, const NodeDetailBlock& block);
   Status WriteStackChunk(Side side, const StackChunk& chunk);
   Status WriteDivergence(const DivergenceRanking& ranking);
+  Status WriteCkpt(const CkptSimilarity& similarity);
   // A section read with VisReader::ReadFrame, copied as it is (offset aside).
   Status CopySection(const SectionRef& ref, const std::string& frame);
 
@@ -146,6 +147,8 @@ class VisReader {
   // The divergence ranking; empty when the file has none (builds, files
   // written before it).
   Result<DivergenceRanking> ReadDivergence() const;
+  // The checkpoint similarity (SECTION_CKPT); empty when the file has none.
+  Result<CkptSimilarity> ReadCkpt() const;
 
   // Decompresses and parses one section.
   Status ReadSection(const SectionRef& ref, google::protobuf::MessageLite* msg) const;

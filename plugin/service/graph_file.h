@@ -87,6 +87,8 @@ class GraphFile {
   Hits CachedSearch(const std::string& key) const;
   void CacheSearch(const std::string& key, Hits hits) const;
 
+  // The file's checkpoint similarity (SECTION_CKPT), read on request; empty when it has none.
+  Result<vis::CkptSimilarity> Ckpt() const { return reader_->ReadCkpt(); }
   // The divergence ranking read on open; empty for builds and older files.
   const vis::DivergenceRanking& divergence() const { return divergence_; }
   // Per node of a side: kDivergent when it is in the ranking (a Bench node:

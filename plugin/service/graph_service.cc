@@ -301,6 +301,8 @@ grpc::Status GraphServiceImpl::CallJson(grpc::ServerContext* ctx, const JsonCall
   if (m == "ConvertList") return Bridge(&GraphServiceImpl::ConvertList, ctx, in, out);
   if (m == "GetOverview") return Bridge(&GraphServiceImpl::GetOverview, ctx, in, out);
   if (m == "ReproScript") return Bridge(&GraphServiceImpl::ReproScript, ctx, in, out);
+
+  if (m == "GetCkpt") return Bridge(&GraphServiceImpl::GetCkpt, ctx, in, out);
   return Fail(grpc::StatusCode::NOT_FOUND, "no unary API method " + m);
 }
 

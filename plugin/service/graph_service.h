@@ -84,6 +84,9 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   // graph_service_repro.cc
   grpc::Status ReproScript(grpc::ServerContext*, const ReproRequest*, ReproReply*) override;
 
+  // Checkpoint similarity (graph_service_ckpt.cc).
+  grpc::Status GetCkpt(grpc::ServerContext*, const CkptRequest*, CkptReply*) override;
+
  private:
   GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options, ConvertQueueOptions convert);
 

@@ -4,6 +4,9 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -265,6 +268,23 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+void InProcessService::Start(const ServiceOptions& options, const std::string& socket_path) {
+  auto impl = GraphServiceImpl::Create(options);
+  ASSERT_TRUE(impl.ok()) << impl.error().ToString();
+  impl_ = std::move(*impl);
+  grpc::ServerBuilder builder;
+  std::string address = "unix:" + socket_path;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+  builder.RegisterService(impl_.get());
+  server_ = builder.BuildAndStart();
+  ASSERT_NE(server_, nullptr);
+  stub_ = GraphService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+}
+
+InProcessService::~InProcessService() {
+  if (server_) server_->Shutdown();
 }
 
 }  // namespace graph_ascend::service::testing

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "graph_service.h"
 #include "vis.pb.h"
 
 namespace graph_ascend::service::testing {
@@ -71,6 +72,21 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// A GraphService over `options` on a Unix socket `socket_path`, in this process
+// (the gRPC surface as the plugin calls it); shut down when destroyed.
+class InProcessService {
+ public:
+  // Fails the current test (and leaves stub() null) when the service cannot start.
+  void Start(const ServiceOptions& options, const std::string& socket_path);
+  ~InProcessService();
+  GraphService::Stub* stub() const { return stub_.get(); }
+
+ private:
+  std::unique_ptr<GraphServiceImpl> impl_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<GraphService::Stub> stub_;
 };
 
 }  // namespace graph_ascend::service::testing

@@ -14,6 +14,7 @@ import {
   OverflowLevel,
   Side,
 } from "../api/client";
+import { weightsBlock } from "../ckpt/weights";
 import { copyText, h } from "../dom";
 import { tableCsv } from "../export/csv";
 import { bucketColour } from "../graph/paint";
@@ -239,6 +240,7 @@ export class DetailPanel {
     const items = (d: NodeDetail | undefined) => (d ? d.input.length + d.output.length : 0);
     if (!items(s.npuDetail) && !items(s.benchDetail))
       this.header.append(h("div.no-data", { "data-kind": "no-data" }, t("noDumpedData")));
+    this.header.append(weightsBlock(this.ctx, s.npu?.index));
     this.buildRows(s.npuDetail, s.benchDetail);
     this.renderInfo(s);
     this.showTab(this.showing);

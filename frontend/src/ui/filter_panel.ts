@@ -3,6 +3,7 @@
 // the ticked overflow levels. Each list is virtualised and a click jumps to
 // the node.
 import { type FilterRequest, OverflowLevel, Side } from "../api/client";
+import { CkptFilter } from "../ckpt/weights";
 import { h } from "../dom";
 import { OVERFLOW_COLOURS, bucketLabel } from "../graph/paint";
 import { onLangChange, t } from "../i18n";
@@ -29,6 +30,7 @@ export class FilterPanel {
   private readonly overflowList: HitList;
   private readonly overflowNote: HTMLDivElement;
   private readonly titles: Record<string, HTMLElement> = {};
+  private readonly weights: CkptFilter;
 
   constructor(private readonly ctx: AppContext) {
     this.leavesOnly = h("input", { type: "checkbox" });
@@ -62,6 +64,7 @@ export class FilterPanel {
       this.levelsEl,
       this.overflowList.el,
     );
+    this.weights = new CkptFilter(ctx);
     this.el = h(
       "div.panel.filter-panel",
       null,
@@ -69,6 +72,7 @@ export class FilterPanel {
       this.precisionBox,
       this.unmatchedBox,
       this.overflowBox,
+      this.weights.el,
     );
     this.leavesOnly.addEventListener("change", () => this.reload());
     this.overflowSide.addEventListener("change", () => void this.runOverflow());
@@ -106,6 +110,7 @@ export class FilterPanel {
 
   /** A new file or a changed legend: new checkboxes, empty lists. */
   fileChanged() {
+    this.weights.fileChanged();
     const compare = this.ctx.isCompare();
     const info = this.ctx.info();
     this.precisionBox.hidden = !compare;
