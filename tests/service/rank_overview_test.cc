@@ -13,6 +13,7 @@
 #include "../builder/cli_runner.h"
 #include "graph_service.h"
 #include "rank_overview.h"
+#include "service_fixture.h"
 
 namespace graph_ascend::service {
 namespace {
@@ -83,20 +84,7 @@ class RankOverviewTest : public ::testing::Test {
   void Start() {
     ServiceOptions options;
     options.logdir = logdir_;
-    auto impl = GraphServiceImpl::Create(options);
-    ASSERT_TRUE(impl.ok()) << impl.error().ToString();
-    impl_ = std::move(*impl);
-    grpc::ServerBuilder builder;
-    std::string address = "unix:" + dir_ / "s.sock";
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
-    builder.RegisterService(impl_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    stub_ = GraphService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  }
-
-  void TearDown() override {
-    if (server_) server_->Shutdown();
+    service_.Start(options, dir_ / "s.sock");
   }
 
   // The relative paths of the .vis files under `out`, in natural order.
@@ -113,7 +101,7 @@ class RankOverviewTest : public ::testing::Test {
     grpc::ClientContext ctx;
     OverviewRequest req;
     req.set_file(file);
-    return stub_->GetOverview(&ctx, req, reply);
+    return service_.stub()->GetOverview(&ctx, req, reply);
   }
 
   // Cells by "stepS/rankR".
@@ -125,9 +113,7 @@ class RankOverviewTest : public ::testing::Test {
 
   graph_ascend::testing::TempDir dir_;
   std::string logdir_;
-  std::unique_ptr<GraphServiceImpl> impl_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<GraphService::Stub> stub_;
+  testing::InProcessService service_;
 };
 
 TEST_F(RankOverviewTest, FourRanksOnePerturbedNamesRankTwo) {
@@ -169,7 +155,7 @@ TEST_F(RankOverviewTest, FourRanksOnePerturbedNamesRankTwo) {
     grpc::ClientContext ctx;
     FileRequest req;
     req.set_file(c.file());
-    ASSERT_TRUE(stub_->GetFileInfo(&ctx, req, &info).ok());
+    ASSERT_TRUE(service_.stub()->GetFileInfo(&ctx, req, &info).ok());
     int worst = -1;
     for (const BucketCount& b : info.npu().buckets()) {
       if (b.count() > 0 && !info.meta().legend(b.bucket()).unmatched()) worst = std::max(worst, b.bucket());
@@ -186,7 +172,7 @@ TEST_F(RankOverviewTest, FourRanksOnePerturbedNamesRankTwo) {
     grpc::ClientContext ctx;
     FileRequest req;
     req.set_file(two.file());
-    ASSERT_TRUE(stub_->GetDivergence(&ctx, req, &div).ok());
+    ASSERT_TRUE(service_.stub()->GetDivergence(&ctx, req, &div).ok());
   }
   ASSERT_GT(div.items_size(), 0);
   EXPECT_EQ(div.items(0).npu_node(), two.first_node());
