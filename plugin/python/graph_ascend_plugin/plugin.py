@@ -290,7 +290,7 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
 
     def _stream(self, name, req):
         """Newline-delimited JSON: one reply message per line; an error ends the stream with {"error": ...}."""
-        for attempt in range(2):
+        for attempt in range(server_process.CALL_ATTEMPTS):
             proc = None
             try:
                 replies, proc = self._server.stream(name, req)
@@ -299,7 +299,7 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
             except StopIteration:
                 return _respond("", content_type="application/x-ndjson")
             except (grpc.RpcError, ValueError) as e:
-                if attempt == 0 and server_process.retryable(e, proc):
+                if attempt + 1 < server_process.CALL_ATTEMPTS and server_process.retryable(e, proc):
                     continue
                 if isinstance(e, ValueError):
                     raise server_process.ServerUnavailable("graph-ascend-server restarted during the call") from e

@@ -6,8 +6,10 @@ stdin and exits when that pipe closes, i.e. when TensorBoard exits however
 it exits (it also asks the kernel for SIGTERM on parent death). The plugin
 starts it on first use, checks it before each call and restarts it when it
 died; a call that fails because the server went away (or because a restart
-closed the channel under it) is retried once on the new server, so a restart
-is invisible to the page.
+closed the channel under it) is sent again to the new server, so a restart
+is invisible to the page. A call may meet more than one restart (a slow call
+on a server that is killed again), so it is retried up to CALL_ATTEMPTS times,
+each time only after its server was seen gone.
 
 A watchdog checks Health, which the server answers on a thread of its own.
 Failures count per server process; a server that does not answer is given
@@ -46,6 +48,8 @@ HUNG_SECONDS_ENV = "GRAPH_ASCEND_HUNG_SECONDS"  # overrides HUNG_SECONDS
 # auto (default: when the log directory is the user's), on or off: conversions from the page.
 ALLOW_CONVERT_ENV = "GRAPH_ASCEND_ALLOW_CONVERT"
 _MAX_MESSAGE = 256 << 20
+# A call is sent at most this often: each retry follows a restart of the server it was sent to.
+CALL_ATTEMPTS = 4
 
 
 class ServerUnavailable(Exception):
@@ -134,13 +138,14 @@ class ServerProcess:
             return self._stub, self._proc
 
     def call(self, method: str, request, timeout: float = CALL_TIMEOUT_S):
-        """Calls a unary RPC, retrying once on a fresh server if this one died or was replaced."""
-        for attempt in range(2):
+        """Calls a unary RPC, sending it again to a fresh server each time the one it went to died or was
+        replaced (at most CALL_ATTEMPTS sends)."""
+        for attempt in range(CALL_ATTEMPTS):
             stub, proc = self._live()
             try:
                 return getattr(stub, method)(request, timeout=timeout)
             except (grpc.RpcError, ValueError) as e:
-                if attempt == 0 and retryable(e, proc):
+                if attempt + 1 < CALL_ATTEMPTS and retryable(e, proc):
                     continue
                 if isinstance(e, ValueError):
                     raise ServerUnavailable("graph-ascend-server restarted during the call") from e

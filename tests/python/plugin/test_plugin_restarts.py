@@ -1,6 +1,7 @@
 """Server restarts are invisible to the page (issue 17, 4): clients keep calling a real tensorboard
 while its graph-ascend-server is killed with SIGKILL or stopped with SIGSTOP; no request may fail."""
 
+import json
 import os
 import signal
 import threading
@@ -70,6 +71,35 @@ def test_kill_9_under_load_fails_no_request(logdir, plugin_installed, stats):
         assert len(board.server_pids()) == 1
     finally:
         board.stop()
+
+
+def test_a_call_that_meets_two_restarts_is_answered(logdir, plugin_installed, stats):
+    """A slow call on a server that is killed again after its restart: the call is sent once more to
+    each new server (the kills are timed by a hook on `_live`, between choosing a server and sending)."""
+    from graph_ascend_plugin import server_process
+    from graph_ascend_plugin._proto import graph_service_pb2
+
+    server = server_process.ServerProcess(str(logdir))
+    killed = []
+    live = server._live
+
+    def live_then_kill():
+        stub, proc = live()
+        if len(killed) < 2:
+            proc.kill()
+            proc.wait()
+            killed.append(proc.pid)
+        return stub, proc
+
+    server._live = live_then_kill
+    try:
+        request = graph_service_pb2.JsonCall(method="GetFileInfo", request_json=json.dumps({"file": stats}))
+        reply = json.loads(server.call("CallJson", request).reply_json)
+        assert len(killed) == 2 and server.starts == 3
+        assert server.pid not in killed and process_alive(server.pid)
+        assert reply["file"] == stats
+    finally:
+        server.close()
 
 
 def test_a_stopped_server_is_waited_for_not_killed(logdir, plugin_installed, stats):
