@@ -32,6 +32,24 @@ bool ArgReader::Shard(job::ShardSpec* s, std::string* error) {
   return true;
 }
 
+bool ArgReader::CodeMapping(job::GraphOptions* o, std::string* error) {
+  if (flag() != "--code_mapping") return false;
+  std::vector<std::string> files = Values();
+  if (files.empty() || files.size() > 2) {
+    *error = "--code_mapping takes a code_mapping CSV (and a second one for the bench side of a compare)";
+    return true;
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    auto mapping = dump::ReadCodeMapping(files[i]);
+    if (!mapping.ok()) {
+      *error = mapping.error().ToString();
+      return true;
+    }
+    (i == 0 ? o->code_mapping : o->bench_code_mapping) = std::make_shared<const dump::CodeMapping>(std::move(*mapping));
+  }
+  return true;
+}
+
 std::vector<std::string> ArgReader::Values() {
   std::vector<std::string> out;
   while (i_ + 1 < args_.size()) {

@@ -11,6 +11,7 @@ namespace {
 const char* kGraphUsage =
     "usage: graph-ascend graph -i COMPARE_JSON -o OUTPUT_DIR [-oc] [-cs] [-f] [-lm [YAML]] [-v] [--progress_json]\n"
     "                          [--shard I/N] [--ckpt CKPT_A CKPT_B | --ckpt-json FILE]\n"
+    "                          [--code_mapping CSV [BENCH_CSV]]\n"
     "                          [--rank_size N [B] --tp N [B] --pp N [B] [--vpp N [B]] [--order N [B]]]\n"
     "\n"
     "Builds (npu_path only) or compares (npu_path and bench_path) msprobe dumps named in\n"
@@ -33,6 +34,9 @@ const char* kGraphUsage =
     "                             as ckpt_compare) and show each module's parameter similarity (worst\n"
     "                             cos, largest l2) on its NPU nodes\n"
     "  --ckpt-json FILE           the same from a ckpt_compare JSON (graph-ascend's or msprobe's)\n"
+    "  --code_mapping CSV [BENCH_CSV]  MindSpore static graph: a code_mapping result (code_mapping_<time>.csv\n"
+    "                             or a statistic.csv with its columns) as the stack source of the Cell\n"
+    "                             nodes, whose stack.json stacks are empty (a second file: the bench side)\n"
     "\n"
     "Parallel merge (msprobe 26 flags; or compare.json's \"parallel_merge\" section, not both): merge\n"
     "the rank<N> folders of a tensor/pipeline-parallel run into one graph per data-parallel replica,\n"
@@ -87,6 +91,8 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
       }
     } else if (a == "--ckpt-json") {
       if (!reader.Value(&ckpt_json)) return Fail("--ckpt-json needs a ckpt_compare JSON file");
+    } else if (reader.CodeMapping(&options, &parallel_error)) {
+      if (!parallel_error.empty()) return Fail(parallel_error);
     } else if (reader.Shard(&options.shard, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);
     } else if (reader.Parallel(&options.parallel, &parallel_error)) {

@@ -106,6 +106,11 @@ int InfoCommand(const std::vector<std::string>& args) {
   printf("micro steps: %u\n", meta.micro_steps());
   printf("npu dump: %s (%s)\n", meta.npu().dump_path().c_str(), meta.npu().framework().c_str());
   if (compare) printf("bench dump: %s (%s)\n", meta.bench().dump_path().c_str(), meta.bench().framework().c_str());
+  for (const vis::GraphMeta* g : {&meta.npu(), &meta.bench()}) {
+    if (g->code_mapping().empty()) continue;
+    printf("%s stacks: %u nodes from code mapping %s\n", g == &meta.npu() ? "npu" : "bench", g->code_mapping_nodes(),
+           g->code_mapping().c_str());
+  }
   PrintSide("NPU", *npu, compare, meta);
   if (compare) {
     auto bench = vis::LoadSideIndex(**reader, vis::SIDE_BENCH);

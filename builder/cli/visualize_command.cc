@@ -39,6 +39,8 @@ const char* kVisualizeUsage =
     "  --file_type db|json            db (default): graph files; json (with --rank_size): each merged graph\n"
     "                                 as a dump folder OUT/step<N>/rank<R>/{construct,dump,stack}.json\n"
     "  --output_format vis|db         vis (default): graph-ascend .vis files; db: msprobe's .vis.db\n"
+    "  --code_mapping CSV [BENCH_CSV] MindSpore static graph: a code_mapping result as the stack source\n"
+    "                                 of the Cell nodes (a second file: the golden side)\n"
     "  --progress_json                print stage and progress as JSON lines on stderr (for programs)\n"
     "  -v, --verbose                  print what is being done (stderr)\n"
     "  --shard I/N|auto|auto/N        build only shard I of N of the (step, rank) pairs, then run\n"
@@ -143,6 +145,8 @@ int VisualizeCommand(const std::vector<std::string>& raw_args, const std::vector
       verbose = true;
     } else if (a == "--progress_json") {
       progress_json = true;
+    } else if (reader.CodeMapping(&options, &parallel_error)) {
+      if (!parallel_error.empty()) return Fail(parallel_error);
     } else if (reader.Shard(&options.shard, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);
     } else if (reader.Parallel(&options.parallel, &parallel_error)) {

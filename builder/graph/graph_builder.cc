@@ -2,6 +2,7 @@
 #include "base/strings.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <optional>
@@ -428,9 +429,22 @@ Result<std::unique_ptr<Side>> ReadSideFiles(const std::string& dir, StringPool* 
   auto construct = dump::ReadConstructJson(base + "construct.json", side->pool);
   if (!construct.ok()) return construct.error();
   side->construct = std::move(*construct);
-  auto stacks = dump::ReadStackJson(base + "stack.json", side->pool);
-  if (!stacks.ok()) return stacks.error();
-  side->stacks = std::move(*stacks);
+  // With a code mapping as the stack source, stack.json may be absent.
+  if (!options.code_mapping || access((base + "stack.json").c_str(), F_OK) == 0) {
+    auto stacks = dump::ReadStackJson(base + "stack.json", side->pool);
+    if (!stacks.ok()) return stacks.error();
+    side->stacks = std::move(*stacks);
+  }
+  if (options.code_mapping) {
+    const dump::CodeMapping& m = *options.code_mapping;
+    side->code_mapping_path = m.path;
+    side->code_mapping_nodes = dump::AddCodeMappingStacks(m, side->construct, side->dump, side->pool, &side->stacks);
+    if (side->code_mapping_nodes == 0) {
+      return Error{m.path, "",
+                   "names no Cell node of " + dir + " that lacks a stack (" + std::to_string(m.scopes.size()) +
+                       " scopes; a static-graph cell dump names its nodes Cell.{path}.{Class}.{forward|backward}.{n})"};
+    }
+  }
   if (side->construct.edges.empty() && side->dump.entries.empty()) {
     return Error{base + "dump.json", "", "empty dump: no nodes in construct.json and no entries in dump.json"};
   }
@@ -490,6 +504,8 @@ Result<SidePair> BuildSidePair(const std::string& npu_dir, const std::string& be
   StringPool bench_pool;
   BuildOptions bench_options = options;
   bench_options.progress = nullptr;  // progress is reported from the calling thread only
+  bench_options.code_mapping = options.bench_code_mapping;
+  bench_options.bench_code_mapping = nullptr;
   Result<std::unique_ptr<Side>> bench = Error{bench_dir, "", "not read"};
   std::thread reader([&] { bench = ReadSideFiles(bench_dir, &bench_pool, bench_options); });
   auto npu = ReadSideFiles(npu_dir, pool, options);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "dump/code_mapping_stacks.h"
 #include "dump/dump_data.h"
 #include "graph/graph.h"
 
@@ -20,6 +21,12 @@ struct BuildOptions {
   // backward twin of its forward node's parent (graph_visualize).
   bool backward_inplace = false;
   std::function<void(size_t done, size_t total)> progress;  // bytes of dump.json parsed
+  // A code_mapping result as the stack source of a static-graph dump
+  // (dump/code_mapping_stacks.h): Cell nodes without a stack take their
+  // kernels' code lines, and stack.json may be absent. It must give at least
+  // one node a stack. BuildSidePair gives the bench side bench_code_mapping.
+  std::shared_ptr<const dump::CodeMapping> code_mapping;
+  std::shared_ptr<const dump::CodeMapping> bench_code_mapping;
 };
 
 // Everything of one side: the parsed files and the graph. The strings are
@@ -32,6 +39,9 @@ struct Side {
   dump::ConstructData construct;
   dump::StackData stacks;
   std::unique_ptr<Graph> graph;
+  // BuildOptions::code_mapping: its file and the number of nodes it gave a stack.
+  std::string code_mapping_path;
+  size_t code_mapping_nodes = 0;
   // What was repaired while building (construct.json cycles), for the user.
   std::vector<Error> warnings;
 

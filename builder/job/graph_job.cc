@@ -191,6 +191,13 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
     config->parallel_merge = true;
     config->has_bench_parallel = compare;
   }
+  if (options.bench_code_mapping && !compare) {
+    return Error{options.bench_code_mapping->path, "",
+                 "a second --code_mapping file is for the bench side, and this is a build"};
+  }
+  if (options.code_mapping && config->parallel_merge) {
+    return Error{options.code_mapping->path, "", "--code_mapping cannot be used with a parallel merge"};
+  }
   if (options.shard.given()) return RunShard(*config, output_dir, options);
   if (options.output_format == OutputFormat::kMergedDump) {
     if (!config->parallel_merge) {

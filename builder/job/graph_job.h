@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "dump/code_mapping_stacks.h"
 #include "job/compare_config.h"
 #include "vis.pb.h"
 
@@ -57,6 +58,9 @@ struct GraphOptions {
   // Checkpoint similarity (--ckpt A B / --ckpt-json FILE): ckpt_compare's parameters, mapped onto
   // the NPU module nodes of every file written (weights/ckpt_similarity.h). Null: none.
   std::shared_ptr<const vis::CkptSimilarity> ckpt;
+  // --code_mapping NPU_CSV [BENCH_CSV]: the stack source of a static-graph dump, per side
+  // (graph::BuildOptions::code_mapping). Null: stack.json only.
+  std::shared_ptr<const dump::CodeMapping> code_mapping, bench_code_mapping;
   // Progress of the current file: its name and a fraction in [0, 1].
   std::function<void(const std::string&, double)> progress;
   // Progress of the whole run, a fraction in [0, 1] (graph_visualize -progress_log).

@@ -152,6 +152,8 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
   build.complete_stack = options_.complete_stack;
   build.overflow_check = options_.overflow_check;
   build.backward_inplace = options_.backward_inplace;
+  build.code_mapping = options_.code_mapping;
+  build.bench_code_mapping = options_.bench_code_mapping;
   build.progress = [&](size_t done, size_t total) { Report(job, total ? 0.6 * done / total : 0); };
   Stage("reading dumps");
   Report(job, 0);
@@ -263,6 +265,8 @@ Status JobRunner::Finish(PreparedPair* pair) {
     m->set_dump_path(ec ? s.dir : dir.lexically_normal().string());
     m->set_framework(s.dump.framework.empty() ? s.dump.detected_framework : s.dump.framework);
     m->set_task(s.dump.task);
+    m->set_code_mapping(s.code_mapping_path);
+    m->set_code_mapping_nodes(static_cast<uint32_t>(s.code_mapping_nodes));
   };
   graph_meta(*pair->npu, meta.mutable_npu());
   Graph& g = *pair->npu->graph;

@@ -127,7 +127,9 @@ std::string Identity(const CompareConfig& config, const GraphOptions& o, const s
   if (config.parallel_merge) s += "merge " + Params(config.npu_parallel) + " " + Params(config.bench_parallel) + "\n";
   s += "options" + Flag("oc", o.overflow_check) + Flag("cs", o.complete_stack) + Flag("bi", o.backward_inplace) +
        Flag("f", o.fuzzy_match) + Flag("lm", o.layer_mapping) + " lm_file=" + o.layer_mapping_file +
-       " grading=" + std::to_string(static_cast<int>(o.grading)) + "\n";
+       " grading=" + std::to_string(static_cast<int>(o.grading)) +
+       " code_mapping=" + (o.code_mapping ? o.code_mapping->path : "") +
+       " bench_code_mapping=" + (o.bench_code_mapping ? o.bench_code_mapping->path : "") + "\n";
   for (const Unit& u : units) s += "unit " + u.key + " " + u.inputs + "\n";
   return s;
 }

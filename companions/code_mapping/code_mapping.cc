@@ -1,14 +1,14 @@
 #include "code_mapping/code_mapping.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
+#include "base/csv.h"
 #include "base/mapped_file.h"
 #include "base/strings.h"
 #include "base/time_stamp.h"
+#include "code_mapping/file_set.h"
 
 namespace graph_ascend::code_mapping {
 
@@ -67,75 +67,6 @@ ScopeIndex::Match ScopeIndex::Find(const std::string& name) const {
 
 namespace {
 
-// One CSV field, quoted when it holds a comma, a quote or a line break.
-void AppendCsvField(const std::string& s, std::string* out) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) {
-    out->append(s);
-    return;
-  }
-  out->push_back('"');
-  for (char c : s) {
-    if (c == '"') out->push_back('"');
-    out->push_back(c);
-  }
-  out->push_back('"');
-}
-
-void AppendCsvRow(const std::vector<std::string>& fields, std::string* out) {
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    AppendCsvField(fields[i], out);
-  }
-  out->push_back('\n');
-}
-
-// RFC 4180 records; `where` names the line of an error.
-Result<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text, const std::string& file) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string field;
-  bool quoted = false, any = false;
-  size_t line = 1;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field.push_back('"');
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        if (c == '\n') ++line;
-        field.push_back(c);
-      }
-      continue;
-    }
-    any = true;
-    if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      row.push_back(std::move(field));
-      field.clear();
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      row.push_back(std::move(field));
-      field.clear();
-      rows.push_back(std::move(row));
-      row.clear();
-      any = false;
-      ++line;
-    } else {
-      field.push_back(c);
-    }
-  }
-  if (quoted) return MakeError(file, "line " + std::to_string(line), "unterminated quoted field");
-  if (any) {
-    row.push_back(std::move(field));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
 void FindFiles(const fs::path& dir, int depth, bool npy, std::vector<fs::path>* out) {
   std::error_code ec;
   std::vector<fs::path> entries;
@@ -159,41 +90,10 @@ Result<std::string> OriginalName(const fs::path& npy) {
   }
   auto rows = ParseCsv(*text, csv.string());
   if (!rows.ok()) return rows.error();
-  for (const auto& row : *rows) {
-    if (row.size() >= 2 && row[0] == npy.filename().string()) return row[1];
+  for (const CsvRecord& row : *rows) {
+    if (row.fields.size() >= 2 && row.fields[0] == npy.filename().string()) return row.fields[1];
   }
   return MakeError(csv.string(), "", "has no row for " + npy.filename().string());
-}
-
-struct Output {
-  std::string path, text;
-};
-
-Status WriteAll(const std::vector<Output>& outputs) {
-  std::vector<std::string> temps;
-  auto discard = [&temps] {
-    for (const auto& t : temps) fs::remove(t);
-  };
-  for (const Output& o : outputs) {
-    std::string temp = o.path + ".tmp" + std::to_string(getpid());
-    FILE* f = fopen(temp.c_str(), "wb");
-    bool ok = f != nullptr && fwrite(o.text.data(), 1, o.text.size(), f) == o.text.size();
-    if (f != nullptr) ok = (fclose(f) == 0) && ok;
-    if (f != nullptr) temps.push_back(temp);
-    if (!ok) {
-      discard();
-      return MakeError(o.path, "", "cannot write");
-    }
-  }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    std::error_code ec;
-    fs::rename(temps[i], outputs[i].path, ec);
-    if (ec) {
-      discard();
-      return MakeError(outputs[i].path, "", "cannot rename the temporary file: " + ec.message());
-    }
-  }
-  return Status::Ok();
 }
 
 // statistic.csv with the two columns added (or refreshed on a second run).
@@ -203,7 +103,7 @@ Result<std::string> MapStatistic(const fs::path& path, const ScopeIndex& index, 
   auto rows = ParseCsv(*text, path.string());
   if (!rows.ok()) return rows.error();
   if (rows->empty()) return MakeError(path.string(), "line 1", "empty: no header");
-  std::vector<std::string> header = (*rows)[0];
+  std::vector<std::string> header = (*rows)[0].fields;
   // MindSpore ends every line with a comma: an empty last field, not a column.
   bool trailing = !header.empty() && header.back().empty();
   if (trailing) header.pop_back();
@@ -219,11 +119,11 @@ Result<std::string> MapStatistic(const fs::path& path, const ScopeIndex& index, 
   std::string out;
   AppendCsvRow(header, &out);
   for (size_t r = 1; r < rows->size(); ++r) {
-    std::vector<std::string> row = (*rows)[r];
+    std::vector<std::string> row = (*rows)[r].fields;
     if (row.size() == 1 && row[0].empty()) continue;  // a blank line
     if (trailing && !row.empty() && row.back().empty() && row.size() > header.size() - 2) row.pop_back();
     if (row.size() <= op) {
-      return MakeError(path.string(), "line " + std::to_string(r + 1), "has no Op Name field");
+      return MakeError(path.string(), "line " + std::to_string((*rows)[r].line), "has no Op Name field");
     }
     row.resize(std::max(row.size(), header.size()));
     ScopeIndex::Match m = index.Find(ReplaceAll(row[op], "/", "_"));
@@ -261,7 +161,7 @@ Result<MappingResult> MapDumpToCode(const MappingOptions& options) {
   }
 
   MappingResult result;
-  std::vector<Output> outputs;
+  std::vector<OutputFile> outputs;
   if (!npy.empty()) {
     std::string csv;
     AppendCsvRow({"File Path", "Code Stack", "Scope Name"}, &csv);
@@ -300,7 +200,7 @@ Result<MappingResult> MapDumpToCode(const MappingOptions& options) {
       result.statistic_files.push_back(file.string());
     }
   }
-  GA_RETURN_IF_ERROR(WriteAll(outputs));
+  GA_RETURN_IF_ERROR(WriteFileSet(outputs));
   return result;
 }
 

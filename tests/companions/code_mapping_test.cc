@@ -4,6 +4,9 @@
 // 8.3.3's code_mapping on the same files; then bad input.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "cli_runner.h"
+#include "code_mapping/file_set.h"
 #include "code_mapping/ir_graph.h"
 
 namespace graph_ascend::testing {
@@ -208,6 +212,98 @@ TEST(CodeMapping, BadInputIsOneLineExitTwoAndNothingWritten) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_FALSE(fs::exists(dir / "out"));
   }
+}
+
+// MindSpore saves a file whose name would pass 255 characters as 32 digits and names it in the
+// folder's mapping.csv (no header: numbered name, original name; msprobe doc 06, 8.1).
+TEST(CodeMapping, NumberedFilesAreNamedByTheirFoldersMappingCsv) {
+  TempDir dir;
+  fs::copy(Data("mindspore_cpu/dump"), dir / "dump", fs::copy_options::recursive);
+  fs::path folder = dir / "dump/rank_0/Net/0/0";
+  const std::string long_name =
+      "MatMul.Gradients_Default_network-WithLossCell__backbone-Net_dense-Dense_Grad_MatMul_MatMul-op0.0.0."
+      "1796136980290998.input.3.DefaultFormat.Bool.npy";
+  const std::string numbered = "12345678901234567890123456789012.npy";
+  ASSERT_TRUE(fs::exists(folder / long_name));
+  fs::rename(folder / long_name, folder / numbered);
+  std::ofstream(folder / "mapping.csv") << "98765432109876543210987654321098.npy,Other.name.npy\n"
+                                        << numbered << "," << long_name << "\n";
+  RunResult r = RunTool({"code_mapping", "--ir", Data("mindspore_cpu/graph_build_0.ir"), "--dump_data", dir / "dump",
+                         "--output", dir / "out"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Rows rows = ReadCsv(OnlyCsvIn(dir / "out"));
+  bool seen = false;
+  for (const auto& row : rows) {
+    if (fs::path(row[0]).filename() != numbered) continue;
+    seen = true;
+    EXPECT_EQ(row[2], "Gradients/Default/network-WithLossCell/_backbone-Net/dense-Dense/Grad_MatMul/MatMul-op0");
+    EXPECT_NE(row[1].find("x = self.matmul(x, self.weight)"), std::string::npos) << row[1];
+  }
+  EXPECT_TRUE(seen);
+
+  // A numbered file that mapping.csv does not name, then no mapping.csv at all: exit 2, no output.
+  std::ofstream(folder / "mapping.csv") << "98765432109876543210987654321098.npy,Other.name.npy\n";
+  r = RunTool({"code_mapping", "--ir", Data("mindspore_cpu/graph_build_0.ir"), "--dump_data", dir / "dump", "--output",
+               dir / "out2"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find((folder / "mapping.csv").string() + ": has no row for " + numbered), std::string::npos) << r.err;
+  fs::remove(folder / "mapping.csv");
+  r = RunTool({"code_mapping", "--ir", Data("mindspore_cpu/graph_build_0.ir"), "--dump_data", dir / "dump", "--output",
+               dir / "out2"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("mapping.csv: missing: it names the numbered file " + numbered), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out2"));
+}
+
+// WriteFileSet: a rename that fails part-way puts every output back as it was.
+int renames_left = 0;
+int FailingRename(const char* from, const char* to) {
+  if (renames_left-- == 0) {
+    errno = EIO;
+    return -1;
+  }
+  return ::rename(from, to);
+}
+
+std::vector<std::string> Listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(CodeMappingFileSet, AllOrNothing) {
+  TempDir dir;
+  std::ofstream(dir / "a.csv") << "old a";
+  std::ofstream(dir / "c.csv") << "old c";
+  std::vector<code_mapping::OutputFile> files = {
+      {dir / "a.csv", "new a"}, {dir / "b.csv", "new b"}, {dir / "c.csv", "new c"}};
+  for (int fail_at = 0; fail_at < 3; ++fail_at) {
+    SCOPED_TRACE(fail_at);
+    renames_left = fail_at;
+    Status s = code_mapping::WriteFileSet(files, &FailingRename);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().file, files[fail_at].path);
+    EXPECT_NE(s.error().message.find("put back"), std::string::npos) << s.error().ToString();
+    EXPECT_EQ(Listing(dir.path()), (std::vector<std::string>{"a.csv", "c.csv"}));  // no temporary, no backup, no b
+    EXPECT_EQ(Slurp(dir / "a.csv"), "old a");
+    EXPECT_EQ(Slurp(dir / "c.csv"), "old c");
+  }
+  // A temporary that cannot be written (a folder in its place): nothing changes either.
+  std::string blocked = dir / ("c.csv.tmp-" + std::to_string(getpid()));
+  fs::create_directories(blocked);
+  Status s = code_mapping::WriteFileSet(files);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().file, blocked);
+  fs::remove(blocked);
+  EXPECT_EQ(Listing(dir.path()), (std::vector<std::string>{"a.csv", "c.csv"}));
+  EXPECT_EQ(Slurp(dir / "a.csv"), "old a");
+
+  ASSERT_TRUE(code_mapping::WriteFileSet(files).ok());
+  EXPECT_EQ(Listing(dir.path()), (std::vector<std::string>{"a.csv", "b.csv", "c.csv"}));
+  EXPECT_EQ(Slurp(dir / "a.csv"), "new a");
+  EXPECT_EQ(Slurp(dir / "b.csv"), "new b");
+  EXPECT_EQ(Slurp(dir / "c.csv"), "new c");
 }
 
 }  // namespace
