@@ -339,7 +339,8 @@ def ratio(x, y, dtype):
 
 
 def zero_rule(value):
-    return ("pass" if value == 0 else "error"), "pass if 0, else error"
+    """(rule, status) of a metric that must be 0, in the order of a metrics row."""
+    return "pass if 0, else error", ("pass" if value == 0 else "error")
 
 
 def metrics_of(standard, device_out, bench_out, reference):

@@ -12,24 +12,28 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 samples=$(dirname "$here")
-venv="$samples/.venv"
+# GA_SAMPLES_VENV=DIR runs the cases in that venv as it is, installing nothing (it needs the torch and
+# mindstudio-probe of versions.txt, and what the chosen cases import); versions.txt is then left alone.
+venv="${GA_SAMPLES_VENV:-$samples/.venv}"
 py=${PYTHON:-python3.11}
 command -v "$py" >/dev/null || py=python3
 
 all_cases=(cnn_statistics cnn_md5 gpt_tensor gpt_statistics dist_gloo l1_api structure overflow_nan
-  layer_mapping parallel_merge bert_pgrad renamed_act handwritten_norm rank_origin)
+  layer_mapping parallel_merge bert_pgrad renamed_act handwritten_norm rank_origin signal_l1)
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
 
-if [ ! -x "$venv/bin/python" ]; then
-  "$py" -m venv "$venv"
-fi
-stamp="$venv/.requirements.sha"
-want=$(cat "$here/requirements.txt" "$here/constraints.txt" | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "generate: installing samples/generate/requirements.txt into samples/.venv"
-  "$venv/bin/python" -m pip install -q -r "$here/requirements.txt" -c "$here/constraints.txt"
-  echo "$want" >"$stamp"
+if [ -z "${GA_SAMPLES_VENV:-}" ]; then
+  if [ ! -x "$venv/bin/python" ]; then
+    "$py" -m venv "$venv"
+  fi
+  stamp="$venv/.requirements.sha"
+  want=$(cat "$here/requirements.txt" "$here/constraints.txt" | sha256sum | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    echo "generate: installing samples/generate/requirements.txt into samples/.venv"
+    "$venv/bin/python" -m pip install -q -r "$here/requirements.txt" -c "$here/constraints.txt"
+    echo "$want" >"$stamp"
+  fi
 fi
 
 # Single-threaded and deterministic; no accelerator is used or needed.
@@ -72,6 +76,7 @@ for case in "${cases[@]}"; do
 done
 rm -rf "$log_dir"
 
+[ -n "${GA_SAMPLES_VENV:-}" ] && { du -sh "$samples" --exclude=.venv; exit 0; }
 {
   echo "# Environment that generated the dumps under samples/ (samples/generate/generate.sh)."
   echo "python $("$venv/bin/python" -c 'import platform; print(platform.python_version())')"

@@ -77,6 +77,28 @@ class SmallCNN(nn.Module):
         return self.fc(torch.flatten(self.pool(x), 1))
 
 
+class SignalNet(nn.Module):
+    """A 1-D signal classifier for op_generate's standards (conv1d, softmax, half precision).
+
+    A Conv1d, ReLU, a softmax over time used as attention weights for pooling, a Linear head. npu:
+    the softmax runs in float16 (its input cast to half, the weights cast back), the culprit."""
+
+    def __init__(self, side):
+        super().__init__()
+        self.conv = nn.Conv1d(2, 4, 3, padding=1)
+        self.fc = nn.Linear(4, 3)
+        self.half_softmax = side == "npu"
+
+    def forward(self, x):
+        h = F.relu(self.conv(x))
+        scores = h.mean(dim=1)
+        if self.half_softmax:
+            weights = F.softmax(scores.half(), dim=-1).float()
+        else:
+            weights = F.softmax(scores, dim=-1)
+        return self.fc((h * weights.unsqueeze(1)).sum(dim=-1))
+
+
 def make_llama(side, layers, hidden, bf16_mlp_layer=None, eps_layer=None):
     """A LLaMA-style causal LM (Hugging Face transformers) built from a config, random weights.
 
@@ -275,6 +297,14 @@ def run_small_cnn(side, debugger):
     model = SmallCNN(side)
     # Single-process runs without rank_id: msprobe names the folder proc<pid> (kept as written).
     train(model, image_batches(1, 2, 16), F.cross_entropy, debugger, rank_id=None)
+
+
+def run_signal(side, debugger):
+    torch.manual_seed(SEED)
+    model = SignalNet(side)
+    g = torch.Generator().manual_seed(SEED + 1)
+    batches = [(torch.randn(2, 2, 8, generator=g), torch.randint(0, 3, (2,), generator=g))]
+    train(model, batches, F.cross_entropy, debugger, rank_id=0)
 
 
 def run_llama(side, debugger, layers, steps, hidden, batch, seq, dump_optimizer, **culprit):
@@ -579,6 +609,7 @@ CASES = {
     "bert_pgrad": ("statistics", "mix", "statistics", run_bert_pgrad),
     "renamed_act": ("statistics", "mix", "statistics", run_block_net(make_renamed_act)),
     "handwritten_norm": ("statistics", "mix", "statistics", run_block_net(make_handwritten_norm)),
+    "signal_l1": ("statistics", "L1", "statistics", run_signal),
 }
 
 

@@ -82,17 +82,39 @@ def run_script(script, *args):
 @needs_torch
 @pytest.mark.parametrize("case", sorted(cases()))
 def test_script_runs_and_prints_its_standard(build_dir, tmp_path, case):
-    _, dump, api, propagation, mode, standard = cases()[case]
+    _, dump, api, propagation, mode, standard, result = cases()[case]
     script = generate(build_dir, tmp_path, dump, api, propagation, mode)
     out = run_script(script)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "device under test: cpu (neither CUDA nor an NPU was found)" in out.stdout
     assert f"standard: {standard}" in out.stdout
     assert FIRST_METRIC[standard] in out.stdout
-    # fp32 on CPU against the fp64 bench is well within every rule.
-    statuses = [line.rsplit("|", 2)[1].strip() for line in out.stdout.splitlines() if line.startswith("| ")]
-    assert statuses and "error" not in statuses
-    assert out.stdout.rstrip().endswith("result: pass")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in out.stdout.splitlines() if line.startswith("| ")]
+    assert rows[0] == ["metric", "value", "rule", "status"]  # one table per output, each with this header
+    statuses = [r[3] for r in rows if r[0] != "metric"]
+    assert statuses and set(statuses) <= {"pass", "error", "warning", "-", "needs --against"}, statuses
+    # fp32 on CPU against the fp64 bench is well within every rule; half precision is not always.
+    assert ("error" in statuses) == (result == "error")
+    assert out.stdout.rstrip().endswith(f"result: {result}")
+
+
+@needs_torch
+def test_half_precision_metrics_use_their_dtypes_thresholds(build_dir, tmp_path):
+    # bfloat16 Tensor.__mul__ under the absolute-threshold standard: rtol 2^-8 and small-value atol 1e-16
+    # (msprobe's standard_config for bfloat16). The CPU rounds small products to bfloat16, so the
+    # small-value rule fails, as msprobe's standard says it does against a float32 bench.
+    _, dump, api, propagation, mode, _, _ = cases()["mul_bf16"]
+    out = run_script(generate(build_dir, tmp_path, dump, api, propagation, mode)).stdout
+    assert "device dtype torch.bfloat16, bench dtype torch.float32, standard: absolute" in out
+    rows = {r[0]: r[1:] for r in ([c.strip() for c in line.strip("|").split("|")] for line in out.splitlines()
+                                  if line.startswith("| "))}
+    assert rows["relative error ratio (rel err > 0.00390625)"][2] == "pass"
+    small = rows["absolute error ratio (small values, abs err > 1e-16)"]
+    assert float(small[0]) > 0 and small[2] == "error"
+    # float16 softmax under the benchmark standard, one step up (float32) as the bench.
+    _, dump, api, propagation, mode, _, _ = cases()["softmax_fp16"]
+    out = run_script(generate(build_dir, tmp_path, dump, api, propagation, mode)).stdout
+    assert "device dtype torch.float16, bench dtype torch.float32, standard: benchmark" in out
 
 
 @needs_torch
