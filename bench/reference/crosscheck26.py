@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Cross-checks `graph-ascend graph_visualize` against msprobe 26.2.0's `graph_visualize`.
 
-For every case below, runs real msprobe 26.2.0 (bench/reference/run_msprobe.sh --version
-26.2.0-graph: its graph builder needs no torch) with the msprobe 26 flags the runner derives from
-the sample's compare.json / build.json / batch.json (+ extra flags), reads its .vis.db with
-sqlite3, runs graph-ascend graph_visualize with the same flags, reads each .vis through
-`graph-ascend export --grading 26`, and compares graph by graph (steps and ranks in order):
+For every case below (every sample: build, compare, batch, with each flag that applies: -oc, -fm,
+-lm; and the parallel merge layouts of crosscheck_merge.py), runs real msprobe 26.2.0
+(bench/reference/run_msprobe.sh --version 26.2.0-graph: its graph builder needs no torch; the
+tensor sample gpt_tensor runs in the 26.2.0 venv, whose torch loads the .pt files) with the
+msprobe 26 flags the runner derives from the sample's compare.json / build.json / batch.json
+(+ extra flags), reads its .vis.db with sqlite3, runs graph-ascend graph_visualize with the same
+flags, reads each .vis through `graph-ascend export --grading 26`, and compares graph by graph
+(steps and ranks in order):
 
   node set, hierarchy (up_node, sub_nodes in order), matches (the matched node), the 26 grading
-  (precision_index 0 / 0.5 / 1), overflow levels (-oc) and cross-rank links (matched_distributed).
+  (precision_index 0 / 0.5 / 1), overflow levels (-oc), micro steps (micro_step_id) and cross-rank
+  links (matched_distributed).
 
 Differences with a known cause (docs/COMPATIBILITY.md, "msprobe 26") are counted under
 "documented <tag>"; anything else is "UNEXPLAINED" and makes the exit status 1.
@@ -30,6 +34,7 @@ from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import crosscheck_merge  # noqa: E402  (the merge layouts it checks against 8.3.3)
 import run_msprobe  # noqa: E402  (the same flag translation for both tools)
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -37,33 +42,43 @@ SAMPLES = os.path.join(ROOT, "samples")
 OUT = os.path.join(ROOT, "bench", "out", "crosscheck26")
 VERSION = "26.2.0-graph"
 
-# (sample, config, extra flags)
-CASES = [
-    ("cnn_statistics", "build.json", []),
-    ("cnn_statistics", "compare.json", []),
-    ("cnn_statistics", "batch.json", []),
-    ("cnn_statistics", "compare.json", ["-fm"]),
-    ("cnn_statistics", "batch.json", ["-oc"]),
-    ("cnn_md5", "compare.json", []),
-    ("cnn_md5", "batch.json", []),
-    ("gpt_statistics", "build.json", []),
-    ("gpt_statistics", "compare.json", []),
-    ("gpt_statistics", "batch.json", []),
-    ("gpt_statistics", "compare.json", ["-fm"]),
-    ("gpt_tensor", "compare.json", []),
-    ("dist_gloo", "build.json", []),
-    ("dist_gloo", "compare.json", []),
-    ("dist_gloo", "batch.json", []),
-    ("dist_gloo", "batch.json", ["-oc"]),
-    ("l1_api", "compare.json", []),
-    ("structure", "compare.json", []),
-    ("overflow_nan", "compare.json", []),
-    ("overflow_nan", "compare.json", ["-oc"]),
-    ("layer_mapping", "compare.json", ["-lm", "{sample}/layer_mapping.yaml"]),
-    ("parallel_merge", "compare.json", []),
-    ("parallel_merge", "build.json", []),
-    ("bert_pgrad", "compare.json", []),
-]
+# Every sample, and each flag that applies to it: builds (-oc), compares (-fm, -oc), batches (-oc),
+# layer mapping (-lm), the parallel merges of crosscheck_merge.py (its layouts, "@name").
+SAMPLE_NAMES = [
+    "cnn_statistics", "cnn_md5", "gpt_statistics", "gpt_tensor", "dist_gloo", "l1_api", "structure",
+    "overflow_nan", "layer_mapping", "bert_pgrad", "renamed_act", "handwritten_norm", "rank_origin",
+    "p2p_micro",
+]  # fmt: skip
+MERGE_LAYOUTS = ["compare", "build", "pp", "vpp", "tp", "full", "vpp-chunks"]
+
+
+def all_cases():
+    """(sample, config, extra flags): config is a file of samples/<sample>/ or "@layout" of crosscheck_merge."""
+    cases = []
+    for sample in SAMPLE_NAMES:
+        cases += [(sample, "build.json", []), (sample, "build.json", ["-oc"])]
+        if sample == "layer_mapping":
+            lm = ["-lm", "{sample}/layer_mapping.yaml"]
+            cases += [(sample, "compare.json", []), (sample, "compare.json", lm), (sample, "compare.json", lm + ["-oc"])]
+        else:
+            cases += [(sample, "compare.json", []), (sample, "compare.json", ["-fm"]), (sample, "compare.json", ["-oc"])]
+        if os.path.exists(os.path.join(SAMPLES, sample, "batch.json")):
+            cases += [(sample, "batch.json", []), (sample, "batch.json", ["-oc"])]
+    cases += [("parallel_merge", "@" + layout, []) for layout in MERGE_LAYOUTS]
+    cases += [("parallel_merge", "@compare", ["-oc"]), ("parallel_merge", "@build", ["-oc"])]
+    return cases
+
+
+CASES = all_cases()
+
+
+def config_path(sample, config, merge_configs):
+    return merge_configs[config[1:]] if config.startswith("@") else os.path.join(SAMPLES, sample, config)
+
+
+def reference_version(sample):
+    """msprobe 26.2.0's tensor compare loads .pt files with torch: the venv with torch for gpt_tensor."""
+    return "26.2.0" if sample == "gpt_tensor" else VERSION
 
 
 def run(cmd, **kw):
@@ -72,25 +87,26 @@ def run(cmd, **kw):
 
 def case_name(sample, config, extra):
     flags = " ".join(os.path.basename(e) for e in extra)
-    return f"{sample}/{config}" + (f" {flags}" if flags else "")
+    name = f"{sample} merge {config[1:]}" if config.startswith("@") else f"{sample}/{config}"
+    return name + (f" {flags}" if flags else "")
 
 
-def reference(sample, config, extra, out_dir, reuse):
+def reference(sample, path, extra, out_dir, reuse):
     """msprobe 26.2.0's .vis.db for one case (run unless reused)."""
     found = sorted(glob.glob(os.path.join(out_dir, "*.vis.db")))
     if reuse and found:
         return found[0], ""
     shutil.rmtree(out_dir, ignore_errors=True)
-    cmd = [os.path.join(HERE, "run_msprobe.sh"), "--version", VERSION, os.path.join(SAMPLES, sample, config), out_dir]
+    cmd = [os.path.join(HERE, "run_msprobe.sh"), "--version", reference_version(sample), path, out_dir]
     r = run(cmd + (["--", *extra] if extra else []))
     found = sorted(glob.glob(os.path.join(out_dir, "*.vis.db")))
     return (found[0] if found else None), r.stdout + r.stderr
 
 
-def ours(tool, sample, config, extra, out_dir):
+def ours(tool, path, extra, out_dir):
     """graph-ascend graph_visualize with the same flags; the exported graphs."""
     shutil.rmtree(out_dir, ignore_errors=True)
-    cfg = run_msprobe.absolute_input(os.path.join(SAMPLES, sample, config))
+    cfg = run_msprobe.absolute_input(path)
     with tempfile.TemporaryDirectory() as tmp:
         cmd = run_msprobe.msprobe_command("", "26.2.0", cfg, out_dir, tmp, extra)
     cmd[0] = tool
@@ -128,6 +144,7 @@ def our_nodes(g):
             "grade": data.get("precision_index"),
             "overflow": data.get("overflow_level"),
             "distributed": links(n.get("matched_distributed")),
+            "micro_step": n.get("micro_step_id", 0),
         }
     return out
 
@@ -149,10 +166,10 @@ def reference_graphs(db_path):
     db = sqlite3.connect(db_path)
     rows = db.execute(
         "select step, rank, data_source, node_name, up_node, sub_nodes, matched_node_link, precision_index, "
-        "overflow_level, matched_distributed from tb_nodes"
+        "overflow_level, matched_distributed, micro_step_id from tb_nodes"
     )
     graphs = {}
-    for step, rank, source, name, up, subs, link, index, overflow, dist in rows:
+    for step, rank, source, name, up, subs, link, index, overflow, dist, micro in rows:
         side = "Bench" if source == "Bench" else "NPU"
         link = json.loads(link) if link else []
         graphs.setdefault((step, rank), {}).setdefault(side, {})[name] = {
@@ -162,6 +179,7 @@ def reference_graphs(db_path):
             "grade": index,
             "overflow": overflow or None,
             "distributed": links(json.loads(dist) if dist else None),
+            "micro_step": micro or 0,
         }
     return [(f"step{s} rank{r}", graphs[(s, r)]) for s, r in sorted(graphs)]
 
@@ -219,6 +237,8 @@ def compare(ref_graph, our_graph):
                 note("grade", f"{name}: {ga} / {gb}", tag("grade", name, a, b))
             if a["overflow"] != b["overflow"]:
                 note(f"{side} overflow level", f"{name}: {a['overflow']} / {b['overflow']}", None)
+            if a["micro_step"] != b["micro_step"]:
+                note(f"{side} micro step", f"{name}: {a['micro_step']} / {b['micro_step']}", None)
             if a["distributed"] != b["distributed"]:
                 note(f"{side} cross-rank links", f"{name}: {sorted(a['distributed'])} / {sorted(b['distributed'])}",
                      None)
@@ -235,14 +255,17 @@ def main():
     args = p.parse_args()
 
     table, unexplained = [], 0
+    merge_dir = tempfile.mkdtemp(prefix="crosscheck26_merge_")
+    merge_configs = crosscheck_merge.layouts(merge_dir)
     for sample, config, extra in CASES:
         extra = [e.format(sample=os.path.join(SAMPLES, sample)) for e in extra]
         name = case_name(sample, config, extra)
         if args.only not in name:
             continue
         slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
-        db, log = reference(sample, config, extra, os.path.join(OUT, slug, "msprobe"), args.reuse)
-        graphs, err = ours(args.graph_ascend, sample, config, extra, os.path.join(OUT, slug, "ours"))
+        path = config_path(sample, config, merge_configs)
+        db, log = reference(sample, path, extra, os.path.join(OUT, slug, "msprobe"), args.reuse)
+        graphs, err = ours(args.graph_ascend, path, extra, os.path.join(OUT, slug, "ours"))
         if db is None and graphs is not None and refused(sample, log):
             table.append((name, "-", "-", f"documented {refused(sample, log)}: msprobe 26.2.0 writes nothing"))
             continue
@@ -270,6 +293,7 @@ def main():
             if args.verbose:
                 for k, ex in sorted(examples.items()):
                     print(f"  {name} {rname}: {k}  e.g. {ex}")
+    shutil.rmtree(merge_dir, ignore_errors=True)
     if args.markdown:
         print("| case / graph | nodes msprobe:ours (NPU/Bench) | differences | what differs |")
         print("|---|---|---|---|")

@@ -434,25 +434,25 @@ class BadInput : public ::testing::Test {
 
 TEST_F(BadInput, NotSqlite) {
   WriteFile(dir_ / "x.vis.db", "this is not a database, only some text that is long enough");
-  ExpectRefused(dir_ / "x.vis.db", "byte 0");
+  ExpectRefused(dir_ / "x.vis.db", "byte 0", true);
 }
 
 TEST_F(BadInput, TruncatedDb) {
   std::string real = ReadFile(RealDb());
   WriteFile(dir_ / "cut.vis.db", real.substr(0, real.size() / 2));
-  ExpectRefused(dir_ / "cut.vis.db", "SQLite");
+  ExpectRefused(dir_ / "cut.vis.db", "SQLite", true);
 }
 
 TEST_F(BadInput, MissingTable) {
   std::string db = RealDb();
   ExecSql(db, "DROP TABLE tb_config");
-  ExpectRefused(db, "table tb_config");
+  ExpectRefused(db, "table tb_config", true);
 }
 
 TEST_F(BadInput, MissingColumn) {
   std::string db = RealDb();
   ExecSql(db, "ALTER TABLE tb_nodes DROP COLUMN sub_nodes");
-  ExpectRefused(db, "column sub_nodes");
+  ExpectRefused(db, "column sub_nodes", true);
 }
 
 TEST_F(BadInput, DamagedItemsColumn) {
