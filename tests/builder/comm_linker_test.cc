@@ -161,18 +161,20 @@ TEST_F(CommLinkerTest, PeersOnlyRuleLinksWhateverTheOutputs) {
   EXPECT_EQ(Link(false, P2PRule::kPeersOnly), 2u);
   EXPECT_EQ(Links(0, kSend), Strings{"send 1 Nan " + kRecv});
   EXPECT_EQ(Links(1, kRecv), Strings{"receive 0 Nan " + kSend});
-  auto no_output = [](const std::string& peer_key, int peer) {
-    return R"({"input_args": [], "input_kwargs": {"tensor": )" + kData + ", \"" + peer_key + "\": " + Int(peer) +
-           R"(}, "output": [null]})";
-  };
+  // As msprobe dumps them (samples/p2p_micro): isend's output.0 (a Work
+  // handle) is null, irecv's is the tensor received.
+  const std::string isend_entry = R"({"input_args": [)" + kData + R"(], "input_kwargs": {"dst": )" + Int(1) +
+                                  R"(}, "output": [null, )" + Int(1) + "]}";
+  const std::string irecv_entry =
+      R"({"input_args": [null], "input_kwargs": {"src": )" + Int(0) + R"(}, "output": [)" + kData + ", " + Int(0) + "]}";
   const std::string isend = "Distributed.isend.0.forward", irecv = "Distributed.irecv.0.forward";
   ranks_.clear();
-  AddRank(0, {{isend, no_output("dst", 1)}});
-  AddRank(1, {{irecv, no_output("src", 0)}});
-  EXPECT_EQ(Link(), 0u) << "8.1's rule: no output.0 to agree";
+  AddRank(0, {{isend, isend_entry}});
+  AddRank(1, {{irecv, irecv_entry}});
+  EXPECT_EQ(Link(), 0u) << "8.1's rule: a null output.0 against a tensor";
   ranks_.clear();
-  AddRank(0, {{isend, no_output("dst", 1)}});
-  AddRank(1, {{irecv, no_output("src", 0)}});
+  AddRank(0, {{isend, isend_entry}});
+  AddRank(1, {{irecv, irecv_entry}});
   EXPECT_EQ(Link(false, P2PRule::kPeersOnly), 2u);
   EXPECT_EQ(Links(0, isend), Strings{"send 1 Nan " + irecv});
   EXPECT_EQ(Links(1, irecv), Strings{"receive 0 Nan " + isend});

@@ -398,11 +398,11 @@ TEST(VisualizeTest, FileTypeJsonWritesTheMergedDump) {
 // steps hold the same dumps, so their merged files are the same.
 TEST(VisualizeTest, FileTypeJsonWritesEveryStepAndMergedGraph) {
   TempDir dir;
-  for (const char* step : {"step0", "step1"}) {
-    fs::create_directories(dir / "npu" / step);
+  for (const std::string step : {"step0", "step1"}) {
+    fs::create_directories(dir / ("npu/" + step));
     for (int r = 0; r < 8; ++r) {
       fs::create_directory_symlink(Sample("parallel_merge/npu/step0/rank" + std::to_string(r % 4)),
-                                   dir / "npu" / step / ("rank" + std::to_string(r)));
+                                   dir / ("npu/" + step + "/rank" + std::to_string(r)));
     }
   }
   RunResult r = RunTool({"graph_visualize", "-tp", dir / "npu", "-o", dir / "o", "--rank_size", "8", "--tp", "2",
@@ -432,6 +432,43 @@ TEST(VisualizeTest, FileTypeJsonWritesEveryStepAndMergedGraph) {
   ASSERT_EQ(again.size(), 4u);
   EXPECT_TRUE(std::regex_match(Names(again)[3], std::regex(R"(build_step1_rank4_\d{14}\.vis)"))) << again[3];
   EXPECT_EQ(Export(again[0])["node"].size(), Export(again[3])["node"].size());
+}
+
+// samples/p2p_micro: a 2-stage pipeline whose activations and gradients go
+// through dist.isend / dist.irecv, two micro-batches a step. msprobe 26.2
+// links each isend with its irecv (graph_visualize does); msprobe 8.1 also
+// asks their output.0 to agree, and an isend's (a Work handle) is null, so
+// `graph` leaves them unlinked (COMPATIBILITY C26-p2p). Both see two micro
+// steps.
+TEST(VisualizeTest, IsendAndIrecvAreLinkedAsMsprobe26Links) {
+  TempDir out;
+  std::vector<std::string> v =
+      Visualize({"-tp", Sample("p2p_micro/npu"), "-gp", Sample("p2p_micro/bench")}, out / "v");
+  std::vector<std::string> g = Graph(Sample("p2p_micro/batch.json"), out / "g");
+  ASSERT_EQ(v.size(), 2u);
+  ASSERT_EQ(g.size(), 2u);
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE(rank);
+    Json ours = Export(v[rank])["NPU"]["node"], eight = Export(g[rank])["NPU"]["node"];
+    for (const std::string call : {"0", "1"}) {
+      for (const std::string op : {"isend", "irecv"}) {
+        const std::string name = "Distributed." + op + "." + call + ".forward";
+        const std::string peer = "Distributed." + std::string(op == "isend" ? "irecv" : "isend") + "." + call + ".forward";
+        ASSERT_TRUE(ours.contains(name));
+        const Json& link = ours[name]["matched_distributed"];
+        EXPECT_EQ(link["communications_type"], op == "isend" ? "send" : "receive") << name;
+        const std::string other = std::to_string(1 - rank);
+        ASSERT_TRUE(link["nodes_info"].contains(other)) << link.dump();
+        EXPECT_EQ(link["nodes_info"][other][1], peer);
+        EXPECT_TRUE(eight[name].value("matched_distributed", Json::object()).empty()) << name << " under graph";
+      }
+    }
+    EXPECT_EQ(Export(v[rank])["MicroSteps"], 2);
+    EXPECT_EQ(Export(g[rank])["MicroSteps"], 2);
+    const std::string second = rank == 0 ? "Module.fc.Linear.forward.1" : "Module.norm.LayerNorm.forward.1";
+    ASSERT_TRUE(ours.contains(second));
+    EXPECT_EQ(ours[second]["micro_step_id"], 1) << "the second micro-batch";
+  }
 }
 
 TEST(VisualizeTest, LayerMappingAndFuzzyMatch) {

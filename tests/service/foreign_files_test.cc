@@ -337,6 +337,37 @@ TEST_F(ForeignFilesTest, ManualMatchOnADbAndAJsonVis) {
   EXPECT_EQ(Listing(logs_.path()), before_);
 }
 
+// A .vis.db of two micro steps (msprobe 26.2.0 on samples/p2p_micro): the
+// file's micro steps become the page's picker, a view of one micro step
+// shows its own nodes, and the isend/irecv links are in the details.
+TEST_F(ForeignFilesTest, MicroStepsAndLinksOfADb) {
+  fs::create_directories(logs_.Join("micro"));
+  fs::copy_file(Fixture("p2p_micro_batch_26.2.0.vis.db"), logs_.Join("micro/p2p.vis.db"));
+  const std::string file = "micro/p2p.vis.db#step0_rank0";
+  ASSERT_TRUE(Open(file).ok());
+  FileInfo info = Info(file);
+  EXPECT_EQ(info.meta().micro_steps(), 2u);
+  for (int micro : {0, 1}) {
+    SCOPED_TRACE(micro);
+    grpc::ClientContext ctx;
+    SearchRequest search;
+    search.mutable_view()->set_session("s");
+    search.mutable_view()->set_file(file);
+    search.mutable_view()->set_micro_step(micro);
+    search.set_query("Module.fc.Linear.forward.");
+    NodeList hits;
+    ASSERT_TRUE(stub_->Search(&ctx, search, &hits).ok());
+    ASSERT_EQ(hits.total(), 1u) << "one forward call a micro step";
+    EXPECT_EQ(hits.hits(0).name(), "Module.fc.Linear.forward." + std::to_string(micro));
+  }
+  int32_t isend = Find(file, vis::SIDE_NPU, "Distributed.isend.1.forward");
+  ASSERT_GE(isend, 0);
+  NodeDetailReply d = Detail(file, vis::SIDE_NPU, isend);
+  ASSERT_EQ(d.detail().distributed_size(), 1);
+  EXPECT_EQ(d.detail().distributed(0).peer_node(), "Distributed.irecv.1.forward");
+  EXPECT_EQ(d.detail().distributed(0).rank(), 1);
+}
+
 // Damaged msprobe files opened through the service (the page's open, which
 // reads a .vis.db hierarchy first): an error naming the file and the place,
 // never a crash, and the server goes on serving the good files.
