@@ -40,7 +40,8 @@ def main():
     graph_service._pt_graph_service_command(args)
     # A batch builds in a process pool: the files its workers wrote.
     written.update(
-        os.path.join(args.output_path, n) for n in ("build.vis.db", "compare.vis.db")
+        os.path.join(args.output_path, n)
+        for n in ("build.vis.db", "compare.vis.db")
         if os.path.exists(os.path.join(args.output_path, n))
     )
     for path in sorted(written):

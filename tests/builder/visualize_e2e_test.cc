@@ -391,12 +391,13 @@ TEST(VisualizeTest, FileTypeJsonWritesTheMergedDump) {
   }
 }
 
-// --file_type json over several steps and several merged graphs a step:
-// samples/parallel_merge's 4 ranks as a job of 8 (ranks 4-7 the same folders
-// as 0-3: DP 2) in two steps. Each step gives one folder per DP group, named
-// by its main rank (msprobe 26's <out>/step<S>/rank<R>/); the groups and the
-// steps hold the same dumps, so their merged files are the same.
-TEST(VisualizeTest, FileTypeJsonWritesEveryStepAndMergedGraph) {
+// --file_type json over several steps: samples/parallel_merge's 4 ranks as
+// a job of 8 (ranks 4-7 the same folders as 0-3: DP 2) in two steps. As
+// msprobe 26.2.0 does on the same folders (bench/reference/
+// crosscheck_file_type_json.py), each step gives one merged graph, the first
+// DP group's, in <out>/step<S>/rank0/; the two steps hold the same dumps, so
+// their files are the same, and the folders read back as a steps layout.
+TEST(VisualizeTest, FileTypeJsonWritesEveryStep) {
   TempDir dir;
   for (const std::string step : {"step0", "step1"}) {
     fs::create_directories(dir / ("npu/" + step));
@@ -408,8 +409,7 @@ TEST(VisualizeTest, FileTypeJsonWritesEveryStepAndMergedGraph) {
   RunResult r = RunTool({"graph_visualize", "-tp", dir / "npu", "-o", dir / "o", "--rank_size", "8", "--tp", "2",
                          "--pp", "2", "--file_type", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::vector<std::string> folders = {dir / "o/step0/rank0", dir / "o/step0/rank4", dir / "o/step1/rank0",
-                                            dir / "o/step1/rank4"};
+  const std::vector<std::string> folders = {dir / "o/step0/rank0", dir / "o/step1/rank0"};
   EXPECT_EQ(Lines(r.out), folders);
   EXPECT_EQ(Files(dir / "o"), (std::vector<std::string>{"step0", "step1"}));
   Json first;
@@ -427,11 +427,12 @@ TEST(VisualizeTest, FileTypeJsonWritesEveryStepAndMergedGraph) {
     EXPECT_EQ(dump["data"], first["data"]) << "the same ranks merged the same way";
     EXPECT_EQ(construct, first["construct"]);
   }
-  // The folders read back as a steps-and-ranks layout: one graph per step and main rank.
+  // The folders read back as a steps layout: one graph a step.
   std::vector<std::string> again = Visualize({"-tp", dir / "o"}, dir / "a");
-  ASSERT_EQ(again.size(), 4u);
-  EXPECT_TRUE(std::regex_match(Names(again)[3], std::regex(R"(build_step1_rank4_\d{14}\.vis)"))) << again[3];
-  EXPECT_EQ(Export(again[0])["node"].size(), Export(again[3])["node"].size());
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_TRUE(std::regex_match(Names(again)[1], std::regex(R"(build_step1_rank0_\d{14}\.vis)"))) << again[1];
+  EXPECT_EQ(Export(again[0])["node"].size(), Export(again[1])["node"].size());
+  EXPECT_GT(Export(again[0])["node"].size(), 250u);
 }
 
 // samples/p2p_micro: a 2-stage pipeline whose activations and gradients go
