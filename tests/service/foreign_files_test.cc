@@ -110,6 +110,7 @@ class ForeignFilesTest : public ::testing::Test {
     search.mutable_view()->set_session("s");
     search.mutable_view()->set_file(file);
     search.mutable_view()->set_side(side);
+    search.mutable_view()->set_micro_step(-1);  // every micro step
     search.set_query(name);
     NodeList hits;
     grpc::Status st = stub_->Search(&ctx, search, &hits);
@@ -125,6 +126,7 @@ class ForeignFilesTest : public ::testing::Test {
     req.mutable_view()->set_session("s");
     req.mutable_view()->set_file(file);
     req.mutable_view()->set_side(side);
+    req.mutable_view()->set_micro_step(-1);
     req.set_node(node);
     NodeDetailReply detail;
     grpc::Status st = stub_->GetNodeDetail(&ctx, req, &detail);
