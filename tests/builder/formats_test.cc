@@ -205,6 +205,31 @@ TEST(VisDbTest, BatchOfRanksIntoOneDbAndOutAgain) {
   EXPECT_FALSE(fs::exists(dir / "twice.vis.db"));
 }
 
+// Our .vis stores a micro step on top-level nodes only; a .vis.db row
+// carries its top-level ancestor's (msprobe 26's plugin filters every row by
+// micro_step_id), and reads back as the same graph.
+TEST(VisDbTest, EveryRowCarriesItsTopLevelMicroStep) {
+  TempDir dir;
+  std::vector<std::string> files = Build("p2p_micro/batch.json", dir / "out");
+  ASSERT_EQ(files.size(), 2u);
+  testing::RunResult r = RunTool({"export", files[0], files[1], "--format", "db", "-o", dir / "b.vis.db"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string db = dir / "b.vis.db";
+  EXPECT_EQ(CountRows(db, "SELECT micro_steps FROM tb_config"), 2);
+  const std::string rank0 = " AND rank = 0 AND data_source = 'NPU'";
+  EXPECT_EQ(CountRows(db, "SELECT micro_step_id FROM tb_nodes WHERE node_name = 'Functional.linear.1.forward'" + rank0),
+            1);
+  EXPECT_EQ(CountRows(db, "SELECT COUNT(*) FROM tb_nodes WHERE micro_step_id = 1" + rank0 +
+                              " AND up_node IN ('Module.fc.Linear.forward.1', 'Apis_Between_Modules.1')"),
+            CountRows(db, "SELECT COUNT(*) FROM tb_nodes WHERE up_node IN ('Module.fc.Linear.forward.1', "
+                          "'Apis_Between_Modules.1')" + rank0));
+  EXPECT_GT(CountRows(db, "SELECT COUNT(*) FROM tb_nodes WHERE micro_step_id = 1 AND up_node != 'DefaultModel'" + rank0),
+            0);
+  auto graphs = Ok(ReadVisDb(db));
+  ASSERT_EQ(graphs.size(), 2u);
+  ExpectSameGraph(Ok(ReadVisFile(files[0])), graphs[0].graph, /*with_micro_step=*/false);
+}
+
 TEST(VisDbTest, ReadingLeavesNothingBesideTheFile) {
   TempDir dir;
   std::vector<std::string> files = Build("cnn_statistics/compare.json", dir / "out");
