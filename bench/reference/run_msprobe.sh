@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
     --version) version=$2; shift 2 ;;
     --version=*) version=${1#*=}; shift ;;
     --install) install_only=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
