@@ -10,6 +10,8 @@
 #   latest = 26.2.0  `msprobe graph_visualize -tp … -gp … -o OUT`, writes SQLite *.vis.db
 #   8.3.3            `msprobe -f pytorch graph -i compare.json -o OUT`, writes SQLite *.vis.db
 #   8.1.2            `msprobe -f pytorch graph -i compare.json -o OUT`, writes JSON *.vis
+#   <V>-graph        the same graph command without torch (26.2.0, 8.3.3, 8.2.1, 8.2.0, 8.1.2, 8.1.0,
+#                    1.3.0, 1.2.0): the older file layouts of make_msprobe_fixtures.sh
 # Relative npu_path/bench_path are resolved against the compare.json's directory. OUTDIR
 # defaults to bench/out/reference/<case>-<json name>-<version>/ (cleared first); an explicit
 # OUTDIR must be empty or absent. MSPROBE_ARGS go to msprobe verbatim (e.g. -oc, -lm FILE;

@@ -16,7 +16,7 @@ namespace {
 const char* kImportUsage =
     "usage: graph-ascend import FILE -o OUT\n"
     "\n"
-    "Converts a graph file of msprobe into graph-ascend .vis files: a JSON .vis (msprobe 1.2-8.1)\n"
+    "Converts a graph file of msprobe into graph-ascend .vis files: a JSON .vis (msprobe 1.2-8.2.0)\n"
     "or a .vis.db (msprobe 8.2-26.x). A file with one graph is written to OUT; a .vis.db with\n"
     "several steps or ranks is written into the directory OUT, one .vis per step and rank, named\n"
     "as 'graph' names a batch (compare_step0_rank1_<time>.vis).\n";

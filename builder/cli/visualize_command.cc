@@ -109,6 +109,7 @@ int VisualizeCommand(const std::vector<std::string>& raw_args, const std::vector
   options.complete_stack = true;  // msprobe 26 keeps whole stacks (no -cs any more)
   options.grading = vis::GRADING_26;
   options.backward_inplace = true;  // msprobe 26's hierarchy (docs/COMPATIBILITY.md C26-backward)
+  options.p2p_peers_only = true;    // msprobe 26's send/recv links (C26-p2p)
   ArgReader reader(args);
   while (reader.Next()) {
     const std::string& a = reader.flag();

@@ -217,7 +217,7 @@ RankComm ScanRank(int rank, const graph::Side& side, bool overflow_check) {
   return RankComm{rank, RankScanner(side, overflow_check).Scan()};
 }
 
-std::vector<RankLinks> LinkComm(const std::vector<RankComm>& ranks, uint32_t* annotated_out) {
+std::vector<RankLinks> LinkComm(const std::vector<RankComm>& ranks, uint32_t* annotated_out, P2PRule p2p) {
   std::vector<RankLinks> links(ranks.size());
   std::vector<RankState> states(ranks.size());
   std::map<int, RankState*> by_rank;
@@ -273,7 +273,10 @@ std::vector<RankLinks> LinkComm(const std::vector<RankComm>& ranks, uint32_t* an
             api->peer);
         const CommNode* target = it->second->ByUid(target_uid);
         if (target == nullptr || !target->has_rank_param || target->rank_param != my_rank) continue;
-        if (!c.has_output0 || !target->has_output0 || c.output0 != target->output0) continue;
+        if (p2p == P2PRule::kOutputsAgree &&
+            (!c.has_output0 || !target->has_output0 || c.output0 != target->output0)) {
+          continue;
+        }
         const Api* peer_api = FindApi(api->peer);
         t.Add(c.node, api->type, target_rank, *target);
         it->second->Add(target->node, peer_api->type, my_rank, c);
@@ -321,11 +324,11 @@ void Annotate(const RankLinks& links, graph::Side* side) {
   for (uint32_t node : links.lists) side->distributed_is_list.insert(node);
 }
 
-uint32_t LinkRanks(const std::vector<RankGraph>& ranks, bool overflow_check) {
+uint32_t LinkRanks(const std::vector<RankGraph>& ranks, bool overflow_check, P2PRule p2p) {
   std::vector<RankComm> comm;
   for (const RankGraph& r : ranks) comm.push_back(ScanRank(r.rank, *r.side, overflow_check));
   uint32_t annotated = 0;
-  std::vector<RankLinks> links = LinkComm(comm, &annotated);
+  std::vector<RankLinks> links = LinkComm(comm, &annotated, p2p);
   for (size_t i = 0; i < ranks.size(); ++i) Annotate(links[i], ranks[i].side);
   return annotated;
 }

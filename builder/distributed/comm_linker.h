@@ -59,10 +59,17 @@ struct RankLinks {
   std::set<uint32_t> lists;  // nodes whose links are shown as a list (batch_isend_irecv)
 };
 
+// Which msprobe's rule pairs a send / isend with its recv / irecv once both
+// name each other (docs/COMPATIBILITY.md C26-p2p): msprobe 8.1 (`graph`)
+// also asks their output.0 to agree (dtype, shape, statistics), msprobe 26.2
+// (`graph_visualize`) does not.
+enum class P2PRule { kOutputsAgree, kPeersOnly };
+
 // Links the ranks of one step; the result is parallel to `ranks`, whose
 // order matters (the batch's rank order). `annotated` (may be null) gets the
 // number of nodes annotated.
-std::vector<RankLinks> LinkComm(const std::vector<RankComm>& ranks, uint32_t* annotated = nullptr);
+std::vector<RankLinks> LinkComm(const std::vector<RankComm>& ranks, uint32_t* annotated = nullptr,
+                                P2PRule p2p = P2PRule::kOutputsAgree);
 
 // Writes `links` into side->distributed.
 void Annotate(const RankLinks& links, graph::Side* side);
@@ -74,6 +81,6 @@ struct RankGraph {
 
 // Fills side->distributed for every communication node that has a peer.
 // Returns the number of nodes annotated.
-uint32_t LinkRanks(const std::vector<RankGraph>& ranks, bool overflow_check);
+uint32_t LinkRanks(const std::vector<RankGraph>& ranks, bool overflow_check, P2PRule p2p = P2PRule::kOutputsAgree);
 
 }  // namespace graph_ascend::distributed

@@ -1,4 +1,4 @@
-// msprobe's JSON .vis (msprobe 1.2-8.1, reference §10): build files with
+// msprobe's JSON .vis (msprobe 1.2-8.2.0, reference §10): build files with
 // root/node at the top level, compare files with NPU and Bench graphs,
 // ToolTip, Colors, task, MicroSteps, OverflowCheck, and the match maps the
 // tb_graph_ascend plugin saves (npu_match_nodes / bench_match_nodes).

@@ -154,7 +154,11 @@ Status WriteSideRows(sqlite3* db, sqlite3_stmt* node_stmt, sqlite3_stmt* stack_s
     } else {
       sqlite3_bind_null(s, 9);
     }
-    sqlite3_bind_int64(s, 10, std::max<int32_t>(0, idx.micro_step[n]));
+    // A node's micro step is its top-level ancestor's (our .vis stores it
+    // there only); msprobe 26's plugin filters every row by micro_step_id.
+    int32_t micro = idx.micro_step[n];
+    for (int32_t up = idx.parent[n]; micro < 0 && up >= 0; up = idx.parent[up]) micro = idx.micro_step[up];
+    sqlite3_bind_int64(s, 10, std::max<int32_t>(0, micro));
     std::vector<std::string> link;
     int32_t m = idx.matched[n];
     if (m >= 0 && static_cast<uint32_t>(m) < other.index.size()) {

@@ -257,8 +257,10 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
       npu_ranks.push_back({p->job->rank_number, p->npu.get()});
       if (p->bench) bench_ranks.push_back({p->job->rank_number, p->bench.get()});
     }
-    uint32_t linked = distributed::LinkRanks(npu_ranks, options.overflow_check);
-    if (!bench_ranks.empty()) linked += distributed::LinkRanks(bench_ranks, options.overflow_check);
+    const distributed::P2PRule p2p =
+        options.p2p_peers_only ? distributed::P2PRule::kPeersOnly : distributed::P2PRule::kOutputsAgree;
+    uint32_t linked = distributed::LinkRanks(npu_ranks, options.overflow_check, p2p);
+    if (!bench_ranks.empty()) linked += distributed::LinkRanks(bench_ranks, options.overflow_check, p2p);
     if (options.log) options.log("linked " + std::to_string(linked) + " communication nodes across ranks");
     for (auto& p : pairs) {
       std::string written;

@@ -44,6 +44,7 @@ struct GraphOptions {
   bool overflow_check = false;       // -oc
   bool complete_stack = false;       // -cs
   bool backward_inplace = false;     // msprobe 26's backward parents (graph::BuildOptions)
+  bool p2p_peers_only = false;       // msprobe 26's send/recv links (distributed::P2PRule::kPeersOnly)
   bool fuzzy_match = false;          // -f
   bool layer_mapping = false;        // -lm
   std::string layer_mapping_file;    // -lm FILE

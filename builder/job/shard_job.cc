@@ -126,8 +126,8 @@ std::string Identity(const CompareConfig& config, const GraphOptions& o, const s
   s += "pairing " + std::to_string(static_cast<int>(config.pairing)) + "\n";
   if (config.parallel_merge) s += "merge " + Params(config.npu_parallel) + " " + Params(config.bench_parallel) + "\n";
   s += "options" + Flag("oc", o.overflow_check) + Flag("cs", o.complete_stack) + Flag("bi", o.backward_inplace) +
-       Flag("f", o.fuzzy_match) + Flag("lm", o.layer_mapping) + " lm_file=" + o.layer_mapping_file +
-       " grading=" + std::to_string(static_cast<int>(o.grading)) +
+       Flag("p2p", o.p2p_peers_only) + Flag("f", o.fuzzy_match) + Flag("lm", o.layer_mapping) +
+       " lm_file=" + o.layer_mapping_file + " grading=" + std::to_string(static_cast<int>(o.grading)) +
        " code_mapping=" + (o.code_mapping ? o.code_mapping->path : "") +
        " bench_code_mapping=" + (o.bench_code_mapping ? o.bench_code_mapping->path : "") + "\n";
   for (const Unit& u : units) s += "unit " + u.key + " " + u.inputs + "\n";
@@ -307,6 +307,7 @@ Result<GraphResult> RunShard(const CompareConfig& config, const std::string& out
   plan.batch.set_timestamp(options.timestamp.empty() ? LocalTimeStamp() : options.timestamp);
   plan.batch.set_identity(Identity(config, options, plan.units));
   plan.batch.set_shard_count(options.shard.count);
+  plan.batch.set_p2p_peers_only(options.p2p_peers_only);
   auto batch = OpenBatch(state, plan.batch);
   if (!batch.ok()) return batch.error();
   const std::string& ts = batch->timestamp();
@@ -440,9 +441,11 @@ Result<GraphResult> RunLink(const std::string& output_dir, const LinkOptions& op
       compare &= summary.has_bench();
     }
     uint32_t npu_count = 0, bench_count = 0;
-    std::vector<distributed::RankLinks> npu_links = distributed::LinkComm(npu, &npu_count);
+    const distributed::P2PRule p2p =
+        batch.p2p_peers_only() ? distributed::P2PRule::kPeersOnly : distributed::P2PRule::kOutputsAgree;
+    std::vector<distributed::RankLinks> npu_links = distributed::LinkComm(npu, &npu_count, p2p);
     std::vector<distributed::RankLinks> bench_links;
-    if (compare) bench_links = distributed::LinkComm(bench, &bench_count);
+    if (compare) bench_links = distributed::LinkComm(bench, &bench_count, p2p);
     auto to_vis = [](const distributed::RankLinks& links) {
       vis::SideLinks out;
       for (const auto& [node, list] : links.nodes) {

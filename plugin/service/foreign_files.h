@@ -1,5 +1,5 @@
 // msprobe's graph files under the log directory (.vis.db of 8.2-26.x, JSON
-// .vis of 1.2-8.1), opened by converting them once, graph by graph as they are
+// .vis of 1.2-8.2.0), opened by converting them once, graph by graph as they are
 // opened, into graph-ascend .vis files in a cache directory outside the log
 // directory.
 //

@@ -194,6 +194,29 @@ class DistMLP(nn.Module):
         return self.fc2(F.relu(self.norm(self.fc1(x))))
 
 
+class FirstStage(nn.Module):
+    """Pipeline stage on rank 0 of p2p_micro: a linear layer and a ReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return F.relu(self.fc(x))
+
+
+class LastStage(nn.Module):
+    """Pipeline stage on rank 1 of p2p_micro: LayerNorm and the head. npu: eps 1e-2 (not 1e-5)."""
+
+    def __init__(self, side):
+        super().__init__()
+        self.norm = nn.LayerNorm(8, eps=1e-2 if side == "npu" else 1e-5)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.head(self.norm(x))
+
+
 class GELUActivation(nn.Module):
     """The exact GELU under transformers' class name (the bench side of renamed_act)."""
 
@@ -383,6 +406,43 @@ def run_dist(side, debugger):
         dist.all_reduce(logged, group=dp_group)
         debugger.stop()
         debugger.step()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def run_p2p_micro(side, debugger):
+    """A 2-stage pipeline on gloo with 2 micro-batches per step (gradient accumulation): rank 0
+    sends its activations with dist.isend, rank 1 receives them with dist.irecv and sends their
+    gradient back the same way; one optimizer step after both micro-batches. msprobe sees a
+    forward and a backward per micro-batch, so the step has 2 micro steps (issue 9)."""
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.manual_seed(SEED)
+    model = FirstStage() if rank == 0 else LastStage(side)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    g = torch.Generator().manual_seed(SEED + 1)
+    debugger.start(model)
+    for _ in range(2):
+        x = torch.randn(2, 8, generator=g)  # drawn on both ranks: the generators stay in step
+        target = torch.tensor([1, 3])
+        if rank == 0:
+            out = model(x)
+            dist.isend(out.detach(), dst=1).wait()
+            grad = torch.zeros_like(out)  # zeros, not empty: keeps the dump deterministic
+            dist.irecv(grad, src=1).wait()
+            out.backward(grad)
+        else:
+            act = torch.zeros(2, 8)
+            dist.irecv(act, src=0).wait()
+            act.requires_grad_()
+            F.cross_entropy(model(act), target).backward()
+            dist.isend(act.grad, dst=0).wait()
+    # The dump stops before the optimizer step: msprobe 1.2's graph builder knows no "optimizer" node
+    # and refuses a construct.json naming one (its older layouts are fixtures made from this sample).
+    debugger.stop()
+    debugger.step()
+    optimizer.step()
+    optimizer.zero_grad()
     dist.barrier()
     dist.destroy_process_group()
 
@@ -601,6 +661,7 @@ CASES = {
         ),
     ),
     "dist_gloo": ("statistics", "mix", "statistics", run_dist),
+    "p2p_micro": ("statistics", "mix", "statistics", run_p2p_micro),
     "l1_api": ("statistics", "L1", "statistics", run_small_cnn),
     "structure": ("structure", "mix", "statistics", run_small_cnn),
     "overflow_nan": ("statistics", "mix", "statistics", run_overflow),

@@ -63,10 +63,10 @@ class CommLinkerTest : public ::testing::Test {
     ranks_.push_back({rank, std::move(*side)});
   }
 
-  uint32_t Link(bool overflow_check = false) {
+  uint32_t Link(bool overflow_check = false, P2PRule p2p = P2PRule::kOutputsAgree) {
     std::vector<RankGraph> ranks;
     for (auto& [rank, side] : ranks_) ranks.push_back({rank, side.get()});
-    return LinkRanks(ranks, overflow_check);
+    return LinkRanks(ranks, overflow_check, p2p);
   }
 
   graph::Side& RankSide(int rank) {
@@ -149,6 +149,40 @@ TEST_F(CommLinkerTest, P2POutputsMustAgree) {
     EXPECT_EQ(Links(0, kSend), Strings{});
     EXPECT_EQ(Links(1, kRecv), Strings{});
   }
+}
+
+// msprobe 26.2's rule (graph_visualize, COMPATIBILITY C26-p2p): peers that
+// name each other are linked whatever their outputs hold, or without any
+// (an isend's output is a Work handle, which msprobe does not dump).
+TEST_F(CommLinkerTest, PeersOnlyRuleLinksWhateverTheOutputs) {
+  const std::string other = Tensor("[4, 16]", "1.75", "-2.0", "0.25", "6.0");
+  AddRank(0, {{kSend, P2P("dst", 1)}});
+  AddRank(1, {{kRecv, P2P("src", 0, other)}});
+  EXPECT_EQ(Link(false, P2PRule::kPeersOnly), 2u);
+  EXPECT_EQ(Links(0, kSend), Strings{"send 1 Nan " + kRecv});
+  EXPECT_EQ(Links(1, kRecv), Strings{"receive 0 Nan " + kSend});
+  // As msprobe dumps them (samples/p2p_micro): isend's output.0 (a Work
+  // handle) is null, irecv's is the tensor received.
+  const std::string isend_entry = R"({"input_args": [)" + kData + R"(], "input_kwargs": {"dst": )" + Int(1) +
+                                  R"(}, "output": [null, )" + Int(1) + "]}";
+  const std::string irecv_entry =
+      R"({"input_args": [null], "input_kwargs": {"src": )" + Int(0) + R"(}, "output": [)" + kData + ", " + Int(0) + "]}";
+  const std::string isend = "Distributed.isend.0.forward", irecv = "Distributed.irecv.0.forward";
+  ranks_.clear();
+  AddRank(0, {{isend, isend_entry}});
+  AddRank(1, {{irecv, irecv_entry}});
+  EXPECT_EQ(Link(), 0u) << "8.1's rule: a null output.0 against a tensor";
+  ranks_.clear();
+  AddRank(0, {{isend, isend_entry}});
+  AddRank(1, {{irecv, irecv_entry}});
+  EXPECT_EQ(Link(false, P2PRule::kPeersOnly), 2u);
+  EXPECT_EQ(Links(0, isend), Strings{"send 1 Nan " + irecv});
+  EXPECT_EQ(Links(1, irecv), Strings{"receive 0 Nan " + isend});
+  // Peers must still name each other.
+  ranks_.clear();
+  AddRank(0, {{kSend, P2P("dst", 1)}});
+  AddRank(1, {{kRecv, P2P("src", 2)}});
+  EXPECT_EQ(Link(false, P2PRule::kPeersOnly), 0u);
 }
 
 // A recv from another rank is not this send's peer; a rank outside the run

@@ -138,6 +138,30 @@ TEST_F(MatcherTest, ChildMatchesUnderAnUnmatchedParentWithTheSameIds) {
   EXPECT_EQ(MatchOf(kName), kName);
 }
 
+// Issue 9, 5a: msprobe lists a module's parameter gradients in the order
+// they arrived, which differs between runs. Swapped `weight` / `bias` of
+// different shapes still match, by name (COMPATIBILITY C26-pgrad-order);
+// a gradient whose shape really differs does not.
+TEST_F(MatcherTest, SwappedParameterGradientsOfDifferentShapesMatchByName) {
+  const std::string grads = "Module.m.M.parameters_grad.0";
+  const std::string construct = R"({"Module.m.M.forward.0": null, "Module.m.M.backward.0": null})";
+  const std::string backward = R"("Module.m.M.backward.0": )" + Entry(Shaped("[2, 4]"), Shaped("[2, 4]"));
+  auto pgrad = [&](const std::string& first, const std::string& second) {
+    return backward + ", \"" + grads + "\": {" + first + ", " + second + "}";
+  };
+  const std::string weight = R"("weight": [)" + Shaped("[4, 4]") + "]";
+  const std::string bias = R"("bias": [)" + Shaped("[4]") + "]";
+  Match(pgrad(bias, weight), construct, pgrad(weight, bias), construct);
+  EXPECT_EQ(MatchOf("Module.m.M.backward.0"), "Module.m.M.backward.0");
+  EXPECT_EQ(MatchOf(grads), grads) << "bias, weight against weight, bias";
+  const std::string wide = R"("weight": [)" + Shaped("[4, 8]") + "]";
+  Match(pgrad(bias, weight), construct, pgrad(wide, bias), construct);
+  EXPECT_EQ(MatchOf(grads), "") << "weight [4, 4] against weight [4, 8]";
+  const std::string other = R"("scale": [)" + Shaped("[4, 4]") + "]";
+  Match(pgrad(bias, weight), construct, pgrad(other, bias), construct);
+  EXPECT_EQ(MatchOf(grads), "") << "no bench gradient named weight";
+}
+
 TEST_F(MatcherTest, NodesMissingOnTheBenchSide) {
   Match("", R"({"Module.m.M.forward.0": null, "Torch.extra.0.forward": "Module.m.M.forward.0"})", "",
         R"({"Module.m.M.forward.0": null})");

@@ -203,6 +203,10 @@ INSTANTIATE_TEST_SUITE_P(
                                 true},
                       BatchCase{"dist_gloo_build", {"graph_visualize", "-tp", Sample("dist_gloo/npu")}, true},
                       BatchCase{"parallel_merge_ranks", {"graph_visualize", "-tp", Sample("parallel_merge/npu")}, true},
+                      // isend/irecv link only by msprobe 26's rule (C26-p2p): the shard state carries it to link.
+                      BatchCase{"p2p_micro_visualize",
+                                {"graph_visualize", "-tp", Sample("p2p_micro/npu"), "-gp", Sample("p2p_micro/bench")},
+                                true},
                       BatchCase{"parallel_merge_merged",
                                 {"graph", "-i", Sample("parallel_merge/compare.json")},
                                 false}),

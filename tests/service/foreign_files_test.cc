@@ -103,6 +103,48 @@ class ForeignFilesTest : public ::testing::Test {
     EXPECT_TRUE(detail.has_matched());
   }
 
+  // The index of `name` on one side of an open file, -1 when not found.
+  int32_t Find(const std::string& file, vis::Side side, const std::string& name) {
+    grpc::ClientContext ctx;
+    SearchRequest search;
+    search.mutable_view()->set_session("s");
+    search.mutable_view()->set_file(file);
+    search.mutable_view()->set_side(side);
+    search.mutable_view()->set_micro_step(-1);  // every micro step
+    search.set_query(name);
+    NodeList hits;
+    grpc::Status st = stub_->Search(&ctx, search, &hits);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    for (const auto& h : hits.hits()) {
+      if (h.name() == name) return h.index();
+    }
+    return -1;
+  }
+  NodeDetailReply Detail(const std::string& file, vis::Side side, int32_t node) {
+    grpc::ClientContext ctx;
+    NodeRequest req;
+    req.mutable_view()->set_session("s");
+    req.mutable_view()->set_file(file);
+    req.mutable_view()->set_side(side);
+    req.mutable_view()->set_micro_step(-1);
+    req.set_node(node);
+    NodeDetailReply detail;
+    grpc::Status st = stub_->GetNodeDetail(&ctx, req, &detail);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return detail;
+  }
+  MatchReply CallMatch(bool match, const std::string& file, int32_t npu, int32_t bench) {
+    grpc::ClientContext ctx;
+    MatchRequest req;
+    req.set_file(file);
+    req.set_npu_node(npu);
+    req.set_bench_node(bench);
+    MatchReply reply;
+    grpc::Status st = match ? stub_->Match(&ctx, req, &reply) : stub_->Unmatch(&ctx, req, &reply);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return reply;
+  }
+
   FileInfo Info(const std::string& file) {
     grpc::ClientContext ctx;
     FileRequest req;
@@ -253,6 +295,122 @@ TEST_F(ForeignFilesTest, ABrokenDbIsAnErrorNamingTheFile) {
   grpc::Status st = Open("run26/broken.vis.db");
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.error_message().find("run26/broken.vis.db"), std::string::npos) << st.error_message();
+}
+
+// Manual matching on imported statistics (issue 9, point 2): a pair of a
+// msprobe .vis.db and of a msprobe JSON .vis is unmatched, then matched
+// again by hand; the service compares the imported items and grades the
+// pair. Nothing is written into the log directory.
+TEST_F(ForeignFilesTest, ManualMatchOnADbAndAJsonVis) {
+  const std::string name = "Distributed.all_reduce.0.forward";
+  for (const std::string file : {"run26/compare_dist_gloo.vis.db#step0_rank1", "run81/compare_dist_gloo.vis"}) {
+    SCOPED_TRACE(file);
+    ASSERT_TRUE(Open(file).ok());
+    int32_t npu = Find(file, vis::SIDE_NPU, name), bench = Find(file, vis::SIDE_BENCH, name);
+    ASSERT_GE(npu, 0);
+    ASSERT_GE(bench, 0);
+    NodeDetailReply before = Detail(file, vis::SIDE_NPU, npu);
+    ASSERT_TRUE(before.has_matched()) << "msprobe matched it";
+    ASSERT_GT(before.detail().input_size(), 0);
+    const uint32_t matched = Info(file).npu().matched();
+
+    MatchReply un = CallMatch(false, file, npu, bench);
+    ASSERT_EQ(un.results_size(), 1);
+    EXPECT_TRUE(un.results(0).ok()) << un.results(0).error();
+    EXPECT_EQ(un.info().npu().matched(), matched - 1);
+    NodeDetailReply apart = Detail(file, vis::SIDE_NPU, npu);
+    EXPECT_FALSE(apart.has_matched());
+    for (const vis::Item& item : apart.detail().input()) EXPECT_EQ(item.metric_size(), 0) << item.key();
+
+    MatchReply again = CallMatch(true, file, npu, bench);
+    ASSERT_EQ(again.results_size(), 1);
+    EXPECT_TRUE(again.results(0).ok()) << again.results(0).error();
+    EXPECT_EQ(again.results(0).npu(), name);
+    EXPECT_EQ(again.results(0).bench(), name);
+    EXPECT_TRUE(again.results(0).has_precision());
+    EXPECT_EQ(again.info().npu().matched(), matched);
+    NodeDetailReply after = Detail(file, vis::SIDE_NPU, npu);
+    ASSERT_TRUE(after.has_matched());
+    EXPECT_EQ(after.matched().name(), name);
+    int with_metrics = 0;
+    for (const vis::Item& item : after.detail().input()) with_metrics += item.metric_size() > 0;
+    EXPECT_GT(with_metrics, 0) << "the imported statistics compared again";
+  }
+  EXPECT_EQ(Listing(logs_.path()), before_);
+}
+
+// A .vis.db of two micro steps (msprobe 26.2.0 on samples/p2p_micro): the
+// file's micro steps become the page's picker, a view of one micro step
+// shows its own nodes, and the isend/irecv links are in the details.
+TEST_F(ForeignFilesTest, MicroStepsAndLinksOfADb) {
+  fs::create_directories(logs_.Join("micro"));
+  fs::copy_file(Fixture("p2p_micro_batch_26.2.0.vis.db"), logs_.Join("micro/p2p.vis.db"));
+  const std::string file = "micro/p2p.vis.db#step0_rank0";
+  ASSERT_TRUE(Open(file).ok());
+  FileInfo info = Info(file);
+  EXPECT_EQ(info.meta().micro_steps(), 2u);
+  for (int micro : {0, 1}) {
+    SCOPED_TRACE(micro);
+    grpc::ClientContext ctx;
+    SearchRequest search;
+    search.mutable_view()->set_session("s");
+    search.mutable_view()->set_file(file);
+    search.mutable_view()->set_micro_step(micro);
+    search.set_query("Module.fc.Linear.forward.");
+    NodeList hits;
+    ASSERT_TRUE(stub_->Search(&ctx, search, &hits).ok());
+    ASSERT_EQ(hits.total(), 1u) << "one forward call a micro step";
+    EXPECT_EQ(hits.hits(0).name(), "Module.fc.Linear.forward." + std::to_string(micro));
+  }
+  int32_t isend = Find(file, vis::SIDE_NPU, "Distributed.isend.1.forward");
+  ASSERT_GE(isend, 0);
+  NodeDetailReply d = Detail(file, vis::SIDE_NPU, isend);
+  ASSERT_EQ(d.detail().distributed_size(), 1);
+  EXPECT_EQ(d.detail().distributed(0).peer_node(), "Distributed.irecv.1.forward");
+  EXPECT_EQ(d.detail().distributed(0).rank(), 1);
+}
+
+// Damaged msprobe files opened through the service (the page's open, which
+// reads a .vis.db hierarchy first): an error naming the file and the place,
+// never a crash, and the server goes on serving the good files.
+TEST_F(ForeignFilesTest, DamagedFilesAreAnErrorNamingTheFile) {
+  auto exec = [](const std::string& db, const std::string& sql) {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(h, ("PRAGMA journal_mode=DELETE; " + sql).c_str(), nullptr, nullptr, &err), SQLITE_OK)
+        << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(h);
+  };
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  fs::create_directories(logs_.Join("bad"));
+  const std::string db = read(Fixture("dist_gloo_compare_26.2.0.vis.db"));
+  std::ofstream(logs_.Join("bad/truncated.vis.db"), std::ios::binary) << db.substr(0, db.size() / 2);
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), logs_.Join("bad/no_table.vis.db"));
+  exec(logs_.Join("bad/no_table.vis.db"), "DROP TABLE tb_config");
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), logs_.Join("bad/no_column.vis.db"));
+  exec(logs_.Join("bad/no_column.vis.db"), "ALTER TABLE tb_nodes DROP COLUMN sub_nodes");
+  const std::string json = read(Fixture("dist_gloo_compare_8.1.2.vis"));
+  std::ofstream(logs_.Join("bad/half.vis"), std::ios::binary) << json.substr(0, json.size() / 2);
+  const std::set<std::string> with_bad = Listing(logs_.path());
+  const std::vector<std::pair<std::string, std::string>> cases = {{"bad/truncated.vis.db", "SQLite"},
+                                                                  {"bad/no_table.vis.db", "table tb_config"},
+                                                                  {"bad/no_column.vis.db", "column sub_nodes"},
+                                                                  {"bad/half.vis", "line "}};
+  for (const auto& [file, where] : cases) {
+    SCOPED_TRACE(file);
+    grpc::Status st = Open(file);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error_message().find(file), std::string::npos) << st.error_message();
+    EXPECT_NE(st.error_message().find(where), std::string::npos) << st.error_message();
+    EXPECT_EQ(st.error_message().find('\n'), std::string::npos) << "one line: " << st.error_message();
+  }
+  EXPECT_EQ(Listing(logs_.path()), with_bad);
+  ASSERT_TRUE(Open("run81/compare_dist_gloo.vis").ok()) << "the server is still up";
 }
 
 TEST(ForeignFilesOpen, CacheInsideTheLogDirectoryIsRefused) {
