@@ -143,10 +143,19 @@ Result<std::map<std::string, std::string>> ParseLaunchScript(const std::string& 
     if (!line.empty()) script += line + "\n";
   }
   static const std::regex kLaunch(R"(msrun\s|torchrun\s|python\d? -m torch\.distributed\.launch\s)");
+  // Without a distributed launcher, the first "python[3] [-opts] script.py" (msprobe reads none).
+  static const std::regex kPython(R"((^|[\s;&/])(python[0-9.]*\s+(-\S+\s+)*\S+\.py)(\s|$))");
   std::smatch m;
   std::map<std::string, std::string> out;
-  if (!std::regex_search(script, m, kLaunch)) return out;
-  std::string command = script.substr(m.position(0));
+  size_t start;
+  if (std::regex_search(script, m, kLaunch)) {
+    start = static_cast<size_t>(m.position(0));
+  } else if (std::regex_search(script, m, kPython)) {
+    start = static_cast<size_t>(m.position(2));
+  } else {
+    return out;
+  }
+  std::string command = script.substr(start);
   command = command.substr(0, command.find('|'));
   static const std::regex kBlock(R"(([a-zA-Z0-9_]{1,20}_ARGS)="([^"]*)\")");
   for (auto it = std::sregex_iterator(script.begin(), script.end(), kBlock); it != std::sregex_iterator(); ++it) {
@@ -167,15 +176,25 @@ Result<std::map<std::string, std::string>> ParseLaunchScript(const std::string& 
   }
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (!IsFlag(tokens[i])) continue;
-    std::string key = tokens[i].substr(2);
-    bool word = std::all_of(key.begin(), key.end(),
-                            [](char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; });
-    if (!word) continue;
-    if (i + 1 >= tokens.size() || IsFlag(tokens[i + 1])) {
-      out[key] = "true";
-      continue;
+    std::string key = tokens[i].substr(2), value;
+    // --key=value (msrun's --worker_num=8): msprobe keeps the key and loses the value (true).
+    size_t eq = key.find('=');
+    bool inline_value = eq != std::string::npos;
+    if (inline_value) {
+      value = key.substr(eq + 1);
+      key.resize(eq);
     }
-    std::string value = tokens[++i];
+    bool word = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+      return isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+    if (!word) continue;
+    if (!inline_value) {
+      if (i + 1 >= tokens.size() || IsFlag(tokens[i + 1])) {
+        out[key] = "true";
+        continue;
+      }
+      value = tokens[++i];
+    }
     static const std::regex kVar(R"(^\$\{?(\w+)\}?)");
     std::smatch v;
     if (std::regex_search(value, v, kVar)) {

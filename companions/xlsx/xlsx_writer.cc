@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "output/output_file.h"
 #include "zip/zip_writer.h"
 
 namespace graph_ascend::xlsx {
@@ -99,7 +100,7 @@ std::string ColumnName(size_t column) {
   return name;
 }
 
-Status WriteWorkbook(const std::vector<Sheet>& sheets, const std::string& path) {
+Result<std::string> WorkbookBytes(const std::vector<Sheet>& sheets, const std::string& path) {
   std::string types =
       "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
       "<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">"
@@ -145,7 +146,13 @@ Status WriteWorkbook(const std::vector<Sheet>& sheets, const std::string& path) 
   members.emplace_back("xl/styles.xml", kStyles);
   // The package parts first, as Excel writes them (readers do not depend on it).
   std::rotate(members.begin(), members.end() - 5, members.end());
-  return zip::WriteZip(path, members, true);
+  return zip::ZipBytes(path, members);
+}
+
+Status WriteWorkbook(const std::vector<Sheet>& sheets, const std::string& path) {
+  auto bytes = WorkbookBytes(sheets, path);
+  if (!bytes.ok()) return bytes.error();
+  return output::WriteFileAtomically(path, *bytes, true);
 }
 
 }  // namespace graph_ascend::xlsx
