@@ -20,6 +20,9 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
+// JSON text; bytes of a script, yaml or environment that are not UTF-8 become U+FFFD.
+std::string Text(const Json& v, int indent = -1) { return v.dump(indent, ' ', false, Json::error_handler_t::replace); }
+
 bool IsFlag(const std::string& t) { return t.size() > 2 && t[0] == '-' && t[1] == '-'; }
 
 // The value of a YAML scalar as PyYAML types it: bool, int, float or text.
@@ -162,7 +165,10 @@ Result<std::map<std::string, std::string>> ParseLaunchScript(const std::string& 
     std::string body = (*it)[2].str();
     std::replace(body.begin(), body.end(), '\n', ' ');
     std::string var = "$" + (*it)[1].str();
-    for (size_t at; (at = command.find(var)) != std::string::npos;) command.replace(at, var.size(), body);
+    // One pass, as Python's str.replace: a block that names itself is not expanded again.
+    for (size_t at = 0; (at = command.find(var, at)) != std::string::npos; at += body.size()) {
+      command.replace(at, var.size(), body);
+    }
   }
   std::vector<std::string> tokens;
   std::string token;
@@ -203,7 +209,7 @@ Result<std::map<std::string, std::string>> ParseLaunchScript(const std::string& 
         value = (*it)[1].str();
       }
     }
-    out[key] = Json(value).dump();
+    out[key] = Text(Json(value));
   }
   return out;
 }
@@ -216,7 +222,7 @@ Result<std::map<std::string, std::string>> ParseYamlConfig(const std::string& pa
     return Error{path, "line " + std::to_string(e.mark.line + 1), e.msg};
   }
   std::map<std::string, std::string> out;
-  for (const auto& [k, v] : flat.items()) out[k] = v.dump();
+  for (const auto& [k, v] : flat.items()) out[k] = Text(v);
   return out;
 }
 
@@ -228,7 +234,7 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticPack(const std::v
     size_t eq = kv.find('=');
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  std::vector<std::pair<std::string, std::string>> members = {{"env", env.dump(4)}};
+  std::vector<std::pair<std::string, std::string>> members = {{"env", Text(env, 4)}};
   auto pip = InstalledPackages(python, environ);
   if (!pip.ok()) return pip.error();
   members.emplace_back("pip", *pip);
@@ -257,7 +263,7 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticPack(const std::v
       }
     }
   }
-  if (!hyper.empty()) members.emplace_back("hyperparameters/hyperparameters_static.json", hyper.dump(4));
+  if (!hyper.empty()) members.emplace_back("hyperparameters/hyperparameters_static.json", Text(hyper, 4));
   return members;
 }
 

@@ -32,7 +32,8 @@ std::string ResultJson(const std::vector<Sheet>& sheets) {
     }
     out[s.name] = std::move(rows);
   }
-  return out.dump(1) + "\n";
+  // Cells come from the packs as they are (a pip list is not JSON): bytes that are not UTF-8 become U+FFFD.
+  return out.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace

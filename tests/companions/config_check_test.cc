@@ -295,6 +295,39 @@ TEST(ConfigCheckDump, ReadsAPlainPythonLaunchLine) {
   EXPECT_EQ(DumpHyperparameters(in / "both.sh"), Json::parse(R"({"lr": "3e-4", "nproc_per_node": "8"})"));
 }
 
+// Found by the fuzz target config_check_script: a block that names itself
+// (GPT_ARGS="... $GPT_ARGS") is expanded once, as msprobe's str.replace does,
+// not forever; bytes that are not UTF-8 become U+FFFD instead of an exception.
+TEST(ConfigCheckDump, OddScriptsEndWithAnAnswer) {
+  TempDir in;
+  WriteFile(in / "self.sh", "GPT_ARGS=\"--lr 1e-3 $GPT_ARGS\"\ntorchrun train.py $GPT_ARGS --seed 7\n");
+  EXPECT_EQ(DumpHyperparameters(in / "self.sh"), Json::parse(R"({"lr": "1e-3", "seed": "7"})"));
+  WriteFile(in / "latin1.sh", "torchrun train.py --data-path /d/caf\xe9 --lr 1\n");
+  EXPECT_EQ(DumpHyperparameters(in / "latin1.sh"),
+            Json::parse("{\"data-path\": \"/d/caf\xef\xbf\xbd\", \"lr\": \"1\"}"));
+}
+
+// A pip list is raw text: a version that is not UTF-8 reaches both result files as U+FFFD.
+TEST(ConfigCheck, ResultsStayValidTextOnBytesThatAreNotUtf8) {
+  TempDir out;
+  auto bench = config_check::ReadPack(Pack("bench.zip"));
+  ASSERT_TRUE(bench.ok()) << bench.error().ToString();
+  std::vector<std::pair<std::string, std::string>> members(bench->files.begin(), bench->files.end());
+  for (auto& [name, text] : members)
+    if (name == "pip") text += "peft=0.13\xff\n";
+  ASSERT_TRUE(zip::WriteZip(out / "odd.zip", members, false).ok());
+  RunResult r = RunTool({"config_check", "-c", out / "odd.zip", Pack("cmp.zip"), "-o", out / "result"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadJson(out / "result/result.json")["pip"][1],
+            Json::parse("[\"peft\", \"0.13\xef\xbf\xbd\", \"0.13.2\", \"error\"]"));
+  auto zip = zip::ZipArchive::Open(out / "result/result.xlsx");
+  ASSERT_TRUE(zip.ok()) << zip.error().ToString();
+  auto pip = zip->Read("xl/worksheets/sheet3.xml");
+  ASSERT_TRUE(pip.ok()) << pip.error().ToString();
+  EXPECT_NE(pip->find("0.13\xef\xbf\xbd</t>"), std::string::npos) << *pip;
+  EXPECT_EQ(pip->find("\xff"), std::string::npos);
+}
+
 // --python names the interpreter whose packages are listed: a venv with one
 // package of its own (its dist-info written by hand) against python3.
 TEST(ConfigCheckDump, ListsThePackagesOfTheGivenInterpreter) {
