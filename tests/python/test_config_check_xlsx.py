@@ -45,7 +45,7 @@ def test_sheets_headers_and_known_differences(build_dir, repo_root, tmp_path):
     assert rows(wb["hyperparameters"])[1] == ["hyperparameters_static.json", "lr", "lr", "1e-4", "2e-4",
                                               "pure name", "error"]
     weight = rows(wb["weights"])[1]
-    assert weight[:4] == [0, 0, "0.weight", False]
+    assert weight[:4] == [0, 0, "0.bias", False]
     assert isinstance(weight[4], float) and weight[4] > 0
     assert rows(wb["random"])[1][-1] is True
 
