@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <regex>
 #include <set>
 
 #include "base/mapped_file.h"
@@ -99,14 +98,28 @@ int64_t IntArg(const PickleValue* args, const char* name, int64_t fallback) {
   return v && v->is_int() ? v->i : fallback;
 }
 
-const std::regex kLayer(R"(layers\.(\d+)\.)");
-const std::regex kExpert(R"(experts\.(\d+)\.)");
+// The first "<word><digits>." in `name` (what the regex <word>(\d+)\. finds;
+// no std::regex: its recursion grows with the input): the digits' place and
+// value; false if there is none (an index of more than 12 digits is none).
+struct Index {
+  size_t begin = 0, end = 0;
+  int64_t value = 0;
+};
+bool FindIndex(const std::string& name, const std::string& word, Index* out) {
+  for (size_t at = name.find(word); at != std::string::npos; at = name.find(word, at + 1)) {
+    size_t d = at + word.size(), e = d;
+    while (e < name.size() && isdigit(static_cast<unsigned char>(name[e]))) ++e;
+    if (e > d && e - d <= 12 && e < name.size() && name[e] == '.') {
+      *out = Index{d, e, std::stoll(name.substr(d, e - d))};
+      return true;
+    }
+  }
+  return false;
+}
 
-// Replaces the first "<word>.<n>." with "<word>.<n + shift>.".
-std::string Renumber(const std::string& name, const std::regex& re, const char* word, int64_t value) {
-  std::smatch m;
-  if (!std::regex_search(name, m, re)) return name;
-  return name.substr(0, m.position(0)) + word + std::to_string(value) + "." + name.substr(m.position(0) + m.length(0));
+// `name` with the digits at `i` replaced by `value`.
+std::string Renumber(const std::string& name, const Index& i, int64_t value) {
+  return name.substr(0, i.begin) + std::to_string(value) + name.substr(i.end);
 }
 
 // The TP shards of one parameter (in TP order) as one parameter of the whole
@@ -364,8 +377,8 @@ Result<MegatronCheckpoint> LoadMegatronCheckpoint(const std::string& path) {
   for (Chunk& c : chunks) {
     if (c.p == 0 && c.v == 0) offset = 0;  // each expert rank holds the whole layer stack again
     for (const std::string& key : c.order) {
-      std::smatch m;
-      if (std::regex_search(key, m, kLayer)) c.layers = std::max<int64_t>(c.layers, std::stoll(m[1].str()) + 1);
+      Index i;
+      if (FindIndex(key, "layers.", &i)) c.layers = std::max<int64_t>(c.layers, i.value + 1);
     }
     for (const std::string& local : c.order) {
       auto param = MergeTensorParallel(local, c.shards[local], ck.tp, ck.dir, &ck.warnings);
@@ -374,13 +387,10 @@ Result<MegatronCheckpoint> LoadMegatronCheckpoint(const std::string& path) {
       // multiplies the stage index by the first stage's layer count, which
       // misnumbers uneven pipelines); local expert -> global expert.
       std::string name = local;
-      std::smatch m;
-      if (std::regex_search(name, m, kLayer)) name = Renumber(name, kLayer, "layers.", std::stoll(m[1].str()) + offset);
-      bool expert = std::regex_search(name, m, kExpert);
-      if (expert && ck.num_experts > 0) {
-        std::string word = m.str(0).substr(0, m.str(0).find('.') + 1);
-        name = Renumber(name, kExpert, word.c_str(), std::stoll(m[1].str()) + c.x * (ck.num_experts / ck.ep));
-      }
+      Index i;
+      if (FindIndex(name, "layers.", &i)) name = Renumber(name, i, i.value + offset);
+      bool expert = FindIndex(name, "experts.", &i);
+      if (expert && ck.num_experts > 0) name = Renumber(name, i, i.value + c.x * (ck.num_experts / ck.ep));
       auto [it, added] = origin.emplace(name, &c);
       if (!added) {
         const Chunk& o = *it->second;

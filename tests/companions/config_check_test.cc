@@ -305,6 +305,23 @@ TEST(ConfigCheckDump, OddScriptsEndWithAnAnswer) {
   WriteFile(in / "latin1.sh", "torchrun train.py --data-path /d/caf\xe9 --lr 1\n");
   EXPECT_EQ(DumpHyperparameters(in / "latin1.sh"),
             Json::parse("{\"data-path\": \"/d/caf\xef\xbf\xbd\", \"lr\": \"1\"}"));
+  // Long lines, blocks and values: std::regex, which recursed once per character, overflowed the
+  // stack on a 36 KB script of the fuzz target; these are read by hand now.
+  std::string long_value(300000, 'x');
+  WriteFile(in / "long.sh", "LONG_ARGS=\"--tag " + long_value + "\"\nV=" + long_value + "\npython " +
+                                std::string(300000, 'y') + ".py $LONG_ARGS --v $V\n");
+  Json h = DumpHyperparameters(in / "long.sh");
+  EXPECT_EQ(h["tag"], long_value);
+  EXPECT_EQ(h["v"], long_value);
+  WriteFile(in / "long.yaml", "big: " + std::string(300000, '7') + "\nfloat: 1." + std::string(300000, '5') +
+                                  "\nhuge: 1.0e+999\nnot_float: 1.0e999\nsmall: 1_000\n");
+  h = DumpHyperparameters(in / "long.yaml");
+  // Past int64 an int is a float; past a double it has no JSON number (null). PyYAML wants a signed exponent.
+  EXPECT_TRUE(h["big"].is_null()) << h["big"];
+  EXPECT_DOUBLE_EQ(h["float"].get<double>(), 1.5555555555555556);
+  EXPECT_TRUE(h["huge"].is_null()) << h["huge"];
+  EXPECT_EQ(h["not_float"], "1.0e999");
+  EXPECT_EQ(h["small"], 1000);  // PyYAML drops the underscores
 }
 
 // A pip list is raw text: a version that is not UTF-8 reaches both result files as U+FFFD.
