@@ -66,7 +66,8 @@ def run_ours(a, b, out):
     return measure(cmd)
 
 
-def differences(ours, ref):
+def differences(ours, ref, tolerance=1e-4):
+    """Rows where the two results differ: names, shapes, numel, or l2 / cos beyond `tolerance` relative."""
     diffs = []
     if set(ours) != set(ref):
         diffs.append(f"names: only ours {sorted(set(ours) - set(ref))}, only msprobe {sorted(set(ref) - set(ours))}")
@@ -81,7 +82,7 @@ def differences(ours, ref):
             elif o[m] is not None:
                 d = abs(o[m] - r[m]) / max(1.0, abs(r[m]))
                 worst = max(worst, d)
-                if d > 1e-4:  # msprobe sums in float32: ~1e-5 on the samples, 6e-5 on 32M-element tensors
+                if d > tolerance:  # msprobe sums in float32: ~1e-5 on the samples, 6e-5 on 32M-element tensors
                     diffs.append(f"{name}.{m}: {o[m]} vs {r[m]}")
     return diffs, worst
 

@@ -36,6 +36,7 @@ Result<std::shared_ptr<const vis::CkptSimilarity>> CkptOption(const std::string&
     auto result = ckpt::CompareCheckpoints(a, b);
     if (!result.ok()) return result.error();
     for (const std::string& w : result->warnings) fprintf(stderr, "graph-ascend: warning: %s\n", w.c_str());
+    for (const std::string& n : result->notes) fprintf(stderr, "graph-ascend: note: %s\n", n.c_str());
     // The JSON ckpt_compare writes is the one form of a result (the same reader as --ckpt-json).
     params = weights::ParseCkptJson(ckpt::ComparisonJson(*result), a + " vs " + b);
   }
@@ -71,6 +72,7 @@ int CkptCompareCommand(const std::vector<std::string>& args) {
   auto result = ckpt::CompareCheckpoints(inputs[0], inputs[1]);
   if (!result.ok()) return Fail(result.error().ToString());
   for (const std::string& w : result->warnings) fprintf(stderr, "graph-ascend: warning: %s\n", w.c_str());
+  for (const std::string& n : result->notes) fprintf(stderr, "graph-ascend: note: %s\n", n.c_str());
   if (!result->only_a.empty() || !result->only_b.empty()) {
     fprintf(stderr, "graph-ascend: warning: %zu parameters only in %s, %zu only in %s (not compared)\n",
             result->only_a.size(), inputs[0].c_str(), result->only_b.size(), inputs[1].c_str());

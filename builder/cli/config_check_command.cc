@@ -88,6 +88,9 @@ int ConfigCheckCommand(const std::vector<std::string>& args) {
   for (const auto& row : sheets->front().rows) {
     printf("%-16s %s\n", std::get<std::string>(row[0]).c_str(), std::get<std::string>(row[1]).c_str());
   }
+  if (sheets->back().name == config_check::kMembersSheet) {
+    printf("%-16s %zu pack members are in one pack only\n", config_check::kMembersSheet, sheets->back().rows.size());
+  }
   printf("%s/result.xlsx\n", output.c_str());
   return 0;
 }

@@ -63,12 +63,27 @@ Result<CheckpointComparison> CompareCheckpoints(const std::string& a, const std:
   CheckpointComparison out;
   out.warnings = ca->warnings;
   out.warnings.insert(out.warnings.end(), cb->warnings.begin(), cb->warnings.end());
+  for (const auto& [name, pa] : ca->params)
+    if (!cb->params.count(name)) out.only_a.push_back(name);
+  for (const auto& [name, pb] : cb->params)
+    if (!ca->params.count(name)) out.only_b.push_back(name);
+  if (ca->Layout() != cb->Layout()) {
+    if (!out.only_a.empty() || !out.only_b.empty()) {
+      bool in_a = !out.only_a.empty();
+      const std::string& first = in_a ? out.only_a.front() : out.only_b.front();
+      return Error{in_a ? ca->dir : cb->dir, "key " + first,
+                   "no partner after merging " + ca->Layout() + " (" + ca->dir + ") and " + cb->Layout() + " (" +
+                       cb->dir + "): " + std::to_string(out.only_a.size()) + " parameters only in the first, " +
+                       std::to_string(out.only_b.size()) +
+                       " only in the second; the two layouts do not merge into the same model"};
+    }
+    out.notes.push_back(ca->dir + " is " + ca->Layout() + ", " + cb->dir + " is " + cb->Layout() +
+                        ": both were merged into whole models (TP shards joined, layers and experts numbered "
+                        "globally) before comparing");
+  }
   for (const auto& [name, pa] : ca->params) {
     auto it = cb->params.find(name);
-    if (it == cb->params.end()) {
-      out.only_a.push_back(name);
-      continue;
-    }
+    if (it == cb->params.end()) continue;
     ParamSimilarity s;
     s.name = name;
     GA_RETURN_IF_ERROR(Measure(pa, it->second, &s));
@@ -77,8 +92,6 @@ Result<CheckpointComparison> CompareCheckpoints(const std::string& a, const std:
     for (const ShardRef& r : pa.shards) r.file->Release(r.meta);
     for (const ShardRef& r : it->second.shards) r.file->Release(r.meta);
   }
-  for (const auto& [name, pb] : cb->params)
-    if (!ca->params.count(name)) out.only_b.push_back(name);
   return out;
 }
 

@@ -23,9 +23,13 @@ struct CheckpointComparison {
   std::vector<ParamSimilarity> params;  // the parameters both have, by name
   std::vector<std::string> only_a, only_b;
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;  // e.g. the two layouts differ and were merged before comparing
 };
 
 // Loads both checkpoints (save folder or iteration folder) and compares them.
+// Different layouts (TP 2 against TP 1, PP, VPP or EP) are compared after
+// merging, with a note; when the merged models then differ in their
+// parameters, the layouts cannot be matched and the answer is an Error.
 Result<CheckpointComparison> CompareCheckpoints(const std::string& a, const std::string& b);
 
 // The JSON msprobe writes (indent 4), parameters in name order.

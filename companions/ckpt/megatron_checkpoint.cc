@@ -1,8 +1,10 @@
 #include "ckpt/megatron_checkpoint.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstring>
 #include <filesystem>
-#include <regex>
 #include <set>
 
 #include "base/mapped_file.h"
@@ -96,14 +98,103 @@ int64_t IntArg(const PickleValue* args, const char* name, int64_t fallback) {
   return v && v->is_int() ? v->i : fallback;
 }
 
-const std::regex kLayer(R"(layers\.(\d+)\.)");
-const std::regex kExpert(R"(experts\.(\d+)\.)");
+// The first "<word><digits>." in `name` (what the regex <word>(\d+)\. finds;
+// no std::regex: its recursion grows with the input): the digits' place and
+// value; false if there is none (an index of more than 12 digits is none).
+struct Index {
+  size_t begin = 0, end = 0;
+  int64_t value = 0;
+};
+bool FindIndex(const std::string& name, const std::string& word, Index* out) {
+  for (size_t at = name.find(word); at != std::string::npos; at = name.find(word, at + 1)) {
+    size_t d = at + word.size(), e = d;
+    while (e < name.size() && isdigit(static_cast<unsigned char>(name[e]))) ++e;
+    if (e > d && e - d <= 12 && e < name.size() && name[e] == '.') {
+      *out = Index{d, e, std::stoll(name.substr(d, e - d))};
+      return true;
+    }
+  }
+  return false;
+}
 
-// Replaces the first "<word>.<n>." with "<word>.<n + shift>.".
-std::string Renumber(const std::string& name, const std::regex& re, const char* word, int64_t value) {
-  std::smatch m;
-  if (!std::regex_search(name, m, re)) return name;
-  return name.substr(0, m.position(0)) + word + std::to_string(value) + "." + name.substr(m.position(0) + m.length(0));
+// `name` with the digits at `i` replaced by `value`.
+std::string Renumber(const std::string& name, const Index& i, int64_t value) {
+  return name.substr(0, i.begin) + std::to_string(value) + name.substr(i.end);
+}
+
+// The TP shards of one parameter (in TP order) as one parameter of the whole
+// model: concatenated along dim 0 (column-parallel) or 1 (row-parallel), or
+// the first of identical copies (replicated; a warning when they differ).
+Result<ModelParam> MergeTensorParallel(const std::string& name, const std::vector<ShardRef>& shards, int tp,
+                                       const std::string& dir, std::vector<std::string>* warnings) {
+  const std::string where = shards[0].file->path();
+  if (static_cast<int>(shards.size()) != tp) {
+    return Error{where, "key " + name,
+                 "parameter present in " + std::to_string(shards.size()) + " of " + std::to_string(tp) +
+                     " tensor-parallel ranks"};
+  }
+  ModelParam param;
+  param.concat_dim = -1;
+  for (const char* c : kColumnParallel)
+    if (Contains(name, c)) param.concat_dim = 0;
+  if (param.concat_dim < 0)
+    for (const char* r : kRowParallel)
+      if (Contains(name, r)) param.concat_dim = 1;
+  if (tp == 1) param.concat_dim = -1;
+  param.shape = shards[0].meta.shape;
+  if (param.concat_dim >= 0) {
+    size_t d = static_cast<size_t>(param.concat_dim);
+    if (param.shape.size() <= d) {
+      return Error{where, "key " + name,
+                   "a " + std::to_string(param.shape.size()) + "-d tensor cannot be tensor-parallel along dim " +
+                       std::to_string(d)};
+    }
+    param.shape[d] = 0;
+    for (const ShardRef& s : shards) {
+      std::vector<int64_t> a = s.meta.shape, b = shards[0].meta.shape;
+      if (a.size() != b.size()) return Error{s.file->path(), "key " + name, "TP shards differ in rank"};
+      param.shape[d] += a[d];
+      a[d] = b[d] = 0;
+      if (a != b)
+        return Error{s.file->path(), "key " + name, "TP shards differ in shape outside dim " + std::to_string(d)};
+    }
+    int64_t numel = 1;
+    for (int64_t n : param.shape) {
+      if (__builtin_mul_overflow(numel, n, &numel) || numel > (int64_t{1} << 48)) {
+        return Error{where, "key " + name, "merged tensor too large"};
+      }
+    }
+    param.shards = shards;
+    return param;
+  }
+  param.shards = {shards[0]};
+  // The copies of a replicated parameter should agree (msprobe: np.allclose, then keep the first).
+  for (size_t s = 1; s < shards.size(); ++s) {
+    bool same = shards[s].meta.shape == shards[0].meta.shape;
+    if (same) {
+      ModelParam a{param.shape, -1, {shards[0]}}, b{param.shape, -1, {shards[s]}};
+      ParamReader ra(a), rb(b);
+      std::vector<double> va(4096), vb(4096);
+      for (;;) {
+        auto na = ra.Read(va.data(), va.size());
+        if (!na.ok()) return na.error();
+        auto nb = rb.Read(vb.data(), vb.size());
+        if (!nb.ok()) return nb.error();
+        if (*na == 0) break;
+        for (size_t k = 0; k < *na && same; ++k) {
+          double diff = std::fabs(va[k] - vb[k]);
+          same = (std::isnan(va[k]) && std::isnan(vb[k])) || diff <= 1e-8 + 1e-5 * std::fabs(vb[k]);
+        }
+        if (!same) break;
+      }
+    }
+    if (!same) {
+      warnings->push_back(name + ": differs between tensor-parallel ranks 0 and " + std::to_string(s) + " of " + dir +
+                          " (the first is used)");
+      break;
+    }
+  }
+  return param;
 }
 
 }  // namespace
@@ -133,6 +224,14 @@ std::string ToMcoreName(std::string name) {
     name = out + name.substr(at);
   }
   return name;
+}
+
+std::string MegatronCheckpoint::Layout() const {
+  std::string s = "TP " + std::to_string(tp);
+  if (pp > 1) s += " x PP " + std::to_string(pp);
+  if (vpp > 1) s += " x VPP " + std::to_string(vpp);
+  if (ep > 1) s += " x EP " + std::to_string(ep);
+  return s;
 }
 
 int64_t ModelParam::numel() const {
@@ -219,122 +318,94 @@ Result<MegatronCheckpoint> LoadMegatronCheckpoint(const std::string& path) {
                      " x EP " + std::to_string(ck.ep) + " of the checkpoint's args:" + why};
   }
 
+  if (ck.num_experts > 0 && ck.num_experts % ck.ep != 0) {
+    return Error{(*first)->path(), "key args",
+                 "num_experts " + std::to_string(ck.num_experts) + " is not a multiple of EP " + std::to_string(ck.ep)};
+  }
+
+  // One model chunk of one pipeline stage of one expert rank: its parameters'
+  // TP shards, and how many transformer layers it holds (local numbering).
+  struct Chunk {
+    int x = 0, p = 0, v = 0;
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<ShardRef>> shards;
+    int64_t layers = 0;
+  };
+  std::vector<Chunk> chunks;  // x major, then v, then p: the order of the model's layers
   for (int x = 0; x < ck.ep; ++x) {
-    int64_t layers_per_stage = 0;
+    std::vector<std::vector<Chunk>> by_stage(static_cast<size_t>(ck.pp));
     for (int p = 0; p < ck.pp; ++p) {
-      // name + "/" + vpp stage -> the TP shards, in TP order
-      std::map<std::string, std::vector<ShardRef>> partition;
-      std::vector<std::string> order;
+      std::vector<Chunk>& stage = by_stage[static_cast<size_t>(p)];
       for (int t = 0; t < ck.tp; ++t) {
         auto f = open(rank_dir(t, p, x));
         if (!f.ok()) return f.error();
-        auto chunks = ModelChunks(**f);
-        if (!chunks.ok()) return chunks.error();
-        for (size_t v = 0; v < chunks->size(); ++v) {
+        auto models = ModelChunks(**f);
+        if (!models.ok()) return models.error();
+        if (t == 0) {
+          stage.resize(models->size());
+        } else if (models->size() != stage.size()) {
+          return Error{(*f)->path(), "key model",
+                       std::to_string(models->size()) + " model chunks, tensor-parallel rank 0 has " +
+                           std::to_string(stage.size())};
+        }
+        for (size_t v = 0; v < models->size(); ++v) {
+          Chunk& c = stage[v];
+          c.x = x, c.p = p, c.v = static_cast<int>(v);
           std::vector<std::pair<std::string, TensorMeta>> flat;
-          GA_RETURN_IF_ERROR(Flatten(*(*chunks)[v], "", 0, (*f)->path(), &flat));
+          GA_RETURN_IF_ERROR(Flatten(*(*models)[v], "", 0, (*f)->path(), &flat));
           for (auto& [name, meta] : flat) {
-            std::string key = ToMcoreName(name) + "/" + std::to_string(v);
-            auto& shards = partition[key];
-            if (shards.empty()) order.push_back(key);
-            shards.push_back(ShardRef{*f, std::move(meta)});
+            auto& list = c.shards[ToMcoreName(name)];
+            if (list.empty()) c.order.push_back(ToMcoreName(name));
+            list.push_back(ShardRef{*f, std::move(meta)});
           }
         }
       }
-      if (layers_per_stage == 0) {
-        // Layers per stage = highest local layer index + 1 (of pipeline rank 0), as msprobe.
-        layers_per_stage = 1;
-        bool any = false;
-        for (const auto& key : order) {
-          std::smatch m;
-          if (std::regex_search(key, m, kLayer)) {
-            int64_t idx = std::stoll(m[1].str());
-            layers_per_stage = any ? std::max(layers_per_stage, idx + 1) : idx + 1;
-            any = true;
-          }
-        }
-      }
-      for (const std::string& key : order) {
-        std::vector<ShardRef>& shards = partition[key];
-        size_t slash = key.rfind('/');
-        std::string name = key.substr(0, slash);
-        int vpp = std::stoi(key.substr(slash + 1));
-        const std::string where = shards[0].file->path();
-        if (static_cast<int>(shards.size()) != ck.tp) {
-          return Error{where, "key " + name,
-                       "parameter present in " + std::to_string(shards.size()) + " of " + std::to_string(ck.tp) +
-                           " tensor-parallel ranks"};
-        }
-        ModelParam param;
-        param.concat_dim = -1;
-        for (const char* c : kColumnParallel)
-          if (Contains(name, c)) param.concat_dim = 0;
-        if (param.concat_dim < 0)
-          for (const char* r : kRowParallel)
-            if (Contains(name, r)) param.concat_dim = 1;
-        if (ck.tp == 1) param.concat_dim = -1;
-        param.shape = shards[0].meta.shape;
-        if (param.concat_dim >= 0) {
-          size_t d = static_cast<size_t>(param.concat_dim);
-          if (param.shape.size() <= d) {
-            return Error{where, "key " + name,
-                         "a " + std::to_string(param.shape.size()) + "-d tensor cannot be tensor-parallel along dim " +
-                             std::to_string(d)};
-          }
-          param.shape[d] = 0;
-          for (const ShardRef& s : shards) {
-            std::vector<int64_t> a = s.meta.shape, b = shards[0].meta.shape;
-            if (a.size() != b.size()) return Error{s.file->path(), "key " + name, "TP shards differ in rank"};
-            param.shape[d] += a[d];
-            a[d] = b[d] = 0;
-            if (a != b) {
-              return Error{s.file->path(), "key " + name, "TP shards differ in shape outside dim " + std::to_string(d)};
-            }
-          }
-          param.shards = shards;
-        } else {
-          param.shards = {shards[0]};
-          // The copies of a replicated parameter should agree (msprobe: np.allclose, then keep the first).
-          for (size_t s = 1; s < shards.size(); ++s) {
-            bool same = shards[s].meta.shape == shards[0].meta.shape;
-            if (same) {
-              ModelParam a{param.shape, -1, {shards[0]}}, b{param.shape, -1, {shards[s]}};
-              ParamReader ra(a), rb(b);
-              std::vector<double> va(4096), vb(4096);
-              for (;;) {
-                auto na = ra.Read(va.data(), va.size());
-                if (!na.ok()) return na.error();
-                auto nb = rb.Read(vb.data(), vb.size());
-                if (!nb.ok()) return nb.error();
-                if (*na == 0) break;
-                for (size_t k = 0; k < *na && same; ++k) {
-                  double d = std::fabs(va[k] - vb[k]);
-                  same = (std::isnan(va[k]) && std::isnan(vb[k])) || d <= 1e-8 + 1e-5 * std::fabs(vb[k]);
-                }
-                if (!same) break;
-              }
-            }
-            if (!same) {
-              ck.warnings.push_back(name + ": differs between tensor-parallel ranks 0 and " + std::to_string(s) +
-                                    " of " + ck.dir + " (the first is used)");
-              break;
-            }
-          }
-        }
-        // Local (virtual) pipeline stage layer -> global layer; local expert -> global expert.
-        std::smatch m;
-        if (std::regex_search(name, m, kLayer)) {
-          int64_t local = std::stoll(m[1].str());
-          name = Renumber(name, kLayer, "layers.", local + (static_cast<int64_t>(ck.pp) * vpp + p) * layers_per_stage);
-        }
-        if (ck.num_experts > 0 && std::regex_search(name, m, kExpert)) {
-          int64_t local = std::stoll(m[1].str());
-          std::string word = m.str(0).substr(0, m.str(0).find('.') + 1);
-          name = Renumber(name, kExpert, word.c_str(), local + x * (ck.num_experts / ck.ep));
-        }
-        ck.params[name] = std::move(param);
+      if (stage.size() != by_stage[0].size()) {
+        return Error{
+            (fs::path(ck.dir) / rank_dir(0, p, x) / "model_optim_rng.pt").string(), "key model",
+            std::to_string(stage.size()) + " model chunks, pipeline stage 0 has " + std::to_string(by_stage[0].size())};
       }
     }
+    ck.vpp = static_cast<int>(by_stage[0].size());
+    for (size_t v = 0; v < by_stage[0].size(); ++v)
+      for (auto& stage : by_stage) chunks.push_back(std::move(stage[v]));
+  }
+
+  // Where each global name came from, to refuse a merge that gives one name twice.
+  std::map<std::string, const Chunk*> origin;
+  int64_t offset = 0;
+  for (Chunk& c : chunks) {
+    if (c.p == 0 && c.v == 0) offset = 0;  // each expert rank holds the whole layer stack again
+    for (const std::string& key : c.order) {
+      Index i;
+      if (FindIndex(key, "layers.", &i)) c.layers = std::max<int64_t>(c.layers, i.value + 1);
+    }
+    for (const std::string& local : c.order) {
+      auto param = MergeTensorParallel(local, c.shards[local], ck.tp, ck.dir, &ck.warnings);
+      if (!param.ok()) return param.error();
+      // Local layer -> global: the layers of the chunks before this one (msprobe
+      // multiplies the stage index by the first stage's layer count, which
+      // misnumbers uneven pipelines); local expert -> global expert.
+      std::string name = local;
+      Index i;
+      if (FindIndex(name, "layers.", &i)) name = Renumber(name, i, i.value + offset);
+      bool expert = FindIndex(name, "experts.", &i);
+      if (expert && ck.num_experts > 0) name = Renumber(name, i, i.value + c.x * (ck.num_experts / ck.ep));
+      auto [it, added] = origin.emplace(name, &c);
+      if (!added) {
+        const Chunk& o = *it->second;
+        // Non-expert parameters are replicated on every expert rank: the first copy is used.
+        if (o.x != c.x && !expert) continue;
+        return Error{param->shards[0].file->path(), "key " + local,
+                     "inconsistent layout: global parameter " + name + " is also given by " +
+                         o.shards.at(o.order.front()).front().file->path() +
+                         (expert ? " (expert-parallel ranks without distinct expert numbers; num_experts " +
+                                       std::to_string(ck.num_experts) + " in args)"
+                                 : "")};
+      }
+      ck.params[name] = std::move(*param);
+    }
+    offset += c.layers;
   }
   for (auto& [rank, f] : opened) ck.files.push_back(std::move(f));
   return ck;
@@ -355,9 +426,30 @@ Status ParamReader::DecodeShard(const ShardRef& s, int64_t flat, size_t n, doubl
   const char* base = bytes->data();
   if (contiguous) {
     const char* p = base + (s.meta.offset + flat) * type.width;
-    for (size_t i = 0; i < n; ++i) out[i] = compare::DecodeElement(p + i * type.width, type.kind, type.width);
-    // Streamed once: the pages read are handed back at once, so memory stays at a few chunks.
-    s.file->Release(std::string_view(p, n * static_cast<size_t>(type.width)));
+    if (type.kind == 'f' && type.width == 4) {
+      for (size_t i = 0; i < n; ++i) {
+        float f;
+        memcpy(&f, p + 4 * i, 4);
+        out[i] = f;
+      }
+    } else if (type.kind == 'V') {  // bfloat16: the upper half of a float32
+      for (size_t i = 0; i < n; ++i) {
+        uint16_t b;
+        memcpy(&b, p + 2 * i, 2);
+        uint32_t u = static_cast<uint32_t>(b) << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        out[i] = f;
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) out[i] = compare::DecodeElement(p + i * type.width, type.kind, type.width);
+    }
+    // Streamed once: the pages read so far are handed back at once (the one
+    // this chunk started in too, which the chunk before it finished), so
+    // memory stays at a few chunks.
+    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const char* from = std::max(base, reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) & ~(page - 1)));
+    s.file->Release(std::string_view(from, static_cast<size_t>(p - from) + n * static_cast<size_t>(type.width)));
     return Status::Ok();
   }
   for (size_t i = 0; i < n; ++i) {

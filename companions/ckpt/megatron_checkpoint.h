@@ -34,14 +34,21 @@ struct ModelParam {
 struct MegatronCheckpoint {
   std::string dir;  // the iteration folder
   int tp = 1, pp = 1, ep = 1;
+  int vpp = 1;  // model chunks per pipeline stage (model0, model1, ...)
   int64_t num_experts = 0;
   std::vector<std::unique_ptr<TorchFile>> files;
   std::map<std::string, ModelParam> params;  // global mcore names
   std::vector<std::string> warnings;         // e.g. replicated parameters that differ between TP ranks
+
+  // "TP 2 x PP 2", "TP 1 x PP 2 x VPP 2 x EP 2": the parallel sizes above 1 (TP always).
+  std::string Layout() const;
 };
 
 // Loads the layout and the parameter table of the checkpoint at `path` (the
-// save folder or an iteration folder).
+// save folder or an iteration folder). Pipeline layers are numbered globally
+// by the layers of the chunks before them (uneven stages included), experts
+// by num_experts / EP per expert rank; a merge that would give one global
+// name twice is an Error, as is anything missing from TP x PP x EP.
 Result<MegatronCheckpoint> LoadMegatronCheckpoint(const std::string& path);
 
 // msprobe's legacy -> mcore name mapping (its name_mapping.yaml, as data),

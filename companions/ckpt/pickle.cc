@@ -131,6 +131,13 @@ Result<PickleRef> Machine::Tensor(const PickleValue& args) {
       t->tensor.shape.size() != t->tensor.stride.size()) {
     return Bad("bad tensor size or stride");
   }
+  // Sizes must be non-negative and their product must fit (numel is used before any storage is read).
+  int64_t numel = 1;
+  for (int64_t d : t->tensor.shape) {
+    if (d < 0 || __builtin_mul_overflow(numel, d, &numel) || numel > (int64_t{1} << 48)) {
+      return Bad("bad tensor size");
+    }
+  }
   return t;
 }
 

@@ -30,8 +30,15 @@ struct Pack {
 // Reads a pack; fails on a zip that holds none of the pack's members.
 Result<Pack> ReadPack(const std::string& zip_path);
 
-// The summary sheet first, then one sheet per check both packs have.
+// The summary sheet first, then one sheet per check both packs have, then
+// (when a member that a check reads is in one pack only) the members sheet:
+// check, member (a folder "weights/" when the whole check is missing), only_in
+// ("bench" or "cmp"), level. Such a check is at least a warning in the
+// summary, and a check one pack lacks entirely is a summary row "warning"
+// without a sheet (msprobe leaves it out without a word).
 Result<std::vector<Sheet>> ComparePacks(const Pack& bench, const Pack& cmp);
+
+inline constexpr const char* kMembersSheet = "members";
 
 // difflib.SequenceMatcher(None, a, b).ratio(), which msprobe's fuzzy matches use.
 double SequenceRatio(const std::string& a, const std::string& b);

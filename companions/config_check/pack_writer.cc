@@ -6,10 +6,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 
 #include "base/mapped_file.h"
@@ -20,19 +22,56 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
+// JSON text; bytes of a script, yaml or environment that are not UTF-8 become U+FFFD.
+std::string Text(const Json& v, int indent = -1) { return v.dump(indent, ' ', false, Json::error_handler_t::replace); }
+
 bool IsFlag(const std::string& t) { return t.size() > 2 && t[0] == '-' && t[1] == '-'; }
+
+// PyYAML's int and float forms, [-+]?(0|[1-9][0-9_]*) and
+// [-+]?([0-9][0-9_]*)?\.[0-9.]*([eE][-+][0-9]+)?, checked by hand: std::regex
+// recurses once per character and a long scalar would end the process.
+bool IsYamlInt(const std::string& s) {
+  size_t i = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  if (i == s.size()) return false;
+  if (s[i] == '0') return i + 1 == s.size();
+  if (s[i] < '1' || s[i] > '9') return false;
+  for (++i; i < s.size(); ++i)
+    if (!isdigit(static_cast<unsigned char>(s[i])) && s[i] != '_') return false;
+  return true;
+}
+
+bool IsYamlFloat(const std::string& s) {
+  auto digit = [&](size_t i) { return i < s.size() && isdigit(static_cast<unsigned char>(s[i])); };
+  size_t i = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  if (digit(i))
+    while (digit(i) || (i < s.size() && s[i] == '_')) ++i;
+  if (i == s.size() || s[i] != '.') return false;
+  for (++i; digit(i) || (i < s.size() && s[i] == '.');) ++i;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    if (++i == s.size() || (s[i] != '-' && s[i] != '+')) return false;
+    size_t first = ++i;
+    while (digit(i)) ++i;
+    if (i == first) return false;
+  }
+  return i == s.size();
+}
 
 // The value of a YAML scalar as PyYAML types it: bool, int, float or text.
 Json ScalarValue(const YAML::Node& n) {
   const std::string& s = n.Scalar();
   if (n.Tag() == "!") return s;  // quoted
-  static const std::regex kInt(R"([-+]?(0|[1-9][0-9_]*))");
-  static const std::regex kFloat(R"([-+]?([0-9][0-9_]*)?\.[0-9.]*([eE][-+][0-9]+)?)");
   if (s == "true" || s == "True" || s == "TRUE" || s == "yes" || s == "on") return true;
   if (s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "off") return false;
-  if (std::regex_match(s, kInt)) return std::stoll(s);
-  if (std::regex_match(s, kFloat) && s != ".") return std::stod(s);
-  return s;
+  bool is_int = IsYamlInt(s);
+  if (!is_int && (!IsYamlFloat(s) || s == ".")) return s;
+  std::string digits = s;  // PyYAML drops the underscores
+  digits.erase(std::remove(digits.begin(), digits.end(), '_'), digits.end());
+  if (is_int) {
+    errno = 0;
+    long long v = strtoll(digits.c_str(), nullptr, 10);
+    if (errno != ERANGE) return static_cast<int64_t>(v);  // else beyond int64: a float, as JSON holds it
+  }
+  return strtod(digits.c_str(), nullptr);
 }
 
 void Flatten(const YAML::Node& n, const std::string& prefix, Json* out) {
@@ -127,6 +166,75 @@ Result<std::string> InstalledPackages(const std::string& python, char** environ)
   return out;
 }
 
+constexpr size_t kMaxCommand = size_t{16} << 20;
+
+bool IsWordChar(char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsSpace(char c) { return isspace(static_cast<unsigned char>(c)) != 0; }
+
+// Where the launch command starts: the first msrun / torchrun / python[N] -m
+// torch.distributed.launch followed by a space (msprobe's launchers); without
+// one, the first "python[3] [-opts] script.py" (msprobe reads none). npos if
+// neither. Scanned by hand: std::regex recurses once per character.
+size_t LaunchLine(const std::string& script) {
+  size_t best = std::string::npos;
+  for (const char* word : {"msrun", "torchrun"}) {
+    size_t len = strlen(word);
+    for (size_t at = script.find(word); at != std::string::npos && at < best; at = script.find(word, at + 1)) {
+      if (at + len < script.size() && IsSpace(script[at + len])) best = std::min(best, at);
+    }
+  }
+  static const std::string kLauncher = " -m torch.distributed.launch";
+  for (size_t at = script.find("python"); at != std::string::npos && at < best; at = script.find("python", at + 1)) {
+    size_t i = at + 6;
+    if (i < script.size() && isdigit(static_cast<unsigned char>(script[i]))) ++i;
+    if (script.compare(i, kLauncher.size(), kLauncher) == 0 && i + kLauncher.size() < script.size() &&
+        IsSpace(script[i + kLauncher.size()])) {
+      best = at;
+    }
+  }
+  if (best != std::string::npos) return best;
+  for (size_t at = script.find("python"); at != std::string::npos; at = script.find("python", at + 1)) {
+    if (at > 0 && !IsSpace(script[at - 1]) && std::string_view(";&/").find(script[at - 1]) == std::string_view::npos)
+      continue;
+    size_t i = at + 6;
+    while (i < script.size() && (isdigit(static_cast<unsigned char>(script[i])) || script[i] == '.')) ++i;
+    if (i == script.size() || !IsSpace(script[i])) continue;
+    for (;;) {  // options, then the script
+      while (i < script.size() && IsSpace(script[i])) ++i;
+      size_t e = i;
+      while (e < script.size() && !IsSpace(script[e])) ++e;
+      if (e == i) break;
+      if (script[i] == '-') {
+        i = e;
+        continue;
+      }
+      if (e - i > 3 && script.compare(e - 3, 3, ".py") == 0) return at;
+      break;
+    }
+  }
+  return std::string::npos;
+}
+
+// The NAME_ARGS="..." blocks of a script, in order (msprobe's findall of
+// ([a-zA-Z0-9_]{1,20}_ARGS)="(.*?)" with DOTALL), scanned by hand.
+std::vector<std::pair<std::string, std::string>> ArgsBlocks(const std::string& script) {
+  std::vector<std::pair<std::string, std::string>> out;
+  static const std::string kTail = "_ARGS=\"";
+  for (size_t pos = 0, at; (at = script.find(kTail, pos)) != std::string::npos;) {
+    size_t begin = at;
+    while (begin > pos && at - begin < 20 && IsWordChar(script[begin - 1])) --begin;
+    if (begin == at) {
+      pos = at + 1;
+      continue;
+    }
+    size_t body = at + kTail.size(), close = script.find('"', body);
+    if (close == std::string::npos) break;
+    out.emplace_back(script.substr(begin, at + 5 - begin), script.substr(body, close - body));
+    pos = close + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::map<std::string, std::string>> ParseLaunchScript(const std::string& path) {
@@ -142,19 +250,24 @@ Result<std::map<std::string, std::string>> ParseLaunchScript(const std::string& 
     while (!line.empty() && isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
     if (!line.empty()) script += line + "\n";
   }
-  static const std::regex kLaunch(R"(msrun\s|torchrun\s|python\d? -m torch\.distributed\.launch\s)");
-  std::smatch m;
   std::map<std::string, std::string> out;
-  if (!std::regex_search(script, m, kLaunch)) return out;
-  std::string command = script.substr(m.position(0));
+  size_t start = LaunchLine(script);
+  if (start == std::string::npos) return out;
+  std::string command = script.substr(start);
   command = command.substr(0, command.find('|'));
-  static const std::regex kBlock(R"(([a-zA-Z0-9_]{1,20}_ARGS)="([^"]*)\")");
-  for (auto it = std::sregex_iterator(script.begin(), script.end(), kBlock); it != std::sregex_iterator(); ++it) {
-    std::string body = (*it)[2].str();
+  for (const auto& [name, block] : ArgsBlocks(script)) {
+    std::string body = block;
     std::replace(body.begin(), body.end(), '\n', ' ');
-    std::string var = "$" + (*it)[1].str();
-    for (size_t at; (at = command.find(var)) != std::string::npos;) command.replace(at, var.size(), body);
+    std::string var = "$" + name;
+    // One pass, as Python's str.replace: a block that names itself is not expanded again.
+    for (size_t at = 0; (at = command.find(var, at)) != std::string::npos; at += body.size()) {
+      command.replace(at, var.size(), body);
+      if (command.size() > kMaxCommand) {
+        return Error{path, name, "the launch command grows past 16 MB when its " + name + " blocks are expanded"};
+      }
+    }
   }
+  std::map<std::string, std::string> definitions;  // "VAR=" -> its last value in the script
   std::vector<std::string> tokens;
   std::string token;
   for (char ch : command + " ") {
@@ -167,24 +280,47 @@ Result<std::map<std::string, std::string>> ParseLaunchScript(const std::string& 
   }
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (!IsFlag(tokens[i])) continue;
-    std::string key = tokens[i].substr(2);
-    bool word = std::all_of(key.begin(), key.end(),
-                            [](char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; });
-    if (!word) continue;
-    if (i + 1 >= tokens.size() || IsFlag(tokens[i + 1])) {
-      out[key] = "true";
-      continue;
+    std::string key = tokens[i].substr(2), value;
+    // --key=value (msrun's --worker_num=8): msprobe keeps the key and loses the value (true).
+    size_t eq = key.find('=');
+    bool inline_value = eq != std::string::npos;
+    if (inline_value) {
+      value = key.substr(eq + 1);
+      key.resize(eq);
     }
-    std::string value = tokens[++i];
-    static const std::regex kVar(R"(^\$\{?(\w+)\}?)");
-    std::smatch v;
-    if (std::regex_search(value, v, kVar)) {
-      std::regex def(v[1].str() + R"(=\s*(.+))");
-      for (auto it = std::sregex_iterator(script.begin(), script.end(), def); it != std::sregex_iterator(); ++it) {
-        value = (*it)[1].str();
+    bool word = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+      return isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+    if (!word) continue;
+    if (!inline_value) {
+      if (i + 1 >= tokens.size() || IsFlag(tokens[i + 1])) {
+        out[key] = "true";
+        continue;
+      }
+      value = tokens[++i];
+    }
+    // $VAR or ${VAR}: the value of the script's last VAR=... (msprobe's findall of VAR=\s*(.+)).
+    if (!value.empty() && value[0] == '$') {
+      size_t b = value.size() > 1 && value[1] == '{' ? 2 : 1, e = b;
+      while (e < value.size() && IsWordChar(value[e])) ++e;
+      if (e > b) {
+        std::string def = value.substr(b, e - b) + "=";
+        auto known = definitions.find(def);
+        if (known == definitions.end()) {
+          std::string found;
+          for (size_t at = 0; (at = script.find(def, at)) != std::string::npos;) {
+            size_t v = script.find_first_not_of(" \t\n\r\f\v", at + def.size());
+            if (v == std::string::npos) break;
+            size_t end = std::min(script.find('\n', v), script.size());
+            found = script.substr(v, end - v);
+            at = end;
+          }
+          known = definitions.emplace(def, found).first;
+        }
+        if (!known->second.empty()) value = known->second;
       }
     }
-    out[key] = Json(value).dump();
+    out[key] = Text(Json(value));
   }
   return out;
 }
@@ -197,7 +333,7 @@ Result<std::map<std::string, std::string>> ParseYamlConfig(const std::string& pa
     return Error{path, "line " + std::to_string(e.mark.line + 1), e.msg};
   }
   std::map<std::string, std::string> out;
-  for (const auto& [k, v] : flat.items()) out[k] = v.dump();
+  for (const auto& [k, v] : flat.items()) out[k] = Text(v);
   return out;
 }
 
@@ -209,7 +345,7 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticPack(const std::v
     size_t eq = kv.find('=');
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  std::vector<std::pair<std::string, std::string>> members = {{"env", env.dump(4)}};
+  std::vector<std::pair<std::string, std::string>> members = {{"env", Text(env, 4)}};
   auto pip = InstalledPackages(python, environ);
   if (!pip.ok()) return pip.error();
   members.emplace_back("pip", *pip);
@@ -238,7 +374,7 @@ Result<std::vector<std::pair<std::string, std::string>>> StaticPack(const std::v
       }
     }
   }
-  if (!hyper.empty()) members.emplace_back("hyperparameters/hyperparameters_static.json", hyper.dump(4));
+  if (!hyper.empty()) members.emplace_back("hyperparameters/hyperparameters_static.json", Text(hyper, 4));
   return members;
 }
 

@@ -12,10 +12,11 @@
 namespace graph_ascend::config_check {
 
 // Hyperparameters of a shell launch script: the flags of its torchrun / msrun /
-// python -m torch.distributed.launch line, with $NAME replaced by a NAME_ARGS="..."
-// block and $VAR by the script's last VAR=... . A flag followed by another flag
-// (or by nothing) is a boolean flag (true), not the next flag as its value.
-// Values are JSON text: "\"1e-4\"" or "true".
+// python -m torch.distributed.launch line (or, without one, of its first
+// "python script.py" line), with $NAME replaced by a NAME_ARGS="..." block and
+// $VAR by the script's last VAR=... . A flag followed by another flag (or by
+// nothing) is a boolean flag (true), not the next flag as its value;
+// --key=value is key = value. Values are JSON text: "\"1e-4\"" or "true".
 Result<std::map<std::string, std::string>> ParseLaunchScript(const std::string& path);
 
 // Hyperparameters of a yaml config: nested keys joined with ".", lists of scalars kept whole.

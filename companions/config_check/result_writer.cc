@@ -14,7 +14,7 @@
 namespace graph_ascend::config_check {
 namespace {
 
-Status WriteJson(const std::vector<Sheet>& sheets, const std::string& path) {
+std::string ResultJson(const std::vector<Sheet>& sheets) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const Sheet& s : sheets) {
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -32,17 +32,24 @@ Status WriteJson(const std::vector<Sheet>& sheets, const std::string& path) {
     }
     out[s.name] = std::move(rows);
   }
-  return output::WriteFileAtomically(path, out.dump(1) + "\n", true);
+  // Cells come from the packs as they are (a pip list is not JSON): bytes that are not UTF-8 become U+FFFD.
+  return out.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace
 
 Status WriteResult(const std::vector<Sheet>& sheets, const std::string& dir) {
+  std::string xlsx_path = dir + "/result.xlsx";
+  auto workbook = xlsx::WorkbookBytes(sheets, xlsx_path);
+  if (!workbook.ok()) return workbook.error();
   std::error_code ec;
+  bool existed = std::filesystem::exists(dir, ec);
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir)) return Error{dir, "", "cannot create the output folder"};
-  GA_RETURN_IF_ERROR(xlsx::WriteWorkbook(sheets, dir + "/result.xlsx"));
-  return WriteJson(sheets, dir + "/result.json");
+  // Both files or neither: a result.json beside a result.xlsx of another run would mislead.
+  Status st = output::WriteFilesAtomically({{xlsx_path, *workbook}, {dir + "/result.json", ResultJson(sheets)}});
+  if (!st.ok() && !existed) std::filesystem::remove(dir, ec);  // only if empty: a folder this run made
+  return st;
 }
 
 }  // namespace graph_ascend::config_check

@@ -27,4 +27,27 @@ Status WriteFileAtomically(const std::string& path, const std::string& text, boo
   return Status::Ok();
 }
 
+Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> temps, done;
+  auto undo = [&](const std::string& path, const std::string& why) -> Status {
+    for (const std::string& t : temps) unlink(t.c_str());
+    for (const std::string& d : done) unlink(d.c_str());
+    return Error{path, "", "cannot write: " + why};
+  };
+  for (const auto& [path, text] : files) {
+    std::string tmp = path + ".tmp." + std::to_string(getpid());
+    FILE* f = fopen(tmp.c_str(), "wb");
+    if (!f) return undo(path, strerror(errno));
+    temps.push_back(tmp);
+    bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
+    ok = fclose(f) == 0 && ok;
+    if (!ok) return undo(path, strerror(errno));
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (rename(temps[i].c_str(), files[i].first.c_str()) != 0) return undo(files[i].first, strerror(errno));
+    done.push_back(files[i].first);
+  }
+  return Status::Ok();
+}
+
 }  // namespace graph_ascend::output

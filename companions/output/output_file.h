@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 
@@ -10,5 +12,11 @@ namespace graph_ascend::output {
 
 // Writes `text` to `path`. Refuses an existing `path` unless `overwrite`.
 Status WriteFileAtomically(const std::string& path, const std::string& text, bool overwrite);
+
+// Writes every (path, text) or none: all are written to temporary files
+// first, then renamed into place; when a write or a rename fails, the
+// temporary files and the targets already renamed are removed. Existing
+// targets are replaced.
+Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace graph_ascend::output

@@ -2,18 +2,60 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <utility>
 
+#include "output/output_file.h"
 #include "zip/zip_writer.h"
 
 namespace graph_ascend::xlsx {
 namespace {
 
-// Text as XML character data: markup escaped, and the control characters
-// XML 1.0 cannot hold dropped (a pack's values are arbitrary strings).
+// The length of the well-formed UTF-8 sequence at s[i] (1-4) that XML 1.0
+// can hold, or 0 (a stray byte, an overlong form, a surrogate, U+FFFE/FFFF).
+size_t Utf8Length(const std::string& s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  size_t n;
+  uint32_t cp;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2, cp = c & 0x1f;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3, cp = c & 0x0f;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4, cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (n > s.size() - i) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    auto d = static_cast<unsigned char>(s[i + k]);
+    if ((d & 0xc0) != 0x80) return 0;
+    cp = cp << 6 | (d & 0x3f);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff))) return 0;
+  if ((cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff) return 0;
+  return n;
+}
+
+// Text as XML character data: markup escaped, the control characters XML 1.0
+// cannot hold dropped, bytes that are not UTF-8 as U+FFFD (a pack's values
+// are arbitrary strings).
 void AppendEscaped(const std::string& s, std::string* out) {
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t n = Utf8Length(s, i);
+    if (n == 0) {
+      *out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    if (n > 1) {
+      out->append(s, i, n);
+      i += n;
+      continue;
+    }
     switch (c) {
       case '&': *out += "&amp;"; break;
       case '<': *out += "&lt;"; break;
@@ -22,6 +64,7 @@ void AppendEscaped(const std::string& s, std::string* out) {
       default:
         if (c >= 0x20 || c == '\t' || c == '\n' || c == '\r') out->push_back(static_cast<char>(c));
     }
+    ++i;
   }
 }
 
@@ -99,7 +142,7 @@ std::string ColumnName(size_t column) {
   return name;
 }
 
-Status WriteWorkbook(const std::vector<Sheet>& sheets, const std::string& path) {
+Result<std::string> WorkbookBytes(const std::vector<Sheet>& sheets, const std::string& path) {
   std::string types =
       "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
       "<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">"
@@ -145,7 +188,13 @@ Status WriteWorkbook(const std::vector<Sheet>& sheets, const std::string& path) 
   members.emplace_back("xl/styles.xml", kStyles);
   // The package parts first, as Excel writes them (readers do not depend on it).
   std::rotate(members.begin(), members.end() - 5, members.end());
-  return zip::WriteZip(path, members, true);
+  return zip::ZipBytes(path, members);
+}
+
+Status WriteWorkbook(const std::vector<Sheet>& sheets, const std::string& path) {
+  auto bytes = WorkbookBytes(sheets, path);
+  if (!bytes.ok()) return bytes.error();
+  return output::WriteFileAtomically(path, *bytes, true);
 }
 
 }  // namespace graph_ascend::xlsx

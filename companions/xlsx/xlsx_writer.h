@@ -26,6 +26,8 @@ struct Sheet {
 
 // Writes `sheets` to `path` through a temporary file renamed into place.
 Status WriteWorkbook(const std::vector<Sheet>& sheets, const std::string& path);
+// The bytes of that file (`path` only names it in errors).
+Result<std::string> WorkbookBytes(const std::vector<Sheet>& sheets, const std::string& path);
 
 // The column letters of a 0-based column: 0 -> "A", 26 -> "AA".
 std::string ColumnName(size_t column);

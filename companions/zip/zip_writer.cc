@@ -21,6 +21,12 @@ Status WriteZip(const std::string& path, const std::vector<std::pair<std::string
   if (!overwrite && std::filesystem::exists(path, ec)) {
     return Error{path, "", "output exists; remove it or pass --force to overwrite"};
   }
+  auto bytes = ZipBytes(path, members);
+  if (!bytes.ok()) return bytes.error();
+  return output::WriteFileAtomically(path, *bytes, true);
+}
+
+Result<std::string> ZipBytes(const std::string& path, const std::vector<std::pair<std::string, std::string>>& members) {
   std::string data, dir;
   for (const auto& [name, content] : members) {
     if (content.size() >= 0xffffffffu || data.size() >= 0xffffffffu) return Error{path, name, "member too large"};
@@ -69,7 +75,7 @@ Status WriteZip(const std::string& path, const std::vector<std::pair<std::string
   Put(&end, dir.size(), 4);
   Put(&end, data.size(), 4);
   Put(&end, 0, 2);
-  return output::WriteFileAtomically(path, data + dir + end, true);
+  return data + dir + end;
 }
 
 }  // namespace graph_ascend::zip

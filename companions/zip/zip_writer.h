@@ -14,5 +14,7 @@ namespace graph_ascend::zip {
 // replace an existing `path` unless `overwrite`.
 Status WriteZip(const std::string& path, const std::vector<std::pair<std::string, std::string>>& members,
                 bool overwrite);
+// The bytes of that archive (`path` only names it in errors).
+Result<std::string> ZipBytes(const std::string& path, const std::vector<std::pair<std::string, std::string>>& members);
 
 }  // namespace graph_ascend::zip

@@ -12,7 +12,8 @@ state and rng_state (Python, numpy and torch generator states).
 
 Run in a venv with torch and megatron-core (installed --no-deps, as msprobe's loader needs):
     python samples/generate/megatron_checkpoints.py samples/ckpt
-    python samples/generate/megatron_checkpoints.py --bench bench/out/ckpt 1024 8 32000   (large, for bench/)
+    python samples/generate/megatron_checkpoints.py --bench bench/out/ckpt 1024 8 32000
+        [--tp 2 --pp 2 --ep 1 --experts 0 --dtype float32|bfloat16]      (large, for bench/; bench/ckpt/run.py)
 """
 
 import argparse
@@ -22,6 +23,7 @@ import random
 import shutil
 import sys
 import zipfile
+import zlib
 from collections import OrderedDict
 
 import numpy as np
@@ -94,14 +96,27 @@ def local_layer(name, index):
     return ".".join(parts)
 
 
-def split(state, tp, pp, vpp, ep, experts):
-    """{(tp, pp, ep): {"model" or "model{v}": state dict}} in Megatron's layout."""
-    layers = CONFIG["layers"]
-    per_chunk = layers // (pp * vpp)
+def chunk_starts(pp, vpp, stages):
+    """First global layer of each model chunk (chunk v * pp + p), and the end: even unless `stages`
+    gives each chunk's layer count (Megatron's uneven pipelines, decoder_first/last_pipeline_num_layers)."""
+    counts = stages or [CONFIG["layers"] // (pp * vpp)] * (pp * vpp)
+    assert len(counts) == pp * vpp and sum(counts) == CONFIG["layers"], counts
+    starts = [0]
+    for c in counts:
+        starts.append(starts[-1] + c)
+    return starts
+
+
+def split(state, tp, pp, vpp, ep, experts, stages=None, only=None):
+    """{(tp, pp, ep): {"model" or "model{v}": state dict}} in Megatron's layout (only the ranks
+    `only` accepts, when given)."""
+    starts = chunk_starts(pp, vpp, stages)
     ranks = {}
     for e in range(ep):
         for p in range(pp):
             for t in range(tp):
+                if only and not only(t, p, e):
+                    continue
                 chunks = []
                 for v in range(vpp):
                     chunk = v * pp + p
@@ -109,9 +124,9 @@ def split(state, tp, pp, vpp, ep, experts):
                     for name, value in state.items():
                         li = layer_of(name)
                         if li is not None:
-                            if li // per_chunk != chunk:
+                            if not starts[chunk] <= li < starts[chunk + 1]:
                                 continue
-                            name = local_layer(name, li % per_chunk)
+                            name = local_layer(name, li - starts[chunk])
                         elif name.startswith("embedding.") and chunk != 0:
                             continue
                         elif not name.startswith("embedding.") and chunk != pp * vpp - 1:
@@ -131,7 +146,7 @@ def split(state, tp, pp, vpp, ep, experts):
     return ranks
 
 
-def args_namespace(tp, pp, vpp, ep, experts, lr, seed):
+def args_namespace(tp, pp, vpp, ep, experts, lr, seed, stages=None, dtype=None):
     return argparse.Namespace(
         tensor_model_parallel_size=tp,
         pipeline_model_parallel_size=pp,
@@ -139,27 +154,33 @@ def args_namespace(tp, pp, vpp, ep, experts, lr, seed):
         expert_model_parallel_size=ep,
         num_experts=experts or None,
         num_layers=CONFIG["layers"],
+        **({"decoder_first_pipeline_num_layers": stages[0], "decoder_last_pipeline_num_layers": stages[-1]}
+           if stages else {}),
         hidden_size=CONFIG["hidden"],
         ffn_hidden_size=CONFIG["ffn"],
         num_attention_heads=CONFIG["heads"],
         padded_vocab_size=CONFIG["vocab"],
         lr=lr,
         seed=seed,
-        bf16=False,
-        params_dtype=torch.float32,
+        bf16=dtype == torch.bfloat16,
+        params_dtype=dtype or torch.float32,
         attention_backend=ATTN_BACKEND,
         data_path=["/data/tokens_text_document"],
     )
 
 
 def save(root, iteration, state, tp=1, pp=1, vpp=1, ep=1, experts=0, lr=0.05, seed=1234, dtype=None, legacy=False,
-         tracker=True):
-    """Saves `state` as a Megatron checkpoint under root/iter_XXXXXXX (or root/release)."""
+         tracker=True, stages=None, args_experts=None, only=None, args_dtype=None):
+    """Saves `state` as a Megatron checkpoint under root/iter_XXXXXXX (or root/release): every rank,
+    or the ranks `only(t, p, e)` accepts. `args_experts` overrides num_experts in the args,
+    `args_dtype` sets bf16 / params_dtype in them."""
     folder = "release" if iteration == "release" else f"iter_{iteration:07d}"
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    for (t, p, e), chunks in split(state, tp, pp, vpp, ep, experts).items():
+    args = args_namespace(tp, pp, vpp, ep, experts if args_experts is None else args_experts, lr, seed, stages,
+                          args_dtype)
+    for (t, p, e), chunks in split(state, tp, pp, vpp, ep, experts, stages, only).items():
         rank = f"mp_rank_{t:02d}" + (f"_{p:03d}" if pp > 1 else "") + (f"_{e:03d}" if ep > 1 else "")
         if dtype is not None:
             chunks = [OrderedDict((k, v.to(dtype) if torch.is_tensor(v) else v) for k, v in c.items()) for c in chunks]
@@ -169,7 +190,7 @@ def save(root, iteration, state, tp=1, pp=1, vpp=1, ep=1, experts=0, lr=0.05, se
         opt = torch.optim.Adam([torch.nn.Parameter(v.float().clone()) for v in params[:2]], lr=lr)
         opt.state[opt.param_groups[0]["params"][0]] = {"step": torch.tensor(3.0), "exp_avg": torch.zeros(2)}
         # Megatron's order: args, checkpoint_version, iteration, model (or model0, model1...), optimizer, ...
-        ckpt = {"args": args_namespace(tp, pp, vpp, ep, experts, lr, seed), "checkpoint_version": 3.0,
+        ckpt = {"args": args, "checkpoint_version": 3.0,
                 "iteration": 0 if iteration == "release" else iteration}
         if vpp > 1:
             for v, c in enumerate(chunks):
@@ -225,22 +246,73 @@ def rewrite_member(path, member_suffix, transform):
             z.writestr(info, data)
 
 
-def bench_pair(out, hidden, layers, vocab):
-    """Two large TP 2 x PP 2 checkpoints (random weights, b = a + noise) for bench/ timings; not committed."""
+def bench_shapes(experts):
+    """Parameter name -> shape of the GPT of CONFIG (on the meta device: nothing allocated), with each
+    layer's MLP as a router and `experts` experts when experts > 0."""
+    with torch.device("meta"):
+        model = mm.GPTModel(CONFIG, mm.ParallelState())
+    shapes = OrderedDict()
+    for name, t in model.state_dict().items():
+        if experts and ".mlp." in name:
+            layer, leaf = name.split(".mlp.")
+            if leaf == "linear_fc1.weight":
+                shapes[f"{layer}.mlp.router.weight"] = (experts, CONFIG["hidden"])
+            for e in range(experts):
+                shapes[f"{layer}.mlp.experts.local_experts.{e}.{leaf}"] = tuple(t.shape)
+        else:
+            shapes[name] = tuple(t.shape)
+    return shapes
+
+
+def bench_tensor(name, shape, side, dtype):
+    """One parameter of the large pair: a ~ N(0, 0.02), b = a + N(0, 1e-4), seeded by the name so that
+    each stage is made on its own (the whole model is never in memory)."""
+    seed = zlib.crc32(name.encode())
+    a = torch.randn(shape, generator=torch.Generator().manual_seed(seed)) * 0.02
+    if side == "b":
+        a += torch.randn(shape, generator=torch.Generator().manual_seed(seed + 1)) * 1e-4
+    return a.to(dtype)
+
+
+def bench_pair(out, hidden, layers, vocab, tp=2, pp=2, ep=1, experts=0, dtype="float32"):
+    """Two large checkpoints a, b (random weights, b = a + noise) for bench/ timings; not committed.
+    Written stage by stage (one pipeline stage of one expert rank in memory at a time)."""
     CONFIG.update(hidden=hidden, heads=16, kv_heads=8, ffn=4 * hidden, vocab=vocab, layers=layers)
-    model = mm.GPTModel(CONFIG, mm.ParallelState())
-    g = torch.Generator().manual_seed(5)
-    a = OrderedDict((k, torch.randn(v.shape, generator=g) * 0.02) for k, v in model.state_dict().items())
-    b = OrderedDict((k, v + torch.randn(v.shape, generator=g) * 1e-4) for k, v in a.items())
-    save(f"{out}/a", 1, a, tp=2, pp=2)
-    save(f"{out}/b", 2, b, tp=2, pp=2)
+    torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
+    shapes = bench_shapes(experts)
+    starts = chunk_starts(pp, 1, None)
+    per_rank = experts // ep if experts else 0
+    for side, iteration in (("a", 1), ("b", 2)):
+        for e in range(ep):
+            for p in range(pp):
+                state = OrderedDict()
+                for name, shape in shapes.items():
+                    li = layer_of(name)
+                    if li is not None and not starts[p] <= li < starts[p + 1]:
+                        continue
+                    if li is None and p != (0 if name.startswith("embedding.") else pp - 1):
+                        continue
+                    if ".local_experts." in name:
+                        if int(name.split(".local_experts.")[1].split(".")[0]) // per_rank != e:
+                            continue
+                    state[name] = bench_tensor(name, shape, side, torch_dtype)
+                save(f"{out}/{side}", iteration, state, tp=tp, pp=pp, ep=ep, experts=experts, args_dtype=torch_dtype,
+                     only=lambda t, pr, er, p=p, e=e: pr == p and er == e)
+                del state
 
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--bench":
-        # --bench OUT HIDDEN LAYERS VOCAB
-        out, hidden, layers, vocab = sys.argv[2], *map(int, sys.argv[3:6])
-        return bench_pair(out, hidden, layers, vocab)
+        ap = argparse.ArgumentParser(prog="megatron_checkpoints.py --bench")
+        ap.add_argument("out")
+        ap.add_argument("sizes", nargs=3, type=int, metavar="HIDDEN LAYERS VOCAB")
+        ap.add_argument("--tp", type=int, default=2)
+        ap.add_argument("--pp", type=int, default=2)
+        ap.add_argument("--ep", type=int, default=1)
+        ap.add_argument("--experts", type=int, default=0)
+        ap.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
+        a = ap.parse_args(sys.argv[2:])
+        return bench_pair(a.out, *a.sizes, tp=a.tp, pp=a.pp, ep=a.ep, experts=a.experts, dtype=a.dtype)
     out = sys.argv[1] if len(sys.argv) > 1 else "samples/ckpt"
     if os.path.isdir(out):
         shutil.rmtree(out)
@@ -258,6 +330,8 @@ def main():
     save(f"{out}/ep_b", 4, moe_b, tp=2, ep=2, experts=4, dtype=torch.bfloat16)
     # A release checkpoint (latest_checkpointed_iteration.txt = "release") with legacy names.
     save(f"{out}/release_b", "release", b, legacy=True)
+    # An uneven pipeline: PP 3 with 1, 2 and 1 layers (decoder_first/last_pipeline_num_layers = 1).
+    save(f"{out}/pp3_uneven_b", 4, b, pp=3, stages=[1, 2, 1])
     # Bad inputs.
     bad = f"{out}/bad"
     save(f"{bad}/truncated", 2, a)
@@ -266,6 +340,8 @@ def main():
     rewrite_member(f"{bad}/missing_member/iter_0000002/mp_rank_00/model_optim_rng.pt", "/data/1", lambda d: None)
     save(f"{bad}/missing_rank", 2, a, tp=2)
     shutil.rmtree(f"{bad}/missing_rank/iter_0000002/mp_rank_01")
+    # EP 2 whose args do not say how many experts there are: both expert ranks give local experts 0, 1.
+    save(f"{bad}/ep_no_num_experts", 2, moe_a, ep=2, experts=4, args_experts=0, dtype=torch.bfloat16)
     os.makedirs(f"{bad}/not_zip/iter_0000002/mp_rank_00")
     with open(f"{bad}/not_zip/iter_0000002/mp_rank_00/model_optim_rng.pt", "wb") as f:
         f.write(b"this is not a torch checkpoint\n")

@@ -69,15 +69,54 @@ TEST(CkptCompare, Tp2Pp2MatchesMsprobe) {
   EXPECT_GT(ours["output_layer.weight"]["l2"].get<double>(), 0.0);
 }
 
-// The same weights saved TP 2 x PP 2 and TP 1 x PP 1 merge to the same model.
+// The same weights saved TP 2 x PP 2 and TP 1 x PP 1 merge to the same model;
+// the command says that it merged two different layouts (msprobe does not).
 TEST(CkptCompare, LayoutsOfTheSameWeightsAreIdentical) {
-  Json ours = RunCompare(Ckpt("tp2pp2_b"), Ckpt("tp1pp1_b"));
+  TempDir out;
+  RunResult r = RunTool({"ckpt_compare", Ckpt("tp2pp2_b"), Ckpt("tp1pp1_b"), "-o", out / "s.json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("graph-ascend: note: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is TP 2 x PP 2, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is TP 1: both were merged into whole models"), std::string::npos) << r.err;
+  Json ours = ReadJson(out / "s.json");
   ExpectMatchesMsprobe(ours, "tp2pp2_vs_tp1pp1.json");
   EXPECT_EQ(ours.size(), 3u + 4u * 6u);
   for (auto& [name, v] : ours.items()) {
     EXPECT_EQ(v["l2"].get<double>(), 0.0) << name;
     EXPECT_NEAR(v["cos"].get<double>(), 1.0, 1e-12) << name;
   }
+}
+
+// An uneven pipeline (PP 3 with 1, 2 and 1 layers): each stage's layers
+// follow the layers of the stages before it. msprobe numbers stage p from
+// p x (layers of stage 0), which puts stage 2's layer on layer 2 and loses
+// layer 3 (docs/COMPATIBILITY.md CK-uneven-pp).
+TEST(CkptCompare, UnevenPipelineStagesAreNumberedInOrder) {
+  Json ours = RunCompare(Ckpt("pp3_uneven_b"), Ckpt("tp1pp1_b"));
+  EXPECT_EQ(ours.size(), 3u + 4u * 6u);
+  for (auto& [name, v] : ours.items()) {
+    EXPECT_EQ(v["l2"].get<double>(), 0.0) << name;
+    EXPECT_NEAR(v["cos"].get<double>(), 1.0, 1e-12) << name;
+  }
+  auto ck = ckpt::LoadMegatronCheckpoint(Ckpt("pp3_uneven_b"));
+  ASSERT_TRUE(ck.ok()) << ck.error().ToString();
+  EXPECT_EQ(ck->Layout(), "TP 1 x PP 3");
+  // Stage 2 (mp_rank_00_002) holds one layer, local 0 = global 3.
+  const ckpt::ModelParam& p = ck->params.at("decoder.layers.3.mlp.linear_fc1.weight");
+  EXPECT_NE(p.shards[0].file->path().find("mp_rank_00_002"), std::string::npos);
+}
+
+// Two layouts that do not merge into the same parameters (a MoE model with
+// TP 2 x EP 2 against a dense TP 1 one) are refused, not compared on the
+// names they happen to share.
+TEST(CkptCompare, LayoutsThatLeaveParametersWithoutAPartnerAreRefused) {
+  TempDir out;
+  RunResult r = RunTool({"ckpt_compare", Ckpt("ep_a"), Ckpt("tp1pp1_b"), "-o", out / "s.json"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("no partner after merging TP 2 x EP 2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ckpt/ep_a/iter_0000002: key decoder.layers.0.mlp."), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(out.path()));
 }
 
 TEST(CkptCompare, VirtualPipelineMatchesMsprobe) {
@@ -155,11 +194,13 @@ TEST_P(CkptCompareBadInput, OneLineExit2NothingWritten) {
   EXPECT_TRUE(fs::is_empty(out.path())) << "something was written";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Samples, CkptCompareBadInput,
-    ::testing::Values(BadCase{"not_zip", "not a zip archive"}, BadCase{"truncated", "truncated"},
-                      BadCase{"missing_member", "missing tensor storage"},
-                      BadCase{"missing_rank", "missing mp_rank_01"}));
+INSTANTIATE_TEST_SUITE_P(Samples, CkptCompareBadInput,
+                         ::testing::Values(BadCase{"not_zip", "not a zip archive"}, BadCase{"truncated", "truncated"},
+                                           BadCase{"missing_member", "missing tensor storage"},
+                                           BadCase{"missing_rank", "missing mp_rank_01"},
+                                           BadCase{"ep_no_num_experts",
+                                                   "inconsistent layout: global parameter decoder.layers.0.mlp."
+                                                   "experts.local_experts.0."}));
 
 }  // namespace
 }  // namespace graph_ascend::testing
