@@ -3,12 +3,14 @@
 # qemu-user (Debian's qemu-user; no binfmt needed) on Debian 11's arm64 glibc
 # 2.31: scripts/build-wheel.sh aarch64, then from the unpacked wheel
 # `graph-ascend graph` and `info` on a sample, a bad input caught as a C++
-# exception, and graph-ascend-server answering Health over gRPC. Not part of
-# scripts/test.sh: the cross build is a second full compile (see
-# docs/PERFORMANCE.md, "Wheels"). Needs scripts/install-deps.sh aarch64 and
-# scripts/python-env.sh first.
+# exception, and graph-ascend-server answering Health over gRPC. Part of
+# scripts/test.sh (the cross build is a second full compile, about 10 min of
+# CPU: docs/PERFORMANCE.md, "Wheels"). Installs the cross compiler and
+# qemu-user when missing; needs scripts/python-env.sh first.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/install-deps.sh" aarch64 >/dev/null
+start=$SECONDS
 "$root/scripts/build-wheel.sh" aarch64
 wheel=$(ls -t "$root"/dist/graph_ascend-*-manylinux_*_aarch64.whl | head -1)
 work=$(mktemp -d "${TMPDIR:-/tmp}/graph-ascend-aarch64.XXXXXX")
@@ -47,4 +49,4 @@ run "$bin/graph-ascend-server" --logdir "$work/logdir" --socket "$work/server.so
 server_pid=$!
 PYTHONPATH="$work/wheel" "$root/.venv/bin/python" "$root/scripts/server-health.py" "$work/server.sock" "$(basename "$vis")" ||
   { cat "$work/server.log" >&2; fail "the server did not answer"; }
-echo "test-aarch64: $(basename "$wheel") works under qemu-aarch64"
+echo "test-aarch64: $(basename "$wheel") works under qemu-aarch64 ($((SECONDS - start)) s with the cross build)"

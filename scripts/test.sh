@@ -6,8 +6,8 @@
 # The build is the portable one (GA_PORTABLE=1: static but for glibc, linked
 # against Debian 11's glibc 2.31), so the wheel packages the executables the
 # C++ and Python tests ran, and test-wheel.sh runs them on glibc 2.31 too;
-# the aarch64 wheel has its own script (scripts/test-aarch64.sh, not run
-# here: a second full build).
+# then the aarch64 wheel is cross-built and smoke-tested under qemu-user
+# (scripts/test-aarch64.sh: a second full build, about 10 min of CPU).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -19,4 +19,5 @@ status=0
 "$root/scripts/test-op-scripts.sh" || status=1
 "$root/scripts/test-cluster.sh" || status=1
 { GA_WHEEL_BUILD_DIR="$root/build" "$root/scripts/build-wheel.sh" && "$root/scripts/test-wheel.sh"; } || status=1
+"$root/scripts/test-aarch64.sh" || status=1
 exit $status
