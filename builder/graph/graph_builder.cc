@@ -1,11 +1,11 @@
 #include "graph/graph_builder.h"
+#include "base/parallel.h"
 #include "base/strings.h"
 
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <optional>
-#include <thread>
 #include <cctype>
 #include <string>
 
@@ -491,10 +491,11 @@ Result<SidePair> BuildSidePair(const std::string& npu_dir, const std::string& be
   BuildOptions bench_options = options;
   bench_options.progress = nullptr;  // progress is reported from the calling thread only
   Result<std::unique_ptr<Side>> bench = Error{bench_dir, "", "not read"};
-  std::thread reader([&] { bench = ReadSideFiles(bench_dir, &bench_pool, bench_options); });
+  BackgroundWork reader([&] { bench = ReadSideFiles(bench_dir, &bench_pool, bench_options); });
   auto npu = ReadSideFiles(npu_dir, pool, options);
-  reader.join();
+  Status thrown = reader.Join(bench_dir);  // an exception of the Bench side's thread (std::bad_alloc)
   if (!npu.ok()) return npu.error();
+  GA_RETURN_IF_ERROR(thrown);
   if (!bench.ok()) return bench.error();
   SidePair pair{std::move(*npu), std::move(*bench)};
   MovePool(pair.bench.get(), pool);

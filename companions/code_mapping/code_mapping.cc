@@ -9,6 +9,7 @@
 #include "base/mapped_file.h"
 #include "base/strings.h"
 #include "base/time_stamp.h"
+#include "output/output_file.h"
 
 namespace graph_ascend::code_mapping {
 
@@ -169,30 +170,16 @@ struct Output {
   std::string path, text;
 };
 
+// Every output staged first, then renamed into place together; a temporary
+// file never outlives the command (output/output_file.h).
 Status WriteAll(const std::vector<Output>& outputs) {
-  std::vector<std::string> temps;
-  auto discard = [&temps] {
-    for (const auto& t : temps) fs::remove(t);
-  };
+  std::vector<std::unique_ptr<output::StagedFile>> staged;
   for (const Output& o : outputs) {
-    std::string temp = o.path + ".tmp" + std::to_string(getpid());
-    FILE* f = fopen(temp.c_str(), "wb");
-    bool ok = f != nullptr && fwrite(o.text.data(), 1, o.text.size(), f) == o.text.size();
-    if (f != nullptr) ok = (fclose(f) == 0) && ok;
-    if (f != nullptr) temps.push_back(temp);
-    if (!ok) {
-      discard();
-      return MakeError(o.path, "", "cannot write");
-    }
+    auto s = output::StagedFile::Write(o.path, o.text);
+    if (!s.ok()) return s.error();
+    staged.push_back(std::move(*s));
   }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    std::error_code ec;
-    fs::rename(temps[i], outputs[i].path, ec);
-    if (ec) {
-      discard();
-      return MakeError(outputs[i].path, "", "cannot rename the temporary file: " + ec.message());
-    }
-  }
+  for (auto& s : staged) GA_RETURN_IF_ERROR(s->Commit());
   return Status::Ok();
 }
 

@@ -14,7 +14,10 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <system_error>
+#include <thread>
 
+#include "../builder/thread_limit.h"
 #include "formats/foreign_file.h"
 #include "graph_service.h"
 #include "service_fixture.h"
@@ -253,6 +256,35 @@ TEST_F(ForeignFilesTest, ABrokenDbIsAnErrorNamingTheFile) {
   grpc::Status st = Open("run26/broken.vis.db");
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.error_message().find("run26/broken.vis.db"), std::string::npos) << st.error_message();
+}
+
+// The whole file of a graph opened hierarchy first is written on a thread of
+// its own, and the two sides of a compare are read on two; when no thread can
+// be started (a thread limit) the work is done on the caller's thread, and
+// the details come (issue 17, 1c: std::system_error escaped StartFill, and a
+// fill that never ran would have left its waiters in DetailFill::Wait()).
+TEST(ForeignFilesOpen, AGraphOpensWithItsDetailsWhenNoThreadCanBeStarted) {
+  TempDir logs, cache;
+  const std::string db = logs.Join("compare.vis.db");
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), db);
+  auto foreign = ForeignFiles::Open(cache.Join("c"), logs.path());
+  ASSERT_TRUE(foreign.ok()) << foreign.error().ToString();
+  graph_ascend::testing::NoNewThreads limit;
+  ASSERT_TRUE(limit.ok());
+  EXPECT_THROW(std::thread([] {}).join(), std::system_error);  // the limit holds
+  auto opened = foreign->Converted(db, "");
+  ASSERT_TRUE(opened.ok()) << opened.error().ToString();
+  ASSERT_NE(opened->details, nullptr) << "an index-only file and its fill";
+  auto file = GraphFile::Open(opened->path, "compare.vis.db", {}, DetailsOf(opened->details, db, "compare.vis.db"));
+  ASSERT_TRUE(file.ok()) << file.error().ToString();
+  foreign->StartFill(*opened);
+  auto whole = opened->details->Wait();
+  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+  int32_t all_reduce = (*file)->side(vis::SIDE_NPU)->Find("Distributed.all_reduce.0.forward");
+  ASSERT_GE(all_reduce, 0);
+  auto detail = (*file)->Detail(vis::SIDE_NPU, static_cast<uint32_t>(all_reduce));
+  ASSERT_TRUE(detail.ok()) << detail.error().ToString();
+  EXPECT_GT(detail->input_size(), 0);
 }
 
 TEST(ForeignFilesOpen, CacheInsideTheLogDirectoryIsRefused) {
