@@ -113,6 +113,16 @@ TEST(PtViewTest, ViewsThatDoNotFitTheirStorageAreRefusedBeforeAllocating) {
   }
 }
 
+// Found by `scripts/fuzz.sh 60 --seed 2` (target pt, run 105851): a TUPLE whose
+// MARK lies above the stack after a REDUCE in between (`( R t`) made
+// std::vector throw length_error (an abort of the builder).
+TEST(PtViewTest, ATupleBelowItsMarkIsAnError) {
+  auto t = compare::ReadPt(Crafted("fuzz_tuple_below_mark.pt"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().where, "data.pkl");
+  EXPECT_TRUE(Contains(t.error().message, "TUPLE below its MARK")) << t.error().ToString();
+}
+
 TEST(PtViewTest, ADamagedTensorFileIsDamageAMissingOneIsNot) {
   TempDir npu, bench;
   WriteFile(npu / "dump_tensor_data/x.pt", ReadFile(Crafted("expand_huge.pt")));
