@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "cli_runner.h"
-#include "thread_limit.h"
 #include "formats/foreign_file.h"
 #include "formats/msprobe_json.h"
 #include "formats/vis_db.h"
+#include "thread_limit.h"
 #include "vis/json_export.h"
 #include "vis/vis_file.h"
 #include "vis/vis_index.h"

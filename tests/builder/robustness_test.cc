@@ -16,9 +16,9 @@
 #include <memory>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 #include <thread>
-#include <string>
 #include <vector>
 
 #include "base/mapped_file.h"

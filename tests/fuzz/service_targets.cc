@@ -146,8 +146,9 @@ Status WriteCompareWithIndex(const std::string& path, const vis::NodeIndexChunk&
 
 }  // namespace
 
-GA_FUZZ_TARGET(service_vis, ".vis opened and served by graph-ascend-server", [] { return BuiltVis(); }, "GAVISEND",
-               "\x89GAVIS\r\n", "\x28\xb5\x2f\xfd") {
+GA_FUZZ_TARGET(
+    service_vis, ".vis opened and served by graph-ascend-server", [] { return BuiltVis(); }, "GAVISEND",
+    "\x89GAVIS\r\n", "\x28\xb5\x2f\xfd") {
   return ServeVis(input.File("input.vis"));
 }
 

@@ -31,8 +31,9 @@ namespace fs = std::filesystem;
 #define GA_JSON_TOKENS "{", "}", "[", "]", "\"", ",", ":", "null", "true", "NaN", "-Infinity", "\\ud800", \
                        "\\udc00\\ud800", "\xff", "\xc0\x80", "\xed\xa0\x80", "{\"type\": \"torch.Tensor\"}", "\"\": "
 
-#define GA_VIS_DB_CELL_TOKENS GA_JSON_TOKENS, "\"DefaultModel\"", "\"Apis_Between_Modules.0\"", "\"Max diff\": ", \
-                              "\"MaxRelativeErr\": \"", "NPU_0_0_1", "9223372036854775807", "-1", "1e308"
+#define GA_VIS_DB_CELL_TOKENS                                                                                   \
+  GA_JSON_TOKENS, "\"DefaultModel\"", "\"Apis_Between_Modules.0\"", "\"Max diff\": ", "\"MaxRelativeErr\": \"", \
+      "NPU_0_0_1", "9223372036854775807", "-1", "1e308"
 
 const std::vector<std::string>& BuiltVis() {
   static const std::vector<std::string> files = [] {
@@ -282,7 +283,8 @@ Status ConvertStreaming(const std::string& db) {
     counts.push_back(*n);
   }
   made = 0;
-  auto full = formats::ConvertVisDb(db, [&](const vis::FileMeta&) { return dir + "/" + std::to_string(made++) + ".vis"; });
+  auto full =
+      formats::ConvertVisDb(db, [&](const vis::FileMeta&) { return dir + "/" + std::to_string(made++) + ".vis"; });
   if (!full.ok()) return full.error();
   if (full->size() != index->size()) Broken(db, "ConvertVisDb and ConvertVisDbIndex wrote different file counts");
   for (size_t i = 0; i < full->size(); ++i) {
@@ -413,9 +415,10 @@ GA_FUZZ_TARGET(vis_db_cell, "one cell of a msprobe .vis.db", DbCellSeeds, GA_VIS
 
 // The streaming converters the service and `import` use (formats::ConvertVisDbIndex,
 // then ConvertVisDb), on whole mutated files and on mutated cells.
-GA_FUZZ_TARGET(vis_db_stream, "msprobe .vis.db converted as the server and import do", [] {
-      return MsprobeFiles(".vis.db"); }, "SQLite format 3", "\x0d\x00\x00\x00", "\x05\x00\x00\x00",
-               "\xff\xff\xff\xff", "\"DefaultModel\"", "[]", "{}", "NPU", "Bench") {
+GA_FUZZ_TARGET(
+    vis_db_stream, "msprobe .vis.db converted as the server and import do", [] { return MsprobeFiles(".vis.db"); },
+    "SQLite format 3", "\x0d\x00\x00\x00", "\x05\x00\x00\x00", "\xff\xff\xff\xff", "\"DefaultModel\"", "[]", "{}",
+    "NPU", "Bench") {
   return ConvertStreaming(input.File("input.vis.db"));
 }
 

@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <new>
 #include <set>
