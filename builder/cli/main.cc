@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -30,11 +32,7 @@ const char* kUsage =
     "\n"
     "Run 'graph-ascend <command> --help' for a command's options.\n";
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // SIGINT / SIGTERM during a write must not leave "*.tmp-<pid>" behind.
-  graph_ascend::RemoveTemporariesOnSignals();
+int Run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   // msprobe's framework flag comes before the command: "-f pytorch graph ...".
   if (args.size() >= 2 && (args[0] == "-f" || args[0] == "--framework")) args.erase(args.begin(), args.begin() + 2);
@@ -60,5 +58,23 @@ int main(int argc, char** argv) {
   if (command == "ckpt_compare") return graph_ascend::cli::CkptCompareCommand(args);
   if (command == "config_check") return graph_ascend::cli::ConfigCheckCommand(args);
   fprintf(stderr, "graph-ascend: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // SIGINT / SIGTERM during a write must not leave "*.tmp-<pid>" behind.
+  graph_ascend::RemoveTemporariesOnSignals();
+  // An exception (std::bad_alloc on an input too large for the machine, here
+  // or brought back from a worker thread) is one line and exit 2, not an
+  // abort; unwinding to here removes the temporary files being written.
+  try {
+    return Run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    fputs("graph-ascend: error: out of memory\n", stderr);
+  } catch (const std::exception& e) {
+    fprintf(stderr, "graph-ascend: error: %s\n", e.what());
+  }
   return 2;
 }

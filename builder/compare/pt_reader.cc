@@ -147,6 +147,8 @@ Status RunPickle(std::string_view p, const std::string& path, StorageRef* storag
         if (marks.empty()) return bad("TUPLE");
         size_t m = marks.back();
         marks.pop_back();
+        // A REDUCE or TUPLEn in between may have taken the stack below its mark.
+        if (m > stack.size()) return bad("TUPLE below its MARK");
         stack.push_back(tuple_from(m));
         break;
       }
@@ -174,7 +176,7 @@ Status RunPickle(std::string_view p, const std::string& path, StorageRef* storag
       case 'N': stack.push_back(std::monostate{}); break;
       case '}': stack.push_back(std::monostate{}); break;  // EMPTY_DICT
       case 'u': {                                          // SETITEMS
-        if (marks.empty()) return bad("SETITEMS");
+        if (marks.empty() || marks.back() > stack.size()) return bad("SETITEMS");
         stack.resize(marks.back());
         marks.pop_back();
         break;

@@ -7,8 +7,9 @@
 #include <atomic>
 #include <functional>
 #include <mutex>
-#include <thread>
+#include <optional>
 
+#include "base/parallel.h"
 #include "formats/vis_db.h"
 #include "formats/vis_db_rows.h"
 #include "vis/vis_file.h"
@@ -120,9 +121,11 @@ Status ConvertGraph(const DbFile& f, sqlite3_stmt* npu_st, BenchReader* bench_re
   Status bench_status = Status::Ok();
   bool bench_streamed = true;
   uint64_t npu_rows = 0, bench_rows = 0;
-  std::thread bench_thread;
+  // An exception on the Bench side's thread (std::bad_alloc) comes back as
+  // an Error of the file; the destructor joins it if this thread throws.
+  std::optional<BackgroundWork> bench_work;
   if (g.compare()) {
-    bench_thread = std::thread([&] {
+    bench_work.emplace([&] {
       bench_status = StreamSide(f, bench_reader->db.get(), bench_reader->st.get(), key, "Bench", items, &bench,
                                 &bench_details, &rows, {}, &bench_rows, &bench_streamed);
     });
@@ -133,9 +136,10 @@ Status ConvertGraph(const DbFile& f, sqlite3_stmt* npu_st, BenchReader* bench_re
   if (rows_read) tick = [&] { rows_read(rows.load()); };
   Status npu_status =
       StreamSide(f, f.db.get(), npu_st, key, "NPU", items, &npu, &npu_details, &rows, tick, &npu_rows, &npu_streamed);
-  if (bench_thread.joinable()) bench_thread.join();
+  Status bench_thrown = bench_work ? bench_work->Join(path) : Status::Ok();
   if (rows_read) rows_read(rows.load());
   GA_RETURN_IF_ERROR(npu_status);
+  GA_RETURN_IF_ERROR(bench_thrown);
   GA_RETURN_IF_ERROR(bench_status);
   // Rows of another data_source than NPU and Bench: ReadGraph puts them on the NPU side.
   if (!npu_streamed || !bench_streamed || npu_rows != key.npu_nodes || (g.compare() && bench_rows != key.bench_nodes)) {

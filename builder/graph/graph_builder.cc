@@ -1,4 +1,5 @@
 #include "graph/graph_builder.h"
+#include "base/parallel.h"
 #include "base/strings.h"
 
 #include <sys/stat.h>
@@ -6,7 +7,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <thread>
 #include <cctype>
 #include <string>
 
@@ -507,10 +507,11 @@ Result<SidePair> BuildSidePair(const std::string& npu_dir, const std::string& be
   bench_options.code_mapping = options.bench_code_mapping;
   bench_options.bench_code_mapping = nullptr;
   Result<std::unique_ptr<Side>> bench = Error{bench_dir, "", "not read"};
-  std::thread reader([&] { bench = ReadSideFiles(bench_dir, &bench_pool, bench_options); });
+  BackgroundWork reader([&] { bench = ReadSideFiles(bench_dir, &bench_pool, bench_options); });
   auto npu = ReadSideFiles(npu_dir, pool, options);
-  reader.join();
+  Status thrown = reader.Join(bench_dir);  // an exception of the Bench side's thread (std::bad_alloc)
   if (!npu.ok()) return npu.error();
+  GA_RETURN_IF_ERROR(thrown);
   if (!bench.ok()) return bench.error();
   SidePair pair{std::move(*npu), std::move(*bench)};
   MovePool(pair.bench.get(), pool);

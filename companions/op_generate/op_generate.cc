@@ -1,29 +1,16 @@
 #include "op_generate/op_generate.h"
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "output/output_file.h"
 
 namespace graph_ascend::op_generate {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// Writes `text` beside `path` under a temporary name; the caller renames it.
-Result<std::string> WriteTemp(const std::string& path, const std::string& text) {
-  std::string temp = path + ".tmp" + std::to_string(getpid());
-  FILE* f = fopen(temp.c_str(), "wb");
-  if (f == nullptr) return MakeError(path, "", "cannot write");
-  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (fclose(f) == 0) && ok;
-  if (!ok) {
-    fs::remove(temp);
-    return MakeError(path, "", "cannot write (disk full?)");
-  }
-  return temp;
-}
 
 Status MakeDir(const std::string& dir) {
   std::error_code ec;
@@ -59,31 +46,21 @@ Result<OpOutputs> Generate(const OpConfig& config, const std::string& out_dir, c
 
   OpOutputs out;
   out.script_path = (fs::path(out_dir) / made->script_name).string();
-  std::vector<std::pair<std::string, std::string>> files;  // temp, final
-  auto discard = [&files] {
-    for (auto& f : files) fs::remove(f.first);
-  };
+  // Both files staged, then renamed together; a temporary file never
+  // outlives the command (output/output_file.h).
+  std::vector<std::unique_ptr<output::StagedFile>> staged;
   GA_RETURN_IF_ERROR(MakeDir(out_dir));
   if (!config.dump_json_path.empty()) {
     out.extract_path = config.extract_api_path;
     GA_RETURN_IF_ERROR(MakeDir(fs::path(config.extract_api_path).parent_path().string()));
-    auto temp = WriteTemp(config.extract_api_path, made->extract_text);
-    if (!temp.ok()) return temp.error();
-    files.emplace_back(*temp, config.extract_api_path);
+    auto extract = output::StagedFile::Write(config.extract_api_path, made->extract_text);
+    if (!extract.ok()) return extract.error();
+    staged.push_back(std::move(*extract));
   }
-  auto temp = WriteTemp(out.script_path, made->script_text);
-  if (!temp.ok()) {
-    discard();
-    return temp.error();
-  }
-  files.emplace_back(*temp, out.script_path);
-  for (auto& [from, to] : files) {
-    fs::rename(from, to, ec);
-    if (ec) {
-      discard();
-      return MakeError(to, "", "cannot rename the temporary file: " + ec.message());
-    }
-  }
+  auto script = output::StagedFile::Write(out.script_path, made->script_text);
+  if (!script.ok()) return script.error();
+  staged.push_back(std::move(*script));
+  for (auto& s : staged) GA_RETURN_IF_ERROR(s->Commit());
   fs::permissions(out.script_path, fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add, ec);
   return out;
 }

@@ -10,9 +10,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "base/mapped_file.h"
 #include "base/temp_files.h"
 #include "log_dir.h"
 
@@ -121,14 +120,17 @@ Status WriteAtomically(const std::string& abs_path, const std::string& display_p
 
 Result<nlohmann::ordered_json> ReadConfigJson(const std::string& abs_path, const std::string& display_path,
                                              size_t max_bytes, const char* what) {
-  std::ifstream in(abs_path, std::ios::binary);
-  if (!in) return MakeError(display_path, "", std::string("cannot read: ") + strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  if (text.size() > max_bytes) {
-    return MakeError(display_path, "", std::string(what) + " larger than " + std::to_string(max_bytes >> 20) + " MiB");
+  // The builder's reader: a regular file only, opened non-blocking (a FIFO
+  // cannot hang the read, a device such as /dev/zero is refused before
+  // anything is read) and refused past `max_bytes` before it is read.
+  auto read = ReadFileToString(abs_path, max_bytes);
+  if (!read.ok()) {
+    Error e = read.error();
+    e.file = display_path;  // never the server's absolute path
+    e.message = std::string(what) + ": " + e.message;
+    return e;
   }
+  const std::string& text = *read;
   try {
     return nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

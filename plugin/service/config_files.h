@@ -46,6 +46,10 @@ Status WriteAtomically(const std::string& abs_path, const std::string& display_p
 
 // Reads a JSON file written beside a graph (a match config, a saved legend)
 // of at most `max_bytes`, keeping its key order; a parse error names the byte.
+// Only a regular file is read, opened non-blocking and refused past
+// `max_bytes` before reading (base/mapped_file.h's ReadFileToString): a FIFO
+// or a device (/dev/zero) is an error, never a hang or an endless read.
+// Callers resolve the name with LogDir::Resolve first.
 Result<nlohmann::ordered_json> ReadConfigJson(const std::string& abs_path, const std::string& display_path,
                                              size_t max_bytes, const char* what);
 

@@ -4,10 +4,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <regex>
 #include <string>
 #include <vector>
+
+#include "base/mapped_file.h"
 
 namespace graph_ascend::service {
 namespace {
@@ -61,16 +62,13 @@ int RankFolders(const std::string& abs, const std::vector<Entry>& entries) {
 }
 
 // dump.json starts with {"task": "...", ...}: its first kilobytes say the task.
+// Read as the builder reads: a regular file only, never a blocking open.
 std::string TaskOf(const std::string& dump_json) {
-  FILE* f = fopen(dump_json.c_str(), "rb");
-  if (f == nullptr) return "";
-  char buf[4096];
-  size_t n = fread(buf, 1, sizeof(buf), f);
-  fclose(f);
+  auto head = ReadFileHead(dump_json, 4096);
+  if (!head.ok()) return "";
   static const std::regex kTask("\"task\"\\s*:\\s*\"([A-Za-z_]{1,32})\"");
-  std::cmatch m;
-  const char* begin = buf;
-  if (std::regex_search(begin, begin + n, m, kTask)) return m[1].str();
+  std::smatch m;
+  if (std::regex_search(*head, m, kTask)) return m[1].str();
   return "";
 }
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "base/parallel.h"
 #include "base/time_stamp.h"
 #include "builder_child.h"
 #include "job/compare_config.h"
@@ -470,7 +471,13 @@ void ConvertQueue::Work() {
     job->started = Clock::now();
     Changed(job.get());
     l.unlock();
-    Run(job);
+    // An exception (std::bad_alloc) fails the job, not the server; a staging
+    // folder it leaves is removed by the next server (RemoveStaleStaging).
+    try {
+      Run(job);
+    } catch (...) {
+      Finish(job, CONVERT_FAILED, ErrorOfException(std::current_exception(), "").ToString());
+    }
     l.lock();
   }
 }

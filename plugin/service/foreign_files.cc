@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "base/parallel.h"
 #include "formats/foreign_file.h"
 #include "formats/vis_db.h"
 
@@ -239,27 +240,44 @@ Result<ForeignOpen> ForeignFiles::IndexFirst(const std::string& abs_path, const 
   auto fill = std::make_shared<DetailFill>();
   fills_->by_file[asked] = fill;
   fill->write_ = [abs_path, chosen_id, full, publish, fill = fill.get()] {
-    bool taken = false;
-    auto w = formats::ConvertVisDb(abs_path, [&](const vis::FileMeta& meta) {
-      if (taken || GraphId(meta) != chosen_id) return std::string();
-      taken = true;
-      return full;
-    });
-    if (!w.ok()) return fill->Done(w.error());
-    if (!taken) return fill->Done(Error{abs_path, "graph " + chosen_id, "no such step and rank in the file"});
-    publish();
-    fill->Done(full);
+    // Whatever happens the fill is done: an exception (std::bad_alloc) must
+    // neither end the process nor leave the clients in Wait() unanswered.
+    try {
+      bool taken = false;
+      auto w = formats::ConvertVisDb(abs_path, [&](const vis::FileMeta& meta) {
+        if (taken || GraphId(meta) != chosen_id) return std::string();
+        taken = true;
+        return full;
+      });
+      if (!w.ok()) return fill->Done(w.error());
+      if (!taken) return fill->Done(Error{abs_path, "graph " + chosen_id, "no such step and rank in the file"});
+      publish();
+      fill->Done(full);
+    } catch (...) {
+      Error e = ErrorOfException(std::current_exception(), abs_path);
+      e.where = "graph " + chosen_id + " (node details)";
+      fill->Done(std::move(e));
+    }
   };
   return ForeignOpen{index, fill};
 }
 
 void ForeignFiles::StartFill(const ForeignOpen& opened) {
   if (!opened.details) return;
-  std::lock_guard<std::mutex> lock(mu_);
   DetailFill* fill = opened.details.get();
-  if (fill->started_) return;
-  fill->started_ = true;
-  fills_->threads.emplace_back(fill->write_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fill->started_) return;
+    fill->started_ = true;
+    try {
+      fills_->threads.emplace_back(fill->write_);
+      return;
+    } catch (const std::exception&) {
+      // No thread to be had (std::system_error at a thread or address-space
+      // limit): written below.
+    }
+  }
+  fill->write_();  // on this thread, outside mu_: the open waits for the whole file
 }
 
 }  // namespace graph_ascend::service

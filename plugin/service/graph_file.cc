@@ -6,8 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
-#include <thread>
+#include <optional>
 
+#include "base/parallel.h"
 #include "compare/pair_compare.h"
 #include "legend_choice.h"
 
@@ -65,16 +66,19 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
     progress(0.02 + 0.96 * sum, "reading node index");
   };
   Result<std::unique_ptr<SideGraph>> bench = Error{};
-  std::thread bench_thread;
+  std::optional<BackgroundWork> bench_work;  // on the caller's thread when no thread can be started
   if (two_sides) {
-    bench_thread = std::thread([&] {
+    bench_work.emplace([&] {
       bench = Guarded(abs_path,
                       [&] { return SideGraph::Load(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); }); });
     });
   }
   auto npu =
       Guarded(abs_path, [&] { return SideGraph::Load(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); }); });
-  if (bench_thread.joinable()) bench_thread.join();
+  if (bench_work) {
+    Status thrown = bench_work->Join(abs_path);  // what Guarded does not catch
+    if (!thrown.ok()) bench = thrown.error();
+  }
   auto relabel = [&](Error e) {
     if (e.file == abs_path) e.file = relative;
     return e;

@@ -70,6 +70,7 @@ GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const Se
                                    ConvertQueueOptions convert)
     : logdir_(std::move(logdir)),
       max_answer_bytes_(options.max_answer_bytes),
+      on_match_read_(options.on_match_read),
       foreign_(std::move(foreign)),
       cache_(options.cache_bytes),
       views_(options.max_views, options.views_bytes, options.idle_seconds),

@@ -8,6 +8,7 @@
 // DATA_LOSS (not a .vis or damaged), INTERNAL.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -40,6 +41,10 @@ struct ServiceOptions {
   Convert allow_convert = Convert::kAuto;
   std::string builder;               // graph-ascend; "" = beside this executable
   int64_t convert_orphan_seconds = 30;
+  // Tests: called by Match and Unmatch once they have read what the edit
+  // needs, still under the file's shared lock (other readers go on), before
+  // the exclusive lock of the edit itself.
+  std::function<void()> on_match_read;
 };
 
 // Health is a callback method: it runs on gRPC's own threads, not on the
@@ -126,6 +131,7 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
 
   LogDir logdir_;
   const size_t max_answer_bytes_;
+  const std::function<void()> on_match_read_;
   ForeignFiles foreign_;
   FileCache cache_;
   ViewStore views_;

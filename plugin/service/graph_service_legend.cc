@@ -3,7 +3,6 @@
 #include "graph_service.h"
 
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -89,9 +88,13 @@ void GraphServiceImpl::ApplySavedChoice(const std::shared_ptr<GraphFile>& file) 
     std::shared_lock<std::shared_mutex> l(file->mutex());
     rel = NamesOf(*file).legend;
   }
-  struct stat st;
-  if (stat(InLogDir(rel).c_str(), &st) != 0) return;
-  auto choice = ReadLegendChoice(InLogDir(rel), rel);
+  // Checked as any file a client names: inside the log directory (a link
+  // out of it is refused) and a regular file (a FIFO or device is an error of
+  // the legend, never a blocked or endless read).
+  bool missing = false;
+  auto abs = logdir_.Resolve(rel, true, &missing);
+  if (!abs.ok() && missing) return;
+  Result<LegendChoice> choice = abs.ok() ? ReadLegendChoice(*abs, rel) : Result<LegendChoice>(abs.error());
   grpc::Status st2 = !choice.ok() ? Fail(grpc::StatusCode::INVALID_ARGUMENT, choice.error())
                                   : CheckLegend(choice->legend);
   if (st2.ok()) {

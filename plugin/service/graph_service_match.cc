@@ -43,6 +43,7 @@ grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, Matc
     st = CheckNode(*file, vis::SIDE_BENCH, *file->side(vis::SIDE_BENCH), req.bench_node());
     if (!st.ok()) return st;
     PrefetchForMatch(*file, npu, bench, req.with_children(), match, &cache);
+    if (on_match_read_) on_match_read_();
   }
   uint32_t metrics;
   {

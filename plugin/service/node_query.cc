@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <system_error>
 #include <thread>
 
 namespace graph_ascend::service {
@@ -67,20 +68,26 @@ std::vector<uint32_t> ScanInParallel(const SideGraph& g, Scan scan) {
   // An exception on the worker (bad_alloc) is rethrown on the calling thread,
   // whose handler answers it, instead of ending the process.
   std::exception_ptr failed;
-  std::thread worker([&] {
+  auto scan_second = [&] {
     try {
       scan(mid, g.size(), &second);
     } catch (...) {
       failed = std::current_exception();
     }
-  });
+  };
+  std::thread worker;
+  try {
+    worker = std::thread(scan_second);
+  } catch (const std::system_error&) {
+    scan_second();  // no thread to be had: this one scans both halves
+  }
   try {
     scan(0u, mid, &hits);
   } catch (...) {
-    worker.join();
+    if (worker.joinable()) worker.join();
     throw;
   }
-  worker.join();
+  if (worker.joinable()) worker.join();
   if (failed) std::rethrow_exception(failed);
   hits.insert(hits.end(), second.begin(), second.end());
   return hits;

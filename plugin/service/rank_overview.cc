@@ -4,9 +4,11 @@
 #include <atomic>
 #include <deque>
 #include <map>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
+#include "base/parallel.h"
 #include "divergence/divergence.h"
 #include "vis/vis_file.h"
 
@@ -40,13 +42,19 @@ struct Read {
   vis::FileMeta legend_meta;  // legends and grading (kept for the run's first file)
 };
 
-Read ReadMember(const LogDir& logdir, const RunEntry& e) {
+// A member's cell before its file is read.
+Read Unread(const RunEntry& e) {
   Read r;
   r.cell.set_file(e.path);
   r.cell.set_first_node(-1);
   r.cell.set_worst_bucket(-1);
   r.cell.set_worst_grade_bucket(-1);
   r.link.rank = RankNumber(e.rank);
+  return r;
+}
+
+Read ReadMemberUnguarded(const LogDir& logdir, const RunEntry& e) {
+  Read r = Unread(e);
   auto abs = logdir.Resolve(e.path, true, nullptr);
   if (!abs.ok()) {
     r.cell.set_error(abs.error().ToString());
@@ -86,6 +94,18 @@ Read ReadMember(const LogDir& logdir, const RunEntry& e) {
   return r;
 }
 
+// An exception (std::bad_alloc) is the member's error: it must not end the
+// process from a worker thread, nor lose the other members' cells.
+Read ReadMember(const LogDir& logdir, const RunEntry& e) {
+  try {
+    return ReadMemberUnguarded(logdir, e);
+  } catch (...) {
+    Read r = Unread(e);
+    r.cell.set_error(ErrorOfException(std::current_exception(), e.path).ToString());
+    return r;
+  }
+}
+
 // Reads every member's meta on a few threads: a 1000-rank run is 1000 small
 // reads, each mostly waiting on the disk the first time.
 std::vector<Read> ReadMembers(const LogDir& logdir, const std::vector<const RunEntry*>& members) {
@@ -97,7 +117,11 @@ std::vector<Read> ReadMembers(const LogDir& logdir, const std::vector<const RunE
   size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 4);
   threads = std::min(threads, (members.size() + 63) / 64);
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  try {
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  } catch (const std::system_error&) {
+    // Fewer threads than planned (a thread limit): this one reads the rest.
+  }
   work();
   for (std::thread& t : pool) t.join();
   return out;

@@ -11,12 +11,15 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "cli_runner.h"
 #include "formats/foreign_file.h"
 #include "formats/msprobe_json.h"
 #include "formats/vis_db.h"
+#include "thread_limit.h"
 #include "vis/json_export.h"
 #include "vis/vis_file.h"
 #include "vis/vis_index.h"
@@ -351,6 +354,17 @@ TEST(MsprobeOutputsTest, ConvertedDbHoldsWhatIsRead) {
     TempDir dir;
     ExpectConvertedAsRead(path, dir.path());
   }
+}
+
+// The Bench side of a compare is read on a thread of its own; when none can
+// be started (a thread limit) it is read on the caller's, and the files are
+// the same (issue 17, 1c: std::system_error escaped the conversion).
+TEST(MsprobeOutputsTest, ConvertsWhenNoThreadCanBeStarted) {
+  TempDir dir;
+  testing::NoNewThreads limit;
+  ASSERT_TRUE(limit.ok());
+  EXPECT_THROW(std::thread([] {}).join(), std::system_error);  // the limit holds
+  ExpectConvertedAsRead(Fixture("dist_gloo_compare_26.2.0.vis.db"), dir.path());
 }
 
 TEST(MsprobeOutputsTest, ConvertedDbWithTheRootLastOrARepeatedNameHoldsWhatIsRead) {

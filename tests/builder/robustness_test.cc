@@ -10,13 +10,19 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "base/mapped_file.h"
+#include "base/parallel.h"
 #include "base/string_pool.h"
 #include "base/temp_files.h"
 #include "compare/tensor_compare.h"
@@ -24,6 +30,7 @@
 #include "json/json_reader.h"
 #include "match/layer_mapping.h"
 #include "test_files.h"
+#include "thread_limit.h"
 #include "vis/protobuf_log.h"
 #include "vis/vis_file.h"
 #include "vis/vis_index.h"
@@ -104,6 +111,16 @@ TEST(PtViewTest, ViewsThatDoNotFitTheirStorageAreRefusedBeforeAllocating) {
     EXPECT_EQ(t.error().where, "data.pkl");
     EXPECT_TRUE(Contains(t.error().message, c.message)) << c.file << ": " << t.error().ToString();
   }
+}
+
+// Found by `scripts/fuzz.sh 60 --seed 2` (target pt, run 105851): a TUPLE whose
+// MARK lies above the stack after a REDUCE in between (`( R t`) made
+// std::vector throw length_error (an abort of the builder).
+TEST(PtViewTest, ATupleBelowItsMarkIsAnError) {
+  auto t = compare::ReadPt(Crafted("fuzz_tuple_below_mark.pt"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().where, "data.pkl");
+  EXPECT_TRUE(Contains(t.error().message, "TUPLE below its MARK")) << t.error().ToString();
 }
 
 TEST(PtViewTest, ADamagedTensorFileIsDamageAMissingOneIsNot) {
@@ -455,6 +472,66 @@ TEST(SignalTest, ManyTemporariesAtOnceAreAllTracked) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(access((dir / "t").c_str(), F_OK), -1);
+}
+
+// ---------------------------------------------------------------- 1c threads
+
+// Work on a thread of its own: an exception there is an Error of the join
+// (std::bad_alloc would otherwise end the process), and work whose thread
+// cannot be started runs on the joining thread.
+TEST(BackgroundWorkTest, AnExceptionOnTheThreadIsAnErrorOfTheJoin) {
+  BackgroundWork oom([] { throw std::bad_alloc(); });
+  Status st = oom.Join("x/dump.json");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().ToString(), "x/dump.json: out of memory (std::bad_alloc)");
+  BackgroundWork other([] { throw std::length_error("vector::reserve"); });
+  st = other.Join();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "failed: vector::reserve");
+  int runs = 0;
+  BackgroundWork fine([&] { ++runs; });
+  EXPECT_TRUE(fine.Join().ok());
+  EXPECT_EQ(runs, 1);
+}
+
+TEST(BackgroundWorkTest, WorkWhoseThreadCannotStartRunsInJoin) {
+  std::thread::id ran_on;
+  std::unique_ptr<BackgroundWork> work;
+  {
+    testing::NoNewThreads limit;
+    ASSERT_TRUE(limit.ok());
+    EXPECT_THROW(std::thread([] {}).join(), std::system_error);  // the limit holds
+    work = std::make_unique<BackgroundWork>([&] { ran_on = std::this_thread::get_id(); });
+  }
+  EXPECT_EQ(ran_on, std::thread::id()) << "not run before Join()";
+  EXPECT_TRUE(work->Join().ok());
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+}
+
+TEST(BackgroundWorkTest, WorkIsJoinedWhenTheCallerLeavesByAnException) {
+  std::atomic<bool> done{false};
+  try {
+    BackgroundWork work([&] { done = true; });
+    throw std::runtime_error("the caller's own failure");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_TRUE(done);  // joined, not std::terminate() on a joinable thread
+}
+
+TEST(RunOnThreadsTest, ExceptionsComeBackToTheCallerAndMissingThreadsRunHere) {
+  std::vector<int> calls(4, 0);
+  EXPECT_THROW(RunOnThreads(4,
+                            [&](int t) {
+                              ++calls[t];
+                              if (t == 2) throw std::bad_alloc();
+                            }),
+               std::bad_alloc);
+  EXPECT_EQ(calls, (std::vector<int>{1, 1, 1, 1}));  // every call ran, the others to the end
+  testing::NoNewThreads limit;
+  ASSERT_TRUE(limit.ok());
+  std::vector<std::thread::id> on(4);
+  RunOnThreads(4, [&](int t) { on[t] = std::this_thread::get_id(); });
+  for (const std::thread::id& id : on) EXPECT_EQ(id, std::this_thread::get_id());
 }
 
 }  // namespace

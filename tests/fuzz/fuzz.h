@@ -61,6 +61,12 @@ std::string SourceDir();
 // A fresh scratch directory of this process (removed at exit).
 const std::string& ScratchDir();
 
+// .vis files built from samples/ by the builder itself (a compare of
+// dist_gloo, a build of structure, a compare of overflow_nan), once per process.
+const std::vector<std::string>& BuiltVis();
+// Everything info and export read of a .vis: index columns, details, stacks.
+Status ReadWholeVis(const std::string& path);
+
 }  // namespace graph_ascend::fuzz
 
 #define GA_FUZZ_CONCAT_(a, b) a##b

@@ -2,7 +2,10 @@
 // real msprobe files of samples/ (and .vis files built from them).
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <string_view>
+#include <utility>
 
 #include <sqlite3.h>
 
@@ -10,6 +13,7 @@
 #include "compare/tensor_compare.h"
 #include "dump/dump_data.h"
 #include "formats/foreign_file.h"
+#include "formats/vis_db.h"
 #include "fuzz.h"
 #include "graph/graph_builder.h"
 #include "job/compare_config.h"
@@ -21,14 +25,16 @@
 #include "vis/vis_index.h"
 
 namespace graph_ascend::fuzz {
-namespace {
 
 namespace fs = std::filesystem;
 
 #define GA_JSON_TOKENS "{", "}", "[", "]", "\"", ",", ":", "null", "true", "NaN", "-Infinity", "\\ud800", \
                        "\\udc00\\ud800", "\xff", "\xc0\x80", "\xed\xa0\x80", "{\"type\": \"torch.Tensor\"}", "\"\": "
 
-// .vis files built from samples/ by the builder itself, once per process.
+#define GA_VIS_DB_CELL_TOKENS                                                                                   \
+  GA_JSON_TOKENS, "\"DefaultModel\"", "\"Apis_Between_Modules.0\"", "\"Max diff\": ", "\"MaxRelativeErr\": \"", \
+      "NPU_0_0_1", "9223372036854775807", "-1", "1e308"
+
 const std::vector<std::string>& BuiltVis() {
   static const std::vector<std::string> files = [] {
     std::vector<std::string> out;
@@ -52,7 +58,6 @@ const std::vector<std::string>& BuiltVis() {
   return files;
 }
 
-// Everything info and export read of a .vis: index columns, details, stacks.
 Status ReadWholeVis(const std::string& path) {
   auto reader = vis::VisReader::Open(path);
   if (!reader.ok()) return reader.error();
@@ -68,6 +73,8 @@ Status ReadWholeVis(const std::string& path) {
   }
   return vis::ExportJson(path, ScratchDir() + "/export.json");
 }
+
+namespace {
 
 // The build .vis of samples/structure (one side, one index chunk): the
 // frame that vis_index puts its mutated chunk into.
@@ -202,6 +209,93 @@ std::vector<std::string> DbCellSeeds() {
   return out;
 }
 
+// A vis_db_cell input written into a copy of BaseDb() (`bytes` 0-1 pick the
+// column and row, the rest is the text), then given to `read`.
+Status WithMutatedCell(std::string_view bytes, const std::function<Status(const std::string&)>& read) {
+  if (bytes.size() < 2) return Error{"input", "", "too short for a cell"};
+  const DbCell& cell = kDbCells[static_cast<unsigned char>(bytes[0]) % kDbCellCount];
+  int row = static_cast<unsigned char>(bytes[1]);
+  std::string path = ScratchDir() + "/cell.vis.db";
+  {
+    DbHandle db = OpenBaseDbCopy(path);
+    const std::string table = cell.table;
+    std::string sql = "UPDATE " + table + " SET " + cell.column + " = ?1 WHERE rowid = (SELECT rowid FROM " + table +
+                      " ORDER BY rowid LIMIT 1 OFFSET ?2 % (SELECT COUNT(*) FROM " + table + "))";
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+      fprintf(stderr, "ga_fuzz: %s: %s\n", sql.c_str(), sqlite3_errmsg(db.get()));
+      exit(1);
+    }
+    sqlite3_bind_text(s, 1, bytes.data() + 2, static_cast<int>(bytes.size() - 2), SQLITE_TRANSIENT);
+    sqlite3_bind_int(s, 2, row);
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    // A UNIQUE or NOT NULL constraint refused the value: nothing to read.
+    if (rc != SQLITE_DONE) return Error{"input", cell.column, sqlite3_errmsg(db.get())};
+  }
+  return read(path);
+}
+
+[[noreturn]] void Broken(const std::string& db, const std::string& what) {
+  fprintf(stderr, "ga_fuzz: %s: %s\n", db.c_str(), what.c_str());
+  abort();
+}
+
+// The node counts of a converted file, after reading every index column.
+Result<std::pair<uint64_t, uint64_t>> IndexCounts(const std::string& path) {
+  auto reader = vis::VisReader::Open(path);
+  if (!reader.ok()) return reader.error();
+  std::pair<uint64_t, uint64_t> n{0, 0};
+  for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+    if (!(*reader)->has_side(side)) continue;
+    auto index = vis::LoadSideIndex(**reader, side);
+    if (!index.ok()) return index.error();
+    (side == vis::SIDE_NPU ? n.first : n.second) = index->size();
+  }
+  return n;
+}
+
+// A .vis.db graph as the server opens it: the node index alone first
+// (ConvertVisDbIndex), then the whole file behind it (ConvertVisDb). Either
+// may refuse the file (damage in the details shows only in the second); what
+// they write must read back, and the whole file must hold the nodes of the
+// index file it completes (the server checks, but a converter that disagrees
+// with itself is a bug).
+Status ConvertStreaming(const std::string& db) {
+  const std::string dir = ScratchDir() + "/stream";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  int made = 0;
+  std::vector<bool> whole;
+  auto index = formats::ConvertVisDbIndex(
+      db, [&](const vis::FileMeta&) { return dir + "/" + std::to_string(made++) + ".index.vis"; }, [](double) {},
+      &whole);
+  if (!index.ok()) return index.error();
+  if (whole.size() != index->size()) Broken(db, "ConvertVisDbIndex: one 'whole' flag per file expected");
+  std::vector<std::pair<uint64_t, uint64_t>> counts;
+  for (size_t i = 0; i < index->size(); ++i) {
+    auto n = IndexCounts((*index)[i]);
+    if (!n.ok()) Broken(db, "an index file written does not read back: " + n.error().ToString());
+    if (whole[i]) {
+      Status back = ReadWholeVis((*index)[i]);
+      if (!back.ok()) Broken(db, "a file read whole does not read back: " + back.error().ToString());
+    }
+    counts.push_back(*n);
+  }
+  made = 0;
+  auto full =
+      formats::ConvertVisDb(db, [&](const vis::FileMeta&) { return dir + "/" + std::to_string(made++) + ".vis"; });
+  if (!full.ok()) return full.error();
+  if (full->size() != index->size()) Broken(db, "ConvertVisDb and ConvertVisDbIndex wrote different file counts");
+  for (size_t i = 0; i < full->size(); ++i) {
+    Status back = ReadWholeVis((*full)[i]);
+    if (!back.ok()) Broken(db, "a converted file does not read back: " + back.error().ToString());
+    auto n = IndexCounts((*full)[i]);
+    if (!n.ok() || *n != counts[i]) Broken(db, "the whole file does not hold the nodes of its index file");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 GA_FUZZ_TARGET(dump_json, "dump.json (with the overflow check)", [] { return SampleFiles("dump.json"); },
@@ -315,32 +409,22 @@ GA_FUZZ_TARGET(vis_db, "msprobe .vis.db read whole (info, export, import)", [] {
 
 // One cell of a real .vis.db replaced by the mutated text (bytes 0-1 pick
 // the column and row): the JSON inside cells, names and numbers.
-GA_FUZZ_TARGET(vis_db_cell, "one cell of a msprobe .vis.db", DbCellSeeds, GA_JSON_TOKENS, "\"DefaultModel\"",
-               "\"Apis_Between_Modules.0\"", "\"Max diff\": ", "\"MaxRelativeErr\": \"", "NPU_0_0_1",
-               "9223372036854775807", "-1", "1e308") {
-  std::string_view bytes = input.bytes();
-  if (bytes.size() < 2) return Error{"input", "", "too short for a cell"};
-  const DbCell& cell = kDbCells[static_cast<unsigned char>(bytes[0]) % kDbCellCount];
-  int row = static_cast<unsigned char>(bytes[1]);
-  std::string path = ScratchDir() + "/cell.vis.db";
-  {
-    DbHandle db = OpenBaseDbCopy(path);
-    const std::string table = cell.table;
-    std::string sql = "UPDATE " + table + " SET " + cell.column + " = ?1 WHERE rowid = (SELECT rowid FROM " + table +
-                      " ORDER BY rowid LIMIT 1 OFFSET ?2 % (SELECT COUNT(*) FROM " + table + "))";
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
-      fprintf(stderr, "ga_fuzz: %s: %s\n", sql.c_str(), sqlite3_errmsg(db.get()));
-      exit(1);
-    }
-    sqlite3_bind_text(s, 1, bytes.data() + 2, static_cast<int>(bytes.size() - 2), SQLITE_TRANSIENT);
-    sqlite3_bind_int(s, 2, row);
-    int rc = sqlite3_step(s);
-    sqlite3_finalize(s);
-    // A UNIQUE or NOT NULL constraint refused the value: nothing to read.
-    if (rc != SQLITE_DONE) return Error{"input", cell.column, sqlite3_errmsg(db.get())};
-  }
-  return ReadForeign(path);
+GA_FUZZ_TARGET(vis_db_cell, "one cell of a msprobe .vis.db", DbCellSeeds, GA_VIS_DB_CELL_TOKENS) {
+  return WithMutatedCell(input.bytes(), ReadForeign);
+}
+
+// The streaming converters the service and `import` use (formats::ConvertVisDbIndex,
+// then ConvertVisDb), on whole mutated files and on mutated cells.
+GA_FUZZ_TARGET(
+    vis_db_stream, "msprobe .vis.db converted as the server and import do", [] { return MsprobeFiles(".vis.db"); },
+    "SQLite format 3", "\x0d\x00\x00\x00", "\x05\x00\x00\x00", "\xff\xff\xff\xff", "\"DefaultModel\"", "[]", "{}",
+    "NPU", "Bench") {
+  return ConvertStreaming(input.File("input.vis.db"));
+}
+
+GA_FUZZ_TARGET(vis_db_stream_cell, "one cell of a msprobe .vis.db, converted as the server does", DbCellSeeds,
+               GA_VIS_DB_CELL_TOKENS) {
+  return WithMutatedCell(input.bytes(), ConvertStreaming);
 }
 
 // msprobe's JSON .vis (msprobe 8.1 build, compare and batch files).

@@ -5,16 +5,22 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <set>
+#include <system_error>
+#include <thread>
 
+#include "../builder/thread_limit.h"
 #include "formats/foreign_file.h"
 #include "graph_service.h"
 #include "service_fixture.h"
@@ -411,6 +417,104 @@ TEST_F(ForeignFilesTest, DamagedFilesAreAnErrorNamingTheFile) {
   }
   EXPECT_EQ(Listing(logs_.path()), with_bad);
   ASSERT_TRUE(Open("run81/compare_dist_gloo.vis").ok()) << "the server is still up";
+}
+
+// The whole file of a graph opened hierarchy first is written on a thread of
+// its own, and the two sides of a compare are read on two; when no thread can
+// be started (a thread limit) the work is done on the caller's thread, and
+// the details come (issue 17, 1c: std::system_error escaped StartFill, and a
+// fill that never ran would have left its waiters in DetailFill::Wait()).
+TEST(ForeignFilesOpen, AGraphOpensWithItsDetailsWhenNoThreadCanBeStarted) {
+  TempDir logs, cache;
+  const std::string db = logs.Join("compare.vis.db");
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), db);
+  auto foreign = ForeignFiles::Open(cache.Join("c"), logs.path());
+  ASSERT_TRUE(foreign.ok()) << foreign.error().ToString();
+  graph_ascend::testing::NoNewThreads limit;
+  ASSERT_TRUE(limit.ok());
+  EXPECT_THROW(std::thread([] {}).join(), std::system_error);  // the limit holds
+  auto opened = foreign->Converted(db, "");
+  ASSERT_TRUE(opened.ok()) << opened.error().ToString();
+  ASSERT_NE(opened->details, nullptr) << "an index-only file and its fill";
+  auto file = GraphFile::Open(opened->path, "compare.vis.db", {}, DetailsOf(opened->details, db, "compare.vis.db"));
+  ASSERT_TRUE(file.ok()) << file.error().ToString();
+  foreign->StartFill(*opened);
+  auto whole = opened->details->Wait();
+  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+  int32_t all_reduce = (*file)->side(vis::SIDE_NPU)->Find("Distributed.all_reduce.0.forward");
+  ASSERT_GE(all_reduce, 0);
+  auto detail = (*file)->Detail(vis::SIDE_NPU, static_cast<uint32_t>(all_reduce));
+  ASSERT_TRUE(detail.ok()) << detail.error().ToString();
+  EXPECT_GT(detail->input_size(), 0);
+}
+
+// The fill out of memory, for real: a child process opens a graph hierarchy
+// first, then lowers its address-space limit to what it uses plus a margin,
+// from none (no thread can start: the fill runs on the caller's thread) to a
+// few tens of MiB (the fill's thread starts and its allocations fail), and
+// starts the fill. Each child must get an answer from Wait(), the whole file
+// or an error, and end normally: an exception on the fill's thread
+// (std::bad_alloc) or from StartFill (std::system_error) would abort it.
+TEST(ForeignFilesOpen, AFillOutOfMemoryIsAnErrorOfTheDetailsNotAnAbort) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "an address-space limit and AddressSanitizer's shadow memory do not mix";
+#else
+  TempDir logs, cache;
+  const std::string db = logs.Join("compare.vis.db");
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), db);
+  int errors = 0, answers = 0;
+  for (size_t mib : {0, 1, 2, 4, 8, 10, 12, 16, 24, 32, 48, 64, 96}) {
+    SCOPED_TRACE(std::to_string(mib) + " MiB above what the process uses");
+    int out[2];
+    ASSERT_EQ(pipe(out), 0);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(out[0]);
+      auto foreign = ForeignFiles::Open(cache.Join("c" + std::to_string(mib)), logs.path());
+      if (!foreign.ok()) _exit(10);
+      auto opened = foreign->Converted(db, "");
+      if (!opened.ok() || opened->details == nullptr) _exit(11);
+      long pages = 0;
+      FILE* statm = fopen("/proc/self/statm", "r");
+      if (statm == nullptr || fscanf(statm, "%ld", &pages) != 1) _exit(12);
+      fclose(statm);
+      rlimit lim;
+      getrlimit(RLIMIT_AS, &lim);
+      rlimit low = lim;
+      low.rlim_cur = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (mib << 20);
+      if (setrlimit(RLIMIT_AS, &low) != 0) _exit(13);
+      Result<std::string> whole = Error{};
+      try {
+        foreign->StartFill(*opened);
+        whole = opened->details->Wait();
+      } catch (const std::bad_alloc&) {
+        _exit(3);  // this (the test's) thread's own copy of the answer failed: no verdict
+      }
+      setrlimit(RLIMIT_AS, &lim);
+      std::string said = whole.ok() ? "ok" : whole.error().ToString();
+      (void)!write(out[1], said.data(), said.size());
+      _exit(whole.ok() ? 0 : 1);
+    }
+    close(out[1]);
+    std::string said;
+    char buf[4096];
+    for (ssize_t n; (n = read(out[0], buf, sizeof(buf))) > 0;) said.append(buf, static_cast<size_t>(n));
+    close(out[0]);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "died of signal " << WTERMSIG(status);
+    int code = WEXITSTATUS(status);
+    ASSERT_TRUE(code == 0 || code == 1 || code == 3) << "exit " << code << ": " << said;
+    answers += code != 3;
+    if (code == 1) {
+      ++errors;
+      EXPECT_FALSE(said.empty());
+    }
+  }
+  EXPECT_GT(answers, 0);
+  EXPECT_GT(errors, 0) << "the limit never made the fill fail";
+#endif
 }
 
 TEST(ForeignFilesOpen, CacheInsideTheLogDirectoryIsRefused) {

@@ -8,9 +8,12 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "../builder/cli_runner.h"
+#include "../builder/thread_limit.h"
 #include "graph_service.h"
 #include "rank_overview.h"
 #include "service_fixture.h"
@@ -231,6 +234,38 @@ TEST_F(RankOverviewTest, RefusesBuildsAndUnknownFiles) {
   grpc::Status st = Overview(files[0], &reply);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_NE(st.error_message().find("build"), std::string::npos) << st.error_message();
+}
+
+// A run of more ranks than one thread reads alone (64) starts reader
+// threads; when none can be started (a thread limit) this thread reads them
+// all (issue 17, 1c: std::system_error escaped the overview).
+TEST_F(RankOverviewTest, ARunOfManyRanksIsReadWhenNoThreadCanBeStarted) {
+  Build("dist_gloo", "job");
+  std::vector<std::string> built = Files("job");
+  ASSERT_FALSE(built.empty());
+  // 70 ranks of one step: copies of the built rank 0 under batch names.
+  std::filesystem::create_directories(logdir_ + "/many");
+  for (int r = 0; r < 70; ++r) {
+    std::filesystem::copy_file(logdir_ + "/" + built[0],
+                               logdir_ + "/many/compare_step0_rank" + std::to_string(r) + "_20250101000000.vis");
+  }
+  auto logdir = LogDir::Open(logdir_);
+  ASSERT_TRUE(logdir.ok()) << logdir.error().ToString();
+  std::vector<RunEntry> runs = logdir->ListRuns();
+  OverviewCache cache;
+  Result<std::shared_ptr<const OverviewReply>> reply = Error{};
+  {
+    graph_ascend::testing::NoNewThreads limit;
+    ASSERT_TRUE(limit.ok());
+    EXPECT_THROW(std::thread([] {}).join(), std::system_error);  // the limit holds
+    reply = cache.Get(*logdir, runs, "many/compare_step0_rank5_20250101000000.vis");
+  }
+  ASSERT_TRUE(reply.ok()) << reply.error().ToString();
+  ASSERT_EQ((*reply)->cells_size(), 70);
+  for (const OverviewCell& c : (*reply)->cells()) {
+    EXPECT_EQ(c.error(), "") << c.file();
+    EXPECT_TRUE(c.counted()) << c.file();
+  }
 }
 
 }  // namespace

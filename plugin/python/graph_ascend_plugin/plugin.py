@@ -290,20 +290,10 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
 
     def _stream(self, name, req):
         """Newline-delimited JSON: one reply message per line; an error ends the stream with {"error": ...}."""
-        for attempt in range(server_process.CALL_ATTEMPTS):
-            proc = None
-            try:
-                replies, proc = self._server.stream(name, req)
-                first = next(replies)  # errors before the first message still get an HTTP status
-                break
-            except StopIteration:
-                return _respond("", content_type="application/x-ndjson")
-            except (grpc.RpcError, ValueError) as e:
-                if attempt + 1 < server_process.CALL_ATTEMPTS and server_process.retryable(e, proc):
-                    continue
-                if isinstance(e, ValueError):
-                    raise server_process.ServerUnavailable("graph-ascend-server restarted during the call") from e
-                raise
+        # Errors before the first message still get an HTTP status; restarts before it are retried.
+        first, replies = self._server.open_stream(name, req)
+        if first is None:
+            return _respond("", content_type="application/x-ndjson")
 
         def lines():
             yield (_to_json(first) + "\n").encode()

@@ -157,6 +157,26 @@ class ServerProcess:
         stub, proc = self._live()
         return getattr(stub, method)(request, timeout=timeout), proc
 
+    def open_stream(self, method: str, request, timeout: float = CALL_TIMEOUT_S):
+        """Starts a server-streaming RPC and reads its first message, sending it again to a fresh server each
+        time the one it went to died or was replaced before that message (at most CALL_ATTEMPTS sends), as
+        call() does. Returns (first, rest): first is None for a stream without messages. A server lost after
+        the first message ends `rest` with its error: what was sent cannot be taken back."""
+        for attempt in range(CALL_ATTEMPTS):
+            proc = None
+            try:
+                replies, proc = self.stream(method, request, timeout=timeout)
+                return next(replies), replies
+            except StopIteration:
+                return None, iter(())
+            except (grpc.RpcError, ValueError) as e:
+                if attempt + 1 < CALL_ATTEMPTS and retryable(e, proc):
+                    continue
+                if isinstance(e, ValueError):
+                    raise ServerUnavailable("graph-ascend-server restarted during the call") from e
+                raise
+        raise AssertionError("unreachable")
+
     def _watch(self) -> None:
         """Health-checks the server: restarts it when it died; kills one that has not answered for
         HUNG_SECONDS (and is not stopped) so that it is restarted. Pauses grow while it does not answer."""

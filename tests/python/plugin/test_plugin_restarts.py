@@ -7,6 +7,7 @@ import signal
 import threading
 import time
 
+import grpc
 import pytest
 from plugin_harness import TensorBoard, process_alive, rel, wait_until
 
@@ -82,10 +83,11 @@ def test_a_call_that_meets_two_restarts_is_answered(logdir, plugin_installed, st
     server = server_process.ServerProcess(str(logdir))
     killed = []
     live = server._live
+    caller = threading.current_thread()  # the watchdog's own restarts go through unharmed
 
     def live_then_kill():
         stub, proc = live()
-        if len(killed) < 2:
+        if threading.current_thread() is caller and len(killed) < 2:
             proc.kill()
             proc.wait()
             killed.append(proc.pid)
@@ -98,6 +100,66 @@ def test_a_call_that_meets_two_restarts_is_answered(logdir, plugin_installed, st
         assert len(killed) == 2 and server.starts == 3
         assert server.pid not in killed and process_alive(server.pid)
         assert reply["file"] == stats
+    finally:
+        server.close()
+
+
+def test_a_stream_that_meets_two_restarts_is_answered(logdir, plugin_installed, stats):
+    """The streaming path (OpenFile, as the page opens a file, plugin.py `_stream`): killed twice between
+    choosing a server and reading the first message, the stream is opened again on each new server and
+    the page gets every message, the last one the open file's info."""
+    from graph_ascend_plugin import server_process
+    from graph_ascend_plugin._proto import graph_service_pb2
+
+    server = server_process.ServerProcess(str(logdir))
+    killed = []
+    live = server._live
+    caller = threading.current_thread()  # the watchdog's own restarts go through unharmed
+
+    def live_then_kill():
+        stub, proc = live()
+        if threading.current_thread() is caller and len(killed) < 2:
+            proc.kill()
+            proc.wait()
+            killed.append(proc.pid)
+        return stub, proc
+
+    server._live = live_then_kill
+    try:
+        first, rest = server.open_stream("OpenFile", graph_service_pb2.FileRequest(file=stats))
+        messages = [first, *rest]
+        assert len(killed) == 2 and server.starts == 3
+        assert server.pid not in killed and process_alive(server.pid)
+        assert messages[-1].done and messages[-1].info.file == stats
+        assert all(0 <= m.fraction <= 1 for m in messages)
+    finally:
+        server.close()
+
+
+def test_a_stream_gives_up_after_call_attempts_sends(logdir, plugin_installed, stats):
+    """A server killed before every send: after CALL_ATTEMPTS sends the stream gives up with the gRPC error
+    (the route answers it as an HTTP error), it does not loop."""
+    from graph_ascend_plugin import server_process
+    from graph_ascend_plugin._proto import graph_service_pb2
+
+    server = server_process.ServerProcess(str(logdir))
+    live = server._live
+    caller, sends = threading.current_thread(), []
+
+    def live_then_kill():
+        stub, proc = live()
+        if threading.current_thread() is caller:
+            sends.append(proc.pid)
+            proc.kill()
+            proc.wait()
+        return stub, proc
+
+    server._live = live_then_kill
+    try:
+        with pytest.raises(grpc.RpcError) as e:
+            server.open_stream("OpenFile", graph_service_pb2.FileRequest(file=stats))
+        assert e.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+        assert len(sends) == server_process.CALL_ATTEMPTS
     finally:
         server.close()
 
