@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/parallel.h"
+#include "vis/detail_wire.h"
 #include "vis/protobuf_log.h"
 #include "vis/vis_file.h"
 
@@ -181,12 +182,27 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
           FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
           req.compare_pair(n, &d, peer);
         }
-        size_t size = d.ByteSizeLong();
-        r.bytes.push_back(0x12);
-        AppendVarint(size, &r.bytes);
-        size_t at = r.bytes.size();
-        r.bytes.resize(at + size);
-        d.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(r.bytes.data() + at));
+        size_t size;
+        if (!AppendDetailWire(d, 2, &r.bytes, &size)) {
+          size = d.ByteSizeLong();
+          r.bytes.push_back(0x12);
+          AppendVarint(size, &r.bytes);
+          size_t at = r.bytes.size();
+          r.bytes.resize(at + size);
+          d.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(r.bytes.data() + at));
+        }
+#ifdef GA_CHECK_DETAIL_WIRE
+        {
+          std::string want;
+          want.push_back(0x12);
+          AppendVarint(d.ByteSizeLong(), &want);
+          want += d.SerializeAsString();
+          if (r.bytes.size() < want.size() || r.bytes.compare(r.bytes.size() - want.size(), want.size(), want) != 0) {
+            fprintf(stderr, "DETAIL WIRE MISMATCH node %u\n", n);
+            abort();
+          }
+        }
+#endif
         r.end.push_back(r.bytes.size());
         r.size.push_back(size);
       }

@@ -297,7 +297,7 @@ Status VisReader::ReadFrame(const SectionRef& ref, std::string* frame) const {
   return ReadAt(fd_, path_, ref.offset(), frame->size(), frame->data());
 }
 
-Status VisReader::ReadSection(const SectionRef& ref, google::protobuf::MessageLite* msg) const {
+Status VisReader::ReadRaw(const SectionRef& ref, std::string* plain) const {
   std::string packed;
   GA_RETURN_IF_ERROR(ReadFrame(ref, &packed));
   unsigned long long raw = ZSTD_getFrameContentSize(packed.data(), packed.size());
@@ -305,13 +305,19 @@ Status VisReader::ReadSection(const SectionRef& ref, google::protobuf::MessageLi
       (ref.raw_size() != 0 && raw != ref.raw_size())) {
     return MakeError(path_, ByteWhere(ref.offset()), std::string("damaged ") + KindName(ref.kind()) + " section");
   }
-  std::string plain(raw, '\0');
-  size_t n = ZSTD_decompress(plain.data(), plain.size(), packed.data(), packed.size());
+  plain->assign(raw, '\0');
+  size_t n = ZSTD_decompress(plain->data(), plain->size(), packed.data(), packed.size());
   if (ZSTD_isError(n) || n != raw) {
     return MakeError(path_, ByteWhere(ref.offset()), std::string("damaged ") + KindName(ref.kind()) +
                                                          " section (zstd: " +
                                                          (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size") + ")");
   }
+  return Status::Ok();
+}
+
+Status VisReader::ReadSection(const SectionRef& ref, google::protobuf::MessageLite* msg) const {
+  std::string plain;
+  GA_RETURN_IF_ERROR(ReadRaw(ref, &plain));
   ProtobufLogCapture log;
   if (!msg->ParseFromString(plain)) {
     std::string problem = log.Take();

@@ -40,6 +40,11 @@ inline constexpr uint32_t kDetailBlockNodes = 128;
 inline constexpr size_t kDetailBlockBytes = 1u << 20;
 inline constexpr uint32_t kStackChunk = 4096;
 
+// zstd level of every section. 1, not zstd's default 3: level 3 cost about
+// twice the CPU for files about 5 % smaller (docs/PERFORMANCE.md); readers do
+// not depend on the level.
+inline constexpr int kZstdLevel = 1;
+
 // Whether a detail block of `nodes` nodes and `bytes` serialized bytes is
 // written out (the next node starts a new block). One rule for every writer,
 // so a rewritten file blocks its details as the first writer did.
@@ -68,7 +73,7 @@ class SectionPacker {
 class VisWriter {
  public:
   // Creates "<path>.tmp-<pid>" in the target's directory.
-  static Result<std::unique_ptr<VisWriter>> Create(const std::string& path, int zstd_level = 3);
+  static Result<std::unique_ptr<VisWriter>> Create(const std::string& path, int zstd_level = kZstdLevel);
   ~VisWriter();  // removes the temporary file unless committed
 
   VisWriter(const VisWriter&) = delete;
@@ -150,6 +155,8 @@ class VisReader {
   // The checkpoint similarity (SECTION_CKPT); empty when the file has none.
   Result<CkptSimilarity> ReadCkpt() const;
 
+  // Decompresses one section: its serialized message.
+  Status ReadRaw(const SectionRef& ref, std::string* plain) const;
   // Decompresses and parses one section.
   Status ReadSection(const SectionRef& ref, google::protobuf::MessageLite* msg) const;
   // The zstd frame of one section, as stored.

@@ -1,0 +1,21 @@
+// NodeDetail's wire form written without protobuf's serializer, for the
+// compare-and-write loop (vis/graph_writer): the same bytes protobuf would
+// write (fields in number order, proto3 defaults left out), about three
+// times cheaper since sizes are not cached in the messages and strings are
+// checked for UTF-8 by a word-wide ASCII scan.
+#pragma once
+
+#include <string>
+
+#include "vis.pb.h"
+
+namespace graph_ascend::vis {
+
+// Appends `d` as a length-delimited field `field` (< 16) of its parent
+// message and returns true, with the detail's own size in `*size`. Returns
+// false, appending nothing, for what it leaves to protobuf: a detail with
+// suggestions (a map, whose order protobuf decides) or with a string that is
+// not plain ASCII (protobuf checks and reports invalid UTF-8).
+bool AppendDetailWire(const NodeDetail& d, int field, std::string* out, size_t* size);
+
+}  // namespace graph_ascend::vis
