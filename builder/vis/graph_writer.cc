@@ -191,18 +191,6 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
           r.bytes.resize(at + size);
           d.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(r.bytes.data() + at));
         }
-#ifdef GA_CHECK_DETAIL_WIRE
-        {
-          std::string want;
-          want.push_back(0x12);
-          AppendVarint(d.ByteSizeLong(), &want);
-          want += d.SerializeAsString();
-          if (r.bytes.size() < want.size() || r.bytes.compare(r.bytes.size() - want.size(), want.size(), want) != 0) {
-            fprintf(stderr, "DETAIL WIRE MISMATCH node %u\n", n);
-            abort();
-          }
-        }
-#endif
         r.end.push_back(r.bytes.size());
         r.size.push_back(size);
       }

@@ -9,6 +9,7 @@
 
 #include "graph/graph_builder.h"
 #include "test_files.h"
+#include "vis/detail_wire.h"
 #include "vis/graph_writer.h"
 
 namespace graph_ascend::vis {
@@ -162,6 +163,86 @@ TEST(FillDetailTest, RefillingGivesWhatAFreshDetailGets) {
     for (Item& it : *reused.mutable_output()) it.add_metric()->set_name("Max diff");
   }
   EXPECT_GT(items, 1000u) << "the sample's nodes have items";
+}
+
+}  // namespace
+}  // namespace graph_ascend::vis
+
+namespace graph_ascend::vis {
+namespace {
+
+// AppendDetailWire writes what protobuf writes: field 2 of a NodeDetailBlock.
+std::string ProtobufField2(const NodeDetail& d) {
+  NodeDetailBlock block;
+  *block.add_detail() = d;
+  return block.SerializeAsString();
+}
+
+std::string Wire(const NodeDetail& d, bool* used = nullptr) {
+  std::string out;
+  size_t size = 0;
+  bool ok = AppendDetailWire(d, 2, &out, &size);
+  if (used != nullptr) *used = ok;
+  if (ok) EXPECT_EQ(size, d.ByteSizeLong());
+  return out;
+}
+
+TEST(DetailWireTest, SameBytesAsProtobuf) {
+  std::vector<NodeDetail> cases(4);
+  cases[1].set_stack_id(-1);
+  NodeDetail& d = cases[2];
+  d.set_stack_id(300);
+  for (int side = 0; side < 2; ++side) {
+    for (int k = 0; k < 3; ++k) {
+      Item* it = side == 0 ? d.add_input() : d.add_output();
+      it->set_key(k == 0 ? "" : std::string(k * 90, 'k'));
+      it->set_state(static_cast<ItemState>(k + side));
+      it->set_is_null(k == 1);
+      Field* f = it->add_field();
+      f->set_name("Max");
+      f->mutable_value()->set_number(k == 0 ? -0.0 : std::nan(""));
+      it->add_field()->mutable_value()->set_text("");
+      it->add_field()->mutable_value()->set_integer(-5 + k);
+      it->add_field()->mutable_value()->set_null(true);
+      it->add_field()->mutable_value()->set_boolean(false);
+      it->add_field()->mutable_value()->set_json(std::string(200, '['));
+      it->add_field()->set_name("no value");
+      Metric* m = it->add_metric();
+      m->set_name("Max diff");
+      m->set_text(k == 2 ? "" : "1.5");
+      m->set_value(k == 0 ? -0.0 : (k == 1 ? 0.0 : 1e300));
+      m->set_has_value(k != 1);
+    }
+  }
+  DistributedLink* l = d.add_distributed();
+  l->set_communications_type("send");
+  l->set_rank(-2);
+  l->set_peer_node("Distributed.recv.0.forward");
+  l->set_peer_index("0.5");
+  d.add_distributed();
+  d.set_distributed_is_list(true);
+  d.add_parallel_merge_info("rank 0");
+  d.add_parallel_merge_info("");
+  d.set_md5_result("pass");
+  cases[3].add_output()->set_key(std::string(20000, 'x'));
+  for (const NodeDetail& c : cases) {
+    bool used = false;
+    std::string wire = Wire(c, &used);
+    EXPECT_TRUE(used);
+    EXPECT_EQ(wire, ProtobufField2(c));
+  }
+}
+
+TEST(DetailWireTest, LeavesNonAsciiAndSuggestionsToProtobuf) {
+  NodeDetail d;
+  d.add_input()->set_key("caf\xc3\xa9");
+  bool used = true;
+  EXPECT_TRUE(Wire(d, &used).empty());
+  EXPECT_FALSE(used);
+  NodeDetail s;
+  (*s.mutable_suggestions())["a"] = "b";
+  EXPECT_TRUE(Wire(s, &used).empty());
+  EXPECT_FALSE(used);
 }
 
 }  // namespace
