@@ -28,27 +28,31 @@ uint64_t DoubleBits(double v) {
   return bits;
 }
 
-bool IsAscii(const std::string& s) {
+// The high bits of every byte of `s`, OR-ed into `any`.
+void OrBytes(const std::string& s, uint64_t* any) {
   const char* p = s.data();
   size_t n = s.size();
-  uint64_t any = 0;
+  uint64_t acc = 0;
   for (; n >= 8; p += 8, n -= 8) {
     uint64_t w;
     memcpy(&w, p, 8);
-    any |= w;
+    acc |= w;
   }
-  for (; n > 0; ++p, --n) any |= static_cast<unsigned char>(*p);
-  return (any & 0x8080808080808080ull) == 0;
+  for (; n > 0; ++p, --n) acc |= static_cast<unsigned char>(*p);
+  *any |= acc;
 }
 
-// Sizes. Every field number here is below 16: tags take one byte. A string
-// that is not plain ASCII makes `ascii` false (the caller leaves the detail to
-// protobuf).
+// Sizes, computed once per detail in the order Writer needs them: an item's
+// size, then per field its size and its value's, then per metric its size.
+// Every field number here is below 16: tags take one byte. The bytes of every
+// string are OR-ed into `any`: a high bit means a string that is not plain
+// ASCII (the caller leaves the detail to protobuf).
 struct Sizer {
-  bool ascii = true;
+  uint64_t any = 0;
+  std::vector<size_t>* sizes;
 
   size_t String(const std::string& s) {
-    ascii = ascii && IsAscii(s);
+    OrBytes(s, &any);
     return 1 + VarintSize(s.size()) + s.size();
   }
   size_t Optional(const std::string& s) { return s.empty() ? 0 : String(s); }
@@ -67,34 +71,48 @@ struct Sizer {
     return 0;
   }
   size_t Field(const vis::Field& f) {
+    size_t at = sizes->size();
+    sizes->push_back(0);
     size_t n = Optional(f.name());
-    if (f.has_value()) n += Delimited(Value(f.value()));
+    if (f.has_value()) {
+      size_t v = Value(f.value());
+      sizes->push_back(v);
+      n += Delimited(v);
+    }
+    (*sizes)[at] = n;
     return n;
   }
   size_t Metric(const vis::Metric& m) {
     size_t n = Optional(m.name()) + Optional(m.text());
     if (DoubleBits(m.value()) != 0) n += 9;
     if (m.has_value()) n += 2;
+    sizes->push_back(n);
     return n;
   }
   size_t Item(const vis::Item& it) {
+    size_t at = sizes->size();
+    sizes->push_back(0);
     size_t n = Optional(it.key());
     if (it.state() != 0) n += 1 + VarintSize(Int32Bits(it.state()));
     if (it.is_null()) n += 2;
     for (const vis::Field& f : it.field()) n += Delimited(Field(f));
     for (const vis::Metric& m : it.metric()) n += Delimited(Metric(m));
+    (*sizes)[at] = n;
     return n;
   }
   size_t Link(const DistributedLink& l) {
     size_t n = Optional(l.communications_type());
     if (l.rank() != 0) n += 1 + VarintSize(Int32Bits(l.rank()));
-    return n + Optional(l.peer_node()) + Optional(l.peer_index());
+    n += Optional(l.peer_node()) + Optional(l.peer_index());
+    sizes->push_back(n);
+    return n;
   }
 };
 
-// Writes into a buffer sized by Sizer.
+// Writes into a buffer of the size Sizer gave, taking the sizes it recorded in order.
 struct Writer {
   uint8_t* p;
+  const size_t* size;
 
   void Tag(uint32_t field, uint32_t type) { *p++ = static_cast<uint8_t>(field << 3 | type); }
   void Varint(uint64_t v) {
@@ -103,6 +121,10 @@ struct Writer {
       v >>= 7;
     }
     *p++ = static_cast<uint8_t>(v);
+  }
+  void Length(uint32_t field) {
+    Tag(field, kDelimited);
+    Varint(*size++);
   }
   void Fixed64(uint32_t field, double v) {
     Tag(field, kFixed64);
@@ -140,9 +162,7 @@ struct Writer {
   void Field(const vis::Field& f) {
     Optional(1, f.name());
     if (f.has_value()) {
-      Sizer s;
-      Tag(2, kDelimited);
-      Varint(s.Value(f.value()));
+      Length(2);
       Value(f.value());
     }
   }
@@ -160,15 +180,11 @@ struct Writer {
     }
     if (it.is_null()) Bool(3, true);
     for (const vis::Field& f : it.field()) {
-      Sizer s;
-      Tag(4, kDelimited);
-      Varint(s.Field(f));
+      Length(4);
       Field(f);
     }
     for (const vis::Metric& m : it.metric()) {
-      Sizer s;
-      Tag(5, kDelimited);
-      Varint(s.Metric(m));
+      Length(5);
       Metric(m);
     }
   }
@@ -187,45 +203,39 @@ struct Writer {
 
 bool AppendDetailWire(const NodeDetail& d, int field, std::string* out, size_t* size) {
   if (!d.suggestions().empty()) return false;
-  // The items' sizes, computed once: each is needed for its length prefix.
-  thread_local std::vector<size_t> item_sizes;
-  item_sizes.clear();
-  Sizer s;
+  thread_local std::vector<size_t> sizes;
+  sizes.clear();
+  Sizer s{0, &sizes};
   size_t n = 0;
   for (const auto* items : {&d.input(), &d.output()}) {
-    for (const Item& it : *items) {
-      item_sizes.push_back(s.Item(it));
-      n += Sizer::Delimited(item_sizes.back());
-    }
+    for (const Item& it : *items) n += Sizer::Delimited(s.Item(it));
   }
   if (d.stack_id() != 0) n += 1 + VarintSize(Int32Bits(d.stack_id()));
   for (const DistributedLink& l : d.distributed()) n += Sizer::Delimited(s.Link(l));
   if (d.distributed_is_list()) n += 2;
   for (const std::string& line : d.parallel_merge_info()) n += s.String(line);
   n += s.Optional(d.md5_result());
-  if (!s.ascii) return false;
+  if ((s.any & 0x8080808080808080ull) != 0) return false;
 
   size_t at = out->size();
   out->resize(at + 1 + VarintSize(n) + n);
-  Writer w{reinterpret_cast<uint8_t*>(out->data() + at)};
+  Writer w{reinterpret_cast<uint8_t*>(out->data() + at), sizes.data()};
   w.Tag(static_cast<uint32_t>(field), kDelimited);
   w.Varint(n);
-  size_t k = 0;
-  for (uint32_t number : {1u, 2u}) {
-    for (const Item& it : number == 1 ? d.input() : d.output()) {
-      w.Tag(number, kDelimited);
-      w.Varint(item_sizes[k++]);
-      w.Item(it);
-    }
+  for (const Item& it : d.input()) {
+    w.Length(1);
+    w.Item(it);
+  }
+  for (const Item& it : d.output()) {
+    w.Length(2);
+    w.Item(it);
   }
   if (d.stack_id() != 0) {
     w.Tag(3, kVarint);
     w.Varint(Int32Bits(d.stack_id()));
   }
   for (const DistributedLink& l : d.distributed()) {
-    Sizer ls;
-    w.Tag(5, kDelimited);
-    w.Varint(ls.Link(l));
+    w.Length(5);
     w.Link(l);
   }
   if (d.distributed_is_list()) w.Bool(6, true);
