@@ -245,4 +245,140 @@ bool AppendDetailWire(const NodeDetail& d, int field, std::string* out, size_t* 
   return true;
 }
 
+namespace {
+
+size_t ViewField(std::string_view v) { return 1 + VarintSize(v.size()) + v.size(); }
+
+void OrView(std::string_view s, uint64_t* any) {
+  const char* p = s.data();
+  size_t n = s.size();
+  uint64_t acc = 0;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    acc |= w;
+  }
+  for (; n > 0; ++p, --n) acc |= static_cast<unsigned char>(*p);
+  *any |= acc;
+}
+
+// A dump value as SetValue stores it in a vis::Value: its wire size.
+size_t DumpValueSize(const StringPool& pool, const dump::Value& v, uint64_t* any) {
+  switch (v.kind) {
+    case dump::ValueKind::kNull:
+    case dump::ValueKind::kBool: return 2;
+    case dump::ValueKind::kInteger: return 1 + VarintSize(static_cast<uint64_t>(v.integer));
+    case dump::ValueKind::kNumber: return 9;
+    case dump::ValueKind::kString:
+    case dump::ValueKind::kJson: {
+      std::string_view t = pool.Get(v.string);
+      OrView(t, any);
+      return ViewField(t);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size) {
+  const graph::Graph& g = *side.graph;
+  if (node < side.distributed_first.size() && side.distributed_first[node] != graph::kNoNode) return false;
+  if (!side.parallel_merge_info.empty() && side.parallel_merge_info.count(node) != 0) return false;
+  const StringPool& pool = *side.pool;
+  const dump::DumpData& d = side.dump;
+  int32_t stack_id = g.stack[node];
+  // Per item its size, then per field its size and its value's.
+  thread_local std::vector<size_t> sizes;
+  sizes.clear();
+  uint64_t any = 0;
+  size_t n = 0;
+  const dump::DumpEntry* e = g.entry[node] == graph::kNoNode ? nullptr : &d.entries[g.entry[node]];
+  std::string_view name = g.Name(node);
+  uint32_t items = e == nullptr ? 0 : e->input_count + e->output_count;
+  if (items > 0) OrView(name, &any);
+  for (uint32_t k = 0; k < items; ++k) {
+    const dump::DumpItem& it = d.items[e->first_item + k];
+    std::string_view key = pool.Get(it.key);
+    OrView(key, &any);
+    size_t key_size = (it.flags & dump::kItemFullKey) ? key.size() : name.size() + key.size();
+    size_t at = sizes.size();
+    sizes.push_back(0);
+    size_t m = key_size == 0 ? 0 : 1 + VarintSize(key_size) + key_size;
+    if (it.state != dump::ItemState::kInput) m += 1 + VarintSize(Int32Bits(static_cast<int32_t>(it.state)));
+    if (it.flags & dump::kItemNull) m += 2;
+    for (uint32_t f = 0; f < it.field_count; ++f) {
+      const dump::Field& in = d.fields[it.first_field + f];
+      std::string_view field_name = pool.Get(in.name);
+      OrView(field_name, &any);
+      size_t v = DumpValueSize(pool, in.value, &any);
+      size_t fs = (field_name.empty() ? 0 : ViewField(field_name)) + Sizer::Delimited(v);
+      sizes.push_back(fs);
+      sizes.push_back(v);
+      m += Sizer::Delimited(fs);
+    }
+    sizes[at] = m;
+    n += Sizer::Delimited(m);
+  }
+  if (stack_id != 0) n += 1 + VarintSize(Int32Bits(stack_id));
+  if ((any & 0x8080808080808080ull) != 0) return false;
+
+  size_t at = out->size();
+  out->resize(at + 1 + VarintSize(n) + n);
+  Writer w{reinterpret_cast<uint8_t*>(out->data() + at), sizes.data()};
+  w.Tag(static_cast<uint32_t>(field), kDelimited);
+  w.Varint(n);
+  auto view = [&w](uint32_t number, std::string_view v) {
+    w.Tag(number, kDelimited);
+    w.Varint(v.size());
+    memcpy(w.p, v.data(), v.size());
+    w.p += v.size();
+  };
+  for (uint32_t k = 0; k < items; ++k) {
+    const dump::DumpItem& it = d.items[e->first_item + k];
+    w.Length(k < e->input_count ? 1 : 2);
+    std::string_view key = pool.Get(it.key);
+    if (it.flags & dump::kItemFullKey) {
+      if (!key.empty()) view(1, key);
+    } else if (name.size() + key.size() > 0) {
+      w.Tag(1, kDelimited);
+      w.Varint(name.size() + key.size());
+      memcpy(w.p, name.data(), name.size());
+      w.p += name.size();
+      memcpy(w.p, key.data(), key.size());
+      w.p += key.size();
+    }
+    if (it.state != dump::ItemState::kInput) {
+      w.Tag(2, kVarint);
+      w.Varint(Int32Bits(static_cast<int32_t>(it.state)));
+    }
+    if (it.flags & dump::kItemNull) w.Bool(3, true);
+    for (uint32_t f = 0; f < it.field_count; ++f) {
+      const dump::Field& in = d.fields[it.first_field + f];
+      w.Length(4);
+      std::string_view field_name = pool.Get(in.name);
+      if (!field_name.empty()) view(1, field_name);
+      w.Length(2);
+      const dump::Value& v = in.value;
+      switch (v.kind) {
+        case dump::ValueKind::kNull: w.Bool(1, true); break;
+        case dump::ValueKind::kBool: w.Bool(2, v.boolean); break;
+        case dump::ValueKind::kInteger:
+          w.Tag(3, kVarint);
+          w.Varint(static_cast<uint64_t>(v.integer));
+          break;
+        case dump::ValueKind::kNumber: w.Fixed64(4, v.number); break;
+        case dump::ValueKind::kString: view(5, pool.Get(v.string)); break;
+        case dump::ValueKind::kJson: view(6, pool.Get(v.string)); break;
+      }
+    }
+  }
+  if (stack_id != 0) {
+    w.Tag(3, kVarint);
+    w.Varint(Int32Bits(stack_id));
+  }
+  *size = n;
+  return true;
+}
+
 }  // namespace graph_ascend::vis

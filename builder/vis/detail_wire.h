@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "graph/graph_builder.h"
 #include "vis.pb.h"
 
 namespace graph_ascend::vis {
@@ -17,5 +18,12 @@ namespace graph_ascend::vis {
 // suggestions (a map, whose order protobuf decides) or with a string that is
 // not plain ASCII (protobuf checks and reports invalid UTF-8).
 bool AppendDetailWire(const NodeDetail& d, int field, std::string* out, size_t* size);
+
+// The same for the detail FillDetail(side, node) would make, read straight from
+// the side's dump (for details nothing is compared into: the Bench side, builds,
+// unmatched nodes). Returns false, appending nothing, for a node with
+// distributed links or parallel-merge lines, or with a string that is not plain
+// ASCII: the caller goes through FillDetail.
+bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size);
 
 }  // namespace graph_ascend::vis

@@ -177,12 +177,18 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
       NodeDetail d, peer;
       ProtobufLogCapture log;
       for (uint32_t n = a; n < b; ++n) {
+        size_t size;
+        bool compared = comparing && g.matched[n] != graph::kNoNode;
+        if (!compared && AppendSideDetailWire(*side, n, 2, &r.bytes, &size)) {
+          r.end.push_back(r.bytes.size());
+          r.size.push_back(size);
+          continue;
+        }
         FillDetail(*side, n, &d);
-        if (comparing && g.matched[n] != graph::kNoNode) {
+        if (compared) {
           FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
           req.compare_pair(n, &d, peer);
         }
-        size_t size;
         if (!AppendDetailWire(d, 2, &r.bytes, &size)) {
           size = d.ByteSizeLong();
           r.bytes.push_back(0x12);
