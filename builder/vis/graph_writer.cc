@@ -137,9 +137,8 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
   int fill_threads = comparing && req.serial_compare ? 1 : threads;
   std::vector<SerializedRange> ranges(threads);
   std::vector<PackedBlock> blocks;
-  // The block being cut: its first node and the (node, range, index) of its
-  // details, which may span windows; `pending` holds the details of the
-  // part that came from earlier windows.
+  // The block being cut, which may span windows: its first node, its node
+  // count and detail bytes, and in `pending` its serialized form so far.
   std::string pending;
   uint32_t block_first = 0, block_count = 0;
   size_t block_bytes = 0;
@@ -148,12 +147,10 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
     PackedBlock& b = blocks.back();
     b.first = block_first;
     b.count = block_count;
-    if (block_first != 0) {
-      b.raw.push_back(0x08);
-      AppendVarint(block_first, &b.raw);
-    }
-    b.raw += pending;
-    pending.clear();
+    size_t last = pending.size();
+    b.raw = std::move(pending);
+    pending = std::string();
+    pending.reserve(last + last / 4);  // blocks are alike: grow once at most
     block_count = 0;
     block_bytes = 0;
     return b;
@@ -213,7 +210,13 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
       size_t begin = 0;
       uint32_t a = std::min(w1, w0 + t * per);
       for (size_t k = 0; k < r.end.size(); ++k) {
-        if (block_count == 0) block_first = a + static_cast<uint32_t>(k);
+        if (block_count == 0) {
+          block_first = a + static_cast<uint32_t>(k);
+          if (block_first != 0) {
+            pending.push_back(0x08);
+            AppendVarint(block_first, &pending);
+          }
+        }
         pending.append(r.bytes, begin, r.end[k] - begin);
         begin = r.end[k];
         ++block_count;
