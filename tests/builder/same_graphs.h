@@ -1,8 +1,9 @@
 // Whether two .vis files (or two output folders) hold the same graph content:
 // the same sections in the same order with the same serialized bytes (the
-// compressed bytes may differ: another zstd level or version), except FileMeta's created_unix and the recorded argv (when and how the file
-// was written). Output folders must hold the same file names once the
-// 14-digit time stamps are set aside, and nothing else.
+// compressed bytes may differ: another zstd level or version), except
+// FileMeta's created_unix and the recorded argv (when and how the file was
+// written). Output folders must hold the same file names once the 14-digit
+// time stamps are set aside, and nothing else.
 #pragma once
 
 #include <filesystem>
