@@ -149,14 +149,17 @@ SectionPacker::~SectionPacker() {
 
 bool SectionPacker::Pack(std::string_view raw, std::string* out, std::string* error) {
   if (zstd_ == nullptr) zstd_ = ZSTD_createCCtx();
-  out->resize(ZSTD_compressBound(raw.size()));
-  size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), out->data(), out->size(), raw.data(), raw.size(),
+  // Compressed into a buffer kept by the thread, then copied: sizing `out` to
+  // the bound would zero-fill about five times the bytes the frame takes.
+  thread_local std::string bound;
+  if (bound.size() < ZSTD_compressBound(raw.size())) bound.resize(ZSTD_compressBound(raw.size()));
+  size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), bound.data(), bound.size(), raw.data(), raw.size(),
                                level_);
   if (ZSTD_isError(n)) {
     *error = std::string("zstd: ") + ZSTD_getErrorName(n);
     return false;
   }
-  out->resize(n);
+  out->assign(bound.data(), n);
   return true;
 }
 
