@@ -196,7 +196,7 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
       continue;
     }
     // NaN/inf in the NPU's max or min while the bench's are finite.
-    if (r.bench != nullptr && !NonFiniteMaxOrMin(*r.bench) && NonFiniteMaxOrMin(*r.npu)) {
+    if (r.bench != nullptr && NonFiniteMaxOrMin(*r.npu) && !NonFiniteMaxOrMin(*r.bench)) {
       raise(kGradeError);
     }
     if (r.bench == nullptr) {  // shape and dtype differ from the missing bench ("Nan")
@@ -206,7 +206,7 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
     std::string ra = TruthyRequiresGrad(*r.npu), rb = TruthyRequiresGrad(*r.bench);
     if (!ra.empty() && !rb.empty() && ra != rb) raise(kGradeError);
     std::string da = DtypeOf(*r.npu), db = DtypeOf(*r.bench);
-    std::string bench_key = r.bench->key();
+    const std::string& bench_key = r.bench->key();
     bool fused = bench_key.find("qkv") != std::string::npos || bench_key.find("gate_up") != std::string::npos;
     if (!fused && !da.empty() && !db.empty() && da != db) raise(kGradeError);
     std::string sa = ShapeOf(*r.npu);
