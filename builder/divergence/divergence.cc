@@ -182,7 +182,9 @@ Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const vis
         e.output_nonfinite |= nonfinite;
         std::string da = compare::PyStr(compare::FindField(a, "dtype"));
         std::string db = compare::PyStr(compare::FindField(b, "dtype"));
-        e.floor = std::max({e.floor, DtypeFloor(mode, da), DtypeFloor(mode, db)});
+        double floor_a = DtypeFloor(mode, da);
+        double floor_b = db == da ? floor_a : DtypeFloor(mode, db);  // mostly the same dtype
+        e.floor = std::max({e.floor, floor_a, floor_b});
       }
     }
   }
