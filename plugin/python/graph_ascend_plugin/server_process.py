@@ -78,7 +78,8 @@ def retryable(error: Exception, proc) -> bool:
     CANCELLED "Channel closed!" when the restart closed the channel while the call was in flight). What the
     dead server did for the call died with it."""
     if isinstance(error, ValueError):
-        return "closed channel" in str(error)
+        # grpc says "Cannot invoke RPC on closed channel!" or, once close() ran, "Cannot invoke RPC: Channel closed!".
+        return "closed" in str(error).lower()
     return (
         isinstance(error, grpc.RpcError)
         and error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
