@@ -161,8 +161,10 @@ Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& sc
                           bool items) {
   bool stack_table = schema.node_columns.count("stack_id") != 0;
   // "{}" (msprobe's no items) and "" hold none; anything longer is parsed by the full read.
-  std::string item_columns =
-      items ? "input_data, output_data" : "COALESCE(length(input_data), 0) > 2, COALESCE(length(output_data), 0) > 2";
+  // GLOB '???*' is length() > 2 (characters before a NUL) without counting the
+  // whole text: it stops at the third character.
+  std::string item_columns = items ? "input_data, output_data"
+                                   : "COALESCE(input_data GLOB '???*', 0), COALESCE(output_data GLOB '???*', 0)";
   std::string sql =
       "SELECT node_name, node_type, up_node, sub_nodes, precision_index, overflow_level, micro_step_id, "
       "matched_node_link, " +
