@@ -140,7 +140,7 @@ size_t SideBuilder::Probe(std::string_view name, uint64_t hash) const {
   const size_t mask = slots_.size() - 1;
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
     const Slot& s = slots_[i];
-    if (s.node == 0 || (s.hash == hash && node(s.node - 1).name == name)) return i;
+    if (s.node == 0 || (s.hash == static_cast<uint32_t>(hash >> 32) && node(s.node - 1).name == name)) return i;
   }
 }
 
@@ -151,7 +151,7 @@ void SideBuilder::Rehash(size_t slots) {
   slots_.assign(size, Slot{});
   for (const Slot& s : old) {
     if (s.node == 0) continue;
-    size_t i = s.hash & (size - 1);
+    size_t i = HashName(node(s.node - 1).name) & (size - 1);
     while (slots_[i].node != 0) i = (i + 1) & (size - 1);
     slots_[i] = s;
   }
@@ -172,7 +172,7 @@ ForeignNode& SideBuilder::Add(std::string name) {
   ForeignNode& fresh = node(count_);
   fresh.name = std::move(name);
   fresh.precision = std::nan("");
-  slot = Slot{hash, ++count_};
+  slot = Slot{static_cast<uint32_t>(hash >> 32), ++count_};
   return fresh;
 }
 

@@ -106,9 +106,10 @@ class SideBuilder {
   std::vector<std::unique_ptr<ForeignNode[]>> chunks_;
   uint32_t count_ = 0;
   // The name table, open addressing: a probe compares names only when their
-  // hashes agree. node is the position in the chunks + 1, 0 for an empty slot.
+  // hashes agree (the slot keeps the hash's high half; the low bits place it).
+  // node is the position in the chunks + 1, 0 for an empty slot.
   struct Slot {
-    uint64_t hash = 0;
+    uint32_t hash = 0;
     uint32_t node = 0;
   };
   std::vector<Slot> slots_;  // a power of two, at most half full
