@@ -7,7 +7,8 @@
 // least GA_MIN_NODES nodes are on screen. Frame intervals come from
 // requestAnimationFrame timestamps inside the page (Performance API), draw
 // times from the pane's own timing of each frame, main-thread stalls from
-// PerformanceObserver("longtask"). Prints one JSON object.
+// PerformanceObserver("longtask"). Prints one JSON object. With GA_OPEN_ONLY
+// set it stops after the open and prints only its time.
 import { createRequire } from "node:module";
 
 const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
@@ -45,6 +46,13 @@ try {
   await picker.selectOption({ label });
   await waitIdle(frame);
   const openMs = Date.now() - t0;
+  if (process.env.GA_OPEN_ONLY) {
+    // bench/frontend/open_vis_db.sh: only the open, from the pick to both sides drawn.
+    const nodes = await frame.evaluate(() => window.graphAscend.npu.nodes.length);
+    console.log(JSON.stringify({ run, openMs, npuNodesDrawn: nodes }));
+    await browser.close();
+    process.exit(0);
+  }
 
   // Expand the large module with a real double click on its header.
   const pos = await frame.evaluate((name) => window.graphAscend.npu.locate(name), target);

@@ -132,13 +132,53 @@ Status WriteIndexAndStacks(const GraphFile& graph, vis::VisWriter* writer, vis::
   return Status::Ok();
 }
 
+namespace {
+uint64_t HashName(std::string_view name) { return std::hash<std::string_view>()(name); }
+}  // namespace
+
+size_t SideBuilder::Probe(std::string_view name, uint64_t hash) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.node == 0 || (s.hash == static_cast<uint32_t>(hash >> 32) && node(s.node - 1).name == name)) return i;
+  }
+}
+
+void SideBuilder::Rehash(size_t slots) {
+  size_t size = 16;
+  while (size < slots) size *= 2;
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(size, Slot{});
+  for (const Slot& s : old) {
+    if (s.node == 0) continue;
+    size_t i = HashName(node(s.node - 1).name) & (size - 1);
+    while (slots_[i].node != 0) i = (i + 1) & (size - 1);
+    slots_[i] = s;
+  }
+}
+
+int64_t SideBuilder::Added(std::string_view name) const {
+  if (slots_.empty()) return -1;
+  const Slot& s = slots_[Probe(name, HashName(name))];
+  return s.node == 0 ? -1 : static_cast<int64_t>(s.node - 1);
+}
+
 ForeignNode& SideBuilder::Add(std::string name) {
-  auto [it, inserted] = added_.emplace(name, static_cast<uint32_t>(nodes_.size()));
-  if (!inserted) return nodes_[it->second];  // a repeated name: the later record wins field by field
-  nodes_.emplace_back();
-  nodes_.back().name = std::move(name);
-  nodes_.back().precision = std::nan("");
-  return nodes_.back();
+  if ((count_ + 1) * 2 > slots_.size()) Rehash((count_ + 1) * 4);
+  const uint64_t hash = HashName(name);
+  Slot& slot = slots_[Probe(name, hash)];
+  if (slot.node != 0) return node(slot.node - 1);  // a repeated name: the later record wins field by field
+  if ((count_ >> kChunkBits) == chunks_.size()) chunks_.push_back(std::make_unique<ForeignNode[]>(1u << kChunkBits));
+  ForeignNode& fresh = node(count_);
+  fresh.name = std::move(name);
+  fresh.precision = std::nan("");
+  slot = Slot{static_cast<uint32_t>(hash >> 32), ++count_};
+  return fresh;
+}
+
+int64_t SideBuilder::IndexOf(std::string_view name) const {
+  int64_t at = Added(name);
+  return at < 0 || static_cast<size_t>(at) >= position_.size() ? -1 : position_[at];
 }
 
 int32_t SideBuilder::Stack(std::vector<std::string> frames) {
@@ -152,34 +192,44 @@ int32_t SideBuilder::Stack(std::vector<std::string> frames) {
 
 Result<GraphSide> SideBuilder::Finish(const std::string& root, const std::string& file) {
   GraphSide side;
-  uint32_t count = static_cast<uint32_t>(nodes_.size());
+  uint32_t count = count_;
   if (count == 0) return side;
-  auto root_it = added_.find(root);
-  uint32_t root_at = root_it == added_.end() ? 0 : root_it->second;
+  int64_t root_found = Added(root);
+  uint32_t root_at = root_found < 0 ? 0 : static_cast<uint32_t>(root_found);
   // Insertion order (the order of the file), the root first. Every child
-  // name must be a node.
+  // name must be a node: each is looked up once, into `child_at`.
   std::vector<uint32_t> order;
   order.reserve(count);
   order.push_back(root_at);
+  std::vector<uint32_t> child_at;
   for (uint32_t n = 0; n < count; ++n) {
     if (n != root_at) order.push_back(n);
-    for (const std::string& c : nodes_[n].children) {
-      if (!added_.count(c)) {
-        return Error{file, "node " + nodes_[n].name, "child '" + c + "' is not a node of the graph"};
-      }
+    for (const std::string& c : node(n).children) {
+      int64_t found = Added(c);
+      if (found < 0) return Error{file, "node " + node(n).name, "child '" + c + "' is not a node of the graph"};
+      child_at.push_back(static_cast<uint32_t>(found));
     }
   }
-  std::vector<uint32_t> position(count);
+  // child_at holds the children in insertion order; where each node's start.
+  std::vector<uint32_t> child_start(count + 1, 0);
+  for (uint32_t n = 0; n < count; ++n) {
+    child_start[n + 1] = child_start[n] + static_cast<uint32_t>(node(n).children.size());
+  }
+  std::vector<uint32_t>& position = position_;
+  position.assign(count, 0);
   for (uint32_t i = 0; i < count; ++i) position[order[i]] = i;
 
   vis::SideIndex& idx = side.index;
   idx.name_offset.push_back(0);
   idx.child_offset.push_back(0);
+  idx.names.reserve(count * 32);
+  idx.children.reserve(child_at.size());
   side.details.reserve(count);
   matched_names_.clear();
-  index_of_.reserve(count);
+  matched_names_.reserve(count);
   for (uint32_t i = 0; i < count; ++i) {
-    ForeignNode& node = nodes_[order[i]];
+    const uint32_t at = order[i];
+    ForeignNode& node = this->node(at);
     // What the .vis reader refuses is refused here, so that a converted
     // file always reads back.
     if (!vis::NodeType_IsValid(static_cast<int>(node.node_type)) || node.node_type > 255) {
@@ -196,12 +246,12 @@ Result<GraphSide> SideBuilder::Finish(const std::string& root, const std::string
     idx.node_type.push_back(static_cast<uint8_t>(node.node_type));
     int32_t parent = -1;
     if (!node.parent.empty()) {
-      auto p = added_.find(node.parent);
-      if (p == added_.end()) return Error{file, "node " + node.name, "parent '" + node.parent + "' is not a node"};
-      parent = static_cast<int32_t>(position[p->second]);
+      int64_t p = Added(node.parent);
+      if (p < 0) return Error{file, "node " + node.name, "parent '" + node.parent + "' is not a node"};
+      parent = static_cast<int32_t>(position[p]);
     }
     idx.parent.push_back(parent);
-    for (const std::string& c : node.children) idx.children.push_back(position[added_.at(c)]);
+    for (uint32_t c = child_start[at]; c < child_start[at + 1]; ++c) idx.children.push_back(position[child_at[c]]);
     idx.child_offset.push_back(static_cast<uint32_t>(idx.children.size()));
     idx.micro_step.push_back(node.micro_step);
     idx.precision.push_back(node.precision);
@@ -214,7 +264,6 @@ Result<GraphSide> SideBuilder::Finish(const std::string& root, const std::string
     idx.flags.push_back(flags);
     side.details.push_back(std::move(node.detail));
     matched_names_.push_back(std::move(node.matched));
-    index_of_.emplace(node.name, i);
   }
   if (std::optional<vis::ForestFault> fault = vis::FindForestFault(idx)) {
     return Error{file, "node " + std::string(idx.Name(fault->node)), fault->what};
@@ -229,11 +278,11 @@ void ResolveMatches(const SideBuilder& npu_builder, GraphSide* npu, const SideBu
     const auto& names = from.matched_names();
     for (uint32_t n = 0; n < names.size(); ++n) {
       if (names[n].empty()) continue;
-      auto peer = to.by_name().find(names[n]);
-      if (peer == to.by_name().end()) continue;
-      side->index.matched[n] = static_cast<int32_t>(peer->second);
+      int64_t peer = to.IndexOf(names[n]);
+      if (peer < 0) continue;
+      side->index.matched[n] = static_cast<int32_t>(peer);
       // A link written on one side only holds for both.
-      if (other->index.matched[peer->second] < 0) other->index.matched[peer->second] = static_cast<int32_t>(n);
+      if (other->index.matched[peer] < 0) other->index.matched[peer] = static_cast<int32_t>(n);
     }
   };
   resolve(npu_builder, npu, bench_builder, bench);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -68,35 +69,53 @@ struct ForeignNode {
 
 // Collects the nodes of one side by name, then resolves names into indices.
 // Node order is the order they were added (the file's order), with the root
-// moved first.
+// moved first. A node's name must not change after Add(): the builder keys
+// its nodes by views of their names (one copy of each name, one hash each).
 class SideBuilder {
  public:
   ForeignNode& Add(std::string name);
   // Room for `nodes` nodes (when the reader knows how many), without rehashing.
   void Reserve(size_t nodes) {
-    nodes_.reserve(nodes);
-    added_.reserve(nodes);
+    if (nodes * 2 > slots_.size()) Rehash(nodes * 2);
   }
   // The id of a stack, deduplicated.
   int32_t Stack(std::vector<std::string> frames);
-  size_t size() const { return nodes_.size(); }
+  size_t size() const { return count_; }
 
   // Builds the side. `root` names the root ("DefaultModel"); the first node
   // added stands in when no node has that name. Unknown child or parent
   // names are an error naming `file`.
   Result<GraphSide> Finish(const std::string& root, const std::string& file);
 
-  // After Finish(): node name -> index, for resolving matches.
-  const std::unordered_map<std::string, uint32_t>& by_name() const { return index_of_; }
+  // After Finish(): the index of the node named `name`, -1 when none.
+  int64_t IndexOf(std::string_view name) const;
   // After Finish(): the peer name each node was matched to, by node index.
   const std::vector<std::string>& matched_names() const { return matched_names_; }
 
  private:
-  std::vector<ForeignNode> nodes_;
-  std::unordered_map<std::string, uint32_t> added_;
+  static constexpr uint32_t kChunkBits = 10;
+  ForeignNode& node(uint32_t n) { return chunks_[n >> kChunkBits][n & ((1u << kChunkBits) - 1)]; }
+  const ForeignNode& node(uint32_t n) const { return chunks_[n >> kChunkBits][n & ((1u << kChunkBits) - 1)]; }
+  // The position in the chunks of the node named `name`, -1 when none.
+  int64_t Added(std::string_view name) const;
+  // The slot of `name` (hash `hash`): its node's, or the empty one it would take.
+  size_t Probe(std::string_view name, uint64_t hash) const;
+  void Rehash(size_t slots);
+
+  // Nodes in chunks that never move, so the name table needs no copy of a name.
+  std::vector<std::unique_ptr<ForeignNode[]>> chunks_;
+  uint32_t count_ = 0;
+  // The name table, open addressing: a probe compares names only when their
+  // hashes agree (the slot keeps the hash's high half; the low bits place it).
+  // node is the position in the chunks + 1, 0 for an empty slot.
+  struct Slot {
+    uint32_t hash = 0;
+    uint32_t node = 0;
+  };
+  std::vector<Slot> slots_;  // a power of two, at most half full
   std::unordered_map<std::string, int32_t> stack_ids_;
   std::vector<std::vector<std::string>> stacks_;
-  std::unordered_map<std::string, uint32_t> index_of_;
+  std::vector<uint32_t> position_;  // after Finish(): position in nodes_ -> node index
   std::vector<std::string> matched_names_;
 };
 

@@ -74,7 +74,9 @@ Result<Db> OpenReadOnly(const std::string& path) {
   struct stat st;
   bool has_wal = stat((path + "-wal").c_str(), &st) == 0 && st.st_size > 0;
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(FileUri(path, !has_wal).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  // A connection is used by one thread at a time: no locking inside SQLite.
+  int rc = sqlite3_open_v2(FileUri(path, !has_wal).c_str(), &db,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
   Db owned(db);
   if (rc != SQLITE_OK) return DbError(path, db, "open");
   return owned;

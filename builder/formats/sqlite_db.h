@@ -30,7 +30,8 @@ Status Exec(sqlite3* db, const std::string& path, const std::string& sql);
 std::string Text(sqlite3_stmt* s, int col);
 
 // Opens `path` read-only. Immutable (nothing written beside it) unless a
-// non-empty -wal file lies beside it.
+// non-empty -wal file lies beside it. The connection is not locked: one
+// thread at a time may use it.
 Result<Db> OpenReadOnly(const std::string& path);
 
 }  // namespace graph_ascend::formats

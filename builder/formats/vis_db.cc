@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
+#include "base/parallel.h"
 #include "formats/foreign_item.h"
 #include "formats/sqlite_db.h"
 #include "formats/vis_db_rows.h"
@@ -159,8 +161,10 @@ Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& sc
                           bool items) {
   bool stack_table = schema.node_columns.count("stack_id") != 0;
   // "{}" (msprobe's no items) and "" hold none; anything longer is parsed by the full read.
-  std::string item_columns =
-      items ? "input_data, output_data" : "COALESCE(length(input_data), 0) > 2, COALESCE(length(output_data), 0) > 2";
+  // GLOB '???*' is length() > 2 (characters before a NUL) without counting the
+  // whole text: it stops at the third character.
+  std::string item_columns = items ? "input_data, output_data"
+                                   : "COALESCE(input_data GLOB '???*', 0), COALESCE(output_data GLOB '???*', 0)";
   std::string sql =
       "SELECT node_name, node_type, up_node, sub_nodes, precision_index, overflow_level, micro_step_id, "
       "matched_node_link, " +
@@ -351,13 +355,20 @@ Status FinishGraph(const std::string& path, const DbGraphKey& key, SideRows* npu
   if (npu->builder.size() == 0) return Error{path, GraphWhere(key), "no NPU graph"};
   npu->meta.set_root("DefaultModel");
   *g->meta.mutable_npu() = npu->meta;
-  auto n = npu->builder.Finish("DefaultModel", path);
-  if (!n.ok()) return n.error();
-  g->npu = std::move(*n);
+  // The two sides are resolved at once, the Bench side on a thread of its own.
+  Result<GraphSide> b = Error{};
+  std::optional<BackgroundWork> bench_work;
   if (g->compare()) {
     bench->meta.set_root("DefaultModel");
     *g->meta.mutable_bench() = bench->meta;
-    auto b = bench->builder.Finish("DefaultModel", path);
+    bench_work.emplace([&] { b = bench->builder.Finish("DefaultModel", path); });
+  }
+  auto n = npu->builder.Finish("DefaultModel", path);
+  Status thrown = bench_work ? bench_work->Join(path) : Status::Ok();
+  if (!n.ok()) return n.error();
+  GA_RETURN_IF_ERROR(thrown);
+  g->npu = std::move(*n);
+  if (g->compare()) {
     if (!b.ok()) return b.error();
     g->bench = std::move(*b);
     ResolveMatches(npu->builder, &g->npu, bench->builder, &g->bench);

@@ -383,6 +383,54 @@ TEST(MsprobeOutputsTest, ConvertedDbWithTheRootLastOrARepeatedNameHoldsWhatIsRea
   ExpectConvertedAsRead(twice, dir.path());
 }
 
+// The hierarchy-first pass does not read the items: a row has some when its
+// input_data or output_data holds more than two characters (msprobe writes "{}"
+// for none), counted as characters, not bytes, and NULL holds none.
+TEST(MsprobeOutputsTest, IndexFileHasDataFromThreeCharactersOfItemsText) {
+  TempDir dir;
+  std::string db = dir / "items.vis.db";
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), db);
+  const std::vector<std::pair<std::string, bool>> cases = {{"NULL", false},  {"''", false},   {"'{}'", false},
+                                                            {"'[]'", false},  {"'éé'", false}, {"'abc'", true},
+                                                            {"'é{}'", true}, {"'{\"a\"'", true}};
+  std::vector<std::string> names;
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h,
+                               "SELECT node_name FROM tb_nodes WHERE data_source = 'NPU' AND up_node <> '' "
+                               "ORDER BY node_order LIMIT ?",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  sqlite3_bind_int(st, 1, static_cast<int>(cases.size()));
+  while (sqlite3_step(st) == SQLITE_ROW) names.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  ASSERT_EQ(names.size(), cases.size());
+  std::string sql = "PRAGMA journal_mode=DELETE;";
+  for (size_t i = 0; i < cases.size(); ++i) {
+    sql += " UPDATE tb_nodes SET input_data = " + cases[i].first + ", output_data = " + cases[i].first +
+           " WHERE data_source = 'NPU' AND node_name = '" + names[i] + "';";
+  }
+  ExecSql(db, sql);
+  std::vector<bool> whole;
+  auto files = Ok(ConvertVisDbIndex(db, [&](const vis::FileMeta&) { return dir / "index.vis"; }, {}, &whole));
+  ASSERT_EQ(files.size(), 1u);
+  ASSERT_FALSE(whole[0]);
+  auto reader = Ok(vis::VisReader::Open(files[0]));
+  vis::SideIndex idx = Ok(vis::LoadSideIndex(*reader, vis::SIDE_NPU));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].first);
+    bool found = false;
+    for (uint32_t n = 0; n < idx.size(); ++n) {
+      if (idx.Name(n) != names[i]) continue;
+      found = true;
+      EXPECT_EQ((idx.flags[n] & vis::FLAG_HAS_DATA) != 0, cases[i].second);
+    }
+    EXPECT_TRUE(found) << names[i];
+  }
+}
+
 TEST(MsprobeOutputsTest, JsonVisNodeCountsAndMatchesAsMsprobeWroteThem) {
   std::vector<std::string> files = Fixtures(".vis");
   ASSERT_FALSE(files.empty());

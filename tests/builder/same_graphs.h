@@ -2,13 +2,20 @@
 // the same sections in the same order with the same serialized bytes (the
 // compressed bytes may differ: another zstd level or version), except
 // FileMeta's created_unix and the recorded argv (when and how the file was
-// written). Output folders must hold the same file names once the 14-digit
-// time stamps are set aside, and nothing else.
+// written). `any_order` sets the order of the sections in the file aside
+// (a .vis.db's NPU and Bench details are written by two threads, so their
+// blocks interleave differently from run to run): sections are matched by
+// kind, side and first node. Output folders must hold the same file names
+// once the 14-digit time stamps are set aside, and nothing else.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
+#include <numeric>
+#include <vector>
 #include <regex>
+#include <tuple>
 #include <string>
 
 #include "vis/vis_file.h"
@@ -16,7 +23,7 @@
 namespace graph_ascend::testing {
 
 // "" when equal, else what differs first.
-inline std::string GraphContentDiff(const std::string& a, const std::string& b) {
+inline std::string GraphContentDiff(const std::string& a, const std::string& b, bool any_order = false) {
   auto ra = vis::VisReader::Open(a);
   if (!ra.ok()) return ra.error().ToString();
   auto rb = vis::VisReader::Open(b);
@@ -26,9 +33,22 @@ inline std::string GraphContentDiff(const std::string& a, const std::string& b) 
   if (ta.size() != tb.size()) {
     return a + ": " + std::to_string(ta.size()) + " sections, " + b + ": " + std::to_string(tb.size());
   }
+  std::vector<int> oa(ta.size()), ob(tb.size());
+  std::iota(oa.begin(), oa.end(), 0);
+  std::iota(ob.begin(), ob.end(), 0);
+  if (any_order) {
+    auto by_place = [](const auto& toc) {
+      return [&toc](int i, int j) {
+        const vis::SectionRef &x = toc[i], &y = toc[j];
+        return std::make_tuple(x.kind(), x.side(), x.first(), i) < std::make_tuple(y.kind(), y.side(), y.first(), j);
+      };
+    };
+    std::sort(oa.begin(), oa.end(), by_place(ta));
+    std::sort(ob.begin(), ob.end(), by_place(tb));
+  }
   for (int i = 0; i < ta.size(); ++i) {
-    const vis::SectionRef& x = ta[i];
-    const vis::SectionRef& y = tb[i];
+    const vis::SectionRef& x = ta[oa[i]];
+    const vis::SectionRef& y = tb[ob[i]];
     std::string where = a + " section " + std::to_string(i) + " (kind " + std::to_string(x.kind()) + " side " +
                         std::to_string(x.side()) + " first " + std::to_string(x.first()) + ")";
     if (x.kind() != y.kind() || x.side() != y.side() || x.first() != y.first() || x.count() != y.count()) {
@@ -85,7 +105,7 @@ inline std::map<std::string, std::string> ByStampless(const std::string& dir) {
   return out;
 }
 
-inline std::string FolderContentDiff(const std::string& a, const std::string& b) {
+inline std::string FolderContentDiff(const std::string& a, const std::string& b, bool any_order = false) {
   auto fa = ByStampless(a), fb = ByStampless(b);
   std::string names_a, names_b;
   for (const auto& [k, v] : fa) names_a += k + " ";
@@ -93,7 +113,7 @@ inline std::string FolderContentDiff(const std::string& a, const std::string& b)
   if (names_a != names_b) return a + " holds [" + names_a + "], " + b + " holds [" + names_b + "]";
   if (fa.empty()) return a + " is empty";
   for (const auto& [k, v] : fa) {
-    std::string d = GraphContentDiff(v, fb[k]);
+    std::string d = GraphContentDiff(v, fb[k], any_order);
     if (!d.empty()) return d;
   }
   return "";

@@ -78,7 +78,8 @@ def retryable(error: Exception, proc) -> bool:
     CANCELLED "Channel closed!" when the restart closed the channel while the call was in flight). What the
     dead server did for the call died with it."""
     if isinstance(error, ValueError):
-        return "closed channel" in str(error)
+        # grpc says "Cannot invoke RPC on closed channel!" or, once close() ran, "Cannot invoke RPC: Channel closed!".
+        return "closed" in str(error).lower()
     return (
         isinstance(error, grpc.RpcError)
         and error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
@@ -140,17 +141,12 @@ class ServerProcess:
     def call(self, method: str, request, timeout: float = CALL_TIMEOUT_S):
         """Calls a unary RPC, sending it again to a fresh server each time the one it went to died or was
         replaced (at most CALL_ATTEMPTS sends)."""
-        for attempt in range(CALL_ATTEMPTS):
+
+        def send():
             stub, proc = self._live()
-            try:
-                return getattr(stub, method)(request, timeout=timeout)
-            except (grpc.RpcError, ValueError) as e:
-                if attempt + 1 < CALL_ATTEMPTS and retryable(e, proc):
-                    continue
-                if isinstance(e, ValueError):
-                    raise ServerUnavailable("graph-ascend-server restarted during the call") from e
-                raise
-        raise AssertionError("unreachable")
+            return proc, lambda: getattr(stub, method)(request, timeout=timeout)
+
+        return self._retried(send)
 
     def stream(self, method: str, request, timeout: float = CALL_TIMEOUT_S):
         """Starts a server-streaming RPC; returns its iterator and the process it talks to."""
@@ -162,13 +158,29 @@ class ServerProcess:
         time the one it went to died or was replaced before that message (at most CALL_ATTEMPTS sends), as
         call() does. Returns (first, rest): first is None for a stream without messages. A server lost after
         the first message ends `rest` with its error: what was sent cannot be taken back."""
+
+        def send():
+            replies, proc = self.stream(method, request, timeout=timeout)
+
+            def first():
+                try:
+                    return next(replies), replies
+                except StopIteration:
+                    return None, iter(())
+
+            return proc, first
+
+        return self._retried(send)
+
+    @staticmethod
+    def _retried(send):
+        """Runs `send()` -> (proc, run) then run(), again after each retryable failure (CALL_ATTEMPTS in all).
+        A closed channel met on the last attempt is ServerUnavailable; other errors go to the caller."""
         for attempt in range(CALL_ATTEMPTS):
             proc = None
             try:
-                replies, proc = self.stream(method, request, timeout=timeout)
-                return next(replies), replies
-            except StopIteration:
-                return None, iter(())
+                proc, run = send()
+                return run()
             except (grpc.RpcError, ValueError) as e:
                 if attempt + 1 < CALL_ATTEMPTS and retryable(e, proc):
                     continue
