@@ -167,9 +167,18 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
   if (mode != vis::MODE_STATISTICS && mode != vis::MODE_MD5 && mode != vis::MODE_TENSOR) {
     return std::numeric_limits<double>::quiet_NaN();
   }
+  return Grade26(mode, node_name, npu, PairItemsOf(npu, bench), parallel_merge);
+}
+
+double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::NodeDetail& npu,
+               const ItemPairing& pairing, bool parallel_merge) {
+  if (mode != vis::MODE_STATISTICS && mode != vis::MODE_MD5 && mode != vis::MODE_TENSOR) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
   // Rows: the items as ComparePair paired them.
-  std::vector<const vis::Item*> paired = PairedItems(npu, bench);
+  const std::vector<const vis::Item*>& paired = pairing.peer;
   std::vector<Row> rows;
+  rows.reserve(paired.size());
   size_t i = 0;
   for (const auto* items : {&npu.input(), &npu.output()}) {
     for (const vis::Item& it : *items) rows.push_back(Row{&it, paired[i++], it.state() == vis::STATE_OUTPUT});

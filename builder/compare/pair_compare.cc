@@ -116,9 +116,10 @@ struct ItemPair {
   int output;
 };
 
-std::vector<ItemPair> PairItems(vis::NodeDetail* npu, const vis::NodeDetail& bench) {
-  std::vector<const vis::Item*> paired = PairedItems(*npu, bench);
+std::vector<ItemPair> PairItems(vis::NodeDetail* npu, const ItemPairing& pairing) {
+  const std::vector<const vis::Item*>& paired = pairing.peer;
   std::vector<ItemPair> list;
+  list.reserve(paired.size());
   size_t i = 0;
   for (vis::Item& it : *npu->mutable_input()) {
     if (paired[i] != nullptr) list.push_back(ItemPair{&it, paired[i], -1});
@@ -132,6 +133,9 @@ std::vector<ItemPair> PairItems(vis::NodeDetail* npu, const vis::NodeDetail& ben
   }
   return list;
 }
+
+// The item's state as an index into per-state tables (a foreign file may hold any number).
+int StateOf(const vis::Item& item) { return std::clamp<int>(item.state(), 0, 3); }
 
 // The name of a parameter gradient item below its node:
 // "M.parameters_grad.0.weight.0" -> "weight.0".
@@ -182,33 +186,50 @@ void TensorRow(vis::Item* npu, const vis::Item& bench, const TensorSource* tenso
 
 }  // namespace
 
-std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
-  std::vector<const vis::Item*> bench_by_state[4];
+ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
+  // Most nodes have a handful of items: one buffer holds the Bench items by state.
+  std::vector<const vis::Item*> bench_items;
+  bench_items.reserve(bench.input_size() + bench.output_size());
+  size_t count[4] = {0, 0, 0, 0};
   for (const auto* items : {&bench.input(), &bench.output()}) {
-    for (const vis::Item& it : *items) bench_by_state[it.state()].push_back(&it);
+    for (const vis::Item& it : *items) ++count[StateOf(it)];
   }
-  std::vector<const vis::Item*> out;
-  std::vector<bool> grad_used(bench_by_state[vis::STATE_PARAMETERS_GRAD].size(), false);
+  size_t begin[4] = {0, count[0], count[0] + count[1], count[0] + count[1] + count[2]};
+  bench_items.resize(begin[3] + count[3]);
+  size_t fill[4] = {begin[0], begin[1], begin[2], begin[3]};
+  for (const auto* items : {&bench.input(), &bench.output()}) {
+    for (const vis::Item& it : *items) bench_items[fill[StateOf(it)]++] = &it;
+  }
+  ItemPairing out;
+  size_t n = npu.input_size() + npu.output_size();
+  out.peer.reserve(n);
+  out.positional.reserve(n);
+  std::vector<bool> grad_used(count[vis::STATE_PARAMETERS_GRAD], false);
   size_t used[4] = {0, 0, 0, 0};
   for (const auto* items : {&npu.input(), &npu.output()}) {
     for (const vis::Item& it : *items) {
-      int s = it.state();
-      const vis::Item* peer = nullptr;
+      int s = StateOf(it);
+      const vis::Item* positional = used[s] < count[s] ? bench_items[begin[s] + used[s]++] : nullptr;
+      const vis::Item* peer = positional;
       if (s == vis::STATE_PARAMETERS_GRAD) {
-        const auto& grads = bench_by_state[s];
-        for (size_t k = 0; k < grads.size() && peer == nullptr; ++k) {
+        peer = nullptr;
+        const vis::Item* const* grads = bench_items.data() + begin[s];
+        for (size_t k = 0; k < count[s] && peer == nullptr; ++k) {
           if (!grad_used[k] && GradientName(grads[k]->key()) == GradientName(it.key())) {
             grad_used[k] = true;
             peer = grads[k];
           }
         }
-      } else if (used[s] < bench_by_state[s].size()) {
-        peer = bench_by_state[s][used[s]++];
       }
-      out.push_back(peer);
+      out.peer.push_back(peer);
+      out.positional.push_back(positional);
     }
   }
   return out;
+}
+
+std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
+  return PairItemsOf(npu, bench).peer;
 }
 
 void ClearMetrics(vis::NodeDetail* detail) {
@@ -220,10 +241,15 @@ void ClearMetrics(vis::NodeDetail* detail) {
 
 PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
                         const vis::NodeDetail& bench, const TensorSource* tensors) {
+  return ComparePair(mode, node_name, npu, PairItemsOf(*npu, bench), tensors);
+}
+
+PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
+                        const ItemPairing& pairing, const TensorSource* tensors) {
   ClearMetrics(npu);
   PairVerdict v;
   if (mode == vis::MODE_STRUCTURE || mode == vis::MODE_NONE) return v;
-  std::vector<ItemPair> pairs = PairItems(npu, bench);
+  std::vector<ItemPair> pairs = PairItems(npu, pairing);
   // A pair without a single compared item gets no index (§6.8).
   if (pairs.empty()) return v;
   // MODE_STATISTICS: per NPU output, the largest relative error of its row

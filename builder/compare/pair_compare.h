@@ -22,20 +22,33 @@ struct PairVerdict {
   std::string md5_result;      // MODE_MD5: "pass" or "Different"
 };
 
-// Computes the metrics of every NPU item paired with a Bench item (item j of
-// the NPU input++output list with item j of the Bench list), stores them in
-// npu->input/output[*].metric (replacing earlier metrics), and returns the
-// node's precision index. `node_name` is the NPU node's name (the ignore list
-// of §6.9 is by name).
-PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
-                        const vis::NodeDetail& bench, const TensorSource* tensors);
-
 // The Bench item paired with each NPU item, in the order of npu's input then
 // output items; null when none. The k-th item of a state pairs with the k-th
 // Bench item of that state (§6.4, without the reference's window shift for
 // unequal counts), except parameter gradients, which pair by parameter name:
 // msprobe writes them in arrival order, which differs between runs.
 std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis::NodeDetail& bench);
+
+// The items of one matched pair, paired once for every consumer of the pair
+// (ComparePair, Grade26, divergence::EvidenceOf). Entry i belongs to item i
+// of npu's input then output items. Points into the Bench detail, which must
+// outlive it; the NPU detail may gain or lose metrics, not items.
+struct ItemPairing {
+  std::vector<const vis::Item*> peer;        // PairedItems
+  std::vector<const vis::Item*> positional;  // the k-th Bench item of the state, gradients too
+};
+ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench);
+
+// Computes the metrics of every NPU item paired with a Bench item (item j of
+// the NPU input++output list with item j of the Bench list), stores them in
+// npu->input/output[*].metric (replacing earlier metrics), and returns the
+// node's precision index. `node_name` is the NPU node's name (the ignore list
+// of §6.9 is by name). `pairing` is PairItemsOf(*npu, bench).
+PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
+                        const ItemPairing& pairing, const TensorSource* tensors);
+// The same, pairing the items itself.
+PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
+                        const vis::NodeDetail& bench, const TensorSource* tensors);
 
 // Removes every metric from the items of `detail` (unmatching).
 void ClearMetrics(vis::NodeDetail* detail);

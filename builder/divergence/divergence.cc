@@ -138,18 +138,18 @@ double DtypeFloor(vis::CompareMode mode, const std::string& dtype) {
 }
 
 Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
+  return EvidenceOf(mode, npu, compare::PairItemsOf(npu, bench));
+}
+
+Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const compare::ItemPairing& pairing) {
   Evidence e;
-  // Items pair k-th with k-th of the same state, as ComparePair pairs them.
-  std::vector<const vis::Item*> by_state[4];
-  for (const auto* items : {&bench.input(), &bench.output()}) {
-    for (const vis::Item& it : *items) by_state[std::clamp<int>(it.state(), 0, 3)].push_back(&it);
-  }
-  size_t used[4] = {0, 0, 0, 0};
+  size_t i = 0;
   for (const auto* items : {&npu.input(), &npu.output()}) {
     for (const vis::Item& a : *items) {
+      const vis::Item* peer = pairing.positional[i++];
+      if (peer == nullptr) continue;
+      const vis::Item& b = *peer;
       int s = std::clamp<int>(a.state(), 0, 3);
-      if (used[s] >= by_state[s].size()) continue;
-      const vis::Item& b = *by_state[s][used[s]++];
       if (s == vis::STATE_PARAMETERS) continue;  // weights: neither what flows in nor what comes out
       bool input = s == vis::STATE_INPUT;
       double err = ItemError(mode, a);

@@ -323,10 +323,12 @@ void JobRunner::ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, 
   if (n == 0) return;  // the root never gets an index
   Graph& g = *pair->npu->graph;
   std::string name(g.Name(n));
-  compare::PairVerdict v = compare::ComparePair(pair->mode, name, a, b, pair->tensors.get());
-  g.grade[n] = compare::Grade26(pair->mode, name, *a, b, pair->parallel_merge);
+  // The three readings of the pair share one pairing of its items.
+  compare::ItemPairing items = compare::PairItemsOf(*a, b);
+  compare::PairVerdict v = compare::ComparePair(pair->mode, name, a, items, pair->tensors.get());
+  g.grade[n] = compare::Grade26(pair->mode, name, *a, items, pair->parallel_merge);
   if (pair->evidence.size() < g.size()) pair->evidence.resize(g.size());
-  pair->evidence[n] = divergence::EvidenceOf(pair->mode, *a, b);
+  pair->evidence[n] = divergence::EvidenceOf(pair->mode, *a, items);
   if (v.has_precision) {
     g.precision[n] = v.precision_index;
     g.precision_float[n] = v.is_float;
