@@ -1,6 +1,7 @@
 #include "compare/grading.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <regex>
@@ -40,6 +41,7 @@ struct Row {
   const vis::Item* npu;
   const vis::Item* bench;
   bool output;
+  size_t index;  // in the pairing
 };
 
 const vis::Metric* Metric(const vis::Item& item, std::string_view name) {
@@ -102,10 +104,9 @@ bool NonFiniteStat(const vis::Item& item, int k) {
   return false;
 }
 
-// NaN/inf (or their text) in the max or min of the normalised leaf.
-bool NonFiniteMaxOrMin(const vis::Item& item) {
-  StatNumber s[4];
-  NormalizedNumbers(item, s);
+// NaN/inf (or their text) in the max or min of the normalised leaf; `s` is
+// its NormalizedNumbers.
+bool NonFiniteMaxOrMin(const vis::Item& item, const std::array<StatNumber, 4>& s) {
   for (int k = 0; k < 2; ++k) {
     if (s[k].kind == StatNumber::kFloat && !std::isfinite(s[k].number)) return true;
     if (s[k].kind == StatNumber::kOther && NonFiniteStat(item, k)) return true;
@@ -181,7 +182,10 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
   rows.reserve(paired.size());
   size_t i = 0;
   for (const auto* items : {&npu.input(), &npu.output()}) {
-    for (const vis::Item& it : *items) rows.push_back(Row{&it, paired[i++], it.state() == vis::STATE_OUTPUT});
+    for (const vis::Item& it : *items) {
+      rows.push_back(Row{&it, paired[i], it.state() == vis::STATE_OUTPUT, i});
+      ++i;
+    }
   }
   // msprobe 26 grades a pair only when its compare table has a row.
   if (rows.empty()) return std::numeric_limits<double>::quiet_NaN();
@@ -205,7 +209,8 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
       continue;
     }
     // NaN/inf in the NPU's max or min while the bench's are finite.
-    if (r.bench != nullptr && NonFiniteMaxOrMin(*r.npu) && !NonFiniteMaxOrMin(*r.bench)) {
+    if (r.bench != nullptr && NonFiniteMaxOrMin(*r.npu, pairing.npu_stats[r.index]) &&
+        !NonFiniteMaxOrMin(*r.bench, pairing.peer_stats[r.index])) {
       raise(kGradeError);
     }
     if (r.bench == nullptr) {  // shape and dtype differ from the missing bench ("Nan")

@@ -28,10 +28,11 @@ void AddRequiresGrad(vis::Item* npu, const vis::Item& bench) {
 }
 
 // One row of the statistics table (§6.4): four differences, four relative
-// errors, requires_grad consistency. Returns the largest relative error as
+// errors, requires_grad consistency; `na` and `nb` are the NormalizedNumbers
+// of the two items. Returns the largest relative error as
 // the precision index reads it back from the texts (str2float: "N/A" is 0,
 // "Nan" NaN, which never wins; -inf when all are NaN).
-double StatisticsRow(vis::Item* npu, const vis::Item& bench) {
+double StatisticsRow(vis::Item* npu, const vis::Item& bench, const StatNumber na[4], const StatNumber nb[4]) {
   struct Cell {
     std::string text;
     double value = 0;
@@ -42,9 +43,6 @@ double StatisticsRow(vis::Item* npu, const vis::Item& bench) {
   auto read_back = [&worst](double x) {
     if (x > worst) worst = x;
   };
-  StatNumber na[4], nb[4];
-  NormalizedNumbers(*npu, na);
-  NormalizedNumbers(bench, nb);
   for (int k = 0; k < 4; ++k) {
     const StatNumber& a = na[k];
     const StatNumber& b = nb[k];
@@ -108,12 +106,13 @@ const vis::Metric* FindMetric(const vis::Item& item, std::string_view name) {
   return nullptr;
 }
 
-// A compared NPU item, its Bench item, and its index among the NPU outputs
-// (-1 for an input).
+// A compared NPU item, its Bench item, its index among the NPU outputs
+// (-1 for an input), and its index in the pairing.
 struct ItemPair {
   vis::Item* npu;
   const vis::Item* bench;
   int output;
+  size_t index;
 };
 
 std::vector<ItemPair> PairItems(vis::NodeDetail* npu, const ItemPairing& pairing) {
@@ -122,12 +121,12 @@ std::vector<ItemPair> PairItems(vis::NodeDetail* npu, const ItemPairing& pairing
   list.reserve(paired.size());
   size_t i = 0;
   for (vis::Item& it : *npu->mutable_input()) {
-    if (paired[i] != nullptr) list.push_back(ItemPair{&it, paired[i], -1});
+    if (paired[i] != nullptr) list.push_back(ItemPair{&it, paired[i], -1, i});
     ++i;
   }
   int o = 0;
   for (vis::Item& it : *npu->mutable_output()) {
-    if (paired[i] != nullptr) list.push_back(ItemPair{&it, paired[i], o});
+    if (paired[i] != nullptr) list.push_back(ItemPair{&it, paired[i], o, i});
     ++i;
     ++o;
   }
@@ -204,6 +203,8 @@ ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench
   size_t n = npu.input_size() + npu.output_size();
   out.peer.reserve(n);
   out.positional.reserve(n);
+  out.npu_stats.reserve(n);
+  out.peer_stats.reserve(n);
   std::vector<bool> grad_used(count[vis::STATE_PARAMETERS_GRAD], false);
   size_t used[4] = {0, 0, 0, 0};
   for (const auto* items : {&npu.input(), &npu.output()}) {
@@ -223,6 +224,9 @@ ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench
       }
       out.peer.push_back(peer);
       out.positional.push_back(positional);
+      NormalizedNumbers(it, out.npu_stats.emplace_back().data());
+      std::array<StatNumber, 4>& peer_stats = out.peer_stats.emplace_back();
+      if (peer != nullptr) NormalizedNumbers(*peer, peer_stats.data());
     }
   }
   return out;
@@ -256,10 +260,10 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
   // (NaN: not compared).
   std::vector<double> output_worst;
   if (mode == vis::MODE_STATISTICS) output_worst.assign(npu->output_size(), std::nan(""));
-  for (auto& [a, b, output] : pairs) {
+  for (auto& [a, b, output, index] : pairs) {
     switch (mode) {
       case vis::MODE_STATISTICS: {
-        double worst = StatisticsRow(a, *b);
+        double worst = StatisticsRow(a, *b, pairing.npu_stats[index].data(), pairing.peer_stats[index].data());
         if (output >= 0) output_worst[output] = worst;
         break;
       }
@@ -284,8 +288,8 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
     double r = 0;
     bool is_float = false;  // r starts as the int 0; a float only replaces it when larger
     for (int o = 0; o < npu->output_size(); ++o) {
-      const vis::Item& it = npu->output(o);
-      StatNumber max = NormalizedNumber(it, 0), min = NormalizedNumber(it, 1);
+      const std::array<StatNumber, 4>& stats = pairing.npu_stats[npu->input_size() + o];
+      const StatNumber &max = stats[0], &min = stats[1];
       if (max.kind == StatNumber::kNull) continue;
       // The four relative errors in turn: r only grows, so the largest
       // decides (Python max(): NaN never wins).

@@ -5,9 +5,11 @@
 // pair the same metrics and the same precision index.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
+#include "compare/item_view.h"
 #include "vis.pb.h"
 
 namespace graph_ascend::compare {
@@ -36,6 +38,8 @@ std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis:
 struct ItemPairing {
   std::vector<const vis::Item*> peer;        // PairedItems
   std::vector<const vis::Item*> positional;  // the k-th Bench item of the state, gradients too
+  // NormalizedNumbers of NPU item i and of its peer (all kNull without one).
+  std::vector<std::array<StatNumber, 4>> npu_stats, peer_stats;
 };
 ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench);
 

@@ -1,6 +1,7 @@
 #include "divergence/divergence.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <queue>
@@ -42,9 +43,8 @@ double ItemError(vis::CompareMode mode, const vis::Item& it) {
   }
 }
 
-bool NonFinite(const vis::Item& it) {
-  compare::StatNumber s[4];
-  compare::NormalizedNumbers(it, s);
+// NaN/inf in the max or min of an NPU item; `s` is its NormalizedNumbers.
+bool NonFinite(const std::array<compare::StatNumber, 4>& s) {
   for (int k = 0; k < 2; ++k) {
     if (s[k].kind == compare::StatNumber::kFloat && !std::isfinite(s[k].number)) return true;
   }
@@ -146,7 +146,8 @@ Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const com
   size_t i = 0;
   for (const auto* items : {&npu.input(), &npu.output()}) {
     for (const vis::Item& a : *items) {
-      const vis::Item* peer = pairing.positional[i++];
+      size_t index = i++;
+      const vis::Item* peer = pairing.positional[index];
       if (peer == nullptr) continue;
       const vis::Item& b = *peer;
       int s = std::clamp<int>(a.state(), 0, 3);
@@ -154,7 +155,7 @@ Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const com
       bool input = s == vis::STATE_INPUT;
       double err = ItemError(mode, a);
       std::string change = ChangeOf(a, b);
-      bool nonfinite = NonFinite(a);
+      bool nonfinite = NonFinite(pairing.npu_stats[index]);
       if (err >= 0 || !change.empty()) e.compared = true;
       if (input && !IsTensor(a) && !IsTensor(b)) {
         // A scalar argument (eps, a dim) that differs is this node's own
