@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Time "open in the page" through the graph service: the RPCs the page makes when a file is chosen
 (OpenFile with its progress stream, then GetView of the NPU and Bench sides), until the first view
-has its nodes; then how long until node details answer (GetNodeDetail of the root, which waits for
-a .vis.db's details written behind the hierarchy).
+has its nodes; then how long until node details answer (GetNodeDetail of the root: of a .vis.db
+being converted, read from the file by name while its details are written behind the hierarchy;
+before that change it waited for them).
 
     .venv/bin/python bench/service/open_first_view.py --logdir DIR --file run/x.vis.db \
-        [--cache DIR] [--wrap "perf record -e cpu-clock -o FILE --"]
+        [--cache DIR] [--wrap "perf record -e cpu-clock -o FILE --"] [--node NAME]
 
 --cache is the conversion cache (XDG_CACHE_HOME of the server): empty for a cold open, kept for a
 warm one. With --wrap the server runs under that command (a profiler: `perf stat -e instructions:u
@@ -37,6 +38,7 @@ def main():
     ap.add_argument("--cache", help="XDG_CACHE_HOME for the server (default: a new empty one)")
     ap.add_argument("--wrap", help="a command to run the server under (a profiler); stopped after the first view")
     ap.add_argument("--server", default=os.path.join(ROOT, "build", "bin", "graph-ascend-server"))
+    ap.add_argument("--node", help="also time GetNodeDetail of this NPU node (found by Search first)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         pb, pb_grpc = load_stubs(tmp)
@@ -77,15 +79,28 @@ def main():
             )
             return
         key = pb.ViewKey(session="page", file=args.file, side=0)
+        asked = time.perf_counter()
         stub.GetNodeDetail(pb.NodeRequest(view=key, node=0), timeout=600)
         details = time.perf_counter() - t0
+        call = time.perf_counter() - asked
+        node_call = ""
+        if args.node:
+            hits = stub.Search(pb.SearchRequest(view=key, query=args.node), timeout=600)
+            asked = time.perf_counter()
+            reply = stub.GetNodeDetail(pb.NodeRequest(view=key, node=hits.hits[0].index), timeout=600)
+            node_call = (
+                f"; {args.node} at {time.perf_counter() - t0:.2f} s (the call {time.perf_counter() - asked:.3f} s, "
+                f"{len(reply.detail.input) + len(reply.detail.output)} items, matched {reply.HasField('matched')}, "
+                f"{len(reply.stack)} stack frames)"
+            )
         total_cpu = cpu_s(pid) - cpu0
         server.stdin.close()
         server.wait()
         print(
             f"{args.file}: load {load:.1f}; open {opened:.2f} s, first view ({nodes} nodes) {first_view:.2f} s wall, "
             f"{view_cpu:.2f} s server CPU, {rss:.0f} MB; node details answer at {details:.2f} s "
-            f"({total_cpu:.2f} s server CPU in all)"
+            f"(the call {call:.3f} s) "
+            f"({total_cpu:.2f} s server CPU in all){node_call}"
         )
 
 

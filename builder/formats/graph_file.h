@@ -80,6 +80,12 @@ class SideBuilder {
   }
   // The id of a stack, deduplicated.
   int32_t Stack(std::vector<std::string> frames);
+  // Gives `stacks` (a finished side's, in order) their ids 0, 1, ... first,
+  // so that Stack() of a node read later answers the id that side gave it.
+  void KnownStacks(const std::vector<std::vector<std::string>>& stacks) {
+    for (const auto& frames : stacks) Stack(frames);
+  }
+  size_t stack_count() const { return stacks_.size(); }
   size_t size() const { return count_; }
 
   // Builds the side. `root` names the root ("DefaultModel"); the first node

@@ -155,24 +155,38 @@ std::string Column(const Schema& schema, const char* name) {
   return schema.node_columns.count(name) ? name : std::string("NULL");
 }
 
-}  // namespace
 
-Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& schema, bool one_source,
-                          bool items) {
+// SELECT of the NodeColumn columns.
+std::string SelectNodes(const Schema& schema, bool items) {
   bool stack_table = schema.node_columns.count("stack_id") != 0;
   // "{}" (msprobe's no items) and "" hold none; anything longer is parsed by the full read.
   // GLOB '???*' is length() > 2 (characters before a NUL) without counting the
   // whole text: it stops at the third character.
   std::string item_columns = items ? "input_data, output_data"
                                    : "COALESCE(input_data GLOB '???*', 0), COALESCE(output_data GLOB '???*', 0)";
-  std::string sql =
-      "SELECT node_name, node_type, up_node, sub_nodes, precision_index, overflow_level, micro_step_id, "
-      "matched_node_link, " +
-      std::string(stack_table ? "stack_id" : "stack_info") + ", " + Column(schema, "parallel_merge_info") + ", " +
-      Column(schema, "matched_distributed") + ", " + item_columns + ", data_source, " +
-      Column(schema, "dump_data_dir") + " FROM tb_nodes WHERE step = ? AND rank = ?" +
-      (one_source ? " AND data_source = ?" : "") + " ORDER BY data_source, " +
-      (schema.node_columns.count("node_order") ? "node_order" : "rowid");
+  return "SELECT node_name, node_type, up_node, sub_nodes, precision_index, overflow_level, micro_step_id, "
+         "matched_node_link, " +
+         std::string(stack_table ? "stack_id" : "stack_info") + ", " + Column(schema, "parallel_merge_info") + ", " +
+         Column(schema, "matched_distributed") + ", " + item_columns + ", data_source, " +
+         Column(schema, "dump_data_dir") + " FROM tb_nodes";
+}
+
+}  // namespace
+
+Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& schema, bool one_source,
+                          bool items) {
+  std::string sql = SelectNodes(schema, items) + " WHERE step = ? AND rank = ?" +
+                    (one_source ? " AND data_source = ?" : "") + " ORDER BY data_source, " +
+                    (schema.node_columns.count("node_order") ? "node_order" : "rowid");
+  return Prepare(db, path, sql, "table tb_nodes");
+}
+
+Result<Stmt> PrepareNode(sqlite3* db, const std::string& path, const Schema& schema) {
+  // Index3's order (node_order, equal ones by rowid) through index2: "+node_order"
+  // is no column, so SQLite seeks the name and sorts its few rows.
+  std::string sql = SelectNodes(schema, true) +
+                    " WHERE step = ? AND rank = ? AND data_source = ? AND node_name = ? ORDER BY " +
+                    (schema.node_columns.count("node_order") ? "+node_order, rowid" : "rowid");
   return Prepare(db, path, sql, "table tb_nodes");
 }
 

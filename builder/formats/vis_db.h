@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,27 @@ Result<std::vector<std::string>> ConvertVisDbIndex(const std::string& path,
                                                    const std::function<std::string(const vis::FileMeta&)>& out_path,
                                                    const std::function<void(double)>& progress,
                                                    std::vector<bool>* whole);
+
+// One node's details read from a .vis.db by name, for the service while
+// ConvertVisDb writes the whole file: each detail is the one that file will
+// hold for the node (a repeated name's records merged as ReadVisDb merges
+// them), without reading the other rows. The graph is the one ConvertVisDbIndex
+// (or ConvertVisDb) converted into `converted`: its step and rank, and its
+// stacks, which NodeDetail.stack_id indexes. Thread-safe: one query at a time.
+class VisDbNodes {
+ public:
+  static Result<std::unique_ptr<VisDbNodes>> Open(const std::string& path, const std::string& converted);
+  ~VisDbNodes();
+
+  // The details of node `name` of `side`; errors name the file, the node and
+  // the column, as the conversion's would.
+  Result<vis::NodeDetail> Detail(vis::Side side, const std::string& name);
+
+ private:
+  struct Impl;
+  explicit VisDbNodes(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 // Writes `graphs` into one .vis.db (temporary file + rename). Each graph's
 // step and rank come from its FileMeta ("step2" -> 2, "" -> 0); two graphs

@@ -54,6 +54,10 @@ enum NodeColumn {
 Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& schema, bool one_source,
                           bool items = true);
 Status Bind(sqlite3_stmt* s, const DbGraphKey& key, const char* source = nullptr);
+// The rows of one node name of one side (parameters step, rank, data_source,
+// node_name; through index2), items and all, in the order PrepareNodes gives
+// them: ReadGraph's order of a repeated name's records.
+Result<Stmt> PrepareNode(sqlite3* db, const std::string& path, const Schema& schema);
 
 // A column's text in place: valid until the statement steps again.
 std::string_view View(sqlite3_stmt* s, int col);

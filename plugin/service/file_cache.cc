@@ -17,7 +17,8 @@ bool ChangedOnDisk(const GraphFile& f) {
 }  // namespace
 
 Result<std::shared_ptr<GraphFile>> FileCache::Get(const std::string& abs_path, const std::string& relative,
-                                                  const ProgressFn& progress, const DetailsFileFn& details_file) {
+                                                  const ProgressFn& progress, const DetailsFileFn& details_file,
+                                                  const NodeDetailFn& node_detail) {
   std::shared_ptr<Opening> opening;
   bool opener = false;
   {
@@ -68,7 +69,7 @@ Result<std::shared_ptr<GraphFile>> FileCache::Get(const std::string& abs_path, c
           }
           if (progress) progress(f, stage);
         },
-        details_file);
+        details_file, node_detail);
   } catch (const std::exception& e) {
     result = MakeError(relative, "", std::string("cannot open: ") + e.what());
   }

@@ -24,9 +24,10 @@ class FileCache {
  public:
   explicit FileCache(size_t budget_bytes) : budget_(budget_bytes) {}
 
-  // `details_file` as GraphFile::Open takes it, used by the request that opens the file.
+  // `details_file` and `node_detail` as GraphFile::Open takes them, used by the request that opens the file.
   Result<std::shared_ptr<GraphFile>> Get(const std::string& abs_path, const std::string& relative,
-                                         const ProgressFn& progress, const DetailsFileFn& details_file = {});
+                                         const ProgressFn& progress, const DetailsFileFn& details_file = {},
+                                         const NodeDetailFn& node_detail = {});
 
   size_t open_files() const;
   size_t memory_bytes() const;

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <functional>
+#include <optional>
 
 #include "base/parallel.h"
 #include "formats/foreign_file.h"
@@ -78,6 +79,17 @@ DetailsFileFn DetailsOf(std::shared_ptr<const DetailFill> fill, const std::strin
     auto r = fill->Wait();
     if (!r.ok()) return Relabelled(r.error(), abs_path, shown);
     return r;
+  };
+}
+
+NodeDetailFn NodeDetailsOf(std::shared_ptr<const DetailFill> fill, const std::string& abs_path,
+                           const std::string& shown) {
+  return [fill = std::move(fill), abs_path, shown](vis::Side side,
+                                                   const std::string& name) -> std::optional<Result<vis::NodeDetail>> {
+    if (fill->done()) return std::nullopt;
+    auto d = fill->Node(side, name);
+    if (!d.ok()) return Result<vis::NodeDetail>(Relabelled(d.error(), abs_path, shown));
+    return d;
   };
 }
 
@@ -165,6 +177,24 @@ void DetailFill::Done(Result<std::string> result) {
   cv_.notify_all();
 }
 
+bool DetailFill::done() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return done_;
+}
+
+Result<vis::NodeDetail> DetailFill::Node(vis::Side side, const std::string& name) const {
+  std::call_once(nodes_once_, [this] {
+    auto n = formats::VisDbNodes::Open(source_, index_);
+    if (n.ok()) {
+      nodes_ = std::move(*n);
+    } else {
+      nodes_error_ = n.error();
+    }
+  });
+  if (!nodes_) return nodes_error_;
+  return nodes_->Detail(side, name);
+}
+
 ForeignFiles::~ForeignFiles() {
   if (!fills_) return;  // moved from
   for (std::thread& t : fills_->threads) t.join();
@@ -238,6 +268,8 @@ Result<ForeignOpen> ForeignFiles::IndexFirst(const std::string& abs_path, const 
     return ForeignOpen{full, nullptr};
   }
   auto fill = std::make_shared<DetailFill>();
+  fill->source_ = abs_path;
+  fill->index_ = index;
   fills_->by_file[asked] = fill;
   fill->write_ = [abs_path, chosen_id, full, publish, fill = fill.get()] {
     // Whatever happens the fill is done: an exception (std::bad_alloc) must

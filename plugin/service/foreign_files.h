@@ -9,7 +9,8 @@
 // A graph of a .vis.db opens hierarchy first: its node index and stacks are
 // written at once (formats::ConvertVisDbIndex, no items read) and the page
 // browses them, while the whole graph (ConvertVisDb) is written behind on a
-// thread of its own; node details are read from that file when it is there.
+// thread of its own; node details are read from that file when it is there,
+// and until then node by node from the .vis.db (formats::VisDbNodes).
 #pragma once
 
 #include <condition_variable>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "formats/vis_db.h"
 #include "graph_file.h"
 
 namespace graph_ascend::service {
@@ -42,15 +44,26 @@ class DetailFill {
   // Blocks until the file is written: its path, or why it could not be.
   Result<std::string> Wait() const;
   void Done(Result<std::string> result);
+  // Whether Wait() answers at once.
+  bool done() const;
+  // Until then, one node's details read from the source by name
+  // (formats::VisDbNodes): what the file will hold for the node.
+  Result<vis::NodeDetail> Node(vis::Side side, const std::string& name) const;
 
  private:
   friend class ForeignFiles;
   std::function<void()> write_;  // run once on a thread of its own
   bool started_ = false;         // under ForeignFiles::mu_
+  std::string source_;           // the .vis.db
+  std::string index_;            // the graph's index-only file
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool done_ = false;
   Result<std::string> result_ = Error{};
+  // Opened on the first Node() (an error is kept and returned to every caller).
+  mutable std::once_flag nodes_once_;
+  mutable std::unique_ptr<formats::VisDbNodes> nodes_;
+  mutable Error nodes_error_;
 };
 
 // What to open for a foreign graph: `path`, and when it is an index-only file,
@@ -111,6 +124,9 @@ class ForeignFiles {
 Error Relabelled(Error e, const std::string& abs_path, const std::string& shown);
 // Waits for `fill` as GraphFile::Open takes it, its errors relabelled.
 DetailsFileFn DetailsOf(std::shared_ptr<const DetailFill> fill, const std::string& abs_path, const std::string& shown);
+// A node's details while `fill` writes, as GraphFile::Open takes them, errors relabelled.
+NodeDetailFn NodeDetailsOf(std::shared_ptr<const DetailFill> fill, const std::string& abs_path,
+                           const std::string& shown);
 
 // Splits a listed name "dir/run.vis.db#step0_rank1" into the file and the graph id.
 void SplitForeignName(const std::string& relative, std::string* file, std::string* graph);

@@ -33,7 +33,8 @@ auto Guarded(const std::string& path, Read read) -> decltype(read()) {
 }  // namespace
 
 Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, const std::string& relative,
-                                                   const ProgressFn& progress, DetailsFileFn details_file) {
+                                                   const ProgressFn& progress, DetailsFileFn details_file,
+                                                   NodeDetailFn node_detail) {
   // No progress before the header, trailer and meta are checked: a file that
   // is no .vis fails before the first progress message.
   auto reader = Guarded(abs_path, [&] { return vis::VisReader::Open(abs_path); });
@@ -47,6 +48,7 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
   f->id_ = next_file_id++;
   f->reader_ = std::move(*reader);
   f->details_file_ = std::move(details_file);
+  f->node_detail_ = std::move(node_detail);
   f->meta_ = f->reader_->meta();
   struct stat st;
   if (stat(abs_path.c_str(), &st) == 0) f->mtime_ns_ = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
@@ -280,6 +282,12 @@ Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node, const Deta
   if (cache != nullptr) {
     auto c = cache->side[s].find(node);
     if (c != cache->side[s].end()) return c->second;
+  }
+  if (node_detail_) {
+    const SideGraph* g = side(s);
+    if (g == nullptr || node >= g->size()) return MakeError(relative_, "node " + std::to_string(node), "no such node");
+    std::optional<Result<vis::NodeDetail>> now = node_detail_(s, std::string(g->name(node)));
+    if (now) return std::move(*now);
   }
   auto reader = DetailReader();
   if (!reader.ok()) return reader.error();

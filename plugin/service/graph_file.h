@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -30,14 +31,21 @@ using ProgressFn = std::function<void(double fraction, const std::string& stage)
 // blocks until the file holding them (the same nodes in the same order) is
 // written, and returns its path.
 using DetailsFileFn = std::function<Result<std::string>()>;
+// For the same file: one node's details (by side and name) while that file
+// is being written, read from its source; nullopt once it is written (or has
+// failed): they are read from it then.
+using NodeDetailFn =
+    std::function<std::optional<Result<vis::NodeDetail>>(vis::Side side, const std::string& name)>;
 
 class GraphFile {
  public:
   // `abs_path` is the resolved file; `relative` its name under the log
   // directory. With `details_file`, node details are read from the file it
-  // gives (on the first detail read), the rest from `abs_path`.
+  // gives (on the first detail read), the rest from `abs_path`; until it is
+  // written, Detail() asks `node_detail` (when given) instead.
   static Result<std::shared_ptr<GraphFile>> Open(const std::string& abs_path, const std::string& relative,
-                                                 const ProgressFn& progress, DetailsFileFn details_file = {});
+                                                 const ProgressFn& progress, DetailsFileFn details_file = {},
+                                                 NodeDetailFn node_detail = {});
 
   const std::string& relative() const { return relative_; }
   const std::string& abs_path() const { return reader_->path(); }
@@ -157,6 +165,7 @@ class GraphFile {
 
   std::unique_ptr<vis::VisReader> reader_;
   DetailsFileFn details_file_;
+  NodeDetailFn node_detail_;
   mutable std::once_flag details_once_;
   mutable std::unique_ptr<vis::VisReader> details_reader_;
   mutable Error details_error_;

@@ -100,6 +100,7 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
   if (!graph.empty()) canonical += "#" + graph;
   std::string open_path = *abs;
   DetailsFileFn details_file;
+  NodeDetailFn node_detail;  // until the details are written
   ForeignOpen converted_open;  // an index-only file: its details written once it is open
   auto format = formats::DetectFormat(*abs);
   if (db || (format.ok() && *format != formats::FileFormat::kVis)) {
@@ -110,9 +111,12 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
     if (!converted.ok()) return Fail(grpc::StatusCode::DATA_LOSS, Relabelled(converted.error(), *abs, file_name));
     converted_open = std::move(*converted);
     open_path = converted_open.path;
-    if (converted_open.details) details_file = DetailsOf(converted_open.details, *abs, file_name);
+    if (converted_open.details) {
+      details_file = DetailsOf(converted_open.details, *abs, file_name);
+      node_detail = NodeDetailsOf(converted_open.details, *abs, file_name);
+    }
   }
-  auto f = cache_.Get(open_path, canonical, progress, details_file);
+  auto f = cache_.Get(open_path, canonical, progress, details_file, node_detail);
   if (!f.ok()) return Fail(grpc::StatusCode::DATA_LOSS, f.error());
   foreign_.StartFill(converted_open);
   *file = std::move(*f);

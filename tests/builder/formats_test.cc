@@ -345,6 +345,19 @@ void ExpectConvertedAsRead(const std::string& db, const std::string& out_dir) {
       }
       EXPECT_EQ(full->Sections(vis::SECTION_STACKS, side).size(), index->Sections(vis::SECTION_STACKS, side).size());
     }
+    // A node's details read by name while the whole file is written: the
+    // ones that file holds, stack ids and repeated names' merge included.
+    auto nodes = Ok(VisDbNodes::Open(db, index_files[i]));
+    GraphFile back = Ok(ReadVisFile(written[i]));
+    for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+      if (!full->has_side(side)) continue;
+      const GraphSide& g = back.side(side);
+      for (uint32_t n = 0; n < g.index.size(); ++n) {
+        auto d = nodes->Detail(side, std::string(g.index.Name(n)));
+        ASSERT_TRUE(d.ok()) << g.index.Name(n) << ": " << d.error().ToString();
+        ASSERT_EQ(d->SerializeAsString(), g.details[n].SerializeAsString()) << g.index.Name(n);
+      }
+    }
   }
 }
 

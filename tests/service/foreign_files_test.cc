@@ -253,9 +253,9 @@ TEST_F(ForeignFilesTest, ADbGraphOpensHierarchyFirstAndItsDetailsFollow) {
   ASSERT_TRUE(Open(file).ok());
   EXPECT_EQ(CacheFiles(cache_.Join("c"), ".index.vis"), std::vector<std::string>{"step1_rank0.index.vis"});
   FileInfo first = Info(file);
-  ASSERT_NO_FATAL_FAILURE(ExpectAllReduceDetail(file));  // waits for the whole file
+  ASSERT_NO_FATAL_FAILURE(ExpectAllReduceDetail(file));  // from the .vis.db, or the whole file once written
+  Stop();  // waits for the whole file
   EXPECT_EQ(CacheFiles(cache_.Join("c"), "rank0.vis"), std::vector<std::string>{"step1_rank0.vis"});
-  Stop();
   ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_TRUE(Open(file).ok());
   FileInfo again = Info(file);
@@ -284,11 +284,15 @@ TEST_F(ForeignFilesTest, DamagedItemsOfADbAreAnErrorOfTheDetailsNamingTheFile) {
   sqlite3_close(h);
   grpc::Status st = Open("run26/damaged.vis.db");
   ASSERT_TRUE(st.ok()) << st.error_message();
+  // The damaged node itself: read from the .vis.db while the whole file is
+  // written, else (any node) the error of the whole file.
+  int32_t damaged = Find("run26/damaged.vis.db", vis::SIDE_NPU, "Distributed.all_reduce.0.forward");
+  ASSERT_GE(damaged, 0);
   grpc::ClientContext ctx;
   NodeRequest node;
   node.mutable_view()->set_session("s");
   node.mutable_view()->set_file("run26/damaged.vis.db");
-  node.set_node(0);
+  node.set_node(damaged);
   NodeDetailReply detail;
   st = stub_->GetNodeDetail(&ctx, node, &detail);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::DATA_LOSS);
@@ -552,6 +556,91 @@ TEST(ForeignFilesOpen, ConversionsLeftByDeadProcessesAreRemoved) {
   EXPECT_TRUE(fs::exists(cache.Join(dead_recent)));
   EXPECT_TRUE(fs::exists(cache.Join(alive_old)));
   EXPECT_TRUE(fs::exists(cache.Join("0000000000000004")));
+}
+
+// Details asked before the whole file of a graph opened hierarchy first is
+// written (its fill not started yet: the test holds it) are read from the
+// .vis.db node by node, and each must be the detail the finished file gives:
+// every node of both sides of graph `id` of `db`.
+void ExpectDetailsBeforeTheFillAsAfter(const std::string& db, const std::string& id) {
+  SCOPED_TRACE(db + "#" + id);
+  TempDir cache;
+  auto foreign = ForeignFiles::Open(cache.Join("c"), fs::path(db).parent_path().string());
+  ASSERT_TRUE(foreign.ok()) << foreign.error().ToString();
+  auto opened = foreign->Converted(db, id);
+  ASSERT_TRUE(opened.ok()) << opened.error().ToString();
+  ASSERT_NE(opened->details, nullptr) << "an index-only file and its fill";
+  auto file = GraphFile::Open(opened->path, "run.vis.db", {}, DetailsOf(opened->details, db, "run.vis.db"),
+                              NodeDetailsOf(opened->details, db, "run.vis.db"));
+  ASSERT_TRUE(file.ok()) << file.error().ToString();
+  std::vector<std::string> early[2];
+  int with_stack = 0;
+  for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+    const SideGraph* g = (*file)->side(side);
+    if (g == nullptr) continue;
+    for (uint32_t n = 0; n < g->size(); ++n) {
+      auto d = (*file)->Detail(side, n);
+      ASSERT_TRUE(d.ok()) << g->name(n) << ": " << d.error().ToString();
+      with_stack += d->stack_id() >= 0;
+      early[side == vis::SIDE_BENCH].push_back(d->SerializeAsString());
+    }
+  }
+  EXPECT_FALSE(opened->details->done()) << "the details were asked before the fill";
+  EXPECT_GT(with_stack, 0);
+  foreign->StartFill(*opened);
+  auto whole = opened->details->Wait();
+  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+  auto filled = GraphFile::Open(*whole, "run.vis.db", {});
+  ASSERT_TRUE(filled.ok()) << filled.error().ToString();
+  for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+    const SideGraph* g = (*filled)->side(side);
+    if (g == nullptr) continue;
+    ASSERT_EQ(g->size(), early[side == vis::SIDE_BENCH].size());
+    for (uint32_t n = 0; n < g->size(); ++n) {
+      auto d = (*filled)->Detail(side, n);
+      ASSERT_TRUE(d.ok()) << d.error().ToString();
+      ASSERT_EQ(d->SerializeAsString(), early[side == vis::SIDE_BENCH][n]) << g->name(n);
+      // The same file, its fill done, reads them from the whole file.
+      auto again = (*file)->Detail(side, n);
+      ASSERT_TRUE(again.ok()) << again.error().ToString();
+      ASSERT_EQ(again->SerializeAsString(), early[side == vis::SIDE_BENCH][n]) << g->name(n);
+    }
+  }
+}
+
+void ExecSql(const std::string& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(h);
+}
+
+TEST(ForeignFilesOpen, NodeDetailsBeforeTheFillAreTheFilledOnes) {
+  TempDir logs;
+  // msprobe 26.2.0 (tb_stack), a batch of steps and ranks, the 8.2 schema, inline stacks of 8.2.0.
+  for (const char* name : {"dist_gloo_compare_26.2.0.vis.db", "dist_gloo_build_26.2.0.vis.db",
+                           "dist_gloo_compare_8.2.1.vis.db", "p2p_micro_batch_8.2.0.vis.db"}) {
+    ExpectDetailsBeforeTheFillAsAfter(Fixture(name), "");
+  }
+  for (const char* id : {"step0_rank1", "step1_rank0"}) {
+    ExpectDetailsBeforeTheFillAsAfter(Fixture("dist_gloo_batch_26.2.0.vis.db"), id);
+  }
+  // The root last (msprobe 26.2 writes it so) and a repeated name, whose two
+  // records ReadGraph merges into one node (the second with no input items).
+  const std::string moved = logs.Join("moved.vis.db");
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), moved);
+  ExecSql(moved, "PRAGMA journal_mode=DELETE; UPDATE tb_nodes SET node_order = 100000 WHERE up_node = ''");
+  ExpectDetailsBeforeTheFillAsAfter(moved, "");
+  const std::string twice = logs.Join("twice.vis.db");
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), twice);
+  ExecSql(twice,
+          "PRAGMA journal_mode=DELETE; INSERT INTO tb_nodes SELECT id || '_again', graph_id, node_order + 100000, "
+          "node_name, node_type, up_node, sub_nodes, precision_index, overflow_level, micro_step_id, "
+          "matched_node_link, stack_id, parallel_merge_info, matched_distributed, modified, '{}', output_data, "
+          "data_source, dump_data_dir, step, rank, is_distributed FROM tb_nodes WHERE node_order IN (3, 5)");
+  ExpectDetailsBeforeTheFillAsAfter(twice, "");
 }
 
 }  // namespace
