@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 namespace graph_ascend::vis {
@@ -28,8 +29,9 @@ uint64_t DoubleBits(double v) {
   return bits;
 }
 
-// The high bits of every byte of `s`, OR-ed into `any`.
-void OrBytes(const std::string& s, uint64_t* any) {
+// The bits of every byte of `s`, OR-ed into `any` a word at a time: the high
+// bit of a byte set means `s` is not plain ASCII.
+void OrView(std::string_view s, uint64_t* any) {
   const char* p = s.data();
   size_t n = s.size();
   uint64_t acc = 0;
@@ -41,6 +43,8 @@ void OrBytes(const std::string& s, uint64_t* any) {
   for (; n > 0; ++p, --n) acc |= static_cast<unsigned char>(*p);
   *any |= acc;
 }
+
+void OrBytes(const std::string& s, uint64_t* any) { OrView(s, any); }
 
 // Sizes, computed once per detail in the order Writer needs them: an item's
 // size, then per field its size and its value's, then per metric its size.
@@ -248,19 +252,6 @@ bool AppendDetailWire(const NodeDetail& d, int field, std::string* out, size_t* 
 namespace {
 
 size_t ViewField(std::string_view v) { return 1 + VarintSize(v.size()) + v.size(); }
-
-void OrView(std::string_view s, uint64_t* any) {
-  const char* p = s.data();
-  size_t n = s.size();
-  uint64_t acc = 0;
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    acc |= w;
-  }
-  for (; n > 0; ++p, --n) acc |= static_cast<unsigned char>(*p);
-  *any |= acc;
-}
 
 // A dump value as SetValue stores it in a vis::Value: its wire size.
 size_t DumpValueSize(const StringPool& pool, const dump::Value& v, uint64_t* any) {
