@@ -249,6 +249,17 @@ bool AppendDetailWire(const NodeDetail& d, int field, std::string* out, size_t* 
   return true;
 }
 
+void AppendDetail(const NodeDetail& d, int field, std::string* out, size_t* size) {
+  if (AppendDetailWire(d, field, out, size)) return;
+  *size = d.ByteSizeLong();
+  size_t at = out->size();
+  out->resize(at + 1 + VarintSize(*size) + *size);
+  Writer w{reinterpret_cast<uint8_t*>(out->data() + at), nullptr};
+  w.Tag(static_cast<uint32_t>(field), kDelimited);
+  w.Varint(*size);
+  d.SerializeWithCachedSizesToArray(w.p);
+}
+
 namespace {
 
 size_t ViewField(std::string_view v) { return 1 + VarintSize(v.size()) + v.size(); }

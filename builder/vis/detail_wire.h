@@ -19,6 +19,10 @@ namespace graph_ascend::vis {
 // not plain ASCII (protobuf checks and reports invalid UTF-8).
 bool AppendDetailWire(const NodeDetail& d, int field, std::string* out, size_t* size);
 
+// Appends `d` as AppendDetailWire does, and what that leaves to protobuf
+// through protobuf's serializer (which logs invalid UTF-8): always appends.
+void AppendDetail(const NodeDetail& d, int field, std::string* out, size_t* size);
+
 // The same for the detail FillDetail(side, node) would make, read straight from
 // the side's dump (for details nothing is compared into: the Bench side, builds,
 // unmatched nodes). Returns false, appending nothing, for a node with

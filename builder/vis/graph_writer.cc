@@ -186,14 +186,7 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
           FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
           req.compare_pair(n, &d, peer);
         }
-        if (!AppendDetailWire(d, 2, &r.bytes, &size)) {
-          size = d.ByteSizeLong();
-          r.bytes.push_back(0x12);
-          AppendVarint(size, &r.bytes);
-          size_t at = r.bytes.size();
-          r.bytes.resize(at + size);
-          d.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(r.bytes.data() + at));
-        }
+        AppendDetail(d, 2, &r.bytes, &size);
         r.end.push_back(r.bytes.size());
         r.size.push_back(size);
       }
