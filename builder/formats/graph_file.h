@@ -121,7 +121,7 @@ class SideBuilder {
   std::vector<Slot> slots_;  // a power of two, at most half full
   std::unordered_map<std::string, int32_t> stack_ids_;
   std::vector<std::vector<std::string>> stacks_;
-  std::vector<uint32_t> position_;  // after Finish(): position in nodes_ -> node index
+  std::vector<uint32_t> position_;  // after Finish(): position in the chunks -> node index
   std::vector<std::string> matched_names_;
 };
 

@@ -155,7 +155,6 @@ std::string Column(const Schema& schema, const char* name) {
   return schema.node_columns.count(name) ? name : std::string("NULL");
 }
 
-
 // SELECT of the NodeColumn columns.
 std::string SelectNodes(const Schema& schema, bool items) {
   bool stack_table = schema.node_columns.count("stack_id") != 0;
