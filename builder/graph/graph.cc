@@ -80,6 +80,22 @@ void Graph::SetChildren(uint32_t p, const std::vector<uint32_t>& children) {
   for (uint32_t c : children) AppendChild(p, c);
 }
 
+void Graph::Reintern(const std::vector<uint32_t>& id, StringPool* to) {
+  for (uint32_t& n : name) n = id[n];
+  node_of.clear();
+  node_of.reserve(name.size());
+  for (uint32_t n = 0; n < size(); ++n) node_of[name[n]] = n;
+  // A stack's hash is of its line ids: the table is rebuilt with the new ones.
+  std::vector<uint32_t> lines;
+  lines.swap(stacks.lines);
+  std::vector<StackTable::Range> ranges;
+  ranges.swap(stacks.stacks);
+  stacks.by_hash.clear();
+  for (uint32_t& l : lines) l = id[l];
+  for (const StackTable::Range& r : ranges) stacks.Intern(lines.data() + r.first, r.count);
+  pool_ = to;
+}
+
 std::vector<uint32_t> Graph::Children(uint32_t node) const {
   std::vector<uint32_t> out;
   out.reserve(child_count[node]);

@@ -60,6 +60,10 @@ class Graph {
   // Replaces the children of `parent` by `children` (their parent is set).
   void SetChildren(uint32_t parent, const std::vector<uint32_t>& children);
 
+  // Moves the graph to pool `to`: `id` maps every id of the current pool to
+  // the same string's id in `to`.
+  void Reintern(const std::vector<uint32_t>& id, StringPool* to);
+
   std::vector<uint32_t> Children(uint32_t node) const;
   // Root first, parent last; empty for the root and for orphans' roots.
   std::vector<uint32_t> Ancestors(uint32_t node) const;

@@ -451,7 +451,7 @@ Result<std::unique_ptr<Side>> ReadSideFiles(const std::string& dir, StringPool* 
   return side;
 }
 
-// Re-interns every string id of a side's parsed files into `to`.
+// Re-interns every string id of a side's parsed files and graph into `to`.
 void MovePool(Side* side, StringPool* to) {
   const StringPool& from = *side->pool;
   std::vector<uint32_t> id(from.size());
@@ -483,6 +483,7 @@ void MovePool(Side* side, StringPool* to) {
   std::unordered_map<uint32_t, uint32_t> stack_of;
   for (auto& [name, stack] : st.stack_of) stack_of.emplace(id[name], stack);
   st.stack_of = std::move(stack_of);
+  if (side->graph) side->graph->Reintern(id, to);
   side->pool = to;
 }
 
@@ -498,27 +499,23 @@ Result<std::unique_ptr<Side>> BuildSide(const std::string& dir, StringPool* pool
 
 Result<SidePair> BuildSidePair(const std::string& npu_dir, const std::string& bench_dir, StringPool* pool,
                                const BuildOptions& options) {
-  // The two dump directories are read on two threads, the Bench side into
+  // The two sides are read and built on two threads, the Bench side into
   // its own pool, whose strings then move to the shared one (cheap: one
-  // lookup per distinct string). The graphs are built afterwards.
+  // lookup per distinct string).
   StringPool bench_pool;
   BuildOptions bench_options = options;
   bench_options.progress = nullptr;  // progress is reported from the calling thread only
   bench_options.code_mapping = options.bench_code_mapping;
   bench_options.bench_code_mapping = nullptr;
   Result<std::unique_ptr<Side>> bench = Error{bench_dir, "", "not read"};
-  BackgroundWork reader([&] { bench = ReadSideFiles(bench_dir, &bench_pool, bench_options); });
-  auto npu = ReadSideFiles(npu_dir, pool, options);
+  BackgroundWork reader([&] { bench = BuildSide(bench_dir, &bench_pool, bench_options); });
+  auto npu = BuildSide(npu_dir, pool, options);
   Status thrown = reader.Join(bench_dir);  // an exception of the Bench side's thread (std::bad_alloc)
   if (!npu.ok()) return npu.error();
   GA_RETURN_IF_ERROR(thrown);
   if (!bench.ok()) return bench.error();
   SidePair pair{std::move(*npu), std::move(*bench)};
   MovePool(pair.bench.get(), pool);
-  for (Side* side : {pair.npu.get(), pair.bench.get()}) {
-    SideBuilder builder(side, options);
-    GA_RETURN_IF_ERROR(builder.Build());
-  }
   return pair;
 }
 
