@@ -283,7 +283,8 @@ size_t DumpValueSize(const StringPool& pool, const dump::Value& v, uint64_t* any
 
 }  // namespace
 
-bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size) {
+bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size,
+                          const NodeDetail* compared) {
   const graph::Graph& g = *side.graph;
   if (node < side.distributed_first.size() && side.distributed_first[node] != graph::kNoNode) return false;
   if (!side.parallel_merge_info.empty() && side.parallel_merge_info.count(node) != 0) return false;
@@ -299,6 +300,15 @@ bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std
   std::string_view name = g.Name(node);
   uint32_t items = e == nullptr ? 0 : e->input_count + e->output_count;
   if (items > 0) OrView(name, &any);
+  if (compared != nullptr && static_cast<uint32_t>(compared->input_size()) + compared->output_size() != items) {
+    return false;
+  }
+  // The metrics of item k of the compared detail.
+  auto metrics = [&](uint32_t k) -> const google::protobuf::RepeatedPtrField<Metric>& {
+    return k < e->input_count ? compared->input(static_cast<int>(k)).metric()
+                              : compared->output(static_cast<int>(k - e->input_count)).metric();
+  };
+  Sizer metric_sizer{0, &sizes};
   for (uint32_t k = 0; k < items; ++k) {
     const dump::DumpItem& it = d.items[e->first_item + k];
     std::string_view key = pool.Get(it.key);
@@ -319,11 +329,15 @@ bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std
       sizes.push_back(v);
       m += Sizer::Delimited(fs);
     }
+    if (compared != nullptr) {
+      for (const Metric& metric : metrics(k)) m += Sizer::Delimited(metric_sizer.Metric(metric));
+    }
     sizes[at] = m;
     n += Sizer::Delimited(m);
   }
   if (stack_id != 0) n += 1 + VarintSize(Int32Bits(stack_id));
-  if ((any & 0x8080808080808080ull) != 0) return false;
+  if (compared != nullptr) n += metric_sizer.Optional(compared->md5_result());
+  if (((any | metric_sizer.any) & 0x8080808080808080ull) != 0) return false;
 
   size_t at = out->size();
   out->resize(at + 1 + VarintSize(n) + n);
@@ -374,11 +388,18 @@ bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std
         case dump::ValueKind::kJson: view(6, pool.Get(v.string)); break;
       }
     }
+    if (compared != nullptr) {
+      for (const Metric& metric : metrics(k)) {
+        w.Length(5);
+        w.Metric(metric);
+      }
+    }
   }
   if (stack_id != 0) {
     w.Tag(3, kVarint);
     w.Varint(Int32Bits(stack_id));
   }
+  if (compared != nullptr) w.Optional(8, compared->md5_result());
   *size = n;
   return true;
 }

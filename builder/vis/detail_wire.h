@@ -24,10 +24,13 @@ bool AppendDetailWire(const NodeDetail& d, int field, std::string* out, size_t* 
 void AppendDetail(const NodeDetail& d, int field, std::string* out, size_t* size);
 
 // The same for the detail FillDetail(side, node) would make, read straight from
-// the side's dump (for details nothing is compared into: the Bench side, builds,
-// unmatched nodes). Returns false, appending nothing, for a node with
-// distributed links or parallel-merge lines, or with a string that is not plain
-// ASCII: the caller goes through FillDetail.
-bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size);
+// the side's dump. With `compared` (that filled detail after a compare put
+// metrics and an md5 result into it), its items' metrics and its md5 result
+// are written too; nothing else of it is read. Returns false, appending
+// nothing, for a node with distributed links or parallel-merge lines, or with
+// a string that is not plain ASCII: the caller goes through FillDetail and
+// AppendDetail.
+bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size,
+                          const NodeDetail* compared = nullptr);
 
 }  // namespace graph_ascend::vis

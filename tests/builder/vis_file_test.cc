@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "compare/pair_compare.h"
 #include "graph/graph_builder.h"
 #include "test_files.h"
 #include "vis/detail_wire.h"
@@ -257,6 +258,38 @@ TEST(DetailWireTest, SideDetailIsTheFilledDetail) {
       EXPECT_EQ(size, filled.ByteSizeLong());
     }
     EXPECT_GT(direct, 10u) << dir;
+  }
+}
+
+// A compared detail written from the dump plus what the compare added (the
+// items' metrics, the md5 result) is the compared detail's wire form.
+TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
+  for (const char* sample : {"gpt_statistics", "cnn_md5"}) {
+    std::string root = testing::SourceDir() + "/samples/" + sample;
+    StringPool pool;
+    auto pair = graph::BuildSidePair(root + "/npu/step0/rank0", root + "/bench/step0/rank0", &pool,
+                                     graph::BuildOptions{});
+    ASSERT_TRUE(pair.ok()) << pair.error().message;
+    CompareMode mode = pair->npu->dump.summary_md5 ? MODE_MD5 : MODE_STATISTICS;
+    const graph::Graph& g = *pair->npu->graph;
+    size_t with_metrics = 0;
+    for (uint32_t node = 1; node < g.size(); ++node) {
+      int32_t peer = pair->bench->graph->Find(g.name[node]);
+      if (peer == graph::kNoNode) continue;
+      NodeDetail d, b;
+      FillDetail(*pair->npu, node, &d);
+      FillDetail(*pair->bench, static_cast<uint32_t>(peer), &b);
+      compare::ComparePair(mode, std::string(g.Name(node)), &d, b, nullptr);
+      std::string wire;
+      size_t size = 0;
+      if (!AppendSideDetailWire(*pair->npu, node, 2, &wire, &size, &d)) continue;
+      for (const auto* items : {&d.input(), &d.output()}) {
+        for (const Item& it : *items) with_metrics += it.metric_size() > 0;
+      }
+      ASSERT_EQ(wire, ProtobufField2(d)) << sample << " node " << node;
+      EXPECT_EQ(size, d.ByteSizeLong());
+    }
+    EXPECT_GT(with_metrics, 10u) << sample;
   }
 }
 
