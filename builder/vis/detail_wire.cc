@@ -265,41 +265,48 @@ namespace {
 size_t ViewField(std::string_view v) { return 1 + VarintSize(v.size()) + v.size(); }
 
 // A dump value as SetValue stores it in a vis::Value: its wire size.
-size_t DumpValueSize(const StringPool& pool, const dump::Value& v, uint64_t* any) {
+size_t DumpValueSize(const StringPool& pool, const dump::Value& v) {
   switch (v.kind) {
     case dump::ValueKind::kNull:
     case dump::ValueKind::kBool: return 2;
     case dump::ValueKind::kInteger: return 1 + VarintSize(static_cast<uint64_t>(v.integer));
     case dump::ValueKind::kNumber: return 9;
     case dump::ValueKind::kString:
-    case dump::ValueKind::kJson: {
-      std::string_view t = pool.Get(v.string);
-      OrView(t, any);
-      return ViewField(t);
-    }
+    case dump::ValueKind::kJson: return ViewField(pool.Get(v.string));
   }
   return 0;
 }
 
+bool IsText(const dump::Value& v) { return v.kind == dump::ValueKind::kString || v.kind == dump::ValueKind::kJson; }
+
 }  // namespace
 
-bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size,
-                          const NodeDetail* compared) {
+SideDetailWriter::SideDetailWriter(const graph::Side& side) : side_(side), plain_(side.pool->size()) {
+  const StringPool& pool = *side.pool;
+  for (uint32_t id = 0; id < plain_.size(); ++id) {
+    uint64_t any = 0;
+    OrView(pool.Get(id), &any);
+    plain_[id] = (any & 0x8080808080808080ull) == 0;
+  }
+}
+
+bool SideDetailWriter::Append(uint32_t node, int field, std::string* out, size_t* size,
+                              const NodeDetail* compared) const {
+  const graph::Side& side = side_;
   const graph::Graph& g = *side.graph;
   if (node < side.distributed_first.size() && side.distributed_first[node] != graph::kNoNode) return false;
   if (!side.parallel_merge_info.empty() && side.parallel_merge_info.count(node) != 0) return false;
   const StringPool& pool = *side.pool;
   const dump::DumpData& d = side.dump;
   int32_t stack_id = g.stack[node];
-  // Per item its size, then per field its size and its value's.
+  // Per item its size, then per field its size and its value's, then per metric its size.
   thread_local std::vector<size_t> sizes;
   sizes.clear();
-  uint64_t any = 0;
   size_t n = 0;
   const dump::DumpEntry* e = g.entry[node] == graph::kNoNode ? nullptr : &d.entries[g.entry[node]];
   std::string_view name = g.Name(node);
   uint32_t items = e == nullptr ? 0 : e->input_count + e->output_count;
-  if (items > 0) OrView(name, &any);
+  if (items > 0 && !Plain(g.name[node])) return false;
   if (compared != nullptr && static_cast<uint32_t>(compared->input_size()) + compared->output_size() != items) {
     return false;
   }
@@ -311,9 +318,9 @@ bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std
   Sizer metric_sizer{0, &sizes};
   for (uint32_t k = 0; k < items; ++k) {
     const dump::DumpItem& it = d.items[e->first_item + k];
-    std::string_view key = pool.Get(it.key);
-    OrView(key, &any);
-    size_t key_size = (it.flags & dump::kItemFullKey) ? key.size() : name.size() + key.size();
+    if (!Plain(it.key)) return false;
+    size_t key = pool.Get(it.key).size();
+    size_t key_size = (it.flags & dump::kItemFullKey) ? key : name.size() + key;
     size_t at = sizes.size();
     sizes.push_back(0);
     size_t m = key_size == 0 ? 0 : 1 + VarintSize(key_size) + key_size;
@@ -321,10 +328,10 @@ bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std
     if (it.flags & dump::kItemNull) m += 2;
     for (uint32_t f = 0; f < it.field_count; ++f) {
       const dump::Field& in = d.fields[it.first_field + f];
-      std::string_view field_name = pool.Get(in.name);
-      OrView(field_name, &any);
-      size_t v = DumpValueSize(pool, in.value, &any);
-      size_t fs = (field_name.empty() ? 0 : ViewField(field_name)) + Sizer::Delimited(v);
+      if (!Plain(in.name) || (IsText(in.value) && !Plain(in.value.string))) return false;
+      size_t field_name = pool.Get(in.name).size();
+      size_t v = DumpValueSize(pool, in.value);
+      size_t fs = (field_name == 0 ? 0 : 1 + VarintSize(field_name) + field_name) + Sizer::Delimited(v);
       sizes.push_back(fs);
       sizes.push_back(v);
       m += Sizer::Delimited(fs);
@@ -337,7 +344,7 @@ bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std
   }
   if (stack_id != 0) n += 1 + VarintSize(Int32Bits(stack_id));
   if (compared != nullptr) n += metric_sizer.Optional(compared->md5_result());
-  if (((any | metric_sizer.any) & 0x8080808080808080ull) != 0) return false;
+  if ((metric_sizer.any & 0x8080808080808080ull) != 0) return false;
 
   size_t at = out->size();
   out->resize(at + 1 + VarintSize(n) + n);

@@ -5,7 +5,9 @@
 // checked for UTF-8 by a word-wide ASCII scan.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "graph/graph_builder.h"
 #include "vis.pb.h"
@@ -23,14 +25,27 @@ bool AppendDetailWire(const NodeDetail& d, int field, std::string* out, size_t* 
 // through protobuf's serializer (which logs invalid UTF-8): always appends.
 void AppendDetail(const NodeDetail& d, int field, std::string* out, size_t* size);
 
-// The same for the detail FillDetail(side, node) would make, read straight from
-// the side's dump. With `compared` (that filled detail after a compare put
-// metrics and an md5 result into it), its items' metrics and its md5 result
-// are written too; nothing else of it is read. Returns false, appending
-// nothing, for a node with distributed links or parallel-merge lines, or with
-// a string that is not plain ASCII: the caller goes through FillDetail and
-// AppendDetail.
-bool AppendSideDetailWire(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size,
-                          const NodeDetail* compared = nullptr);
+// The same for the detail FillDetail(side, node) would make, read straight
+// from the side's dump. Made once per side for a write: it notes which of
+// the pool's strings are plain ASCII, so the pool must not change while it
+// lives. Append may be called from several threads at once.
+class SideDetailWriter {
+ public:
+  explicit SideDetailWriter(const graph::Side& side);
+
+  // Appends node's detail like AppendDetailWire. With `compared` (that
+  // filled detail after a compare put metrics and an md5 result into it),
+  // its items' metrics and its md5 result are written too; nothing else of
+  // it is read. Returns false, appending nothing, for a node with
+  // distributed links or parallel-merge lines, or with a string that is not
+  // plain ASCII: the caller goes through FillDetail and AppendDetail.
+  bool Append(uint32_t node, int field, std::string* out, size_t* size, const NodeDetail* compared = nullptr) const;
+
+ private:
+  bool Plain(uint32_t id) const { return plain_[id] != 0; }
+
+  const graph::Side& side_;
+  std::vector<uint8_t> plain_;  // per pool id: 1 when the string is plain ASCII
+};
 
 }  // namespace graph_ascend::vis

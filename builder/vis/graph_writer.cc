@@ -135,6 +135,7 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
   int threads = packers->threads();
   bool comparing = other != nullptr && req.compare_pair;
   int fill_threads = comparing && req.serial_compare ? 1 : threads;
+  SideDetailWriter direct(*side);
   std::vector<SerializedRange> ranges(threads);
   std::vector<PackedBlock> blocks;
   // The block being cut, which may span windows: its first node, its node
@@ -176,7 +177,7 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
       for (uint32_t n = a; n < b; ++n) {
         size_t size;
         bool compared = comparing && g.matched[n] != graph::kNoNode;
-        if (!compared && AppendSideDetailWire(*side, n, 2, &r.bytes, &size)) {
+        if (!compared && direct.Append(n, 2, &r.bytes, &size)) {
           r.end.push_back(r.bytes.size());
           r.size.push_back(size);
           continue;
@@ -188,7 +189,7 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
         }
         // What the compare added is written beside the dump's items, which
         // are read again from the dump (cheaper than walking `d`).
-        if (!compared || !AppendSideDetailWire(*side, n, 2, &r.bytes, &size, &d)) AppendDetail(d, 2, &r.bytes, &size);
+        if (!compared || !direct.Append(n, 2, &r.bytes, &size, &d)) AppendDetail(d, 2, &r.bytes, &size);
         r.end.push_back(r.bytes.size());
         r.size.push_back(size);
       }

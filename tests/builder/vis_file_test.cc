@@ -245,10 +245,11 @@ TEST(DetailWireTest, SideDetailIsTheFilledDetail) {
     auto side = graph::BuildSide(path, &pool, graph::BuildOptions{});
     ASSERT_TRUE(side.ok()) << side.error().message;
     size_t direct = 0;
+    SideDetailWriter writer(**side);
     for (uint32_t node = 0; node < (*side)->graph->size(); ++node) {
       std::string wire;
       size_t size = 0;
-      if (!AppendSideDetailWire(**side, node, 2, &wire, &size)) continue;
+      if (!writer.Append(node, 2, &wire, &size)) continue;
       ++direct;
       NodeDetail filled;
       FillDetail(**side, node, &filled);
@@ -273,6 +274,7 @@ TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
     CompareMode mode = pair->npu->dump.summary_md5 ? MODE_MD5 : MODE_STATISTICS;
     const graph::Graph& g = *pair->npu->graph;
     size_t with_metrics = 0;
+    SideDetailWriter writer(*pair->npu);
     for (uint32_t node = 1; node < g.size(); ++node) {
       int32_t peer = pair->bench->graph->Find(g.name[node]);
       if (peer == graph::kNoNode) continue;
@@ -282,7 +284,7 @@ TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
       compare::ComparePair(mode, std::string(g.Name(node)), &d, b, nullptr);
       std::string wire;
       size_t size = 0;
-      if (!AppendSideDetailWire(*pair->npu, node, 2, &wire, &size, &d)) continue;
+      if (!writer.Append(node, 2, &wire, &size, &d)) continue;
       for (const auto* items : {&d.input(), &d.output()}) {
         for (const Item& it : *items) with_metrics += it.metric_size() > 0;
       }
