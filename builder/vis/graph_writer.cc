@@ -1,6 +1,7 @@
 #include "vis/graph_writer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -41,7 +42,7 @@ void AppendVarint(uint64_t v, std::string* out) {
   out->push_back(static_cast<char>(v));
 }
 
-// The nodes of one window, filled, compared and serialized by one thread:
+// The nodes of one chunk of a window, filled, compared and serialized by one thread:
 // node k of the range ends at `end[k]` in `bytes`, its NodeDetail taking
 // `size[k]` bytes after the field tag and length.
 struct SerializedRange {
@@ -121,22 +122,27 @@ Status WriteSections(VisWriter* w, Packers* packers, SectionKind kind, const cha
 }
 
 // The details of a side are made a window of nodes at a time: the window's
-// nodes are filled, compared and serialized on every thread, cut into blocks
-// by the rule of a one-thread writer (kDetailBlockNodes nodes or
-// kDetailBlockBytes), the blocks compressed on every thread and written in
-// order, so the file is the same for any number of threads.
+// nodes are filled, compared and serialized on every thread, a chunk of
+// nodes at a time (threads claim the next chunk, so a thread given costly
+// nodes does not hold the other up), cut into blocks by the rule of a
+// one-thread writer (kDetailBlockNodes nodes or kDetailBlockBytes), the
+// blocks compressed on every thread and written in order, so the file is the
+// same for any number of threads.
 // NodeDetailBlock's wire form is `first` (field 1, omitted when 0) followed
 // by each detail as field 2, which is what is concatenated here.
 constexpr uint32_t kWindowNodes = 64 * kDetailBlockNodes;
+constexpr uint32_t kChunkNodes = 256;
+static_assert(kWindowNodes % kChunkNodes == 0);
 
 Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* side, graph::Side* other,
                     const WriteRequest& req, double progress_base, double progress_span) {
   graph::Graph& g = *side->graph;
   int threads = packers->threads();
   bool comparing = other != nullptr && req.compare_pair;
+  // Tensor compares read .pt files in node order: one thread, which claims the chunks in order.
   int fill_threads = comparing && req.serial_compare ? 1 : threads;
   SideDetailWriter direct(*side);
-  std::vector<SerializedRange> ranges(threads);
+  std::vector<SerializedRange> ranges(kWindowNodes / kChunkNodes);
   std::vector<PackedBlock> blocks;
   // The block being cut, which may span windows: its first node, its node
   // count and detail bytes, and in `pending` its serialized form so far.
@@ -157,54 +163,58 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
     return b;
   };
   auto pack_and_write = [&]() -> Status {
+    std::atomic<size_t> next{0};
     RunOnThreads(std::min<int>(threads, static_cast<int>(blocks.size())), [&](int t) {
-      for (size_t i = t; i < blocks.size(); i += threads) packers->Pack(t, &blocks[i]);
+      for (size_t i; (i = next.fetch_add(1)) < blocks.size();) packers->Pack(t, &blocks[i]);
     });
     return WriteBlocks(w, SECTION_NODE_DETAILS, "node details", side_id, &blocks);
   };
   for (uint32_t w0 = 0; w0 < g.size(); w0 += kWindowNodes) {
     uint32_t w1 = std::min<uint32_t>(g.size(), w0 + kWindowNodes);
-    uint32_t per = (w1 - w0 + fill_threads - 1) / fill_threads;
-    RunOnThreads(fill_threads, [&](int t) {
-      SerializedRange& r = ranges[t];
-      r.bytes.clear();
-      r.end.clear();
-      r.size.clear();
-      uint32_t a = std::min(w1, w0 + t * per), b = std::min(w1, a + per);
+    uint32_t chunks = (w1 - w0 + kChunkNodes - 1) / kChunkNodes;
+    std::atomic<uint32_t> next{0};
+    RunOnThreads(fill_threads, [&](int) {
       // Reused from node to node: FillDetail overwrites them in place.
       NodeDetail d, peer;
       ProtobufLogCapture log;
-      for (uint32_t n = a; n < b; ++n) {
-        size_t size;
-        bool compared = comparing && g.matched[n] != graph::kNoNode;
-        if (!compared && direct.Append(n, 2, &r.bytes, &size)) {
+      for (uint32_t c; (c = next.fetch_add(1)) < chunks;) {
+        SerializedRange& r = ranges[c];
+        r.bytes.clear();
+        r.end.clear();
+        r.size.clear();
+        uint32_t a = w0 + c * kChunkNodes, b = std::min(w1, a + kChunkNodes);
+        for (uint32_t n = a; n < b; ++n) {
+          size_t size;
+          bool compared = comparing && g.matched[n] != graph::kNoNode;
+          if (!compared && direct.Append(n, 2, &r.bytes, &size)) {
+            r.end.push_back(r.bytes.size());
+            r.size.push_back(size);
+            continue;
+          }
+          FillDetail(*side, n, &d);
+          if (compared) {
+            FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
+            req.compare_pair(n, &d, peer);
+          }
+          // What the compare added is written beside the dump's items, which
+          // are read again from the dump (cheaper than walking `d`).
+          if (!compared || !direct.Append(n, 2, &r.bytes, &size, &d)) AppendDetail(d, 2, &r.bytes, &size);
           r.end.push_back(r.bytes.size());
           r.size.push_back(size);
-          continue;
         }
-        FillDetail(*side, n, &d);
-        if (compared) {
-          FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
-          req.compare_pair(n, &d, peer);
-        }
-        // What the compare added is written beside the dump's items, which
-        // are read again from the dump (cheaper than walking `d`).
-        if (!compared || !direct.Append(n, 2, &r.bytes, &size, &d)) AppendDetail(d, 2, &r.bytes, &size);
-        r.end.push_back(r.bytes.size());
-        r.size.push_back(size);
+        r.problem = log.Take();
       }
-      r.problem = log.Take();
     });
-    for (int t = 0; t < fill_threads; ++t) {
-      if (!ranges[t].problem.empty()) {
-        return MakeError(w->path(), "node details section", "cannot be written: " + ranges[t].problem);
+    for (uint32_t c = 0; c < chunks; ++c) {
+      if (!ranges[c].problem.empty()) {
+        return MakeError(w->path(), "node details section", "cannot be written: " + ranges[c].problem);
       }
     }
     // Cut the window's details into blocks.
-    for (int t = 0; t < fill_threads; ++t) {
-      const SerializedRange& r = ranges[t];
+    for (uint32_t c = 0; c < chunks; ++c) {
+      const SerializedRange& r = ranges[c];
       size_t begin = 0;
-      uint32_t a = std::min(w1, w0 + t * per);
+      uint32_t a = w0 + c * kChunkNodes;
       for (size_t k = 0; k < r.end.size(); ++k) {
         if (block_count == 0) {
           block_first = a + static_cast<uint32_t>(k);

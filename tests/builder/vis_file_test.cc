@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -184,7 +185,9 @@ std::string Wire(const NodeDetail& d, bool* used = nullptr) {
   size_t size = 0;
   bool ok = AppendDetailWire(d, 2, &out, &size);
   if (used != nullptr) *used = ok;
-  if (ok) EXPECT_EQ(size, d.ByteSizeLong());
+  if (ok) {
+    EXPECT_EQ(size, d.ByteSizeLong());
+  }
   return out;
 }
 
@@ -293,6 +296,52 @@ TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
     }
     EXPECT_GT(with_metrics, 10u) << sample;
   }
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A compare written with any number of threads, or serially, is the same
+// file; a serial compare sees the matched nodes in order.
+TEST(WriteVisTest, TheFileDoesNotDependOnTheThreads) {
+  std::string root = testing::SourceDir() + "/samples/gpt_statistics";
+  StringPool pool;
+  auto pair = graph::BuildSidePair(root + "/npu/step0/rank0", root + "/bench/step0/rank0", &pool,
+                                   graph::BuildOptions{});
+  ASSERT_TRUE(pair.ok()) << pair.error().message;
+  graph::Graph& g = *pair->npu->graph;
+  for (uint32_t n = 0; n < g.size(); ++n) g.matched[n] = pair->bench->graph->Find(g.name[n]);
+  fs::path dir = fs::temp_directory_path() / ("write_vis_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string first;
+  for (int threads : {1, 2, 5, 0}) {
+    WriteRequest req;
+    req.npu = pair->npu.get();
+    req.bench = pair->bench.get();
+    req.threads = threads == 0 ? 2 : threads;
+    req.serial_compare = threads == 0;
+    std::vector<uint32_t> order;
+    req.compare_pair = [&](uint32_t n, NodeDetail* a, const NodeDetail& b) {
+      if (req.serial_compare) order.push_back(n);
+      compare::ComparePair(MODE_STATISTICS, std::string(g.Name(n)), a, b, nullptr);
+    };
+    std::string path = (dir / ("t" + std::to_string(threads) + ".vis")).string();
+    ASSERT_TRUE(WriteVis(path, req).ok());
+    std::string bytes = ReadAll(path);
+    if (first.empty()) {
+      first = bytes;
+      EXPECT_GT(first.size(), 10000u);
+    } else {
+      EXPECT_EQ(bytes, first) << threads << " threads";
+    }
+    if (req.serial_compare) {
+      EXPECT_GT(order.size(), 100u);
+      EXPECT_TRUE(std::is_sorted(order.begin(), order.end()));
+    }
+  }
+  fs::remove_all(dir);
 }
 
 TEST(DetailWireTest, LeavesNonAsciiAndSuggestionsToProtobuf) {
