@@ -21,14 +21,16 @@ void SetValue(const StringPool& pool, const dump::Value& in, Value* out) {
     case dump::ValueKind::kBool: out->set_boolean(in.boolean); break;
     case dump::ValueKind::kInteger: out->set_integer(in.integer); break;
     case dump::ValueKind::kNumber: out->set_number(in.number); break;
+    // mutable_*()->assign reuses the string a refilled value holds; set_*(data, size)
+    // would build a temporary std::string first.
     case dump::ValueKind::kString: {
       std::string_view t = pool.Get(in.string);
-      out->set_text(t.data(), t.size());
+      out->mutable_text()->assign(t.data(), t.size());
       break;
     }
     case dump::ValueKind::kJson: {
       std::string_view t = pool.Get(in.string);
-      out->set_json(t.data(), t.size());
+      out->mutable_json()->assign(t.data(), t.size());
       break;
     }
   }
@@ -380,7 +382,7 @@ void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out) {
       const dump::Field& in = d.fields[it.first_field + f];
       Field* field = Slot(item->mutable_field(), f);
       std::string_view field_name = side.pool->Get(in.name);
-      field->set_name(field_name.data(), field_name.size());
+      field->mutable_name()->assign(field_name.data(), field_name.size());
       SetValue(*side.pool, in.value, field->mutable_value());
     }
     Trim(item->mutable_field(), f);
