@@ -1,5 +1,6 @@
 #include "vis/detail_wire.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -408,6 +409,115 @@ bool SideDetailWriter::Append(uint32_t node, int field, std::string* out, size_t
   }
   if (compared != nullptr) w.Optional(8, compared->md5_result());
   *size = n;
+  return true;
+}
+
+namespace {
+
+uint32_t IndexFlags(const graph::Side& side, uint32_t n) {
+  const graph::Graph& g = *side.graph;
+  uint32_t flags = 0;
+  if (g.entry[n] != graph::kNoNode) flags |= FLAG_HAS_DATA;
+  if (g.precision_float[n]) flags |= FLAG_PRECISION_FLOAT;
+  if (n < side.distributed_first.size() && side.distributed_first[n] != graph::kNoNode) flags |= FLAG_DISTRIBUTED;
+  return flags;
+}
+
+double GradeOf(const graph::Graph& g, uint32_t n) { return n < g.grade.size() ? g.grade[n] : std::nan(""); }
+
+// One packed repeated field: its values' bytes gathered first, since the
+// length goes before them.
+struct Packed {
+  std::string bytes;
+
+  void Varint(uint64_t v) {
+    while (v >= 0x80) {
+      bytes.push_back(static_cast<char>(v | 0x80));
+      v >>= 7;
+    }
+    bytes.push_back(static_cast<char>(v));
+  }
+  void Int32(int32_t v) { Varint(Int32Bits(v)); }
+  void Double(double v) {
+    uint64_t bits = DoubleBits(v);
+    char b[8];
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(bits >> (8 * i));
+    bytes.append(b, 8);
+  }
+  // Appends the field (tag, length, values) to `out`; nothing when empty.
+  void AppendTo(uint32_t field, std::string* out) const {
+    if (bytes.empty()) return;
+    Packed head;
+    head.Varint(field << 3 | kDelimited);
+    head.Varint(bytes.size());
+    out->append(head.bytes).append(bytes);
+  }
+};
+
+}  // namespace
+
+NodeIndexChunk IndexChunkOf(const graph::Side& side, uint32_t first, uint32_t end) {
+  const graph::Graph& g = *side.graph;
+  NodeIndexChunk c;
+  c.set_first(first);
+  for (uint32_t n = first; n < end; ++n) {
+    std::string_view name = g.Name(n);
+    c.add_name(name.data(), name.size());
+    c.add_node_type(static_cast<uint32_t>(g.op[n]));
+    c.add_parent(g.parent[n]);
+    c.add_child_count(g.child_count[n]);
+    for (int32_t ch = g.first_child[n]; ch != graph::kNoNode; ch = g.next_sibling[ch]) {
+      c.add_children(static_cast<uint32_t>(ch));
+    }
+    c.add_micro_step(g.micro_step[n]);
+    c.add_precision_index(g.precision[n]);
+    c.add_grade_index(GradeOf(g, n));
+    c.add_overflow_level(static_cast<uint32_t>(g.overflow[n]));
+    c.add_matched(g.matched[n]);
+    c.add_flags(IndexFlags(side, n));
+  }
+  return c;
+}
+
+bool AppendIndexChunkWire(const graph::Side& side, uint32_t first, uint32_t end, std::string* out) {
+  const graph::Graph& g = *side.graph;
+  uint64_t any = 0;
+  for (uint32_t n = first; n < end; ++n) OrView(g.Name(n), &any);
+  if ((any & 0x8080808080808080ull) != 0) return false;
+  Packed head, names, node_type, parent, child_count, children, micro_step, precision, overflow, matched, flags, grade;
+  if (first != 0) {
+    head.Varint(1 << 3 | kVarint);
+    head.Varint(first);
+  }
+  for (uint32_t n = first; n < end; ++n) {
+    std::string_view name = g.Name(n);
+    names.Varint(2 << 3 | kDelimited);
+    names.Varint(name.size());
+    names.bytes.append(name);
+    node_type.Varint(static_cast<uint32_t>(g.op[n]));
+    parent.Int32(g.parent[n]);
+    child_count.Varint(g.child_count[n]);
+    for (int32_t ch = g.first_child[n]; ch != graph::kNoNode; ch = g.next_sibling[ch]) {
+      children.Varint(static_cast<uint32_t>(ch));
+    }
+    micro_step.Int32(g.micro_step[n]);
+    precision.Double(g.precision[n]);
+    overflow.Varint(static_cast<uint32_t>(g.overflow[n]));
+    matched.Int32(g.matched[n]);
+    flags.Varint(IndexFlags(side, n));
+    grade.Double(GradeOf(g, n));
+  }
+  out->append(head.bytes).append(names.bytes);
+  node_type.AppendTo(3, out);
+  parent.AppendTo(4, out);
+  child_count.AppendTo(5, out);
+  children.AppendTo(6, out);
+  micro_step.AppendTo(7, out);
+  precision.AppendTo(8, out);
+  overflow.AppendTo(9, out);
+  matched.AppendTo(10, out);
+  flags.AppendTo(11, out);
+  grade.AppendTo(120, out);
   return true;
 }
 

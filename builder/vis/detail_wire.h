@@ -1,8 +1,9 @@
-// NodeDetail's wire form written without protobuf's serializer, for the
-// compare-and-write loop (vis/graph_writer): the same bytes protobuf would
-// write (fields in number order, proto3 defaults left out), about three
-// times cheaper since sizes are not cached in the messages and strings are
-// checked for UTF-8 by a word-wide ASCII scan.
+// The wire forms of NodeDetail and NodeIndexChunk written without
+// protobuf's serializer, for the compare-and-write loop (vis/graph_writer):
+// the same bytes protobuf would write (fields in number order, proto3
+// defaults left out), several times cheaper since no message is built, sizes
+// are not cached in messages and strings are checked for UTF-8 by a
+// word-wide ASCII scan.
 #pragma once
 
 #include <cstdint>
@@ -47,5 +48,13 @@ class SideDetailWriter {
   const graph::Side& side_;
   std::vector<uint8_t> plain_;  // per pool id: 1 when the string is plain ASCII
 };
+
+// The NodeIndexChunk of nodes [first, end) of `side`: an index section.
+NodeIndexChunk IndexChunkOf(const graph::Side& side, uint32_t first, uint32_t end);
+
+// Appends IndexChunkOf(side, first, end)'s wire form and returns true. Returns false,
+// appending nothing, when a name is not plain ASCII: the caller builds the
+// message and leaves the UTF-8 check to protobuf.
+bool AppendIndexChunkWire(const graph::Side& side, uint32_t first, uint32_t end, std::string* out);
 
 }  // namespace graph_ascend::vis

@@ -245,31 +245,10 @@ Status WriteIndex(VisWriter* w, Packers* packers, Side side_id, const graph::Sid
   return WriteSections(w, packers, SECTION_NODE_INDEX, "node index", side_id, chunks, [&](uint32_t i, PackedBlock* b) {
     uint32_t first = i * kIndexChunkNodes;
     uint32_t end = std::min(g.size(), first + kIndexChunkNodes);
-    NodeIndexChunk c;
-    c.set_first(first);
-    for (uint32_t n = first; n < end; ++n) {
-      std::string_view name = g.Name(n);
-      c.add_name(name.data(), name.size());
-      c.add_node_type(static_cast<uint32_t>(g.op[n]));
-      c.add_parent(g.parent[n]);
-      c.add_child_count(g.child_count[n]);
-      for (int32_t ch = g.first_child[n]; ch != graph::kNoNode; ch = g.next_sibling[ch]) {
-        c.add_children(static_cast<uint32_t>(ch));
-      }
-      c.add_micro_step(g.micro_step[n]);
-      c.add_precision_index(g.precision[n]);
-      c.add_grade_index(n < g.grade.size() ? g.grade[n] : std::nan(""));
-      c.add_overflow_level(static_cast<uint32_t>(g.overflow[n]));
-      c.add_matched(g.matched[n]);
-      uint32_t flags = 0;
-      if (g.entry[n] != graph::kNoNode) flags |= FLAG_HAS_DATA;
-      if (g.precision_float[n]) flags |= FLAG_PRECISION_FLOAT;
-      if (n < side.distributed_first.size() && side.distributed_first[n] != graph::kNoNode) flags |= FLAG_DISTRIBUTED;
-      c.add_flags(flags);
-    }
     b->first = first;
     b->count = end - first;
-    Serialize(c, b);
+    b->raw.clear();
+    if (!AppendIndexChunkWire(side, first, end, &b->raw)) Serialize(IndexChunkOf(side, first, end), b);
   });
 }
 

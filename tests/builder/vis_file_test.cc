@@ -298,6 +298,34 @@ TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
   }
 }
 
+// The index written straight from the graph is protobuf's serialization of
+// the chunk message, for whole graphs and for ranges that start past node 0,
+// with compare results (precision, grade, matches) in it.
+TEST(DetailWireTest, IndexChunkIsProtobufsChunk) {
+  for (const char* sample : {"gpt_statistics", "cnn_md5", "dist_gloo"}) {
+    std::string root = testing::SourceDir() + "/samples/" + sample;
+    std::string rank = std::string(sample) == "dist_gloo" ? "/step0/rank1" : "/step0/rank0";
+    StringPool pool;
+    auto pair = graph::BuildSidePair(root + "/npu" + rank, root + "/bench" + rank, &pool, graph::BuildOptions{});
+    ASSERT_TRUE(pair.ok()) << pair.error().message;
+    graph::Graph& g = *pair->npu->graph;
+    for (uint32_t n = 0; n < g.size(); ++n) {
+      g.matched[n] = pair->bench->graph->Find(g.name[n]);
+      if (n % 3 == 0) g.precision[n] = n * 0.25;
+      if (n % 5 == 0) g.grade[n] = 0.5;
+      g.precision_float[n] = n % 2;
+    }
+    for (const graph::Side* side : {pair->npu.get(), pair->bench.get()}) {
+      uint32_t size = side->graph->size();
+      for (auto [first, end] : {std::pair<uint32_t, uint32_t>{0, size}, {7, size}, {size - 1, size}}) {
+        std::string wire;
+        ASSERT_TRUE(AppendIndexChunkWire(*side, first, end, &wire));
+        EXPECT_EQ(wire, IndexChunkOf(*side, first, end).SerializeAsString()) << sample << " from " << first;
+      }
+    }
+  }
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
