@@ -58,7 +58,8 @@ uint32_t Graph::AddNode(uint32_t name_id, NodeOp node_op) {
   overflow.push_back(dump::OverflowLevel::kNone);
   matched.push_back(kNoNode);
   md5_pass.push_back(2);
-  node_of[name_id] = n;
+  if (name_id >= node_by_name_.size()) node_by_name_.resize(name_id + 1, kNoNode);  // grows geometrically
+  node_by_name_[name_id] = static_cast<int32_t>(n);
   return n;
 }
 
@@ -82,9 +83,8 @@ void Graph::SetChildren(uint32_t p, const std::vector<uint32_t>& children) {
 
 void Graph::Reintern(const std::vector<uint32_t>& id, StringPool* to) {
   for (uint32_t& n : name) n = id[n];
-  node_of.clear();
-  node_of.reserve(name.size());
-  for (uint32_t n = 0; n < size(); ++n) node_of[name[n]] = n;
+  node_by_name_.assign(to->size(), kNoNode);
+  for (uint32_t n = 0; n < size(); ++n) node_by_name_[name[n]] = static_cast<int32_t>(n);
   // A stack's hash is of its line ids: the table is rebuilt with the new ones.
   std::vector<uint32_t> lines;
   lines.swap(stacks.lines);

@@ -46,8 +46,7 @@ class Graph {
   uint32_t size() const { return static_cast<uint32_t>(name.size()); }
   std::string_view Name(uint32_t node) const { return pool_->Get(name[node]); }
   int32_t Find(uint32_t name_id) const {
-    auto it = node_of.find(name_id);
-    return it == node_of.end() ? kNoNode : static_cast<int32_t>(it->second);
+    return name_id < node_by_name_.size() ? node_by_name_[name_id] : kNoNode;
   }
   int32_t Find(std::string_view s) const {
     int64_t id = pool_->Find(s);
@@ -87,12 +86,15 @@ class Graph {
   std::vector<int32_t> matched;     // node on the other side, kNoNode
   std::vector<uint8_t> md5_pass;    // md5 mode: 1 pass, 0 different, 2 none
 
-  std::unordered_map<uint32_t, uint32_t> node_of;  // name id -> node
   StackTable stacks;
   uint32_t micro_steps = 1;
 
  private:
   StringPool* pool_;
+  // Per pool id, the node of that name (the last added), kNoNode for none:
+  // pool ids are dense, and a flat array is several times smaller and faster
+  // than a hash map at a million nodes.
+  std::vector<int32_t> node_by_name_;
 };
 
 }  // namespace graph_ascend::graph
