@@ -47,6 +47,30 @@ void OrView(std::string_view s, uint64_t* any) {
 
 void OrBytes(const std::string& s, uint64_t* any) { OrView(s, any); }
 
+// memcpy for the short strings details are made of (field names, dtypes,
+// metric texts), without a library call: overlapping word copies that stay
+// within [src, src + n) and [dst, dst + n).
+inline uint8_t* Copy(uint8_t* dst, const char* src, size_t n) {
+  if (n >= 8 && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, src, 8);
+    memcpy(&b, src + n - 8, 8);
+    memcpy(dst, &a, 8);
+    memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, src, 4);
+    memcpy(&b, src + n - 4, 4);
+    memcpy(dst, &a, 4);
+    memcpy(dst + n - 4, &b, 4);
+  } else if (n < 4) {
+    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(src[i]);
+  } else {
+    memcpy(dst, src, n);
+  }
+  return dst + n;
+}
+
 // Sizes, computed once per detail in the order Writer needs them: an item's
 // size, then per field its size and its value's, then per metric its size.
 // Every field number here is below 16: tags take one byte. The bytes of every
@@ -139,8 +163,7 @@ struct Writer {
   void String(uint32_t field, const std::string& s) {
     Tag(field, kDelimited);
     Varint(s.size());
-    memcpy(p, s.data(), s.size());
-    p += s.size();
+    p = Copy(p, s.data(), s.size());
   }
   void Optional(uint32_t field, const std::string& s) {
     if (!s.empty()) String(field, s);
@@ -355,8 +378,7 @@ bool SideDetailWriter::Append(uint32_t node, int field, std::string* out, size_t
   auto view = [&w](uint32_t number, std::string_view v) {
     w.Tag(number, kDelimited);
     w.Varint(v.size());
-    memcpy(w.p, v.data(), v.size());
-    w.p += v.size();
+    w.p = Copy(w.p, v.data(), v.size());
   };
   for (uint32_t k = 0; k < items; ++k) {
     const dump::DumpItem& it = d.items[e->first_item + k];
@@ -367,10 +389,8 @@ bool SideDetailWriter::Append(uint32_t node, int field, std::string* out, size_t
     } else if (name.size() + key.size() > 0) {
       w.Tag(1, kDelimited);
       w.Varint(name.size() + key.size());
-      memcpy(w.p, name.data(), name.size());
-      w.p += name.size();
-      memcpy(w.p, key.data(), key.size());
-      w.p += key.size();
+      w.p = Copy(w.p, name.data(), name.size());
+      w.p = Copy(w.p, key.data(), key.size());
     }
     if (it.state != dump::ItemState::kInput) {
       w.Tag(2, kVarint);
