@@ -1,8 +1,10 @@
 #include "compare/pair_compare.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 #include "base/py_format.h"
@@ -12,31 +14,39 @@
 namespace graph_ascend::compare {
 namespace {
 
-const char* const kStatNames[4] = {"Max", "Min", "Mean", "Norm"};
-const char* const kDiffNames[4] = {"Max diff", "Min diff", "Mean diff", "L2norm diff"};
-const char* const kRelNames[4] = {"MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"};
+constexpr std::string_view kDiffNames[4] = {"Max diff", "Min diff", "Mean diff", "L2norm diff"};
+constexpr std::string_view kRelNames[4] = {"MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"};
+
+// A new metric of `item` (cleared metrics are reused: the texts are
+// assigned into the strings they kept).
+vis::Metric* AddMetric(vis::Item* item, std::string_view name, std::string_view text) {
+  vis::Metric* m = item->add_metric();
+  m->mutable_name()->assign(name.data(), name.size());
+  m->mutable_text()->assign(text.data(), text.size());
+  return m;
+}
 
 // "Requires_grad Consistent": equality of the two requires_grad values
 // (absent counts as None).
-void AddRequiresGrad(vis::Item* npu, const vis::Item& bench) {
-  bool same = PyStr(FindField(*npu, "requires_grad")) == PyStr(FindField(bench, "requires_grad"));
-  vis::Metric* m = npu->add_metric();
-  m->set_name("Requires_grad Consistent");
-  m->set_text(same ? "True" : "False");
+void AddRequiresGrad(vis::Item* npu, const PairedItem& p) {
+  bool same = SamePyStr(p.npu_fields.requires_grad, p.peer_fields.requires_grad);
+  vis::Metric* m = AddMetric(npu, "Requires_grad Consistent", same ? "True" : "False");
   m->set_value(same ? 1 : 0);
   m->set_has_value(true);
 }
 
 // One row of the statistics table (§6.4): four differences, four relative
-// errors, requires_grad consistency; `na` and `nb` are the NormalizedNumbers
-// of the two items. Returns the largest relative error as
-// the precision index reads it back from the texts (str2float: "N/A" is 0,
-// "Nan" NaN, which never wins; -inf when all are NaN).
-double StatisticsRow(vis::Item* npu, const vis::Item& bench, const StatNumber na[4], const StatNumber nb[4]) {
+// errors, requires_grad consistency, from the NormalizedNumbers of the two
+// items. Returns the largest relative error as the precision index reads it
+// back from the texts (str2float: "N/A" is 0, "Nan" NaN, which never wins;
+// -inf when all are NaN).
+double StatisticsRow(vis::Item* npu, const PairedItem& p) {
   struct Cell {
-    std::string text;
+    char text[kPyReprMax + 1];
+    size_t size = 0;
     double value = 0;
     bool has_value = false;
+    void Set(std::string_view t) { size = std::copy(t.begin(), t.end(), text) - text; }
   };
   Cell diff[4], rel[4];
   double worst = -std::numeric_limits<double>::infinity();
@@ -44,12 +54,13 @@ double StatisticsRow(vis::Item* npu, const vis::Item& bench, const StatNumber na
     if (x > worst) worst = x;
   };
   for (int k = 0; k < 4; ++k) {
-    const StatNumber& a = na[k];
-    const StatNumber& b = nb[k];
+    const StatNumber& a = p.npu_stats[k];
+    const StatNumber& b = p.peer_stats[k];
     bool numeric_a = a.kind == StatNumber::kInteger || a.kind == StatNumber::kFloat;
     bool numeric_b = b.kind == StatNumber::kInteger || b.kind == StatNumber::kFloat;
     if (!numeric_a || !numeric_b) {
-      diff[k].text = rel[k].text = "N/A";
+      diff[k].Set("N/A");
+      rel[k].Set("N/A");
       read_back(0);
       continue;
     }
@@ -57,35 +68,34 @@ double StatisticsRow(vis::Item* npu, const vis::Item& bench, const StatNumber na
     if (a.kind == StatNumber::kInteger && b.kind == StatNumber::kInteger) {
       int64_t di = a.integer - b.integer;
       d = static_cast<double>(di);
-      diff[k].text = std::to_string(di);
+      diff[k].size = std::to_chars(diff[k].text, diff[k].text + sizeof(diff[k].text), di).ptr - diff[k].text;
     } else {
       d = a.number - b.number;
-      diff[k].text = PyRepr(d);
+      diff[k].size = PyReprTo(d, diff[k].text);
     }
     if (std::isnan(d)) {
-      diff[k].text = rel[k].text = "Nan";
+      diff[k].Set("Nan");
+      rel[k].Set("Nan");
       continue;
     }
     diff[k].value = d;
     diff[k].has_value = std::isfinite(d);
     // msprobe marks infinite differences with a trailing tab.
-    if (std::isinf(d)) diff[k].text += '\t';
+    if (std::isinf(d)) diff[k].text[diff[k].size++] = '\t';
     if (b.number == 0) {
-      rel[k].text = "N/A";
+      rel[k].Set("N/A");
       read_back(0);
       continue;
     }
     double r = std::fabs(d / b.number * 100);
-    rel[k].text = PyRepr(r);
-    rel[k].text += '%';
+    rel[k].size = PyReprTo(r, rel[k].text);
+    rel[k].text[rel[k].size++] = '%';
     rel[k].value = r / 100;
     rel[k].has_value = !std::isnan(r);
     read_back(r / 100);  // the shortest repr reads back as r exactly
   }
-  auto add = [npu](const char* name, Cell& c) {
-    vis::Metric* m = npu->add_metric();
-    m->set_name(name);
-    m->set_text(std::move(c.text));
+  auto add = [npu](std::string_view name, const Cell& c) {
+    vis::Metric* m = AddMetric(npu, name, std::string_view(c.text, c.size));
     if (c.has_value) {
       m->set_value(c.value);
       m->set_has_value(true);
@@ -95,7 +105,7 @@ double StatisticsRow(vis::Item* npu, const vis::Item& bench, const StatNumber na
   };
   for (int k = 0; k < 4; ++k) add(kDiffNames[k], diff[k]);
   for (int k = 0; k < 4; ++k) add(kRelNames[k], rel[k]);
-  AddRequiresGrad(npu, bench);
+  AddRequiresGrad(npu, p);
   return worst;
 }
 
@@ -116,17 +126,17 @@ struct ItemPair {
 };
 
 std::vector<ItemPair> PairItems(vis::NodeDetail* npu, const ItemPairing& pairing) {
-  const std::vector<const vis::Item*>& paired = pairing.peer;
+  const std::vector<PairedItem>& paired = pairing.items;
   std::vector<ItemPair> list;
   list.reserve(paired.size());
   size_t i = 0;
   for (vis::Item& it : *npu->mutable_input()) {
-    if (paired[i] != nullptr) list.push_back(ItemPair{&it, paired[i], -1, i});
+    if (paired[i].peer != nullptr) list.push_back(ItemPair{&it, paired[i].peer, -1, i});
     ++i;
   }
   int o = 0;
   for (vis::Item& it : *npu->mutable_output()) {
-    if (paired[i] != nullptr) list.push_back(ItemPair{&it, paired[i], o, i});
+    if (paired[i].peer != nullptr) list.push_back(ItemPair{&it, paired[i].peer, o, i});
     ++i;
     ++o;
   }
@@ -169,7 +179,7 @@ std::string DataName(const vis::Item& item) {
   return v->text();
 }
 
-void TensorRow(vis::Item* npu, const vis::Item& bench, const TensorSource* tensors) {
+void TensorRow(vis::Item* npu, const vis::Item& bench, const PairedItem& p, const TensorSource* tensors) {
   std::string npu_name = DataName(*npu), bench_name = DataName(bench);
   TensorMetrics m;
   if (npu_name.empty() || bench_name.empty() || tensors == nullptr) {
@@ -180,7 +190,7 @@ void TensorRow(vis::Item* npu, const vis::Item& bench, const TensorSource* tenso
     m = (a.ok() && b.ok()) ? CompareTensors(*a, *b) : UnsupportedTensorMetrics("unsupported");
   }
   for (auto& metric : m.metric) *npu->add_metric() = metric;
-  AddRequiresGrad(npu, bench);
+  AddRequiresGrad(npu, p);
 }
 
 }  // namespace
@@ -200,11 +210,7 @@ ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench
     for (const vis::Item& it : *items) bench_items[fill[StateOf(it)]++] = &it;
   }
   ItemPairing out;
-  size_t n = npu.input_size() + npu.output_size();
-  out.peer.reserve(n);
-  out.positional.reserve(n);
-  out.npu_stats.reserve(n);
-  out.peer_stats.reserve(n);
+  out.items.reserve(npu.input_size() + npu.output_size());
   std::vector<bool> grad_used(count[vis::STATE_PARAMETERS_GRAD], false);
   size_t used[4] = {0, 0, 0, 0};
   for (const auto* items : {&npu.input(), &npu.output()}) {
@@ -222,18 +228,24 @@ ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench
           }
         }
       }
-      out.peer.push_back(peer);
-      out.positional.push_back(positional);
-      NormalizedNumbers(it, out.npu_stats.emplace_back().data());
-      std::array<StatNumber, 4>& peer_stats = out.peer_stats.emplace_back();
-      if (peer != nullptr) NormalizedNumbers(*peer, peer_stats.data());
+      PairedItem& p = out.items.emplace_back();
+      p.peer = peer;
+      p.positional = positional;
+      p.npu_fields = FieldsOf(it);
+      NormalizedNumbers(it, p.npu_fields, p.npu_stats.data());
+      if (peer != nullptr) {
+        p.peer_fields = FieldsOf(*peer);
+        NormalizedNumbers(*peer, p.peer_fields, p.peer_stats.data());
+      }
     }
   }
   return out;
 }
 
 std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
-  return PairItemsOf(npu, bench).peer;
+  std::vector<const vis::Item*> out;
+  for (const PairedItem& p : PairItemsOf(npu, bench).items) out.push_back(p.peer);
+  return out;
 }
 
 void ClearMetrics(vis::NodeDetail* detail) {
@@ -263,21 +275,20 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
   for (auto& [a, b, output, index] : pairs) {
     switch (mode) {
       case vis::MODE_STATISTICS: {
-        double worst = StatisticsRow(a, *b, pairing.npu_stats[index].data(), pairing.peer_stats[index].data());
+        double worst = StatisticsRow(a, pairing.items[index]);
         if (output >= 0) output_worst[output] = worst;
         break;
       }
       case vis::MODE_MD5: {
-        bool same = ItemMd5(*a) == ItemMd5(*b);
-        vis::Metric* m = a->add_metric();
-        m->set_name("Result");
-        m->set_text(same ? "pass" : "Different");
+        const PairedItem& p = pairing.items[index];
+        bool same = ItemMd5(*a, p.npu_fields) == ItemMd5(*b, p.peer_fields);
+        vis::Metric* m = AddMetric(a, "Result", same ? "pass" : "Different");
         m->set_value(same ? 1 : 0);
         m->set_has_value(true);
-        AddRequiresGrad(a, *b);
+        AddRequiresGrad(a, p);
         break;
       }
-      case vis::MODE_TENSOR: TensorRow(a, *b, tensors); break;
+      case vis::MODE_TENSOR: TensorRow(a, *b, pairing.items[index], tensors); break;
       default: break;
     }
   }
@@ -288,7 +299,7 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
     double r = 0;
     bool is_float = false;  // r starts as the int 0; a float only replaces it when larger
     for (int o = 0; o < npu->output_size(); ++o) {
-      const std::array<StatNumber, 4>& stats = pairing.npu_stats[npu->input_size() + o];
+      const std::array<StatNumber, 4>& stats = pairing.items[npu->input_size() + o].npu_stats;
       const StatNumber &max = stats[0], &min = stats[1];
       if (max.kind == StatNumber::kNull) continue;
       // The four relative errors in turn: r only grows, so the largest
