@@ -13,55 +13,44 @@ size_t PyReprTo(double x, char* out) {
   if (std::isnan(x)) return std::copy_n("nan", 3, out) - out;
   if (std::isinf(x)) return x > 0 ? std::copy_n("inf", 3, out) - out : std::copy_n("-inf", 4, out) - out;
   if (x == 0) return std::signbit(x) ? std::copy_n("-0.0", 4, out) - out : std::copy_n("0.0", 3, out) - out;
-  // The shortest round-trip digits, [-]d[.ddd]e[+-]XX, laid out as Python's
-  // repr does (this runs for every compared statistic).
+  // The shortest round-trip digits as [-]d[.ddd]e[+-]XX[X], laid out as
+  // Python's repr does (this runs for every compared statistic).
   char sci[kPyReprMax];
-  const char* end = std::to_chars(sci, sci + sizeof(sci), x, std::chars_format::scientific).ptr;
+  char* end = std::to_chars(sci, sci + sizeof(sci), x, std::chars_format::scientific).ptr;
+  const char* e = end[-4] == 'e' ? end - 4 : end - 5;
+  int exponent = 0;
+  for (const char* q = e + 2; q < end; ++q) exponent = exponent * 10 + (*q - '0');
+  if (e[1] == '-') exponent = -exponent;
+  int decpt = exponent + 1;  // value = 0.DIGITS * 10^decpt
+  // Python's exponent form is the same text: at least two exponent digits.
+  if (decpt <= -4 || decpt > 16) return std::copy(sci, end, out) - out;
   const char* p = sci;
   char* o = out;
   if (*p == '-') {
     *o++ = '-';
     ++p;
   }
-  char digits[24];
-  size_t nd = 0;
-  digits[nd++] = *p++;
-  if (*p == '.') {
-    for (++p; *p != 'e'; ++p) digits[nd++] = *p;
-  }
-  ++p;  // 'e'
-  bool negative_exponent = *p == '-';
-  int exponent = 0;
-  for (++p; p < end; ++p) exponent = exponent * 10 + (*p - '0');
-  if (negative_exponent) exponent = -exponent;
-  int decpt = exponent + 1;  // value = 0.DIGITS * 10^decpt
-  if (decpt <= -4 || decpt > 16) {
-    *o++ = digits[0];
-    if (nd > 1) {
-      *o++ = '.';
-      o = std::copy_n(digits + 1, nd - 1, o);
-    }
-    // e[+-]XX with at least two digits (|exponent| <= 324).
-    int a = std::abs(exponent);
-    *o++ = 'e';
-    *o++ = exponent < 0 ? '-' : '+';
-    if (a >= 100) *o++ = static_cast<char>('0' + a / 100);
-    *o++ = static_cast<char>('0' + a / 10 % 10);
-    *o++ = static_cast<char>('0' + a % 10);
-  } else if (decpt <= 0) {
+  // The digits: p[0], then rest[0, rest_size).
+  const char* rest = p + 2;
+  int rest_size = p[1] == '.' ? static_cast<int>(e - rest) : 0;
+  int nd = 1 + rest_size;
+  if (decpt <= 0) {
     *o++ = '0';
     *o++ = '.';
-    o = std::fill_n(o, -decpt, '0');
-    o = std::copy_n(digits, nd, o);
-  } else if (static_cast<size_t>(decpt) >= nd) {
-    o = std::copy_n(digits, nd, o);
-    o = std::fill_n(o, decpt - nd, '0');
+    for (int i = 0; i < -decpt; ++i) *o++ = '0';
+    *o++ = p[0];
+    for (int i = 0; i < rest_size; ++i) *o++ = rest[i];
+  } else if (decpt >= nd) {
+    *o++ = p[0];
+    for (int i = 0; i < rest_size; ++i) *o++ = rest[i];
+    for (int i = nd; i < decpt; ++i) *o++ = '0';
     *o++ = '.';
     *o++ = '0';
   } else {
-    o = std::copy_n(digits, decpt, o);
+    *o++ = p[0];
+    for (int i = 0; i < decpt - 1; ++i) *o++ = rest[i];
     *o++ = '.';
-    o = std::copy_n(digits + decpt, nd - decpt, o);
+    for (int i = decpt - 1; i < rest_size; ++i) *o++ = rest[i];
   }
   return o - out;
 }

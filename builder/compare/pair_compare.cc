@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <string_view>
 #include <vector>
@@ -116,33 +117,6 @@ const vis::Metric* FindMetric(const vis::Item& item, std::string_view name) {
   return nullptr;
 }
 
-// A compared NPU item, its Bench item, its index among the NPU outputs
-// (-1 for an input), and its index in the pairing.
-struct ItemPair {
-  vis::Item* npu;
-  const vis::Item* bench;
-  int output;
-  size_t index;
-};
-
-std::vector<ItemPair> PairItems(vis::NodeDetail* npu, const ItemPairing& pairing) {
-  const std::vector<PairedItem>& paired = pairing.items;
-  std::vector<ItemPair> list;
-  list.reserve(paired.size());
-  size_t i = 0;
-  for (vis::Item& it : *npu->mutable_input()) {
-    if (paired[i].peer != nullptr) list.push_back(ItemPair{&it, paired[i].peer, -1, i});
-    ++i;
-  }
-  int o = 0;
-  for (vis::Item& it : *npu->mutable_output()) {
-    if (paired[i].peer != nullptr) list.push_back(ItemPair{&it, paired[i].peer, o, i});
-    ++i;
-    ++o;
-  }
-  return list;
-}
-
 // The item's state as an index into per-state tables (a foreign file may hold any number).
 int StateOf(const vis::Item& item) { return std::clamp<int>(item.state(), 0, 3); }
 
@@ -196,15 +170,18 @@ void TensorRow(vis::Item* npu, const vis::Item& bench, const PairedItem& p, cons
 }  // namespace
 
 ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
-  // Most nodes have a handful of items: one buffer holds the Bench items by state.
-  std::vector<const vis::Item*> bench_items;
-  bench_items.reserve(bench.input_size() + bench.output_size());
+  // One buffer holds the Bench items by state; most nodes have a handful,
+  // which fit on the stack.
+  size_t total = bench.input_size() + bench.output_size();
+  const vis::Item* local[32];
+  std::vector<const vis::Item*> heap;
+  if (total > std::size(local)) heap.resize(total);
+  const vis::Item** bench_items = heap.empty() ? local : heap.data();
   size_t count[4] = {0, 0, 0, 0};
   for (const auto* items : {&bench.input(), &bench.output()}) {
     for (const vis::Item& it : *items) ++count[StateOf(it)];
   }
   size_t begin[4] = {0, count[0], count[0] + count[1], count[0] + count[1] + count[2]};
-  bench_items.resize(begin[3] + count[3]);
   size_t fill[4] = {begin[0], begin[1], begin[2], begin[3]};
   for (const auto* items : {&bench.input(), &bench.output()}) {
     for (const vis::Item& it : *items) bench_items[fill[StateOf(it)]++] = &it;
@@ -220,7 +197,7 @@ ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench
       const vis::Item* peer = positional;
       if (s == vis::STATE_PARAMETERS_GRAD) {
         peer = nullptr;
-        const vis::Item* const* grads = bench_items.data() + begin[s];
+        const vis::Item* const* grads = bench_items + begin[s];
         for (size_t k = 0; k < count[s] && peer == nullptr; ++k) {
           if (!grad_used[k] && GradientName(grads[k]->key()) == GradientName(it.key())) {
             grad_used[k] = true;
@@ -265,56 +242,56 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
   ClearMetrics(npu);
   PairVerdict v;
   if (mode == vis::MODE_STRUCTURE || mode == vis::MODE_NONE) return v;
-  std::vector<ItemPair> pairs = PairItems(npu, pairing);
+  const std::vector<PairedItem>& items = pairing.items;
   // A pair without a single compared item gets no index (§6.8).
-  if (pairs.empty()) return v;
-  // MODE_STATISTICS: per NPU output, the largest relative error of its row
-  // (NaN: not compared).
-  std::vector<double> output_worst;
-  if (mode == vis::MODE_STATISTICS) output_worst.assign(npu->output_size(), std::nan(""));
-  for (auto& [a, b, output, index] : pairs) {
+  if (std::none_of(items.begin(), items.end(), [](const PairedItem& p) { return p.peer != nullptr; })) return v;
+  // MODE_STATISTICS (§6.5): the worst relative error among the outputs, 1
+  // for a NaN/inf NPU statistic, capped at 1; taken output by output.
+  double r = 0;
+  bool is_float = false;  // r starts as the int 0; a float only replaces it when larger
+  size_t inputs = npu->input_size();
+  for (size_t i = 0; i < items.size(); ++i) {
+    const PairedItem& p = items[i];
+    bool output = i >= inputs;
+    vis::Item* a = output ? npu->mutable_output(static_cast<int>(i - inputs)) : npu->mutable_input(static_cast<int>(i));
     switch (mode) {
       case vis::MODE_STATISTICS: {
-        double worst = StatisticsRow(a, pairing.items[index]);
-        if (output >= 0) output_worst[output] = worst;
+        // The largest relative error of the row (NaN: not compared).
+        double worst = p.peer != nullptr ? StatisticsRow(a, p) : std::nan("");
+        if (!output) break;
+        const StatNumber &max = p.npu_stats[0], &min = p.npu_stats[1];
+        if (max.kind == StatNumber::kNull) break;
+        // The four relative errors in turn: r only grows, so the largest
+        // decides (Python max(): NaN never wins).
+        if (worst > r) {
+          r = worst;
+          is_float = true;
+        }
+        bool bad_max = max.kind == StatNumber::kFloat && !std::isfinite(max.number);
+        bool bad_min = min.kind == StatNumber::kFloat && !std::isfinite(min.number);
+        if (bad_max || bad_min) {
+          r = 1;
+          is_float = false;
+        }
         break;
       }
       case vis::MODE_MD5: {
-        const PairedItem& p = pairing.items[index];
-        bool same = ItemMd5(*a, p.npu_fields) == ItemMd5(*b, p.peer_fields);
+        if (p.peer == nullptr) break;
+        bool same = ItemMd5(*a, p.npu_fields) == ItemMd5(*p.peer, p.peer_fields);
         vis::Metric* m = AddMetric(a, "Result", same ? "pass" : "Different");
         m->set_value(same ? 1 : 0);
         m->set_has_value(true);
         AddRequiresGrad(a, p);
         break;
       }
-      case vis::MODE_TENSOR: TensorRow(a, *b, pairing.items[index], tensors); break;
+      case vis::MODE_TENSOR:
+        if (p.peer != nullptr) TensorRow(a, *p.peer, p, tensors);
+        break;
       default: break;
     }
   }
 
   if (mode == vis::MODE_STATISTICS) {
-    // §6.5: the worst relative error among the outputs, 1 for a NaN/inf
-    // NPU statistic, capped at 1.
-    double r = 0;
-    bool is_float = false;  // r starts as the int 0; a float only replaces it when larger
-    for (int o = 0; o < npu->output_size(); ++o) {
-      const std::array<StatNumber, 4>& stats = pairing.items[npu->input_size() + o].npu_stats;
-      const StatNumber &max = stats[0], &min = stats[1];
-      if (max.kind == StatNumber::kNull) continue;
-      // The four relative errors in turn: r only grows, so the largest
-      // decides (Python max(): NaN never wins).
-      if (output_worst[o] > r) {
-        r = output_worst[o];
-        is_float = true;
-      }
-      bool bad_max = max.kind == StatNumber::kFloat && !std::isfinite(max.number);
-      bool bad_min = min.kind == StatNumber::kFloat && !std::isfinite(min.number);
-      if (bad_max || bad_min) {
-        r = 1;
-        is_float = false;
-      }
-    }
     if (r > 1) {
       r = 1;
       is_float = false;

@@ -22,17 +22,26 @@ struct ItemMetrics {
 };
 
 ItemMetrics MetricsOf(const vis::Item& item) {
-  static constexpr std::string_view kRelative[4] = {"MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr",
-                                                    "NormRelativeErr"};
   ItemMetrics out;
   for (const vis::Metric& m : item.metric()) {
     const std::string& n = m.name();
-    const vis::Metric** slot = n == "Result"                     ? &out.result
-                               : n == "One Thousandth Err Ratio" ? &out.thousandth
-                               : n == "Requires_grad Consistent" ? &out.requires_grad
-                                                                 : nullptr;
-    for (int k = 0; k < 4 && slot == nullptr; ++k) {
-      if (n == kRelative[k]) slot = &out.relative[k];
+    // One comparison per metric: the names tell apart by length and a letter.
+    const vis::Metric** slot = nullptr;
+    switch (n.size()) {
+      case 6: slot = n == "Result" ? &out.result : nullptr; break;
+      case 14:
+        slot = n[1] == 'a' ? (n == "MaxRelativeErr" ? &out.relative[0] : nullptr)
+                           : (n == "MinRelativeErr" ? &out.relative[1] : nullptr);
+        break;
+      case 15:
+        slot = n[0] == 'M' ? (n == "MeanRelativeErr" ? &out.relative[2] : nullptr)
+                           : (n == "NormRelativeErr" ? &out.relative[3] : nullptr);
+        break;
+      case 24:
+        slot = n[0] == 'O' ? (n == "One Thousandth Err Ratio" ? &out.thousandth : nullptr)
+                           : (n == "Requires_grad Consistent" ? &out.requires_grad : nullptr);
+        break;
+      default: break;
     }
     if (slot != nullptr && *slot == nullptr) *slot = &m;  // the first, as a search by name
   }
