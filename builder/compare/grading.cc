@@ -4,8 +4,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <iterator>
 #include <regex>
-#include <set>
 #include <string_view>
 #include <vector>
 
@@ -17,20 +17,26 @@ namespace {
 
 // Redundant APIs (all rules skipped) and communication APIs whose inputs
 // are placeholders (input rows skipped), as msprobe 26 lists them.
-const std::set<std::string>& AllIgnored() {
-  static const std::set<std::string> s = {"empty",     "empty_like", "numpy",         "to",       "__setitem__",
-                                          "empty_with_format", "new_empty_strided", "new_empty", "empty_strided"};
-  return s;
-}
-const std::set<std::string>& InputIgnored() {
-  static const std::set<std::string> s = {"_reduce_scatter_base", "_all_gather_base", "all_to_all_single",
-                                          "batch_isend_irecv"};
-  return s;
-}
+constexpr std::string_view kAllIgnored[] = {
+    "empty", "empty_like", "numpy", "to", "__setitem__", "empty_with_format", "new_empty_strided", "new_empty",
+    "empty_strided"};
+constexpr std::string_view kInputIgnored[] = {"_reduce_scatter_base", "_all_gather_base", "all_to_all_single",
+                                              "batch_isend_irecv"};
 // The APIs whose final index msprobe 26 forces to the best value.
-bool IsEmptyFamily(const std::string& api) {
-  return api == "empty" || api == "empty_like" || api == "empty_with_format" || api == "new_empty_strided" ||
-         api == "new_empty" || api == "empty_strided";
+constexpr std::string_view kEmptyFamily[] = {"empty",     "empty_like", "empty_with_format", "new_empty_strided",
+                                             "new_empty", "empty_strided"};
+
+template <size_t N>
+bool Listed(const std::string_view (&list)[N], std::string_view api) {
+  return std::find(std::begin(list), std::end(list), api) != std::end(list);
+}
+
+// The API of a dump name as ApiOfName(name, false) gives it, in place.
+std::string_view ApiView(std::string_view name) {
+  size_t a = name.find('.');
+  if (a == std::string_view::npos) return "";
+  size_t b = name.find('.', a + 1);
+  return name.substr(a + 1, b == std::string_view::npos ? std::string_view::npos : b - a - 1);
 }
 
 enum class Ignore { kNone, kInputs, kAll };
@@ -173,10 +179,7 @@ bool Md5Missing(const std::string& md5) { return md5.empty() || md5 == "N/A" || 
 }  // namespace
 
 std::string ApiOfName(const std::string& name, bool strip_rank) {
-  size_t a = name.find('.');
-  if (a == std::string::npos) return "";
-  size_t b = name.find('.', a + 1);
-  std::string api = name.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+  std::string api(ApiView(name));
   if (strip_rank) {
     static const std::regex kRank("_rank\\d+$");
     api = std::regex_replace(api, kRank, "");
@@ -213,11 +216,12 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
   // The exceptions go by the API of the first input row's name, the node's.
   Ignore ignore = Ignore::kNone;
   bool has_input = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.output; });
-  std::string api = ApiOfName(node_name, false);
-  if (IsEmptyFamily(api)) return kGradePass;
-  if (parallel_merge) api = ApiOfName(node_name, true);
-  if (has_input && AllIgnored().count(api)) ignore = Ignore::kAll;
-  if (has_input && InputIgnored().count(api)) ignore = Ignore::kInputs;
+  std::string_view api = ApiView(node_name);
+  if (Listed(kEmptyFamily, api)) return kGradePass;
+  std::string stripped;
+  if (parallel_merge) api = stripped = ApiOfName(node_name, true);
+  if (has_input && Listed(kAllIgnored, api)) ignore = Ignore::kAll;
+  if (has_input && Listed(kInputIgnored, api)) ignore = Ignore::kInputs;
   if (ignore == Ignore::kAll) return kGradePass;
 
   double grade = kGradePass;

@@ -111,7 +111,7 @@ const vis::Value* FindField(const vis::Item& item, std::string_view name) {
 ItemFields FieldsOf(const vis::Item& item) {
   ItemFields out;
   for (const vis::Field& f : item.field()) {
-    const std::string& n = f.name();
+    std::string_view n = f.name();
     const vis::Value** slot = nullptr;
     switch (n.size()) {
       case 3: slot = n == "Max" ? &out.stat[0] : n == "Min" ? &out.stat[1] : n == "md5" ? &out.md5 : nullptr; break;
@@ -171,6 +171,13 @@ bool SamePyStr(const vis::Value* a, const vis::Value* b) {
       case vis::Value::kJson:
         if (a->json() == b->json()) return true;
         break;  // "[2,3]" and "[2, 3]" print alike
+      case vis::Value::kNumber: {
+        // repr round-trips: distinct doubles print differently, but for
+        // NaNs ("nan") and the zeros ("0.0" and "-0.0" are distinct bits).
+        double x = a->number(), y = b->number();
+        if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+        return x == y && std::signbit(x) == std::signbit(y);
+      }
       default: break;
     }
   }

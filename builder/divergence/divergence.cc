@@ -24,7 +24,7 @@ struct ItemMetrics {
 ItemMetrics MetricsOf(const vis::Item& item) {
   ItemMetrics out;
   for (const vis::Metric& m : item.metric()) {
-    const std::string& n = m.name();
+    std::string_view n = m.name();
     // One comparison per metric: the names tell apart by length and a letter.
     const vis::Metric** slot = nullptr;
     switch (n.size()) {
@@ -177,15 +177,15 @@ Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const vis
 
 Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const compare::ItemPairing& pairing) {
   Evidence e;
-  // The dtype floor of the last output dtype seen (mostly one dtype throughout).
-  std::string floor_dtype;
-  double floor_of_dtype = 0;
-  bool have_floor = false;
-  auto floor_of = [&](std::string_view dtype) {
-    if (!have_floor || dtype != floor_dtype) {
+  // The floor of the last dtype this thread looked up (mostly one dtype throughout).
+  thread_local std::string floor_dtype;
+  thread_local vis::CompareMode floor_mode = vis::MODE_NONE;
+  thread_local double floor_of_dtype = -1;
+  auto floor_of = [mode](std::string_view dtype) {
+    if (floor_of_dtype < 0 || mode != floor_mode || dtype != floor_dtype) {
       floor_dtype.assign(dtype.data(), dtype.size());
+      floor_mode = mode;
       floor_of_dtype = DtypeFloor(mode, floor_dtype);
-      have_floor = true;
     }
     return floor_of_dtype;
   };
