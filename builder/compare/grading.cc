@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <limits>
 #include <iterator>
+#include <limits>
 #include <regex>
 #include <string_view>
 #include <vector>
@@ -69,8 +69,8 @@ double PercentToFraction(const std::string& s) {
 }
 
 // A NormRelativeErr text as a fraction (PercentToFraction). Its value, when
-// it has one, is that number: ComparePair stores r / 100 beside repr(r) + "%",
-// which reads back as r exactly.
+// it has one, is that number: Grade26 reads the metrics ComparePair stored,
+// which are r / 100 beside repr(r) + "%", and repr(r) reads back as r exactly.
 double RelativeFraction(const vis::Metric& m) {
   if (m.has_value() && !m.text().empty() && m.text().back() == '%') return m.value();
   return PercentToFraction(m.text());
