@@ -9,59 +9,55 @@
 
 namespace graph_ascend {
 
-std::string PyRepr(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  if (x == 0) return std::signbit(x) ? "-0.0" : "0.0";
-  // The shortest round-trip digits, [-]d[.ddd]e[+-]XX, laid out as Python's
-  // repr does; built in fixed buffers (this runs for every compared statistic).
-  char sci[64];
-  char* end = std::to_chars(sci, sci + sizeof(sci) - 1, x, std::chars_format::scientific).ptr;
-  *end = '\0';  // for atoi
-  const char* p = sci;
-  bool negative = *p == '-';
-  if (negative) ++p;
-  const char* e = std::find(p, static_cast<const char*>(end), 'e');
-  char digits[32];
-  size_t nd = 0;
-  for (const char* q = p; q < e; ++q) {
-    if (*q != '.') digits[nd++] = *q;
-  }
-  int exponent = std::atoi(e + 1);
+size_t PyReprTo(double x, char* out) {
+  if (std::isnan(x)) return std::copy_n("nan", 3, out) - out;
+  if (std::isinf(x)) return x > 0 ? std::copy_n("inf", 3, out) - out : std::copy_n("-inf", 4, out) - out;
+  if (x == 0) return std::signbit(x) ? std::copy_n("-0.0", 4, out) - out : std::copy_n("0.0", 3, out) - out;
+  // The shortest round-trip digits as [-]d[.ddd]e[+-]XX[X], laid out as
+  // Python's repr does (this runs for every compared statistic).
+  char sci[kPyReprMax];
+  char* end = std::to_chars(sci, sci + sizeof(sci), x, std::chars_format::scientific).ptr;
+  const char* e = end[-4] == 'e' ? end - 4 : end - 5;
+  int exponent = 0;
+  for (const char* q = e + 2; q < end; ++q) exponent = exponent * 10 + (*q - '0');
+  if (e[1] == '-') exponent = -exponent;
   int decpt = exponent + 1;  // value = 0.DIGITS * 10^decpt
-  char out[64];
-  size_t n = 0;
-  if (negative) out[n++] = '-';
-  if (decpt <= -4 || decpt > 16) {
-    out[n++] = digits[0];
-    if (nd > 1) {
-      out[n++] = '.';
-      for (size_t i = 1; i < nd; ++i) out[n++] = digits[i];
-    }
-    // e[+-]XX with at least two digits (|exponent| <= 324), without snprintf.
-    int a = std::abs(exponent);
-    out[n++] = 'e';
-    out[n++] = exponent < 0 ? '-' : '+';
-    if (a >= 100) out[n++] = static_cast<char>('0' + a / 100);
-    out[n++] = static_cast<char>('0' + a / 10 % 10);
-    out[n++] = static_cast<char>('0' + a % 10);
-  } else if (decpt <= 0) {
-    out[n++] = '0';
-    out[n++] = '.';
-    for (int i = 0; i < -decpt; ++i) out[n++] = '0';
-    for (size_t i = 0; i < nd; ++i) out[n++] = digits[i];
-  } else if (static_cast<size_t>(decpt) >= nd) {
-    for (size_t i = 0; i < nd; ++i) out[n++] = digits[i];
-    for (size_t i = nd; i < static_cast<size_t>(decpt); ++i) out[n++] = '0';
-    out[n++] = '.';
-    out[n++] = '0';
-  } else {
-    for (size_t i = 0; i < nd; ++i) {
-      if (i == static_cast<size_t>(decpt)) out[n++] = '.';
-      out[n++] = digits[i];
-    }
+  // Python's exponent form is the same text: at least two exponent digits.
+  if (decpt <= -4 || decpt > 16) return std::copy(sci, end, out) - out;
+  const char* p = sci;
+  char* o = out;
+  if (*p == '-') {
+    *o++ = '-';
+    ++p;
   }
-  return std::string(out, n);
+  // The digits: p[0], then rest[0, rest_size).
+  const char* rest = p + 2;
+  int rest_size = p[1] == '.' ? static_cast<int>(e - rest) : 0;
+  int nd = 1 + rest_size;
+  if (decpt <= 0) {
+    *o++ = '0';
+    *o++ = '.';
+    for (int i = 0; i < -decpt; ++i) *o++ = '0';
+    *o++ = p[0];
+    for (int i = 0; i < rest_size; ++i) *o++ = rest[i];
+  } else if (decpt >= nd) {
+    *o++ = p[0];
+    for (int i = 0; i < rest_size; ++i) *o++ = rest[i];
+    for (int i = nd; i < decpt; ++i) *o++ = '0';
+    *o++ = '.';
+    *o++ = '0';
+  } else {
+    *o++ = p[0];
+    for (int i = 0; i < decpt - 1; ++i) *o++ = rest[i];
+    *o++ = '.';
+    for (int i = decpt - 1; i < rest_size; ++i) *o++ = rest[i];
+  }
+  return o - out;
+}
+
+std::string PyRepr(double x) {
+  char out[kPyReprMax];
+  return std::string(out, PyReprTo(x, out));
 }
 
 std::string PyRound6(double x) {

@@ -3,6 +3,7 @@
 // same strings as msprobe for the same numbers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -10,6 +11,12 @@ namespace graph_ascend {
 
 // repr(float): shortest round-trip digits, "1e-05", "3.0", "inf", "nan".
 std::string PyRepr(double x);
+
+// PyRepr written to `out`, which holds at least kPyReprMax chars (no
+// terminating NUL); returns the length. For hot paths that append the text
+// where it goes instead of building a string.
+inline constexpr size_t kPyReprMax = 32;
+size_t PyReprTo(double x, char* out);
 
 // round(x, 6) as Python does it (correctly rounded decimal), then repr.
 std::string PyRound6(double x);

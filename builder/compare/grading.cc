@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <regex>
-#include <set>
 #include <string_view>
 #include <vector>
 
@@ -17,20 +17,26 @@ namespace {
 
 // Redundant APIs (all rules skipped) and communication APIs whose inputs
 // are placeholders (input rows skipped), as msprobe 26 lists them.
-const std::set<std::string>& AllIgnored() {
-  static const std::set<std::string> s = {"empty",     "empty_like", "numpy",         "to",       "__setitem__",
-                                          "empty_with_format", "new_empty_strided", "new_empty", "empty_strided"};
-  return s;
-}
-const std::set<std::string>& InputIgnored() {
-  static const std::set<std::string> s = {"_reduce_scatter_base", "_all_gather_base", "all_to_all_single",
-                                          "batch_isend_irecv"};
-  return s;
-}
+constexpr std::string_view kAllIgnored[] = {
+    "empty", "empty_like", "numpy", "to", "__setitem__", "empty_with_format", "new_empty_strided", "new_empty",
+    "empty_strided"};
+constexpr std::string_view kInputIgnored[] = {"_reduce_scatter_base", "_all_gather_base", "all_to_all_single",
+                                              "batch_isend_irecv"};
 // The APIs whose final index msprobe 26 forces to the best value.
-bool IsEmptyFamily(const std::string& api) {
-  return api == "empty" || api == "empty_like" || api == "empty_with_format" || api == "new_empty_strided" ||
-         api == "new_empty" || api == "empty_strided";
+constexpr std::string_view kEmptyFamily[] = {"empty",     "empty_like", "empty_with_format", "new_empty_strided",
+                                             "new_empty", "empty_strided"};
+
+template <size_t N>
+bool Listed(const std::string_view (&list)[N], std::string_view api) {
+  return std::find(std::begin(list), std::end(list), api) != std::end(list);
+}
+
+// The API of a dump name as ApiOfName(name, false) gives it, in place.
+std::string_view ApiView(std::string_view name) {
+  size_t a = name.find('.');
+  if (a == std::string_view::npos) return "";
+  size_t b = name.find('.', a + 1);
+  return name.substr(a + 1, b == std::string_view::npos ? std::string_view::npos : b - a - 1);
 }
 
 enum class Ignore { kNone, kInputs, kAll };
@@ -42,6 +48,7 @@ struct Row {
   const vis::Item* bench;
   bool output;
   size_t index;  // in the pairing
+  const vis::Metric* norm_relative;  // the NPU item's NormRelativeErr, or null
 };
 
 const vis::Metric* Metric(const vis::Item& item, std::string_view name) {
@@ -61,12 +68,20 @@ double PercentToFraction(const std::string& s) {
   return v / 100;
 }
 
+// A NormRelativeErr text as a fraction (PercentToFraction). Its value, when
+// it has one, is that number: Grade26 reads the metrics ComparePair stored,
+// which are r / 100 beside repr(r) + "%", and repr(r) reads back as r exactly.
+double RelativeFraction(const vis::Metric& m) {
+  if (m.has_value() && !m.text().empty() && m.text().back() == '%') return m.value();
+  return PercentToFraction(m.text());
+}
+
 // A relative-error cell as msprobe's get_min_or_max_value reads it: "x%"
 // strings as fractions; "Nan", "N/A" and other text skipped (nullopt).
 bool RelativeCell(const Row& r, double* out) {
-  const vis::Metric* m = Metric(*r.npu, "NormRelativeErr");
+  const vis::Metric* m = r.norm_relative;
   if (m == nullptr || m->text().empty() || m->text().back() != '%') return false;
-  *out = PercentToFraction(m->text());
+  *out = RelativeFraction(*m);
   return true;
 }
 
@@ -114,36 +129,48 @@ bool NonFiniteMaxOrMin(const vis::Item& item, const std::array<StatNumber, 4>& s
   return false;
 }
 
-bool IsTensor(const vis::Item& item) {
-  const vis::Value* type = FindField(item, "type");
+bool IsTensor(const ItemFields& fields) {
+  const vis::Value* type = fields.type;
   if (type == nullptr || type->kind_case() != vis::Value::kText) return false;
   const std::string& t = type->text();
   return t.rfind("torch.", 0) == 0 || t.rfind("mindspore.", 0) == 0;
 }
 
 // The dtype column: a tensor's dtype, "<class 'int'>" for other leaves.
-std::string DtypeOf(const vis::Item& item) {
-  const vis::Value* dtype = FindField(item, "dtype");
-  if (dtype != nullptr && !IsNull(dtype)) return PyStr(dtype);
-  const vis::Value* type = FindField(item, "type");
+// `scratch` holds the text when it is built.
+std::string_view DtypeOf(const ItemFields& fields, std::string* scratch) {
+  const vis::Value* dtype = fields.dtype;
+  if (dtype != nullptr && !IsNull(dtype)) {
+    if (dtype->kind_case() == vis::Value::kText) return dtype->text();
+    return *scratch = PyStr(dtype);
+  }
+  const vis::Value* type = fields.type;
   if (type == nullptr || IsNull(type)) return "";
-  return "<class '" + (type->kind_case() == vis::Value::kText ? type->text() : PyStr(type)) + "'>";
+  return *scratch = "<class '" + (type->kind_case() == vis::Value::kText ? type->text() : PyStr(type)) + "'>";
 }
 
 // The shape column: a tensor's shape, [] for other leaves.
-std::string ShapeOf(const vis::Item& item) {
-  const vis::Value* shape = FindField(item, "shape");
-  if (shape == nullptr || IsNull(shape)) return IsTensor(item) ? "" : "[]";
-  return PyStr(shape);
+std::string_view ShapeOf(const ItemFields& fields, std::string* scratch) {
+  const vis::Value* shape = fields.shape;
+  if (shape == nullptr || IsNull(shape)) return IsTensor(fields) ? "" : "[]";
+  if (shape->kind_case() == vis::Value::kText) return shape->text();
+  return *scratch = PyStr(shape);
+}
+
+// Two shapes dumped as the same JSON text: their columns are equal.
+bool SameJson(const vis::Value* a, const vis::Value* b) {
+  return a != nullptr && b != nullptr && a->kind_case() == vis::Value::kJson &&
+         b->kind_case() == vis::Value::kJson && a->json() == b->json();
 }
 
 // requires_grad as msprobe holds it; empty for a false-like value (the rule
 // skips those).
-std::string TruthyRequiresGrad(const vis::Item& item) {
-  const vis::Value* v = FindField(item, "requires_grad");
+std::string_view TruthyRequiresGrad(const ItemFields& fields, std::string* scratch) {
+  const vis::Value* v = fields.requires_grad;
   if (v == nullptr || IsNull(v)) return "";
-  std::string s = PyStr(v);
-  return s == "False" || s == "0" || s.empty() ? "" : s;
+  if (v->kind_case() == vis::Value::kBoolean) return v->boolean() ? "True" : "";
+  *scratch = PyStr(v);
+  return *scratch == "False" || *scratch == "0" || scratch->empty() ? "" : std::string_view(*scratch);
 }
 
 // An md5 cell: the item's md5, "Nan" for a missing bench item.
@@ -152,10 +179,7 @@ bool Md5Missing(const std::string& md5) { return md5.empty() || md5 == "N/A" || 
 }  // namespace
 
 std::string ApiOfName(const std::string& name, bool strip_rank) {
-  size_t a = name.find('.');
-  if (a == std::string::npos) return "";
-  size_t b = name.find('.', a + 1);
-  std::string api = name.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+  std::string api(ApiView(name));
   if (strip_rank) {
     static const std::regex kRank("_rank\\d+$");
     api = std::regex_replace(api, kRank, "");
@@ -177,13 +201,13 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
     return std::numeric_limits<double>::quiet_NaN();
   }
   // Rows: the items as ComparePair paired them.
-  const std::vector<const vis::Item*>& paired = pairing.peer;
+  const std::vector<PairedItem>& paired = pairing.items;
   std::vector<Row> rows;
   rows.reserve(paired.size());
   size_t i = 0;
   for (const auto* items : {&npu.input(), &npu.output()}) {
     for (const vis::Item& it : *items) {
-      rows.push_back(Row{&it, paired[i], it.state() == vis::STATE_OUTPUT, i});
+      rows.push_back(Row{&it, paired[i].peer, it.state() == vis::STATE_OUTPUT, i, Metric(it, "NormRelativeErr")});
       ++i;
     }
   }
@@ -192,10 +216,12 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
   // The exceptions go by the API of the first input row's name, the node's.
   Ignore ignore = Ignore::kNone;
   bool has_input = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.output; });
-  std::string api = ApiOfName(node_name, parallel_merge);
-  if (has_input && AllIgnored().count(api)) ignore = Ignore::kAll;
-  if (has_input && InputIgnored().count(api)) ignore = Ignore::kInputs;
-  if (IsEmptyFamily(ApiOfName(node_name, false))) return kGradePass;
+  std::string_view api = ApiView(node_name);
+  if (Listed(kEmptyFamily, api)) return kGradePass;
+  std::string stripped;
+  if (parallel_merge) api = stripped = ApiOfName(node_name, true);
+  if (has_input && Listed(kAllIgnored, api)) ignore = Ignore::kAll;
+  if (has_input && Listed(kInputIgnored, api)) ignore = Ignore::kInputs;
   if (ignore == Ignore::kAll) return kGradePass;
 
   double grade = kGradePass;
@@ -203,36 +229,39 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
   bool has_output = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.output; });
   for (const Row& r : rows) {
     if (ignore == Ignore::kInputs && !r.output) continue;
+    const PairedItem& p = paired[r.index];
     if (mode == vis::MODE_MD5) {
-      std::string a = ItemMd5(*r.npu), b = r.bench ? ItemMd5(*r.bench) : "Nan";
+      std::string a = ItemMd5(*r.npu, p.npu_fields), b = r.bench ? ItemMd5(*r.bench, p.peer_fields) : "Nan";
       if (a != b) raise(Md5Missing(a) || Md5Missing(b) ? kGradeWarning : kGradeError);
       continue;
     }
     // NaN/inf in the NPU's max or min while the bench's are finite.
-    if (r.bench != nullptr && NonFiniteMaxOrMin(*r.npu, pairing.npu_stats[r.index]) &&
-        !NonFiniteMaxOrMin(*r.bench, pairing.peer_stats[r.index])) {
+    if (r.bench != nullptr && NonFiniteMaxOrMin(*r.npu, p.npu_stats) && !NonFiniteMaxOrMin(*r.bench, p.peer_stats)) {
       raise(kGradeError);
     }
     if (r.bench == nullptr) {  // shape and dtype differ from the missing bench ("Nan")
       raise(kGradeError);
       continue;
     }
-    std::string ra = TruthyRequiresGrad(*r.npu), rb = TruthyRequiresGrad(*r.bench);
+    const ItemFields &fa = p.npu_fields, &fb = p.peer_fields;
+    std::string scratch_a, scratch_b;
+    std::string_view ra = TruthyRequiresGrad(fa, &scratch_a), rb = TruthyRequiresGrad(fb, &scratch_b);
     if (!ra.empty() && !rb.empty() && ra != rb) raise(kGradeError);
-    std::string da = DtypeOf(*r.npu), db = DtypeOf(*r.bench);
+    std::string dtype_a, dtype_b;
+    std::string_view da = DtypeOf(fa, &dtype_a), db = DtypeOf(fb, &dtype_b);
     const std::string& bench_key = r.bench->key();
     bool fused = bench_key.find("qkv") != std::string::npos || bench_key.find("gate_up") != std::string::npos;
     if (!fused && !da.empty() && !db.empty() && da != db) raise(kGradeError);
-    std::string sa = ShapeOf(*r.npu);
-    if (!parallel_merge) {
-      std::string sb = ShapeOf(*r.bench);
+    if (!parallel_merge && !SameJson(fa.shape, fb.shape)) {
+      std::string_view sa = ShapeOf(fa, &scratch_a), sb = ShapeOf(fb, &scratch_b);
       if (!sa.empty() && !sb.empty() && sa != sb) raise(kGradeError);
     }
     // A non-tensor scalar argument with a different value.
-    if (ignore == Ignore::kNone && !r.output && !IsTensor(*r.npu) && !IsTensor(*r.bench) &&
-        da.find("class") != std::string::npos && db.find("class") != std::string::npos && sa == "[]") {
+    if (ignore == Ignore::kNone && !r.output && !IsTensor(fa) && !IsTensor(fb) &&
+        da.find("class") != std::string::npos && db.find("class") != std::string::npos &&
+        ShapeOf(fa, &scratch_a) == "[]") {
       vis::Value va = NormalizedStat(*r.npu, 0), vb = NormalizedStat(*r.bench, 0);
-      if (PyStr(&va) != PyStr(&vb)) raise(kGradeError);
+      if (!SamePyStr(&va, &vb)) raise(kGradeError);
     }
   }
   if (mode == vis::MODE_MD5 || ignore != Ignore::kNone || !has_output) return grade;
@@ -242,8 +271,7 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
     if (in < 0.1) {
       for (const Row& r : rows) {
         if (!r.output || r.bench == nullptr) continue;
-        const vis::Metric* m = Metric(*r.npu, "NormRelativeErr");
-        double x = m ? PercentToFraction(m->text()) : 0;
+        double x = r.norm_relative ? RelativeFraction(*r.norm_relative) : 0;
         if (std::fabs(x) > 0.5) raise(kGradeError);
       }
     }

@@ -108,6 +108,24 @@ const vis::Value* FindField(const vis::Item& item, std::string_view name) {
   return nullptr;
 }
 
+ItemFields FieldsOf(const vis::Item& item) {
+  ItemFields out;
+  for (const vis::Field& f : item.field()) {
+    std::string_view n = f.name();
+    const vis::Value** slot = nullptr;
+    switch (n.size()) {
+      case 3: slot = n == "Max" ? &out.stat[0] : n == "Min" ? &out.stat[1] : n == "md5" ? &out.md5 : nullptr; break;
+      case 4: slot = n == "type" ? &out.type : n == "Mean" ? &out.stat[2] : n == "Norm" ? &out.stat[3] : nullptr; break;
+      case 5: slot = n == "dtype" ? &out.dtype : n == "shape" ? &out.shape : n == "value" ? &out.value : nullptr; break;
+      case 11: slot = n == "group_ranks" ? &out.group_ranks : nullptr; break;
+      case 13: slot = n == "requires_grad" ? &out.requires_grad : nullptr; break;
+      default: break;
+    }
+    if (slot != nullptr && *slot == nullptr) *slot = &f.value();  // the first, as FindField
+  }
+  return out;
+}
+
 bool IsNumber(const vis::Value* v) {
   return v != nullptr && (v->kind_case() == vis::Value::kInteger || v->kind_case() == vis::Value::kNumber);
 }
@@ -142,16 +160,40 @@ std::string PyStr(const vis::Value* v) {
   }
 }
 
+bool SamePyStr(const vis::Value* a, const vis::Value* b) {
+  bool null_a = IsNull(a), null_b = IsNull(b);
+  if (null_a && null_b) return true;
+  if (!null_a && !null_b && a->kind_case() == b->kind_case()) {
+    switch (a->kind_case()) {
+      case vis::Value::kBoolean: return a->boolean() == b->boolean();
+      case vis::Value::kInteger: return a->integer() == b->integer();
+      case vis::Value::kText: return a->text() == b->text();
+      case vis::Value::kJson:
+        if (a->json() == b->json()) return true;
+        break;  // "[2,3]" and "[2, 3]" print alike
+      case vis::Value::kNumber: {
+        // repr round-trips: distinct doubles print differently, but for
+        // NaNs ("nan") and the zeros ("0.0" and "-0.0" are distinct bits).
+        double x = a->number(), y = b->number();
+        if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+        return x == y && std::signbit(x) == std::signbit(y);
+      }
+      default: break;
+    }
+  }
+  return PyStr(a) == PyStr(b);
+}
+
 namespace {
 
 enum class LeafKind { kTensor, kSize, kSlice, kEllipsis, kRankArg, kProcessGroup, kScalar };
 
-LeafKind KindOf(const vis::Item& item) {
-  const vis::Value* dtype = FindField(item, "dtype");
+LeafKind KindOf(const vis::Item& item, const ItemFields& fields) {
+  const vis::Value* dtype = fields.dtype;
   if (dtype != nullptr && !IsNull(dtype) && !(dtype->kind_case() == vis::Value::kText && dtype->text().empty())) {
     return LeafKind::kTensor;
   }
-  const vis::Value* type = FindField(item, "type");
+  const vis::Value* type = fields.type;
   std::string_view t = type != nullptr && type->kind_case() == vis::Value::kText ? std::string_view(type->text()) : "";
   if (t == "torch.Size") return LeafKind::kSize;
   if (t == "slice") return LeafKind::kSlice;
@@ -167,27 +209,27 @@ LeafKind KindOf(const vis::Item& item) {
 
 // The field that statistic k of the normalised leaf is read from; null for
 // src/dst arguments and process groups, whose statistic is a text (§4.2).
-const vis::Value* StatSource(const vis::Item& item, int k, LeafKind* kind) {
-  static const char* const kStats[4] = {"Max", "Min", "Mean", "Norm"};
-  *kind = KindOf(item);
+const vis::Value* StatSource(const vis::Item& item, const ItemFields& fields, int k, LeafKind* kind) {
+  *kind = KindOf(item, fields);
   switch (*kind) {
     case LeafKind::kTensor:
     case LeafKind::kSize:
-    case LeafKind::kSlice: return FindField(item, kStats[k]);
+    case LeafKind::kSlice: return fields.stat[k];
     case LeafKind::kEllipsis:
-    case LeafKind::kScalar: return FindField(item, "value");
+    case LeafKind::kScalar: return fields.value;
     default: return nullptr;
   }
 }
 
 vis::Value NormalizedStat(const vis::Item& item, int k) {
+  ItemFields fields = FieldsOf(item);
   LeafKind kind;
-  const vis::Value* v = StatSource(item, k, &kind);
+  const vis::Value* v = StatSource(item, fields, k, &kind);
   vis::Value out;
   if (kind == LeafKind::kRankArg) {
-    out.set_text(PyStr(FindField(item, "value")));
+    out.set_text(PyStr(fields.value));
   } else if (kind == LeafKind::kProcessGroup) {
-    out.set_text(PyStr(FindField(item, "group_ranks")));
+    out.set_text(PyStr(fields.group_ranks));
   } else if (v == nullptr) {
     out.set_null(true);
   } else {
@@ -221,36 +263,33 @@ StatNumber NumberOf(const vis::Value* v, LeafKind kind) {
 
 StatNumber NormalizedNumber(const vis::Item& item, int k) {
   LeafKind kind;
-  const vis::Value* v = StatSource(item, k, &kind);
+  const vis::Value* v = StatSource(item, FieldsOf(item), k, &kind);
   return NumberOf(v, kind);
 }
 
-void NormalizedNumbers(const vis::Item& item, StatNumber out[4]) {
-  LeafKind kind = KindOf(item);
+void NormalizedNumbers(const vis::Item& item, StatNumber out[4]) { NormalizedNumbers(item, FieldsOf(item), out); }
+
+void NormalizedNumbers(const vis::Item& item, const ItemFields& fields, StatNumber out[4]) {
+  LeafKind kind = KindOf(item, fields);
   if (kind == LeafKind::kTensor || kind == LeafKind::kSize || kind == LeafKind::kSlice) {
-    const vis::Value* stat[4] = {nullptr, nullptr, nullptr, nullptr};
-    for (const vis::Field& f : item.field()) {
-      const std::string& name = f.name();
-      int k = name == "Max" ? 0 : name == "Min" ? 1 : name == "Mean" ? 2 : name == "Norm" ? 3 : -1;
-      if (k >= 0 && stat[k] == nullptr) stat[k] = &f.value();  // the first, as FindField
-    }
-    for (int k = 0; k < 4; ++k) out[k] = NumberOf(stat[k], kind);
+    for (int k = 0; k < 4; ++k) out[k] = NumberOf(fields.stat[k], kind);
     return;
   }
-  const vis::Value* v = kind == LeafKind::kEllipsis || kind == LeafKind::kScalar ? FindField(item, "value") : nullptr;
+  const vis::Value* v = kind == LeafKind::kEllipsis || kind == LeafKind::kScalar ? fields.value : nullptr;
   out[0] = NumberOf(v, kind);
   for (int k = 1; k < 4; ++k) out[k] = out[0];
 }
 
-std::string ItemMd5(const vis::Item& item) {
-  const vis::Value* md5 = FindField(item, "md5");
+std::string ItemMd5(const vis::Item& item) { return ItemMd5(item, FieldsOf(item)); }
+
+std::string ItemMd5(const vis::Item& item, const ItemFields& fields) {
+  const vis::Value* md5 = fields.md5;
   if (md5 != nullptr && md5->kind_case() == vis::Value::kText && !md5->text().empty()) return md5->text();
-  LeafKind kind = KindOf(item);
-  if (kind == LeafKind::kRankArg) return PyStr(FindField(item, "value"));
-  if (kind == LeafKind::kProcessGroup) return PyStr(FindField(item, "group_ranks"));
-  const vis::Value* value = FindField(item, "value");
-  if (value == nullptr) return Crc32Hex("");
-  return Crc32Hex(PyStr(value));
+  LeafKind kind = KindOf(item, fields);
+  if (kind == LeafKind::kRankArg) return PyStr(fields.value);
+  if (kind == LeafKind::kProcessGroup) return PyStr(fields.group_ranks);
+  if (fields.value == nullptr) return Crc32Hex("");
+  return Crc32Hex(PyStr(fields.value));
 }
 
 }  // namespace graph_ascend::compare

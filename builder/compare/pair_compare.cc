@@ -1,8 +1,11 @@
 #include "compare/pair_compare.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 #include "base/py_format.h"
@@ -12,31 +15,39 @@
 namespace graph_ascend::compare {
 namespace {
 
-const char* const kStatNames[4] = {"Max", "Min", "Mean", "Norm"};
-const char* const kDiffNames[4] = {"Max diff", "Min diff", "Mean diff", "L2norm diff"};
-const char* const kRelNames[4] = {"MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"};
+constexpr std::string_view kDiffNames[4] = {"Max diff", "Min diff", "Mean diff", "L2norm diff"};
+constexpr std::string_view kRelNames[4] = {"MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"};
+
+// A new metric of `item` (cleared metrics are reused: the texts are
+// assigned into the strings they kept).
+vis::Metric* AddMetric(vis::Item* item, std::string_view name, std::string_view text) {
+  vis::Metric* m = item->add_metric();
+  m->mutable_name()->assign(name.data(), name.size());
+  m->mutable_text()->assign(text.data(), text.size());
+  return m;
+}
 
 // "Requires_grad Consistent": equality of the two requires_grad values
 // (absent counts as None).
-void AddRequiresGrad(vis::Item* npu, const vis::Item& bench) {
-  bool same = PyStr(FindField(*npu, "requires_grad")) == PyStr(FindField(bench, "requires_grad"));
-  vis::Metric* m = npu->add_metric();
-  m->set_name("Requires_grad Consistent");
-  m->set_text(same ? "True" : "False");
+void AddRequiresGrad(vis::Item* npu, const PairedItem& p) {
+  bool same = SamePyStr(p.npu_fields.requires_grad, p.peer_fields.requires_grad);
+  vis::Metric* m = AddMetric(npu, "Requires_grad Consistent", same ? "True" : "False");
   m->set_value(same ? 1 : 0);
   m->set_has_value(true);
 }
 
 // One row of the statistics table (§6.4): four differences, four relative
-// errors, requires_grad consistency; `na` and `nb` are the NormalizedNumbers
-// of the two items. Returns the largest relative error as
-// the precision index reads it back from the texts (str2float: "N/A" is 0,
-// "Nan" NaN, which never wins; -inf when all are NaN).
-double StatisticsRow(vis::Item* npu, const vis::Item& bench, const StatNumber na[4], const StatNumber nb[4]) {
+// errors, requires_grad consistency, from the NormalizedNumbers of the two
+// items. Returns the largest relative error as the precision index reads it
+// back from the texts (str2float: "N/A" is 0, "Nan" NaN, which never wins;
+// -inf when all are NaN).
+double StatisticsRow(vis::Item* npu, const PairedItem& p) {
   struct Cell {
-    std::string text;
+    char text[kPyReprMax + 1];
+    size_t size = 0;
     double value = 0;
     bool has_value = false;
+    void Set(std::string_view t) { size = std::copy(t.begin(), t.end(), text) - text; }
   };
   Cell diff[4], rel[4];
   double worst = -std::numeric_limits<double>::infinity();
@@ -44,12 +55,13 @@ double StatisticsRow(vis::Item* npu, const vis::Item& bench, const StatNumber na
     if (x > worst) worst = x;
   };
   for (int k = 0; k < 4; ++k) {
-    const StatNumber& a = na[k];
-    const StatNumber& b = nb[k];
+    const StatNumber& a = p.npu_stats[k];
+    const StatNumber& b = p.peer_stats[k];
     bool numeric_a = a.kind == StatNumber::kInteger || a.kind == StatNumber::kFloat;
     bool numeric_b = b.kind == StatNumber::kInteger || b.kind == StatNumber::kFloat;
     if (!numeric_a || !numeric_b) {
-      diff[k].text = rel[k].text = "N/A";
+      diff[k].Set("N/A");
+      rel[k].Set("N/A");
       read_back(0);
       continue;
     }
@@ -57,35 +69,34 @@ double StatisticsRow(vis::Item* npu, const vis::Item& bench, const StatNumber na
     if (a.kind == StatNumber::kInteger && b.kind == StatNumber::kInteger) {
       int64_t di = a.integer - b.integer;
       d = static_cast<double>(di);
-      diff[k].text = std::to_string(di);
+      diff[k].size = std::to_chars(diff[k].text, diff[k].text + sizeof(diff[k].text), di).ptr - diff[k].text;
     } else {
       d = a.number - b.number;
-      diff[k].text = PyRepr(d);
+      diff[k].size = PyReprTo(d, diff[k].text);
     }
     if (std::isnan(d)) {
-      diff[k].text = rel[k].text = "Nan";
+      diff[k].Set("Nan");
+      rel[k].Set("Nan");
       continue;
     }
     diff[k].value = d;
     diff[k].has_value = std::isfinite(d);
     // msprobe marks infinite differences with a trailing tab.
-    if (std::isinf(d)) diff[k].text += '\t';
+    if (std::isinf(d)) diff[k].text[diff[k].size++] = '\t';
     if (b.number == 0) {
-      rel[k].text = "N/A";
+      rel[k].Set("N/A");
       read_back(0);
       continue;
     }
     double r = std::fabs(d / b.number * 100);
-    rel[k].text = PyRepr(r);
-    rel[k].text += '%';
+    rel[k].size = PyReprTo(r, rel[k].text);
+    rel[k].text[rel[k].size++] = '%';
     rel[k].value = r / 100;
     rel[k].has_value = !std::isnan(r);
     read_back(r / 100);  // the shortest repr reads back as r exactly
   }
-  auto add = [npu](const char* name, Cell& c) {
-    vis::Metric* m = npu->add_metric();
-    m->set_name(name);
-    m->set_text(std::move(c.text));
+  auto add = [npu](std::string_view name, const Cell& c) {
+    vis::Metric* m = AddMetric(npu, name, std::string_view(c.text, c.size));
     if (c.has_value) {
       m->set_value(c.value);
       m->set_has_value(true);
@@ -95,7 +106,7 @@ double StatisticsRow(vis::Item* npu, const vis::Item& bench, const StatNumber na
   };
   for (int k = 0; k < 4; ++k) add(kDiffNames[k], diff[k]);
   for (int k = 0; k < 4; ++k) add(kRelNames[k], rel[k]);
-  AddRequiresGrad(npu, bench);
+  AddRequiresGrad(npu, p);
   return worst;
 }
 
@@ -104,33 +115,6 @@ const vis::Metric* FindMetric(const vis::Item& item, std::string_view name) {
     if (m.name() == name) return &m;
   }
   return nullptr;
-}
-
-// A compared NPU item, its Bench item, its index among the NPU outputs
-// (-1 for an input), and its index in the pairing.
-struct ItemPair {
-  vis::Item* npu;
-  const vis::Item* bench;
-  int output;
-  size_t index;
-};
-
-std::vector<ItemPair> PairItems(vis::NodeDetail* npu, const ItemPairing& pairing) {
-  const std::vector<const vis::Item*>& paired = pairing.peer;
-  std::vector<ItemPair> list;
-  list.reserve(paired.size());
-  size_t i = 0;
-  for (vis::Item& it : *npu->mutable_input()) {
-    if (paired[i] != nullptr) list.push_back(ItemPair{&it, paired[i], -1, i});
-    ++i;
-  }
-  int o = 0;
-  for (vis::Item& it : *npu->mutable_output()) {
-    if (paired[i] != nullptr) list.push_back(ItemPair{&it, paired[i], o, i});
-    ++i;
-    ++o;
-  }
-  return list;
 }
 
 // The item's state as an index into per-state tables (a foreign file may hold any number).
@@ -169,7 +153,7 @@ std::string DataName(const vis::Item& item) {
   return v->text();
 }
 
-void TensorRow(vis::Item* npu, const vis::Item& bench, const TensorSource* tensors) {
+void TensorRow(vis::Item* npu, const vis::Item& bench, const PairedItem& p, const TensorSource* tensors) {
   std::string npu_name = DataName(*npu), bench_name = DataName(bench);
   TensorMetrics m;
   if (npu_name.empty() || bench_name.empty() || tensors == nullptr) {
@@ -180,31 +164,30 @@ void TensorRow(vis::Item* npu, const vis::Item& bench, const TensorSource* tenso
     m = (a.ok() && b.ok()) ? CompareTensors(*a, *b) : UnsupportedTensorMetrics("unsupported");
   }
   for (auto& metric : m.metric) *npu->add_metric() = metric;
-  AddRequiresGrad(npu, bench);
+  AddRequiresGrad(npu, p);
 }
 
 }  // namespace
 
 ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
-  // Most nodes have a handful of items: one buffer holds the Bench items by state.
-  std::vector<const vis::Item*> bench_items;
-  bench_items.reserve(bench.input_size() + bench.output_size());
+  // One buffer holds the Bench items by state; most nodes have a handful,
+  // which fit on the stack.
+  size_t total = bench.input_size() + bench.output_size();
+  const vis::Item* local[32];
+  std::vector<const vis::Item*> heap;
+  if (total > std::size(local)) heap.resize(total);
+  const vis::Item** bench_items = heap.empty() ? local : heap.data();
   size_t count[4] = {0, 0, 0, 0};
   for (const auto* items : {&bench.input(), &bench.output()}) {
     for (const vis::Item& it : *items) ++count[StateOf(it)];
   }
   size_t begin[4] = {0, count[0], count[0] + count[1], count[0] + count[1] + count[2]};
-  bench_items.resize(begin[3] + count[3]);
   size_t fill[4] = {begin[0], begin[1], begin[2], begin[3]};
   for (const auto* items : {&bench.input(), &bench.output()}) {
     for (const vis::Item& it : *items) bench_items[fill[StateOf(it)]++] = &it;
   }
   ItemPairing out;
-  size_t n = npu.input_size() + npu.output_size();
-  out.peer.reserve(n);
-  out.positional.reserve(n);
-  out.npu_stats.reserve(n);
-  out.peer_stats.reserve(n);
+  out.items.reserve(npu.input_size() + npu.output_size());
   std::vector<bool> grad_used(count[vis::STATE_PARAMETERS_GRAD], false);
   size_t used[4] = {0, 0, 0, 0};
   for (const auto* items : {&npu.input(), &npu.output()}) {
@@ -214,7 +197,7 @@ ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench
       const vis::Item* peer = positional;
       if (s == vis::STATE_PARAMETERS_GRAD) {
         peer = nullptr;
-        const vis::Item* const* grads = bench_items.data() + begin[s];
+        const vis::Item* const* grads = bench_items + begin[s];
         for (size_t k = 0; k < count[s] && peer == nullptr; ++k) {
           if (!grad_used[k] && GradientName(grads[k]->key()) == GradientName(it.key())) {
             grad_used[k] = true;
@@ -222,18 +205,24 @@ ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench
           }
         }
       }
-      out.peer.push_back(peer);
-      out.positional.push_back(positional);
-      NormalizedNumbers(it, out.npu_stats.emplace_back().data());
-      std::array<StatNumber, 4>& peer_stats = out.peer_stats.emplace_back();
-      if (peer != nullptr) NormalizedNumbers(*peer, peer_stats.data());
+      PairedItem& p = out.items.emplace_back();
+      p.peer = peer;
+      p.positional = positional;
+      p.npu_fields = FieldsOf(it);
+      NormalizedNumbers(it, p.npu_fields, p.npu_stats.data());
+      if (peer != nullptr) {
+        p.peer_fields = FieldsOf(*peer);
+        NormalizedNumbers(*peer, p.peer_fields, p.peer_stats.data());
+      }
     }
   }
   return out;
 }
 
 std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
-  return PairItemsOf(npu, bench).peer;
+  std::vector<const vis::Item*> out;
+  for (const PairedItem& p : PairItemsOf(npu, bench).items) out.push_back(p.peer);
+  return out;
 }
 
 void ClearMetrics(vis::NodeDetail* detail) {
@@ -253,57 +242,56 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
   ClearMetrics(npu);
   PairVerdict v;
   if (mode == vis::MODE_STRUCTURE || mode == vis::MODE_NONE) return v;
-  std::vector<ItemPair> pairs = PairItems(npu, pairing);
+  const std::vector<PairedItem>& items = pairing.items;
   // A pair without a single compared item gets no index (§6.8).
-  if (pairs.empty()) return v;
-  // MODE_STATISTICS: per NPU output, the largest relative error of its row
-  // (NaN: not compared).
-  std::vector<double> output_worst;
-  if (mode == vis::MODE_STATISTICS) output_worst.assign(npu->output_size(), std::nan(""));
-  for (auto& [a, b, output, index] : pairs) {
+  if (std::none_of(items.begin(), items.end(), [](const PairedItem& p) { return p.peer != nullptr; })) return v;
+  // MODE_STATISTICS (§6.5): the worst relative error among the outputs, 1
+  // for a NaN/inf NPU statistic, capped at 1; taken output by output.
+  double r = 0;
+  bool is_float = false;  // r starts as the int 0; a float only replaces it when larger
+  size_t inputs = npu->input_size();
+  for (size_t i = 0; i < items.size(); ++i) {
+    const PairedItem& p = items[i];
+    bool output = i >= inputs;
+    vis::Item* a = output ? npu->mutable_output(static_cast<int>(i - inputs)) : npu->mutable_input(static_cast<int>(i));
     switch (mode) {
       case vis::MODE_STATISTICS: {
-        double worst = StatisticsRow(a, *b, pairing.npu_stats[index].data(), pairing.peer_stats[index].data());
-        if (output >= 0) output_worst[output] = worst;
+        // The largest relative error of the row (NaN: not compared).
+        double worst = p.peer != nullptr ? StatisticsRow(a, p) : std::nan("");
+        if (!output) break;
+        const StatNumber &max = p.npu_stats[0], &min = p.npu_stats[1];
+        if (max.kind == StatNumber::kNull) break;
+        // The four relative errors in turn: r only grows, so the largest
+        // decides (Python max(): NaN never wins).
+        if (worst > r) {
+          r = worst;
+          is_float = true;
+        }
+        bool bad_max = max.kind == StatNumber::kFloat && !std::isfinite(max.number);
+        bool bad_min = min.kind == StatNumber::kFloat && !std::isfinite(min.number);
+        if (bad_max || bad_min) {
+          r = 1;
+          is_float = false;
+        }
         break;
       }
       case vis::MODE_MD5: {
-        bool same = ItemMd5(*a) == ItemMd5(*b);
-        vis::Metric* m = a->add_metric();
-        m->set_name("Result");
-        m->set_text(same ? "pass" : "Different");
+        if (p.peer == nullptr) break;
+        bool same = ItemMd5(*a, p.npu_fields) == ItemMd5(*p.peer, p.peer_fields);
+        vis::Metric* m = AddMetric(a, "Result", same ? "pass" : "Different");
         m->set_value(same ? 1 : 0);
         m->set_has_value(true);
-        AddRequiresGrad(a, *b);
+        AddRequiresGrad(a, p);
         break;
       }
-      case vis::MODE_TENSOR: TensorRow(a, *b, tensors); break;
+      case vis::MODE_TENSOR:
+        if (p.peer != nullptr) TensorRow(a, *p.peer, p, tensors);
+        break;
       default: break;
     }
   }
 
   if (mode == vis::MODE_STATISTICS) {
-    // §6.5: the worst relative error among the outputs, 1 for a NaN/inf
-    // NPU statistic, capped at 1.
-    double r = 0;
-    bool is_float = false;  // r starts as the int 0; a float only replaces it when larger
-    for (int o = 0; o < npu->output_size(); ++o) {
-      const std::array<StatNumber, 4>& stats = pairing.npu_stats[npu->input_size() + o];
-      const StatNumber &max = stats[0], &min = stats[1];
-      if (max.kind == StatNumber::kNull) continue;
-      // The four relative errors in turn: r only grows, so the largest
-      // decides (Python max(): NaN never wins).
-      if (output_worst[o] > r) {
-        r = output_worst[o];
-        is_float = true;
-      }
-      bool bad_max = max.kind == StatNumber::kFloat && !std::isfinite(max.number);
-      bool bad_min = min.kind == StatNumber::kFloat && !std::isfinite(min.number);
-      if (bad_max || bad_min) {
-        r = 1;
-        is_float = false;
-      }
-    }
     if (r > 1) {
       r = 1;
       is_float = false;

@@ -32,14 +32,20 @@ struct PairVerdict {
 std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis::NodeDetail& bench);
 
 // The items of one matched pair, paired once for every consumer of the pair
-// (ComparePair, Grade26, divergence::EvidenceOf). Entry i belongs to item i
-// of npu's input then output items. Points into the Bench detail, which must
-// outlive it; the NPU detail may gain or lose metrics, not items.
+// (ComparePair, Grade26, divergence::EvidenceOf), with the fields each of
+// them reads found once. Entry i belongs to item i of npu's input then output
+// items. Points into both details, which must outlive it; the NPU detail may
+// gain or lose metrics, not items or fields.
+struct PairedItem {
+  const vis::Item* peer = nullptr;        // as PairedItems
+  const vis::Item* positional = nullptr;  // the k-th Bench item of the state, gradients too
+  ItemFields npu_fields;                  // FieldsOf the NPU item
+  ItemFields peer_fields;                 // FieldsOf the peer (all null without one)
+  // NormalizedNumbers of the NPU item and of its peer (all kNull without one).
+  std::array<StatNumber, 4> npu_stats, peer_stats;
+};
 struct ItemPairing {
-  std::vector<const vis::Item*> peer;        // PairedItems
-  std::vector<const vis::Item*> positional;  // the k-th Bench item of the state, gradients too
-  // NormalizedNumbers of NPU item i and of its peer (all kNull without one).
-  std::vector<std::array<StatNumber, 4>> npu_stats, peer_stats;
+  std::vector<PairedItem> items;
 };
 ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench);
 

@@ -5,38 +5,65 @@
 #include <cmath>
 #include <functional>
 #include <queue>
+#include <string_view>
 
 #include "compare/item_view.h"
 
 namespace graph_ascend::divergence {
 namespace {
 
-const char* const kRelNames[4] = {"MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"};
+// The metrics of a compared NPU item that the evidence reads, found in one
+// pass (each the first of its name; null when absent).
+struct ItemMetrics {
+  const vis::Metric* relative[4] = {nullptr, nullptr, nullptr, nullptr};  // Max/Min/Mean/NormRelativeErr
+  const vis::Metric* result = nullptr;
+  const vis::Metric* thousandth = nullptr;  // One Thousandth Err Ratio
+  const vis::Metric* requires_grad = nullptr;  // Requires_grad Consistent
+};
 
-const vis::Metric* FindMetric(const vis::Item& item, std::string_view name) {
+ItemMetrics MetricsOf(const vis::Item& item) {
+  ItemMetrics out;
   for (const vis::Metric& m : item.metric()) {
-    if (m.name() == name) return &m;
+    std::string_view n = m.name();
+    // One comparison per metric: the names tell apart by length and a letter.
+    const vis::Metric** slot = nullptr;
+    switch (n.size()) {
+      case 6: slot = n == "Result" ? &out.result : nullptr; break;
+      case 14:
+        slot = n[1] == 'a' ? (n == "MaxRelativeErr" ? &out.relative[0] : nullptr)
+                           : (n == "MinRelativeErr" ? &out.relative[1] : nullptr);
+        break;
+      case 15:
+        slot = n[0] == 'M' ? (n == "MeanRelativeErr" ? &out.relative[2] : nullptr)
+                           : (n == "NormRelativeErr" ? &out.relative[3] : nullptr);
+        break;
+      case 24:
+        slot = n[0] == 'O' ? (n == "One Thousandth Err Ratio" ? &out.thousandth : nullptr)
+                           : (n == "Requires_grad Consistent" ? &out.requires_grad : nullptr);
+        break;
+      default: break;
+    }
+    if (slot != nullptr && *slot == nullptr) *slot = &m;  // the first, as a search by name
   }
-  return nullptr;
+  return out;
 }
 
 // The mode's error of one compared item; negative when the item says nothing.
-double ItemError(vis::CompareMode mode, const vis::Item& it) {
+double ItemError(vis::CompareMode mode, const ItemMetrics& metrics) {
   switch (mode) {
     case vis::MODE_STATISTICS: {
       double r = -1;
-      for (const char* name : kRelNames) {
-        const vis::Metric* m = FindMetric(it, name);
+      for (const vis::Metric* m : metrics.relative) {
         if (m != nullptr && m->has_value() && std::isfinite(m->value())) r = std::max(r, std::fabs(m->value()));
       }
       return r;
     }
     case vis::MODE_MD5: {
-      const vis::Metric* m = FindMetric(it, "Result");
+      const vis::Metric* m = metrics.result;
       return m == nullptr ? -1 : (m->text() == "pass" ? 0 : 1);
     }
     case vis::MODE_TENSOR: {
-      const vis::Metric* m = FindMetric(it, "One Thousandth Err Ratio");
+      const vis::Metric* m = metrics.thousandth;
       return m == nullptr || !m->has_value() ? -1 : std::clamp(1 - m->value(), 0.0, 1.0);
     }
     default: return -1;
@@ -59,25 +86,32 @@ std::string DtypeName(const std::string& dtype) {
   return d;
 }
 
+// PyStr of a value; a text is read in place.
+std::string_view PyText(const vis::Value* v, std::string* scratch) {
+  if (v != nullptr && v->kind_case() == vis::Value::kText) return v->text();
+  return *scratch = compare::PyStr(v);
+}
+
 // A tensor (not a scalar argument such as eps, a dim or a process group).
-bool IsTensor(const vis::Item& it) {
-  return compare::PyStr(compare::FindField(it, "type")).find("Tensor") != std::string::npos;
+bool IsTensor(const compare::ItemFields& fields) {
+  std::string scratch;
+  return PyText(fields.type, &scratch).find("Tensor") != std::string_view::npos;
 }
 
 // "" when dtype, shape and requires_grad agree, else what differs.
-std::string ChangeOf(const vis::Item& a, const vis::Item& b) {
-  std::string x = compare::PyStr(compare::FindField(a, "dtype"));
-  std::string y = compare::PyStr(compare::FindField(b, "dtype"));
-  if (DtypeName(x) != DtypeName(y)) return "dtype " + x + " vs " + y;
-  x = compare::PyStr(compare::FindField(a, "shape"));
-  y = compare::PyStr(compare::FindField(b, "shape"));
-  if (x != y) return "shape " + x + " vs " + y;
+std::string ChangeOf(const compare::ItemFields& a, const compare::ItemFields& b, const ItemMetrics& metrics) {
+  if (!compare::SamePyStr(a.dtype, b.dtype)) {
+    std::string x = compare::PyStr(a.dtype), y = compare::PyStr(b.dtype);
+    if (DtypeName(x) != DtypeName(y)) return "dtype " + x + " vs " + y;
+  }
+  if (!compare::SamePyStr(a.shape, b.shape)) {
+    return "shape " + compare::PyStr(a.shape) + " vs " + compare::PyStr(b.shape);
+  }
   // requires_grad counts when both sides dumped it (MindSpore tensors have none).
-  const vis::Metric* m = FindMetric(a, "Requires_grad Consistent");
-  bool both = compare::FindField(a, "requires_grad") != nullptr && compare::FindField(b, "requires_grad") != nullptr;
+  const vis::Metric* m = metrics.requires_grad;
+  bool both = a.requires_grad != nullptr && b.requires_grad != nullptr;
   if (m != nullptr && m->text() == "False" && both) {
-    return "requires_grad " + compare::PyStr(compare::FindField(a, "requires_grad")) + " vs " +
-           compare::PyStr(compare::FindField(b, "requires_grad"));
+    return "requires_grad " + compare::PyStr(a.requires_grad) + " vs " + compare::PyStr(b.requires_grad);
   }
   return "";
 }
@@ -143,26 +177,42 @@ Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const vis
 
 Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const compare::ItemPairing& pairing) {
   Evidence e;
+  // The floor of the last dtype this thread looked up (mostly one dtype throughout).
+  thread_local std::string floor_dtype;
+  thread_local vis::CompareMode floor_mode = vis::MODE_NONE;
+  thread_local double floor_of_dtype = -1;
+  auto floor_of = [mode](std::string_view dtype) {
+    if (floor_of_dtype < 0 || mode != floor_mode || dtype != floor_dtype) {
+      floor_dtype.assign(dtype.data(), dtype.size());
+      floor_mode = mode;
+      floor_of_dtype = DtypeFloor(mode, floor_dtype);
+    }
+    return floor_of_dtype;
+  };
   size_t i = 0;
   for (const auto* items : {&npu.input(), &npu.output()}) {
     for (const vis::Item& a : *items) {
-      size_t index = i++;
-      const vis::Item* peer = pairing.positional[index];
-      if (peer == nullptr) continue;
-      const vis::Item& b = *peer;
+      const compare::PairedItem& p = pairing.items[i++];
+      if (p.positional == nullptr) continue;
+      const vis::Item& b = *p.positional;
       int s = std::clamp<int>(a.state(), 0, 3);
       if (s == vis::STATE_PARAMETERS) continue;  // weights: neither what flows in nor what comes out
+      // The positional item is the peer but for parameter gradients.
+      compare::ItemFields positional_fields;
+      if (p.positional != p.peer) positional_fields = compare::FieldsOf(b);
+      const compare::ItemFields& fa = p.npu_fields;
+      const compare::ItemFields& fb = p.positional == p.peer ? p.peer_fields : positional_fields;
       bool input = s == vis::STATE_INPUT;
-      double err = ItemError(mode, a);
-      std::string change = ChangeOf(a, b);
-      bool nonfinite = NonFinite(pairing.npu_stats[index]);
+      ItemMetrics metrics = MetricsOf(a);
+      double err = ItemError(mode, metrics);
+      std::string change = ChangeOf(fa, fb, metrics);
+      bool nonfinite = NonFinite(p.npu_stats);
       if (err >= 0 || !change.empty()) e.compared = true;
-      if (input && !IsTensor(a) && !IsTensor(b)) {
+      if (input && !IsTensor(fa) && !IsTensor(fb)) {
         // A scalar argument (eps, a dim) that differs is this node's own
         // difference, not something flowing in from upstream.
         if ((err > 0 || !change.empty()) && e.note.empty()) {
-          e.note = ItemLabel(a) + " argument " + compare::PyStr(compare::FindField(a, "value")) + " vs " +
-                   compare::PyStr(compare::FindField(b, "value"));
+          e.note = ItemLabel(a) + " argument " + compare::PyStr(fa.value) + " vs " + compare::PyStr(fb.value);
         }
         continue;
       }
@@ -181,10 +231,10 @@ Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const com
         if (!change.empty() && !e.output_changed) e.note = ItemLabel(a) + " " + change + (e.note.empty() ? "" : "; " + e.note);
         e.output_changed |= !change.empty();
         e.output_nonfinite |= nonfinite;
-        std::string da = compare::PyStr(compare::FindField(a, "dtype"));
-        std::string db = compare::PyStr(compare::FindField(b, "dtype"));
-        double floor_a = DtypeFloor(mode, da);
-        double floor_b = db == da ? floor_a : DtypeFloor(mode, db);  // mostly the same dtype
+        std::string scratch_a, scratch_b;
+        std::string_view da = PyText(fa.dtype, &scratch_a), db = PyText(fb.dtype, &scratch_b);
+        double floor_a = floor_of(da);
+        double floor_b = db == da ? floor_a : floor_of(db);
         e.floor = std::max({e.floor, floor_a, floor_b});
       }
     }
