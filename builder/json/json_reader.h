@@ -155,12 +155,19 @@ class JsonReader {
   }
   void SkipSpaceRun();
   bool Expect(char c, const char* what);
+  // NextKey in general, with every error.
+  Step NextKeySlow(std::string_view* key);
   bool CheckDepth();
   // pos_ at the opening quote.
   bool ParseString(std::string* scratch, std::string_view* out);
   bool ParseEscaped(size_t start, size_t i, std::string* scratch, std::string_view* out);
   bool ParseNumberSlow(size_t start, size_t end, bool integer, JsonNumber* n);
   bool ValueError();
+  // GetCompact of a list of plain integers (a tensor shape, the commonest
+  // compact value) in one scan, pos_ at '['. Anything else (fractions,
+  // literals, nesting, damage) returns false with pos_ and `out` unchanged,
+  // for the general path to read or report.
+  bool CompactIntegers(std::string* out);
 
   std::string_view text_;
   std::string file_;
