@@ -71,6 +71,25 @@ const std::vector<IgnoreRule>& IgnoreRules() {
   return rules;
 }
 
+// The first and last word of a string of at most 16 bytes, which with its
+// size identify it (the words overlap when it is shorter; StringPool's
+// short-string cache does the same).
+void Words(std::string_view s, uint64_t* head, uint64_t* tail) {
+  const char* p = s.data();
+  size_t n = s.size();
+  *head = *tail = 0;
+  if (n >= 8) {
+    memcpy(head, p, 8);
+    memcpy(tail, p + n - 8, 8);
+  } else if (n >= 4) {
+    memcpy(head, p, 4);
+    memcpy(tail, p + n - 4, 4);
+  } else if (n > 0) {
+    *head = static_cast<unsigned char>(p[0]) | static_cast<uint64_t>(static_cast<unsigned char>(p[n >> 1])) << 8 |
+            static_cast<uint64_t>(static_cast<unsigned char>(p[n - 1])) << 16;
+  }
+}
+
 // What a field name means to the parse, found once per field.
 enum class FieldRole : uint8_t { kOther, kStat, kNorm, kOp, kPeer, kGroupId };
 
@@ -120,6 +139,18 @@ class DumpParser {
   bool ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
                    Anomaly* anomaly);
   bool ReadFieldValue(Value* v, Anomaly* own, bool is_stat);
+  // The id of the field name `key` at position `index` of its object. The
+  // leaves of a dump repeat one key order ("type", "dtype", "shape", "Max",
+  // ...), so the name last seen at the same position is usually it.
+  uint32_t FieldName(std::string_view key, size_t index) {
+    if (index >= kKeyMemo || key.size() > 16) return pool_->InternShort(key);
+    KeyMemo& memo = key_memo_[index];
+    uint64_t head, tail;
+    Words(key, &head, &tail);
+    if (memo.size == key.size() && memo.head == head && memo.tail == tail) return memo.id;
+    memo = KeyMemo{head, tail, static_cast<uint32_t>(key.size()), pool_->InternShort(key)};
+    return memo.id;
+  }
   // An error of the dump's shape at the reader's position.
   bool Fail(std::string message) { return r_->Fail(r_->offset(), std::move(message)); }
 
@@ -129,6 +160,16 @@ class DumpParser {
   DumpOptions options_;
   MappedFile* file_;
   uint32_t k_type_, k_data_name_, k_md5_;
+  // A key of up to 16 bytes is (size, first word, last word), compared
+  // without a call.
+  struct KeyMemo {
+    uint64_t head = 0;
+    uint64_t tail = 0;
+    uint32_t size = ~0u;
+    uint32_t id = 0;
+  };
+  static constexpr size_t kKeyMemo = 16;
+  KeyMemo key_memo_[kKeyMemo];
 
   // Per entry, reused.
   // Reused across entries (the strings keep their capacity): no heap
@@ -566,7 +607,7 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
     // object's keys reuse the reader's key storage).
     FieldRole role = RoleOf(key);
     Field f;
-    f.name = pool_->InternShort(key);
+    f.name = FieldName(key, out_->fields.size() - fields_start);
     if (!ReadFieldValue(&f.value, &own, role == FieldRole::kStat)) return false;
     if (f.name == k_type_ && f.value.kind == ValueKind::kString) {
       leaf = true;
@@ -671,6 +712,15 @@ Result<DumpData> ReadDumpJson(const std::string& path, StringPool* pool, const D
   if (file->text().find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{path, "", "empty file: expected a msprobe dump.json object"};
   }
+  // Room for the arrays from the file size, so that they never grow by
+  // copying (the pages of a reservation are only touched as they fill).
+  // msprobe writes indent=1: a field takes 30-40 bytes, an item 200-300, an
+  // entry 500-1000; a smaller file with denser values grows the usual way.
+  size_t size = file->text().size();
+  data.fields.reserve(size / 32);
+  data.items.reserve(size / 192);
+  data.entries.reserve(size / 512);
+  data.entry_of.reserve(size / 512);
   JsonReader reader(file->text(), path);
   DumpParser parser(&reader, pool, &data, options, &*file);
   GA_RETURN_IF_ERROR(parser.Parse());
