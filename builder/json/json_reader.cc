@@ -54,7 +54,7 @@ inline uint32_t StringStops16(const char* p) {
 
 // The first byte at or after data[i] that ends the plain run of a string,
 // or n.
-size_t PlainRun(const char* data, size_t i, size_t n) {
+[[gnu::always_inline]] inline size_t PlainRun(const char* data, size_t i, size_t n) {
 #if defined(__SSE2__)
   while (i + 16 <= n) {
     uint32_t stops = StringStops16(data + i);
@@ -77,7 +77,7 @@ size_t PlainRun(const char* data, size_t i, size_t n) {
 
 // The first byte at or after data[i] that is not ' ', or n: an indent,
 // sixteen or eight spaces per step.
-size_t SpaceRun(const char* data, size_t i, size_t n) {
+[[gnu::always_inline]] inline size_t SpaceRun(const char* data, size_t i, size_t n) {
 #if defined(__SSE2__)
   while (i + 16 <= n) {
     __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
@@ -113,7 +113,7 @@ uint64_t EightDigitsValue(uint64_t w) {
 
 // Digits from data[*i] into `mantissa` (wrapping past 19 digits; the caller
 // counts them).
-void ReadDigits(const char* data, size_t size, size_t* i, uint64_t* mantissa) {
+[[gnu::always_inline]] inline void ReadDigits(const char* data, size_t size, size_t* i, uint64_t* mantissa) {
   size_t k = *i;
   uint64_t m = *mantissa;
   while (k + 8 <= size) {
@@ -239,22 +239,6 @@ bool JsonReader::ValueError() {
   return Fail(pos_, "expected a value, found " + Describe(text_, pos_));
 }
 
-bool JsonReader::PeekType(JsonType* type) {
-  switch (PeekByte()) {
-    case '{': *type = JsonType::kObject; return true;
-    case '[': *type = JsonType::kArray; return true;
-    case '"': *type = JsonType::kString; return true;
-    case 't':
-    case 'f': *type = JsonType::kBool; return true;
-    case 'n': *type = JsonType::kNull; return true;
-    case 'N':
-    case 'I':
-    case '-':
-    case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9': *type = JsonType::kNumber; return true;
-    default: return ValueError();
-  }
-}
 
 bool JsonReader::BeginObject() {
   if (!CheckDepth() || !Expect('{', "'{' (an object)")) return false;

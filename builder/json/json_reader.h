@@ -60,7 +60,22 @@ class JsonReader {
     return pos_ < text_.size() ? text_[pos_] : '\0';
   }
   // The type of the next value; false where no value can start.
-  bool PeekType(JsonType* type);
+  bool PeekType(JsonType* type) {
+    switch (PeekByte()) {
+      case '{': *type = JsonType::kObject; return true;
+      case '[': *type = JsonType::kArray; return true;
+      case '"': *type = JsonType::kString; return true;
+      case 't':
+      case 'f': *type = JsonType::kBool; return true;
+      case 'n': *type = JsonType::kNull; return true;
+      case 'N':
+      case 'I':
+      case '-':
+      case '0': case '1': case '2': case '3': case '4':
+      case '5': case '6': case '7': case '8': case '9': *type = JsonType::kNumber; return true;
+      default: return ValueError();
+    }
+  }
   bool BeginObject();
   // kMore with the next member's key (valid until the next NextKey), kEnd
   // after consuming the closing brace.
