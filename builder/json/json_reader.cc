@@ -46,8 +46,9 @@ uint64_t StringStops(uint64_t w) {
 // StringStops (a signed compare below 0x20 also catches bytes >= 0x80).
 inline uint32_t StringStops16(const char* p) {
   __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                              _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+  __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+  __m128i slash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+  __m128i stop = _mm_or_si128(_mm_or_si128(quote, slash), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
   return static_cast<uint32_t>(_mm_movemask_epi8(stop));
 }
 #endif
