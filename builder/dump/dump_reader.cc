@@ -138,17 +138,27 @@ class DumpParser {
   bool ParseValue(std::string* name, ItemState state, bool pgrad, int depth, int p2p, Anomaly* anomaly);
   bool ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
                    Anomaly* anomaly);
-  bool ReadFieldValue(Value* v, Anomaly* own, bool is_stat);
-  // The id of the field name `key` at position `index` of its object. The
-  // leaves of a dump repeat one key order ("type", "dtype", "shape", "Max",
-  // ...), so the name last seen at the same position is usually it.
-  uint32_t FieldName(std::string_view key, size_t index) {
-    if (index >= kKeyMemo || key.size() > 16) return pool_->InternShort(key);
-    KeyMemo& memo = key_memo_[index];
+  bool ReadFieldValue(Value* v, Anomaly* own, bool is_stat, size_t index);
+  // A key of up to 16 bytes is (size, first word, last word), compared
+  // without a call.
+  struct Memo {
+    uint64_t head = 0;
+    uint64_t tail = 0;
+    uint32_t size = ~0u;
+    uint32_t id = 0;
+  };
+  static constexpr size_t kMemos = 16;
+  // The id of `s`, a field name or string value at position `index` of its
+  // object. The leaves of a dump repeat one key order ("type", "dtype",
+  // "shape", "Max", ...) and few values ("torch.Tensor", "torch.float32"),
+  // so the string last seen at the same position is usually it.
+  uint32_t Memoized(Memo* memos, std::string_view s, size_t index) {
+    if (index >= kMemos || s.size() > 16) return pool_->InternShort(s);
+    Memo& memo = memos[index];
     uint64_t head, tail;
-    Words(key, &head, &tail);
-    if (memo.size == key.size() && memo.head == head && memo.tail == tail) return memo.id;
-    memo = KeyMemo{head, tail, static_cast<uint32_t>(key.size()), pool_->InternShort(key)};
+    Words(s, &head, &tail);
+    if (memo.size == s.size() && memo.head == head && memo.tail == tail) return memo.id;
+    memo = Memo{head, tail, static_cast<uint32_t>(s.size()), pool_->InternShort(s)};
     return memo.id;
   }
   // An error of the dump's shape at the reader's position.
@@ -160,16 +170,8 @@ class DumpParser {
   DumpOptions options_;
   MappedFile* file_;
   uint32_t k_type_, k_data_name_, k_md5_;
-  // A key of up to 16 bytes is (size, first word, last word), compared
-  // without a call.
-  struct KeyMemo {
-    uint64_t head = 0;
-    uint64_t tail = 0;
-    uint32_t size = ~0u;
-    uint32_t id = 0;
-  };
-  static constexpr size_t kKeyMemo = 16;
-  KeyMemo key_memo_[kKeyMemo];
+  Memo key_memo_[kMemos];    // field names by position
+  Memo value_memo_[kMemos];  // string values by position
 
   // Per entry, reused.
   // Reused across entries (the strings keep their capacity): no heap
@@ -543,7 +545,7 @@ bool DumpParser::ParseValue(std::string* name, ItemState state, bool pgrad, int 
   }
 }
 
-bool DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat) {
+bool DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat, size_t index) {
   JsonType t;
   if (!r_->PeekType(&t)) return false;
   switch (t) {
@@ -571,7 +573,7 @@ bool DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat) {
       if (!r_->GetString(&s)) return false;
       if (is_stat && AnomalousText(s)) own->own = true;
       v->kind = ValueKind::kString;
-      v->string = pool_->InternShort(s);
+      v->string = Memoized(value_memo_, s, index);
       return true;
     }
     default: {
@@ -607,8 +609,9 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
     // object's keys reuse the reader's key storage).
     FieldRole role = RoleOf(key);
     Field f;
-    f.name = FieldName(key, out_->fields.size() - fields_start);
-    if (!ReadFieldValue(&f.value, &own, role == FieldRole::kStat)) return false;
+    size_t index = out_->fields.size() - fields_start;
+    f.name = Memoized(key_memo_, key, index);
+    if (!ReadFieldValue(&f.value, &own, role == FieldRole::kStat, index)) return false;
     if (f.name == k_type_ && f.value.kind == ValueKind::kString) {
       leaf = true;
       type_string = f.value.string;
