@@ -1,7 +1,12 @@
 #include "base/string_pool.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace graph_ascend {
 
@@ -72,7 +77,27 @@ uint64_t StringPool::Hash(std::string_view s) {
   return HashWords(Load64(p + n - 16), Load64(p + n - 8), seed);
 }
 
-StringPool::StringPool() : slots_(1024, kEmpty), mask_(1023) {
+void StringPool::FreeSlots::operator()(uint64_t* p) const { free(p); }
+
+std::unique_ptr<uint64_t[], StringPool::FreeSlots> StringPool::NewSlots(size_t n) {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  size_t bytes = n * sizeof(uint64_t);
+  void* p = nullptr;
+  if (bytes >= kHugePage) {
+    p = aligned_alloc(kHugePage, bytes);  // bytes is a multiple of kHugePage
+#ifdef MADV_HUGEPAGE
+    if (p != nullptr) madvise(p, bytes, MADV_HUGEPAGE);  // a hint: failure only costs speed
+#endif
+  } else {
+    p = malloc(bytes);
+  }
+  if (p == nullptr) throw std::bad_alloc();
+  uint64_t* slots = static_cast<uint64_t*>(p);
+  std::fill(slots, slots + n, kEmpty);
+  return std::unique_ptr<uint64_t[], FreeSlots>(slots);
+}
+
+StringPool::StringPool() : slots_(NewSlots(1024)), mask_(1023) {
   strings_.push_back(std::string_view());
   uint64_t tag = Hash(std::string_view()) >> 32;
   slots_[tag & mask_] = tag << 32;  // id 0
@@ -93,10 +118,12 @@ std::string_view StringPool::Store(std::string_view s) {
 }
 
 void StringPool::Grow() {
-  std::vector<uint64_t> old(slots_.size() * 2, kEmpty);
+  size_t old_size = mask_ + 1;
+  auto old = NewSlots(old_size * 2);
   old.swap(slots_);
-  mask_ = slots_.size() - 1;
-  for (uint64_t slot : old) {
+  mask_ = old_size * 2 - 1;
+  for (size_t k = 0; k < old_size; ++k) {
+    uint64_t slot = old[k];
     if (slot == kEmpty) continue;
     size_t i = (slot >> 32) & mask_;
     while (slots_[i] != kEmpty) i = (i + 1) & mask_;
@@ -119,7 +146,7 @@ uint32_t StringPool::InternHashed(std::string_view s, uint64_t h) {
   uint32_t id = static_cast<uint32_t>(strings_.size());
   strings_.push_back(Store(s));
   slots_[i] = tag << 32 | id;
-  if (strings_.size() * 2 > slots_.size()) Grow();
+  if (strings_.size() * 2 > mask_ + 1) Grow();
   return id;
 }
 

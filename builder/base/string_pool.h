@@ -38,10 +38,16 @@ class StringPool {
   static uint64_t Hash(std::string_view s);
 
  private:
+  struct FreeSlots {
+    void operator()(uint64_t* p) const;
+  };
+
   std::string_view Store(std::string_view s);
   // Looks `s` (of hash `h`) up in the table, adding it if new.
   uint32_t InternHashed(std::string_view s, uint64_t h);
   void Grow();
+  // A table of `n` empty slots (n a power of two).
+  static std::unique_ptr<uint64_t[], FreeSlots> NewSlots(size_t n);
 
   std::vector<std::unique_ptr<char[]>> blocks_;
   size_t block_used_ = 0;
@@ -50,9 +56,11 @@ class StringPool {
   std::vector<std::string_view> strings_;
   // Per slot: the high 32 bits of the hash, then the id; kEmpty when free.
   // A string's home slot is its tag modulo the table size, so growing needs
-  // no string access.
-  std::vector<uint64_t> slots_;
-  size_t mask_ = 0;
+  // no string access. Large tables sit on huge pages where the kernel
+  // allows (probes are random: with 4 KiB pages each would also miss the
+  // TLB).
+  std::unique_ptr<uint64_t[], FreeSlots> slots_;
+  size_t mask_ = 0;  // the table has mask_ + 1 slots, a power of two
 
   // The short-string cache. (first word, last word, size) identify a string
   // of up to 16 bytes completely, so such a hit needs no memcmp; longer ones

@@ -71,6 +71,25 @@ const std::vector<IgnoreRule>& IgnoreRules() {
   return rules;
 }
 
+// The first and last word of a string of at most 16 bytes, which with its
+// size identify it (the words overlap when it is shorter; StringPool's
+// short-string cache does the same).
+void Words(std::string_view s, uint64_t* head, uint64_t* tail) {
+  const char* p = s.data();
+  size_t n = s.size();
+  *head = *tail = 0;
+  if (n >= 8) {
+    memcpy(head, p, 8);
+    memcpy(tail, p + n - 8, 8);
+  } else if (n >= 4) {
+    memcpy(head, p, 4);
+    memcpy(tail, p + n - 4, 4);
+  } else if (n > 0) {
+    *head = static_cast<unsigned char>(p[0]) | static_cast<uint64_t>(static_cast<unsigned char>(p[n >> 1])) << 8 |
+            static_cast<uint64_t>(static_cast<unsigned char>(p[n - 1])) << 16;
+  }
+}
+
 // What a field name means to the parse, found once per field.
 enum class FieldRole : uint8_t { kOther, kStat, kNorm, kOp, kPeer, kGroupId };
 
@@ -119,7 +138,29 @@ class DumpParser {
   bool ParseValue(std::string* name, ItemState state, bool pgrad, int depth, int p2p, Anomaly* anomaly);
   bool ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
                    Anomaly* anomaly);
-  bool ReadFieldValue(Value* v, Anomaly* own, bool is_stat);
+  bool ReadFieldValue(Value* v, Anomaly* own, bool is_stat, size_t index);
+  // A key of up to 16 bytes is (size, first word, last word), compared
+  // without a call.
+  struct Memo {
+    uint64_t head = 0;
+    uint64_t tail = 0;
+    uint32_t size = ~0u;
+    uint32_t id = 0;
+  };
+  static constexpr size_t kMemos = 16;
+  // The id of `s`, a field name or string value at position `index` of its
+  // object. The leaves of a dump repeat one key order ("type", "dtype",
+  // "shape", "Max", ...) and few values ("torch.Tensor", "torch.float32"),
+  // so the string last seen at the same position is usually it.
+  uint32_t Memoized(Memo* memos, std::string_view s, size_t index) {
+    if (index >= kMemos || s.size() > 16) return pool_->InternShort(s);
+    Memo& memo = memos[index];
+    uint64_t head, tail;
+    Words(s, &head, &tail);
+    if (memo.size == s.size() && memo.head == head && memo.tail == tail) return memo.id;
+    memo = Memo{head, tail, static_cast<uint32_t>(s.size()), pool_->InternShort(s)};
+    return memo.id;
+  }
   // An error of the dump's shape at the reader's position.
   bool Fail(std::string message) { return r_->Fail(r_->offset(), std::move(message)); }
 
@@ -129,6 +170,8 @@ class DumpParser {
   DumpOptions options_;
   MappedFile* file_;
   uint32_t k_type_, k_data_name_, k_md5_;
+  Memo key_memo_[kMemos];    // field names by position
+  Memo value_memo_[kMemos];  // string values by position
 
   // Per entry, reused.
   // Reused across entries (the strings keep their capacity): no heap
@@ -502,7 +545,7 @@ bool DumpParser::ParseValue(std::string* name, ItemState state, bool pgrad, int 
   }
 }
 
-bool DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat) {
+bool DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat, size_t index) {
   JsonType t;
   if (!r_->PeekType(&t)) return false;
   switch (t) {
@@ -530,7 +573,7 @@ bool DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat) {
       if (!r_->GetString(&s)) return false;
       if (is_stat && AnomalousText(s)) own->own = true;
       v->kind = ValueKind::kString;
-      v->string = pool_->InternShort(s);
+      v->string = Memoized(value_memo_, s, index);
       return true;
     }
     default: {
@@ -566,8 +609,9 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
     // object's keys reuse the reader's key storage).
     FieldRole role = RoleOf(key);
     Field f;
-    f.name = pool_->InternShort(key);
-    if (!ReadFieldValue(&f.value, &own, role == FieldRole::kStat)) return false;
+    size_t index = out_->fields.size() - fields_start;
+    f.name = Memoized(key_memo_, key, index);
+    if (!ReadFieldValue(&f.value, &own, role == FieldRole::kStat, index)) return false;
     if (f.name == k_type_ && f.value.kind == ValueKind::kString) {
       leaf = true;
       type_string = f.value.string;
@@ -671,6 +715,15 @@ Result<DumpData> ReadDumpJson(const std::string& path, StringPool* pool, const D
   if (file->text().find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{path, "", "empty file: expected a msprobe dump.json object"};
   }
+  // Room for the arrays from the file size, so that they never grow by
+  // copying (the pages of a reservation are only touched as they fill).
+  // msprobe writes indent=1: a field takes 30-40 bytes, an item 200-300, an
+  // entry 500-1000; a smaller file with denser values grows the usual way.
+  size_t size = file->text().size();
+  data.fields.reserve(size / 32);
+  data.items.reserve(size / 192);
+  data.entries.reserve(size / 512);
+  data.entry_of.reserve(size / 512);
   JsonReader reader(file->text(), path);
   DumpParser parser(&reader, pool, &data, options, &*file);
   GA_RETURN_IF_ERROR(parser.Parse());

@@ -7,6 +7,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace graph_ascend::json {
 namespace {
 
@@ -16,7 +20,11 @@ constexpr size_t kMaxDepth = 1000;
 constexpr uint64_t kOnes = 0x0101010101010101ull;
 constexpr uint64_t kHighs = 0x8080808080808080ull;
 
-bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool IsSpace(char c) {
+  constexpr uint64_t kSpaces = uint64_t{1} << ' ' | uint64_t{1} << '\n' | uint64_t{1} << '\r' | uint64_t{1} << '\t';
+  unsigned char u = static_cast<unsigned char>(c);
+  return u <= ' ' && (kSpaces >> u & 1) != 0;
+}
 
 uint64_t Load64(const char* p) {
   uint64_t v;
@@ -31,6 +39,61 @@ uint64_t StringStops(uint64_t w) {
   uint64_t quote = w ^ (kOnes * '"');
   uint64_t slash = w ^ (kOnes * '\\');
   return (((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | ((w - kOnes * 0x20) & ~w) | w) & kHighs;
+}
+
+#if defined(__SSE2__)
+// One bit per byte of the 16 at `p` that ends the plain run of a string, as
+// StringStops (a signed compare below 0x20 also catches bytes >= 0x80).
+inline uint32_t StringStops16(const char* p) {
+  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+  __m128i slash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+  __m128i stop = _mm_or_si128(_mm_or_si128(quote, slash), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+  return static_cast<uint32_t>(_mm_movemask_epi8(stop));
+}
+#endif
+
+// The first byte at or after data[i] that ends the plain run of a string,
+// or n.
+[[gnu::always_inline]] inline size_t PlainRun(const char* data, size_t i, size_t n) {
+#if defined(__SSE2__)
+  while (i + 16 <= n) {
+    uint32_t stops = StringStops16(data + i);
+    if (stops != 0) return i + static_cast<size_t>(std::countr_zero(stops));
+    i += 16;
+  }
+#endif
+  while (i + 8 <= n) {
+    uint64_t stops = StringStops(Load64(data + i));
+    if (stops != 0) return i + (static_cast<size_t>(std::countr_zero(stops)) >> 3);
+    i += 8;
+  }
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(data[i]);
+    if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return i;
+    ++i;
+  }
+  return n;
+}
+
+// The first byte at or after data[i] that is not ' ', or n: an indent,
+// sixteen or eight spaces per step.
+[[gnu::always_inline]] inline size_t SpaceRun(const char* data, size_t i, size_t n) {
+#if defined(__SSE2__)
+  while (i + 16 <= n) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
+    uint32_t other = ~static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')))) & 0xFFFF;
+    if (other != 0) return i + static_cast<size_t>(std::countr_zero(other));
+    i += 16;
+  }
+#endif
+  while (i + 8 <= n) {
+    uint64_t w = Load64(data + i) ^ (kOnes * ' ');
+    if (w != 0) return i + (static_cast<size_t>(std::countr_zero(w)) >> 3);
+    i += 8;
+  }
+  while (i < n && data[i] == ' ') ++i;
+  return i;
 }
 
 // Whether all 8 bytes of `w` are ASCII digits.
@@ -51,7 +114,7 @@ uint64_t EightDigitsValue(uint64_t w) {
 
 // Digits from data[*i] into `mantissa` (wrapping past 19 digits; the caller
 // counts them).
-void ReadDigits(const char* data, size_t size, size_t* i, uint64_t* mantissa) {
+[[gnu::always_inline]] inline void ReadDigits(const char* data, size_t size, size_t* i, uint64_t* mantissa) {
   size_t k = *i;
   uint64_t m = *mantissa;
   while (k + 8 <= size) {
@@ -153,18 +216,7 @@ void JsonReader::SkipSpaceRun() {
   const char* data = text_.data();
   size_t n = text_.size();
   size_t i = pos_;
-  while (i < n && IsSpace(data[i])) {
-    ++i;
-    // An indent: eight spaces per step.
-    while (i + 8 <= n) {
-      uint64_t w = Load64(data + i) ^ (kOnes * ' ');
-      if (w != 0) {
-        i += static_cast<size_t>(std::countr_zero(w)) >> 3;
-        break;
-      }
-      i += 8;
-    }
-  }
+  while (i < n && IsSpace(data[i])) i = SpaceRun(data, i + 1, n);
   pos_ = i;
 }
 
@@ -188,22 +240,6 @@ bool JsonReader::ValueError() {
   return Fail(pos_, "expected a value, found " + Describe(text_, pos_));
 }
 
-bool JsonReader::PeekType(JsonType* type) {
-  switch (PeekByte()) {
-    case '{': *type = JsonType::kObject; return true;
-    case '[': *type = JsonType::kArray; return true;
-    case '"': *type = JsonType::kString; return true;
-    case 't':
-    case 'f': *type = JsonType::kBool; return true;
-    case 'n': *type = JsonType::kNull; return true;
-    case 'N':
-    case 'I':
-    case '-':
-    case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9': *type = JsonType::kNumber; return true;
-    default: return ValueError();
-  }
-}
 
 bool JsonReader::BeginObject() {
   if (!CheckDepth() || !Expect('{', "'{' (an object)")) return false;
@@ -218,6 +254,34 @@ bool JsonReader::BeginArray() {
 }
 
 JsonReader::Step JsonReader::NextKey(std::string_view* key) {
+  // json.dump's layout, `, "plain key": ` or a closing brace after white
+  // space, in one pass that changes nothing until it succeeds; anything
+  // else is read (or reported) by NextKeySlow from the start.
+  const char* data = text_.data();
+  size_t n = text_.size();
+  size_t i = pos_;
+  while (i < n && IsSpace(data[i])) i = SpaceRun(data, i + 1, n);
+  if (i >= n || stack_.empty()) return NextKeySlow(key);
+  if (data[i] == '}') {
+    pos_ = i + 1;
+    stack_.pop_back();
+    return kEnd;
+  }
+  if (!stack_.back()) {
+    if (data[i] != ',') return NextKeySlow(key);
+    ++i;
+    while (i < n && IsSpace(data[i])) i = SpaceRun(data, i + 1, n);
+  }
+  if (i >= n || data[i] != '"') return NextKeySlow(key);
+  size_t end = PlainRun(data, i + 1, n);
+  if (end + 2 >= n || data[end] != '"' || data[end + 1] != ':' || data[end + 2] != ' ') return NextKeySlow(key);
+  *key = std::string_view(data + i + 1, end - i - 1);
+  stack_.back() = 0;
+  pos_ = end + 3;
+  return kMore;
+}
+
+JsonReader::Step JsonReader::NextKeySlow(std::string_view* key) {
   SkipSpace();
   if (pos_ >= text_.size()) return Fail(pos_, "unexpected end of input (truncated file?) inside an object"), kFailed;
   char c = text_[pos_];
@@ -267,30 +331,19 @@ bool JsonReader::ParseString(std::string* scratch, std::string_view* out) {
   size_t start = ++pos_;
   size_t i = start;
   for (;;) {
-    while (i + 8 <= n) {
-      uint64_t stops = StringStops(Load64(data + i));
-      if (stops != 0) {
-        i += static_cast<size_t>(std::countr_zero(stops)) >> 3;
-        break;
-      }
-      i += 8;
-    }
+    i = PlainRun(data, i, n);
     if (i >= n) return Fail(start - 1, "unterminated string (truncated file?)");
     unsigned char c = static_cast<unsigned char>(data[i]);
     if (c == '"') {
       pos_ = i + 1;
-      *out = text_.substr(start, i - start);
+      *out = std::string_view(data + start, i - start);
       return true;
     }
     if (c == '\\') return ParseEscaped(start, i, scratch, out);
     if (c < 0x20) return Fail(i, "control character inside a string");
-    if (c >= 0x80) {
-      size_t len = Utf8Length(text_, i);
-      if (len == 0) return Fail(i, "a string that is not valid UTF-8");
-      i += len;
-    } else {
-      ++i;  // a plain byte of the last few, which are not read by words
-    }
+    size_t len = Utf8Length(text_, i);  // c >= 0x80
+    if (len == 0) return Fail(i, "a string that is not valid UTF-8");
+    i += len;
   }
 }
 
@@ -582,6 +635,7 @@ bool JsonReader::GetCompact(std::string* out) {
       return true;
     }
     case JsonType::kArray: {
+      if (CompactIntegers(out)) return true;
       if (!BeginArray()) return false;
       out->push_back('[');
       for (bool first = true;; first = false) {
@@ -607,6 +661,45 @@ bool JsonReader::GetCompact(std::string* out) {
       return true;
     }
   }
+}
+
+bool JsonReader::CompactIntegers(std::string* out) {
+  if (stack_.size() >= kMaxDepth) return false;
+  const char* data = text_.data();
+  size_t n = text_.size();
+  size_t i = pos_ + 1;  // past '['
+  auto skip_space = [&] {
+    while (i < n && IsSpace(data[i])) i = SpaceRun(data, i + 1, n);
+  };
+  size_t mark = out->size();
+  out->push_back('[');
+  skip_space();
+  if (i < n && data[i] == ']') {
+    out->push_back(']');
+    pos_ = i + 1;
+    return true;
+  }
+  for (;;) {
+    size_t start = i;
+    if (i < n && data[i] == '-') ++i;
+    size_t digits = i;
+    while (i < n && static_cast<unsigned>(data[i] - '0') < 10) ++i;
+    if (i == digits) break;
+    out->append(data + start, i - start);
+    skip_space();
+    if (i >= n) break;
+    if (data[i] == ']') {
+      out->push_back(']');
+      pos_ = i + 1;
+      return true;
+    }
+    if (data[i] != ',') break;
+    out->append(", ");
+    ++i;
+    skip_space();
+  }
+  out->resize(mark);
+  return false;
 }
 
 Status JsonReader::ExpectEnd() {

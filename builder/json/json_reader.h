@@ -60,7 +60,22 @@ class JsonReader {
     return pos_ < text_.size() ? text_[pos_] : '\0';
   }
   // The type of the next value; false where no value can start.
-  bool PeekType(JsonType* type);
+  bool PeekType(JsonType* type) {
+    switch (PeekByte()) {
+      case '{': *type = JsonType::kObject; return true;
+      case '[': *type = JsonType::kArray; return true;
+      case '"': *type = JsonType::kString; return true;
+      case 't':
+      case 'f': *type = JsonType::kBool; return true;
+      case 'n': *type = JsonType::kNull; return true;
+      case 'N':
+      case 'I':
+      case '-':
+      case '0': case '1': case '2': case '3': case '4':
+      case '5': case '6': case '7': case '8': case '9': *type = JsonType::kNumber; return true;
+      default: return ValueError();
+    }
+  }
   bool BeginObject();
   // kMore with the next member's key (valid until the next NextKey), kEnd
   // after consuming the closing brace.
@@ -155,12 +170,19 @@ class JsonReader {
   }
   void SkipSpaceRun();
   bool Expect(char c, const char* what);
+  // NextKey in general, with every error.
+  Step NextKeySlow(std::string_view* key);
   bool CheckDepth();
   // pos_ at the opening quote.
   bool ParseString(std::string* scratch, std::string_view* out);
   bool ParseEscaped(size_t start, size_t i, std::string* scratch, std::string_view* out);
   bool ParseNumberSlow(size_t start, size_t end, bool integer, JsonNumber* n);
   bool ValueError();
+  // GetCompact of a list of plain integers (a tensor shape, the commonest
+  // compact value) in one scan, pos_ at '['. Anything else (fractions,
+  // literals, nesting, damage) returns false with pos_ and `out` unchanged,
+  // for the general path to read or report.
+  bool CompactIntegers(std::string* out);
 
   std::string_view text_;
   std::string file_;

@@ -166,6 +166,46 @@ TEST(JsonReaderTest, ReadCompactNormalisesSpacingAndKeepsNumbersVerbatim) {
   EXPECT_EQ(out, R"({"a": [1, 2.50, "x\"y", NaN], "b": {"c": null, "d": true}})");
 }
 
+// Lists of plain integers (tensor shapes) take a one-scan path; whatever it
+// declines goes the general way, so the text and the errors are the same.
+TEST(JsonReaderTest, ReadCompactOfIntegerListsMatchesTheGeneralPath) {
+  struct Case {
+    const char* json;
+    const char* compact;
+  };
+  for (const Case& c : std::vector<Case>{{"[]", "[]"},
+                                         {"[\n ]", "[]"},
+                                         {"[\n  2,\n  8,\n  32\n ]", "[2, 8, 32]"},
+                                         {"[-1,007 , 12345678901234567890123]", "[-1, 007, 12345678901234567890123]"},
+                                         {"[1, 2.5]", "[1, 2.5]"},
+                                         {"[1, -Infinity, 3e2]", "[1, -Infinity, 3e2]"},
+                                         {"[1, [2, 3], {}]", "[1, [2, 3], {}]"},
+                                         {"[\t1\r\n]", "[1]"}}) {
+    JsonReader r(c.json, "t.json");
+    std::string out = "prefix ";
+    ASSERT_TRUE(r.ReadCompact(&out).ok()) << c.json;
+    EXPECT_EQ(out, std::string("prefix ") + c.compact) << c.json;
+    EXPECT_TRUE(r.ExpectEnd().ok()) << c.json;
+  }
+  struct Bad {
+    const char* json;
+    const char* where;
+    const char* message;
+  };
+  for (const Bad& b : std::vector<Bad>{{"[1, 2", "line 1, column 6 (byte 5)", "inside a list"},
+                                       {"[1,]", "line 1, column 4 (byte 3)", "expected a value"},
+                                       {"[1 2]", "line 1, column 4 (byte 3)", "expected ',' or ']'"},
+                                       {"[-]", "line 1, column 2 (byte 1)", "expected a number"},
+                                       {"[1\f]", "line 1, column 3 (byte 2)", "expected ',' or ']'"}}) {
+    JsonReader r(b.json, "t.json");
+    std::string out;
+    Status s = r.ReadCompact(&out);
+    ASSERT_FALSE(s.ok()) << b.json;
+    EXPECT_EQ(s.error().where, b.where) << b.json;
+    EXPECT_NE(s.error().message.find(b.message), std::string::npos) << b.json << ": " << s.error().message;
+  }
+}
+
 TEST(JsonReaderTest, RewindReadsAValueAgain) {
   JsonReader r(R"([{"a": 1}, 2])", "t.json");
   ASSERT_TRUE(r.EnterArray().ok());
