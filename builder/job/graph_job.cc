@@ -240,6 +240,7 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
       std::string written;
       GA_RETURN_IF_ERROR(runner.Write(pair->get(), &written));
       result.outputs.push_back(written);
+      Release(std::move(*pair));
       return Status::Ok();
     }
     // Several ranks: all of them are held so that their communication

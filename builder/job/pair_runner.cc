@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "base/parallel.h"
 #include "base/version.h"
 #include "compare/grading.h"
 #include "compare/legend.h"
@@ -141,6 +142,14 @@ Status MakeOutputDir(const std::string& dir) {
   }
   if (access(dir.c_str(), W_OK) != 0) return Error{dir, "", "output directory is not writable"};
   return Status::Ok();
+}
+
+void Release(std::unique_ptr<PreparedPair> pair) {
+  if (pair == nullptr) return;
+  std::unique_ptr<Side> bench = std::move(pair->bench);
+  BackgroundWork free_bench([&bench] { bench.reset(); });
+  pair.reset();
+  (void)free_bench.Join();  // freeing throws nothing
 }
 
 Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
