@@ -305,8 +305,7 @@ bool IsText(const dump::Value& v) { return v.kind == dump::ValueKind::kString ||
 
 }  // namespace
 
-SideDetailWriter::SideDetailWriter(const graph::Side& side) : side_(side), plain_(side.pool->size()) {
-  const StringPool& pool = *side.pool;
+SideDetailWriter::SideDetailWriter(const StringPool& pool) : pool_(&pool), plain_(pool.size()) {
   for (uint32_t id = 0; id < plain_.size(); ++id) {
     uint64_t any = 0;
     OrView(pool.Get(id), &any);
@@ -314,9 +313,9 @@ SideDetailWriter::SideDetailWriter(const graph::Side& side) : side_(side), plain
   }
 }
 
-bool SideDetailWriter::Append(uint32_t node, int field, std::string* out, size_t* size,
+bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size,
                               const NodeDetail* compared) const {
-  const graph::Side& side = side_;
+  if (side.pool != pool_) return false;
   const graph::Graph& g = *side.graph;
   if (node < side.distributed_first.size() && side.distributed_first[node] != graph::kNoNode) return false;
   if (!side.parallel_merge_info.empty() && side.parallel_merge_info.count(node) != 0) return false;

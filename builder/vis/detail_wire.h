@@ -27,25 +27,29 @@ bool AppendDetailWire(const NodeDetail& d, int field, std::string* out, size_t* 
 void AppendDetail(const NodeDetail& d, int field, std::string* out, size_t* size);
 
 // The same for the detail FillDetail(side, node) would make, read straight
-// from the side's dump. Made once per side for a write: it notes which of
-// the pool's strings are plain ASCII, so the pool must not change while it
-// lives. Append may be called from several threads at once.
+// from the side's dump. Made once per string pool for a write (both sides of
+// a compare share theirs): it notes which of the pool's strings are plain
+// ASCII (a string interned later takes the general path). Append may be
+// called from several threads at once.
 class SideDetailWriter {
  public:
-  explicit SideDetailWriter(const graph::Side& side);
+  explicit SideDetailWriter(const StringPool& pool);
 
   // Appends node's detail like AppendDetailWire. With `compared` (that
   // filled detail after a compare put metrics and an md5 result into it),
   // its items' metrics and its md5 result are written too; nothing else of
-  // it is read. Returns false, appending nothing, for a node with
-  // distributed links or parallel-merge lines, or with a string that is not
-  // plain ASCII: the caller goes through FillDetail and AppendDetail.
-  bool Append(uint32_t node, int field, std::string* out, size_t* size, const NodeDetail* compared = nullptr) const;
+  // it is read. Returns false, appending nothing, for a side of another
+  // pool, a node with distributed links or parallel-merge lines, or a string
+  // that is not plain ASCII: the caller goes through FillDetail and
+  // AppendDetail.
+  bool Append(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size,
+              const NodeDetail* compared = nullptr) const;
 
  private:
-  bool Plain(uint32_t id) const { return plain_[id] != 0; }
+  // False for a string interned after the writer was made.
+  bool Plain(uint32_t id) const { return id < plain_.size() && plain_[id] != 0; }
 
-  const graph::Side& side_;
+  const StringPool* pool_;
   std::vector<uint8_t> plain_;  // per pool id: 1 when the string is plain ASCII
 };
 

@@ -136,14 +136,13 @@ constexpr uint32_t kWindowNodes = 64 * kDetailBlockNodes;
 constexpr uint32_t kChunkNodes = 256;
 static_assert(kWindowNodes % kChunkNodes == 0);
 
-Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* side, graph::Side* other,
-                    const WriteRequest& req, double progress_base, double progress_span) {
+Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& direct, Side side_id, graph::Side* side,
+                    graph::Side* other, const WriteRequest& req, double progress_base, double progress_span) {
   graph::Graph& g = *side->graph;
   int threads = packers->threads();
   bool comparing = other != nullptr && req.compare_pair;
   // Tensor compares read .pt files in node order: one thread, which claims the chunks in order.
   int fill_threads = comparing && req.serial_compare ? 1 : threads;
-  SideDetailWriter direct(*side);
   std::vector<SerializedRange> ranges(kWindowNodes / kChunkNodes);
   std::vector<PackedBlock> blocks;
   // The block being cut, which may span windows: its first node, its node
@@ -188,7 +187,7 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
         for (uint32_t n = a; n < b; ++n) {
           size_t size;
           bool compared = comparing && g.matched[n] != graph::kNoNode;
-          if (!compared && direct.Append(n, 2, &r.bytes, &size)) {
+          if (!compared && direct.Append(*side, n, 2, &r.bytes, &size)) {
             r.end.push_back(r.bytes.size());
             r.size.push_back(size);
             continue;
@@ -200,7 +199,7 @@ Status WriteDetails(VisWriter* w, Packers* packers, Side side_id, graph::Side* s
           }
           // What the compare added is written beside the dump's items, which
           // are read again from the dump (cheaper than walking `d`).
-          if (!compared || !direct.Append(n, 2, &r.bytes, &size, &d)) AppendDetail(d, 2, &r.bytes, &size);
+          if (!compared || !direct.Append(*side, n, 2, &r.bytes, &size, &d)) AppendDetail(d, 2, &r.bytes, &size);
           r.end.push_back(r.bytes.size());
           r.size.push_back(size);
         }
@@ -376,7 +375,10 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
   VisWriter* w = writer->get();
   bool compare = req.bench != nullptr;
   Packers packers(*w, std::max(1, req.threads > 0 ? req.threads : DefaultThreads()));
-  GA_RETURN_IF_ERROR(WriteDetails(w, &packers, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
+  // Both sides of a compare share one pool: its plain strings are noted once.
+  SideDetailWriter direct(*req.npu->pool);
+  GA_RETURN_IF_ERROR(
+      WriteDetails(w, &packers, direct, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
   if (req.after_compare) req.after_compare();
   if (compare && req.rank_divergence) {
     DivergenceRanking ranking = req.rank_divergence();
@@ -402,7 +404,12 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
     if (req.summarize) req.summarize(ranking, &req.meta);
   }
   if (req.ckpt) GA_RETURN_IF_ERROR(w->WriteCkpt(*req.ckpt));
-  if (compare) GA_RETURN_IF_ERROR(WriteDetails(w, &packers, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
+  if (compare) {
+    std::unique_ptr<SideDetailWriter> own;
+    if (req.bench->pool != req.npu->pool) own = std::make_unique<SideDetailWriter>(*req.bench->pool);
+    GA_RETURN_IF_ERROR(
+        WriteDetails(w, &packers, own ? *own : direct, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
+  }
   GA_RETURN_IF_ERROR(WriteIndex(w, &packers, SIDE_NPU, *req.npu));
   GA_RETURN_IF_ERROR(WriteStacks(w, &packers, SIDE_NPU, *req.npu));
   req.meta.mutable_npu()->set_node_count(req.npu->graph->size());

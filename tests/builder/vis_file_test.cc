@@ -248,11 +248,11 @@ TEST(DetailWireTest, SideDetailIsTheFilledDetail) {
     auto side = graph::BuildSide(path, &pool, graph::BuildOptions{});
     ASSERT_TRUE(side.ok()) << side.error().message;
     size_t direct = 0;
-    SideDetailWriter writer(**side);
+    SideDetailWriter writer(pool);
     for (uint32_t node = 0; node < (*side)->graph->size(); ++node) {
       std::string wire;
       size_t size = 0;
-      if (!writer.Append(node, 2, &wire, &size)) continue;
+      if (!writer.Append(**side, node, 2, &wire, &size)) continue;
       ++direct;
       NodeDetail filled;
       FillDetail(**side, node, &filled);
@@ -277,7 +277,7 @@ TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
     CompareMode mode = pair->npu->dump.summary_md5 ? MODE_MD5 : MODE_STATISTICS;
     const graph::Graph& g = *pair->npu->graph;
     size_t with_metrics = 0;
-    SideDetailWriter writer(*pair->npu);
+    SideDetailWriter writer(pool);
     for (uint32_t node = 1; node < g.size(); ++node) {
       int32_t peer = pair->bench->graph->Find(g.name[node]);
       if (peer == graph::kNoNode) continue;
@@ -287,7 +287,7 @@ TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
       compare::ComparePair(mode, std::string(g.Name(node)), &d, b, nullptr);
       std::string wire;
       size_t size = 0;
-      if (!writer.Append(node, 2, &wire, &size, &d)) continue;
+      if (!writer.Append(*pair->npu, node, 2, &wire, &size, &d)) continue;
       for (const auto* items : {&d.input(), &d.output()}) {
         for (const Item& it : *items) with_metrics += it.metric_size() > 0;
       }
@@ -295,6 +295,13 @@ TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
       EXPECT_EQ(size, d.ByteSizeLong());
     }
     EXPECT_GT(with_metrics, 10u) << sample;
+    // A writer of another pool leaves the node to the general path.
+    StringPool other;
+    SideDetailWriter stranger(other);
+    std::string wire;
+    size_t size = 0;
+    EXPECT_FALSE(stranger.Append(*pair->npu, 1, 2, &wire, &size));
+    EXPECT_TRUE(wire.empty());
   }
 }
 
