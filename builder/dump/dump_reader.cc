@@ -23,10 +23,10 @@ constexpr int kMaxNesting = 400;  // msprobe's recursion limit (§4.1)
 
 // What the overflow check needs to know about one value (§7 step 2).
 struct Anomaly {
-  bool any = false;        // recursive test (lists descend)
-  bool own = false;        // non-recursive test: a dict whose own Max/Min/Mean is inf/nan
+  bool any = false;  // recursive test (lists descend)
+  bool own = false;  // non-recursive test: a dict whose own Max/Min/Mean is inf/nan
   bool torch_tensor = false;
-  bool has_norm = false;   // a non-null, non-NaN Norm
+  bool has_norm = false;  // a non-null, non-NaN Norm
   double norm = 0;
 };
 
@@ -90,18 +90,23 @@ void Words(std::string_view s, uint64_t* head, uint64_t* tail) {
   }
 }
 
-// What a field name means to the parse, found once per field.
-enum class FieldRole : uint8_t { kOther, kStat, kNorm, kOp, kPeer, kGroupId };
+// What a field name means to the parse, found once per field name and
+// position (DumpParser::KeyId).
+enum class FieldRole : uint8_t { kOther, kType, kStat, kNorm, kMd5, kDataName, kOp, kPeer, kGroupId };
 
 FieldRole RoleOf(std::string_view key) {
   switch (key.size()) {
     case 2: return key == "op" ? FieldRole::kOp : FieldRole::kOther;
-    case 3: return key == "Max" || key == "Min" ? FieldRole::kStat : FieldRole::kOther;
+    case 3:
+      if (key == "Max" || key == "Min") return FieldRole::kStat;
+      return key == "md5" ? FieldRole::kMd5 : FieldRole::kOther;
     case 4:
+      if (key == "type") return FieldRole::kType;
       if (key == "Mean") return FieldRole::kStat;
       if (key == "Norm") return FieldRole::kNorm;
       return key == "peer" ? FieldRole::kPeer : FieldRole::kOther;
     case 8: return key == "group_id" ? FieldRole::kGroupId : FieldRole::kOther;
+    case 9: return key == "data_name" ? FieldRole::kDataName : FieldRole::kOther;
     default: return FieldRole::kOther;
   }
 }
@@ -120,9 +125,10 @@ class DumpParser {
  public:
   DumpParser(JsonReader* r, StringPool* pool, DumpData* out, const DumpOptions& options, MappedFile* file)
       : r_(r), pool_(pool), out_(out), options_(options), file_(file) {
-    k_type_ = pool_->Intern("type");
-    k_data_name_ = pool_->Intern("data_name");
-    k_md5_ = pool_->Intern("md5");
+    // Interned first, so that the ids of a pool stay what they always were.
+    pool_->Intern("type");
+    pool_->Intern("data_name");
+    pool_->Intern("md5");
   }
 
   Status Parse();
@@ -139,6 +145,8 @@ class DumpParser {
   bool ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
                    Anomaly* anomaly);
   bool ReadFieldValue(Value* v, Anomaly* own, bool is_stat, size_t index);
+  // A value NextScalar read.
+  void SetFieldValue(const JsonReader::Scalar& scalar, Value* v, Anomaly* own, bool is_stat, size_t index);
   // A key of up to 16 bytes is (size, first word, last word), compared
   // without a call.
   struct Memo {
@@ -146,20 +154,36 @@ class DumpParser {
     uint64_t tail = 0;
     uint32_t size = ~0u;
     uint32_t id = 0;
+    FieldRole role = FieldRole::kOther;  // RoleOf the string (used for field names)
+    JsonReader::MemberHead member;       // a field name's member as last read at its position
   };
   static constexpr size_t kMemos = 16;
   // The id of `s`, a field name or string value at position `index` of its
   // object. The leaves of a dump repeat one key order ("type", "dtype",
   // "shape", "Max", ...) and few values ("torch.Tensor", "torch.float32"),
   // so the string last seen at the same position is usually it.
-  uint32_t Memoized(Memo* memos, std::string_view s, size_t index) {
-    if (index >= kMemos || s.size() > 16) return pool_->InternShort(s);
+  Memo* Memoized(Memo* memos, std::string_view s, size_t index) {
+    if (index >= kMemos || s.size() > 16) return nullptr;
     Memo& memo = memos[index];
     uint64_t head, tail;
     Words(s, &head, &tail);
-    if (memo.size == s.size() && memo.head == head && memo.tail == tail) return memo.id;
-    memo = Memo{head, tail, static_cast<uint32_t>(s.size()), pool_->InternShort(s)};
-    return memo.id;
+    if (memo.size == s.size() && memo.head == head && memo.tail == tail) return &memo;
+    memo = Memo{head, tail, static_cast<uint32_t>(s.size()), pool_->InternShort(s), RoleOf(s), {}};
+    return &memo;
+  }
+  uint32_t ValueId(std::string_view s, size_t index) {
+    Memo* memo = Memoized(value_memo_, s, index);
+    return memo ? memo->id : pool_->InternShort(s);
+  }
+  // A field name's id and role.
+  uint32_t KeyId(std::string_view key, size_t index, FieldRole* role) {
+    Memo* memo = Memoized(key_memo_, key, index);
+    if (memo == nullptr) {
+      *role = RoleOf(key);
+      return pool_->InternShort(key);
+    }
+    *role = memo->role;
+    return memo->id;
   }
   // An error of the dump's shape at the reader's position.
   bool Fail(std::string message) { return r_->Fail(r_->offset(), std::move(message)); }
@@ -169,9 +193,10 @@ class DumpParser {
   DumpData* out_;
   DumpOptions options_;
   MappedFile* file_;
-  uint32_t k_type_, k_data_name_, k_md5_;
-  Memo key_memo_[kMemos];    // field names by position
-  Memo value_memo_[kMemos];  // string values by position
+  Memo key_memo_[kMemos];        // field names by position
+  JsonReader::MemberHead head_;  // scratch
+  uint32_t last_list_ = 0;       // the id of the last list JsonReader::Scalar gave (see same_list)
+  Memo value_memo_[kMemos];      // string values by position
 
   // Per entry, reused.
   // Reused across entries (the strings keep their capacity): no heap
@@ -305,8 +330,10 @@ bool DumpParser::ParseEntry(std::string_view name) {
     ItemState state;
   };
   static const Category kCategories[] = {
-      {"input_args", ".input", ItemState::kInput},   {"input_kwargs", ".input", ItemState::kInput},
-      {"input", ".input", ItemState::kInput},        {"output", ".output", ItemState::kOutput},
+      {"input_args", ".input", ItemState::kInput},
+      {"input_kwargs", ".input", ItemState::kInput},
+      {"input", ".input", ItemState::kInput},
+      {"output", ".output", ItemState::kOutput},
       {"parameters", ".parameters", ItemState::kParameters},
   };
   // Each category is parsed where it appears in the file but its items are
@@ -344,7 +371,9 @@ bool DumpParser::ParseEntry(std::string_view name) {
     if (t != JsonType::kArray && t != JsonType::kObject && t != JsonType::kNull) {
       return Fail(std::string("key data.") + std::string(pool_->Get(name_id)) + "." + kCategories[cat].key +
                   ": expected a list or an object of arguments, found a " +
-                  (t == JsonType::kString ? "string" : t == JsonType::kNumber ? "number" : "boolean"));
+                  (t == JsonType::kString   ? "string"
+                   : t == JsonType::kNumber ? "number"
+                                            : "boolean"));
     }
     // Top-level elements of input_args / input / output and values of
     // input_kwargs are what the overflow check looks at.
@@ -537,8 +566,7 @@ bool DumpParser::ParseValue(std::string* name, ItemState state, bool pgrad, int 
       name->resize(base);
       return true;
     }
-    case JsonType::kObject:
-      return ParseObject(name, state, pgrad, depth, p2p, false, anomaly);
+    case JsonType::kObject: return ParseObject(name, state, pgrad, depth, p2p, false, anomaly);
     default:
       // Bare numbers, strings and booleans carry no item (§4.1).
       return r_->SkipValue();
@@ -549,12 +577,8 @@ bool DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat, size_t ind
   JsonType t;
   if (!r_->PeekType(&t)) return false;
   switch (t) {
-    case JsonType::kNull:
-      v->kind = ValueKind::kNull;
-      return r_->GetNull();
-    case JsonType::kBool:
-      v->kind = ValueKind::kBool;
-      return r_->GetBool(&v->boolean);
+    case JsonType::kNull: v->kind = ValueKind::kNull; return r_->GetNull();
+    case JsonType::kBool: v->kind = ValueKind::kBool; return r_->GetBool(&v->boolean);
     case JsonType::kNumber: {
       JsonNumber n;
       if (!r_->GetNumber(&n)) return false;
@@ -573,7 +597,7 @@ bool DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat, size_t ind
       if (!r_->GetString(&s)) return false;
       if (is_stat && AnomalousText(s)) own->own = true;
       v->kind = ValueKind::kString;
-      v->string = Memoized(value_memo_, s, index);
+      v->string = ValueId(s, index);
       return true;
     }
     default: {
@@ -583,6 +607,36 @@ bool DumpParser::ReadFieldValue(Value* v, Anomaly* own, bool is_stat, size_t ind
       v->string = pool_->InternShort(scratch_);
       return true;
     }
+  }
+}
+
+void DumpParser::SetFieldValue(const JsonReader::Scalar& scalar, Value* v, Anomaly* own, bool is_stat, size_t index) {
+  switch (scalar.type) {
+    case JsonType::kNumber:
+      if (scalar.number.is_integer) {
+        v->kind = ValueKind::kInteger;
+        v->integer = scalar.number.integer;
+      } else {
+        v->kind = ValueKind::kNumber;
+        v->number = scalar.number.number;
+        if (is_stat && !std::isfinite(scalar.number.number)) own->own = true;
+      }
+      return;
+    case JsonType::kString:
+      if (is_stat && AnomalousText(scalar.text)) own->own = true;
+      v->kind = ValueKind::kString;
+      v->string = ValueId(scalar.text, index);
+      return;
+    case JsonType::kBool:
+      v->kind = ValueKind::kBool;
+      v->boolean = scalar.boolean;
+      return;
+    case JsonType::kArray:
+      v->kind = ValueKind::kJson;
+      if (!scalar.same_list) last_list_ = pool_->InternShort(scalar.text);
+      v->string = last_list_;
+      return;
+    default: v->kind = ValueKind::kNull;
   }
 }
 
@@ -601,32 +655,68 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
   Anomaly own;
   Value norm;
   uint32_t type_string = 0;
+  JsonReader::Scalar scalar;
   for (;;) {
-    Step more = r_->NextKey(&key);
-    if (more == Step::kFailed) return false;
-    if (more == Step::kEnd) break;
     // Everything about the key is taken before its value is read (a nested
     // object's keys reuse the reader's key storage).
-    FieldRole role = RoleOf(key);
     Field f;
+    FieldRole role;
     size_t index = out_->fields.size() - fields_start;
-    f.name = Memoized(key_memo_, key, index);
-    if (!ReadFieldValue(&f.value, &own, role == FieldRole::kStat, index)) return false;
-    if (f.name == k_type_ && f.value.kind == ValueKind::kString) {
-      leaf = true;
-      type_string = f.value.string;
-    }
-    if (f.name == k_md5_) has_md5 = true;
-    if (f.name == k_data_name_ && f.value.kind == ValueKind::kString) data_name = f.value.string;
-    if (role == FieldRole::kNorm) norm = f.value;
-    if (p2p == 2) {
-      // A P2POp of batch_isend_irecv (§5.7).
-      if (role == FieldRole::kOp && f.value.kind == ValueKind::kString) p2p_op_ = f.value.string;
-      if (role == FieldRole::kPeer && f.value.kind == ValueKind::kInteger) {
-        p2p_peer_ = f.value.integer;
-        p2p_has_peer_ = true;
+    // The member at this position is usually the one of the leaf before.
+    Memo* memo = index < kMemos ? &key_memo_[index] : nullptr;
+    JsonReader::Member member = JsonReader::Member::kOther;
+    if (memo != nullptr && !memo->member.empty()) member = r_->NextKnown(memo->member, &scalar);
+    if (member == JsonReader::Member::kMore) {
+      f.name = memo->id;
+      role = memo->role;
+      SetFieldValue(scalar, &f.value, &own, role == FieldRole::kStat, index);
+    } else if ((member = r_->NextScalar(&key, &scalar, &head_)) == JsonReader::Member::kEnd) {
+      break;
+    } else if (member == JsonReader::Member::kMore) {
+      memo = Memoized(key_memo_, key, index);
+      if (memo != nullptr) {
+        memo->member = head_;
+        f.name = memo->id;
+        role = memo->role;
+      } else {
+        f.name = pool_->InternShort(key);
+        role = RoleOf(key);
       }
-      if (role == FieldRole::kGroupId && f.value.kind == ValueKind::kString) p2p_group_ = f.value.string;
+      SetFieldValue(scalar, &f.value, &own, role == FieldRole::kStat, index);
+    } else {
+      Step more = r_->NextKey(&key);
+      if (more == Step::kFailed) return false;
+      if (more == Step::kEnd) break;
+      f.name = KeyId(key, index, &role);
+      if (!ReadFieldValue(&f.value, &own, role == FieldRole::kStat, index)) return false;
+    }
+    switch (role) {
+      case FieldRole::kOther:
+      case FieldRole::kStat: break;
+      case FieldRole::kType:
+        if (f.value.kind == ValueKind::kString) {
+          leaf = true;
+          type_string = f.value.string;
+        }
+        break;
+      case FieldRole::kMd5: has_md5 = true; break;
+      case FieldRole::kDataName:
+        if (f.value.kind == ValueKind::kString) data_name = f.value.string;
+        break;
+      case FieldRole::kNorm: norm = f.value; break;
+      // A P2POp of batch_isend_irecv (§5.7).
+      case FieldRole::kOp:
+        if (p2p == 2 && f.value.kind == ValueKind::kString) p2p_op_ = f.value.string;
+        break;
+      case FieldRole::kPeer:
+        if (p2p == 2 && f.value.kind == ValueKind::kInteger) {
+          p2p_peer_ = f.value.integer;
+          p2p_has_peer_ = true;
+        }
+        break;
+      case FieldRole::kGroupId:
+        if (p2p == 2 && f.value.kind == ValueKind::kString) p2p_group_ = f.value.string;
+        break;
     }
     out_->fields.push_back(f);
   }
@@ -650,8 +740,10 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
     }
     if (has_md5 && depth <= 2) has_md5_ = true;
     if (out_->detected_framework.empty()) {
-      if (type.substr(0, 9) == "mindspore") out_->detected_framework = "mindspore";
-      else if (type.substr(0, 5) == "torch") out_->detected_framework = "pytorch";
+      if (type.substr(0, 9) == "mindspore")
+        out_->detected_framework = "mindspore";
+      else if (type.substr(0, 5) == "torch")
+        out_->detected_framework = "pytorch";
     }
     PendingItem& p = NewPending();
     p.state = state;

@@ -96,41 +96,203 @@ inline uint32_t StringStops16(const char* p) {
   return i;
 }
 
-// Whether all 8 bytes of `w` are ASCII digits.
-bool EightDigits(uint64_t w) {
-  return (((w & 0xF0F0F0F0F0F0F0F0ull) | (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
-          0x3333333333333333ull);
+// Per byte of `w`: zero for an ASCII digit, non-zero otherwise. Exact up to
+// the first non-digit byte (a carry only reaches bytes above a non-digit).
+uint64_t NonDigits(uint64_t w) {
+  return ((w & 0xF0F0F0F0F0F0F0F0ull) | (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ^
+         0x3333333333333333ull;
 }
 
-// The value of 8 ASCII digits (the first byte is the most significant):
-// pairs, then quads, then the whole, by multiplies.
+// The value of 8 digit values (bytes 0-9; the first byte is the most
+// significant): pairs, then quads, then the whole, by multiplies.
 uint64_t EightDigitsValue(uint64_t w) {
-  w -= 0x3030303030303030ull;
   w = w * 10 + (w >> 8);  // each even byte: a two-digit value
   uint64_t pairs = w & 0x000000FF000000FFull;
   uint64_t next = (w >> 16) & 0x000000FF000000FFull;
   return (pairs * (100 + (1000000ull << 32)) + next * (1 + (10000ull << 32))) >> 32;
 }
 
+constexpr uint64_t kPow10Int[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
 // Digits from data[*i] into `mantissa` (wrapping past 19 digits; the caller
-// counts them).
+// counts them), a word at a time: a run shorter than 8 is shifted up so
+// that the missing digits read as leading zeros.
 [[gnu::always_inline]] inline void ReadDigits(const char* data, size_t size, size_t* i, uint64_t* mantissa) {
   size_t k = *i;
   uint64_t m = *mantissa;
   while (k + 8 <= size) {
     uint64_t w = Load64(data + k);
-    if (!EightDigits(w)) break;
-    m = m * 100000000 + EightDigitsValue(w);
-    k += 8;
+    uint64_t other = NonDigits(w);
+    uint64_t values = w - kOnes * '0';  // exact below the first non-digit
+    if (other == 0) {
+      m = m * 100000000 + EightDigitsValue(values);
+      k += 8;
+      continue;
+    }
+    unsigned run = static_cast<unsigned>(std::countr_zero(other)) >> 3;
+    if (run != 0) {
+      m = m * kPow10Int[run] + EightDigitsValue(values << (8 * (8 - run)));
+      k += run;
+    }
+    *i = k;
+    *mantissa = m;
+    return;
   }
   while (k < size && static_cast<unsigned>(data[k] - '0') < 10) m = m * 10 + (data[k++] - '0');
   *i = k;
   *mantissa = m;
 }
 
+// The first byte at or after data[i] that is not '0', or size.
+size_t SkipZeros(const char* data, size_t size, size_t i) {
+  while (i + 8 <= size) {
+    uint64_t other = Load64(data + i) ^ (kOnes * '0');
+    if (other != 0) return i + (static_cast<size_t>(std::countr_zero(other)) >> 3);
+    i += 8;
+  }
+  while (i < size && data[i] == '0') ++i;
+  return i;
+}
+
 // Exact powers of ten for the fast path of double parsing.
 constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                              1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+// Why a number could not be read.
+enum class NumberFault : uint8_t { kNone, kNotANumber, kNoFraction, kNoExponent, kBad };
+
+// Python's reading of a number's text that the fast paths leave (more than
+// 19 significant digits, far exponents, halfway cases, huge integers).
+bool NumberFromChars(const char* b, const char* e, bool integer, JsonNumber* n) {
+  if (integer) {
+    auto r = std::from_chars(b, e, n->integer);
+    if (r.ec == std::errc() && r.ptr == e) {
+      n->is_integer = true;
+      n->number = static_cast<double>(n->integer);
+      return true;
+    }
+  }
+  auto r = std::from_chars(b, e, n->number);
+  if (r.ec == std::errc::result_out_of_range) {
+    // Python reads 1e999 as inf and 1e-999 as 0.0.
+    bool negative = *b == '-';
+    bool tiny = false;
+    for (const char* p = b; p < e; ++p) {
+      if (*p == 'e' || *p == 'E') {
+        tiny = p + 1 < e && p[1] == '-';
+        break;
+      }
+    }
+    n->number = tiny ? (negative ? -0.0 : 0.0)
+                     : (negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
+  } else if (r.ec != std::errc() || r.ptr != e) {
+    return false;
+  }
+  return true;
+}
+
+// Reads the number (or NaN, Infinity, -Infinity) at data[start] into `n`
+// (which must be a fresh JsonNumber), setting *end past it; on a fault
+// *end is where to report it.
+[[gnu::always_inline]] inline NumberFault ScanNumber(const char* data, size_t size, size_t start, JsonNumber* n,
+                                                     size_t* end) {
+  size_t i = start;
+  bool negative = i < size && data[i] == '-';
+  i += negative;
+  if (i < size && (data[i] == 'N' || data[i] == 'I')) {
+    std::string_view rest(data + i, size - i);
+    if (!negative && rest.substr(0, 3) == "NaN") {
+      n->number = std::numeric_limits<double>::quiet_NaN();
+      *end = i + 3;
+      return NumberFault::kNone;
+    }
+    if (rest.substr(0, 8) == "Infinity") {
+      n->number = negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+      *end = i + 8;
+      return NumberFault::kNone;
+    }
+    return NumberFault::kNotANumber;
+  }
+  // The digits accumulate into `mantissa`, exact while `significant` (the
+  // digits after leading zeros) is at most 19.
+  uint64_t mantissa = 0;
+  size_t digits = i;
+  ReadDigits(data, size, &i, &mantissa);
+  if (i == digits) return NumberFault::kNotANumber;
+  size_t significant = i - digits;
+  // An integer part of zeros (19 digits cannot wrap) carries no digit.
+  if (mantissa == 0 && significant <= 19) significant = 0;
+  int exponent = 0;
+  bool integer = true;
+  if (i < size && data[i] == '.') {
+    integer = false;
+    size_t frac = ++i;
+    if (significant == 0) i = SkipZeros(data, size, i);
+    size_t first = i;
+    ReadDigits(data, size, &i, &mantissa);
+    if (i == frac) {
+      *end = i;
+      return NumberFault::kNoFraction;
+    }
+    significant += i - first;
+    exponent = -static_cast<int>(i - frac);
+  }
+  if (i < size && (data[i] | 0x20) == 'e') {
+    integer = false;
+    ++i;
+    bool negative_exponent = i < size && data[i] == '-';
+    if (i < size && (data[i] == '+' || data[i] == '-')) ++i;
+    size_t exp = i;
+    int e = 0;
+    while (i < size && static_cast<unsigned>(data[i] - '0') < 10) {
+      if (e < 100000) e = e * 10 + (data[i] - '0');
+      ++i;
+    }
+    if (i == exp) {
+      *end = i;
+      return NumberFault::kNoExponent;
+    }
+    exponent += negative_exponent ? -e : e;
+  }
+  *end = i;
+  if (integer) {
+    if (significant <= 18) {
+      n->is_integer = true;
+      n->integer = negative ? -static_cast<int64_t>(mantissa) : static_cast<int64_t>(mantissa);
+      n->number = static_cast<double>(n->integer);
+      return NumberFault::kNone;
+    }
+    return NumberFromChars(data + start, data + i, true, n) ? NumberFault::kNone : NumberFault::kBad;
+  }
+  // Clinger's fast path: an exact mantissa times an exact power of ten is
+  // one correctly rounded operation, so this equals from_chars bit for bit.
+  if (significant <= 19 && exponent >= -22 && exponent <= 22) {
+    if (mantissa <= (uint64_t{1} << 53)) {
+      double v = static_cast<double>(mantissa);
+      v = exponent < 0 ? v / kPow10[-exponent] : v * kPow10[exponent];
+      n->number = negative ? -v : v;
+      return NumberFault::kNone;
+    }
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+    // The same in x87 extended precision for mantissas of up to 19 digits
+    // (msprobe's float32 statistics have 17): one correctly rounded
+    // operation to 64 bits, then to 53. Rounding twice can differ from
+    // rounding once only when the first result lies exactly halfway between
+    // two doubles (its low 11 bits are 100 0000 0000); those go the slow way.
+    long double x = static_cast<long double>(mantissa);
+    long double p = static_cast<long double>(kPow10[exponent < 0 ? -exponent : exponent]);
+    x = exponent < 0 ? x / p : x * p;
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    if ((bits & 0x7FF) != 0x400) {
+      double v = static_cast<double>(x);
+      n->number = negative ? -v : v;
+      return NumberFault::kNone;
+    }
+#endif
+  }
+  return NumberFromChars(data + start, data + i, false, n) ? NumberFault::kNone : NumberFault::kBad;
+}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -240,7 +402,6 @@ bool JsonReader::ValueError() {
   return Fail(pos_, "expected a value, found " + Describe(text_, pos_));
 }
 
-
 bool JsonReader::BeginObject() {
   if (!CheckDepth() || !Expect('{', "'{' (an object)")) return false;
   stack_.push_back(1);
@@ -279,6 +440,125 @@ JsonReader::Step JsonReader::NextKey(std::string_view* key) {
   stack_.back() = 0;
   pos_ = end + 3;
   return kMore;
+}
+
+JsonReader::Member JsonReader::NextScalar(std::string_view* key, Scalar* value, MemberHead* head) {
+  const char* data = text_.data();
+  size_t n = text_.size();
+  size_t i = pos_;
+  while (i < n && IsSpace(data[i])) i = SpaceRun(data, i + 1, n);
+  if (i >= n || stack_.empty()) return Member::kOther;
+  if (data[i] == '}') {
+    pos_ = i + 1;
+    stack_.pop_back();
+    return Member::kEnd;
+  }
+  bool comma = !stack_.back();
+  if (comma) {
+    if (data[i] != ',') return Member::kOther;
+    ++i;
+    while (i < n && IsSpace(data[i])) i = SpaceRun(data, i + 1, n);
+  }
+  if (i >= n || data[i] != '"') return Member::kOther;
+  size_t key_end = PlainRun(data, i + 1, n);
+  size_t v = key_end + 3;
+  if (v >= n || data[key_end] != '"' || data[key_end + 1] != ':' || data[key_end + 2] != ' ') return Member::kOther;
+  size_t end;
+  if (!ScalarAt(v, value, &end)) return Member::kOther;
+  *key = std::string_view(data + i + 1, key_end - i - 1);
+  if (head != nullptr) {
+    size_t size = v - pos_;
+    head->size_ = size <= sizeof(head->bytes_) ? static_cast<uint8_t>(size) : 0;
+    head->comma_ = comma;
+    memset(head->bytes_, 0, sizeof(head->bytes_));
+    if (head->size_ != 0) memcpy(head->bytes_, data + pos_, size);
+  }
+  stack_.back() = 0;
+  pos_ = end;
+  return Member::kMore;
+}
+
+JsonReader::Member JsonReader::NextKnown(const MemberHead& head, Scalar* value) {
+  const char* data = text_.data();
+  size_t n = text_.size();
+  // The compare reads 32 bytes, and the value follows.
+  if (head.size_ == 0 || pos_ + sizeof(head.bytes_) >= n || stack_.empty() || head.comma_ == (stack_.back() != 0)) {
+    return Member::kOther;
+  }
+  static_assert(sizeof(head.bytes_) == 32);
+#if defined(__SSE2__)
+  auto equal16 = [](const char* a, const char* b) {
+    __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+    __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)));
+  };
+  uint32_t equal = equal16(data + pos_, head.bytes_) | equal16(data + pos_ + 16, head.bytes_ + 16) << 16;
+  uint32_t wanted = head.size_ == 32 ? ~0u : (1u << head.size_) - 1;
+  if ((equal & wanted) != wanted) return Member::kOther;
+#else
+  if (memcmp(data + pos_, head.bytes_, head.size_) != 0) return Member::kOther;
+#endif
+  size_t end;
+  if (!ScalarAt(pos_ + head.size_, value, &end)) return Member::kOther;
+  stack_.back() = 0;
+  pos_ = end;
+  return Member::kMore;
+}
+
+bool JsonReader::ScalarAt(size_t v, Scalar* value, size_t* end) {
+  const char* data = text_.data();
+  size_t n = text_.size();
+  switch (data[v]) {
+    case '"': {
+      size_t close = PlainRun(data, v + 1, n);
+      if (close >= n || data[close] != '"') return false;
+      value->type = JsonType::kString;
+      value->text = std::string_view(data + v + 1, close - v - 1);
+      *end = close + 1;
+      return true;
+    }
+    case 't':
+    case 'f':
+    case 'n': {
+      std::string_view word = data[v] == 't' ? "true" : data[v] == 'f' ? "false" : "null";
+      if (std::string_view(data + v, n - v).substr(0, word.size()) != word) return false;
+      value->type = data[v] == 'n' ? JsonType::kNull : JsonType::kBool;
+      value->boolean = data[v] == 't';
+      *end = v + word.size();
+      return true;
+    }
+    case '[': {
+      if (stack_.size() >= kMaxDepth) return false;
+      value->type = JsonType::kArray;
+      value->text = compact_scratch_;
+      // A shape is often the one before it again (consecutive tensors).
+      if (!last_list_.empty() && n - v >= last_list_.size() &&
+          memcmp(data + v, last_list_.data(), last_list_.size()) == 0) {
+        value->same_list = true;
+        *end = v + last_list_.size();
+        return true;
+      }
+      size_t at = pos_;
+      pos_ = v;
+      compact_scratch_.clear();
+      bool ok = CompactIntegers(&compact_scratch_);
+      *end = pos_;
+      pos_ = at;
+      if (!ok) {
+        last_list_ = {};
+        return false;
+      }
+      last_list_ = std::string_view(data + v, *end - v);
+      value->same_list = false;
+      value->text = compact_scratch_;
+      return true;
+    }
+    default:
+      value->number = JsonNumber();
+      if (ScanNumber(data, n, v, &value->number, end) != NumberFault::kNone) return false;
+      value->type = JsonType::kNumber;
+      return true;
+  }
 }
 
 JsonReader::Step JsonReader::NextKeySlow(std::string_view* key) {
@@ -421,134 +701,15 @@ bool JsonReader::GetString(std::string_view* s) {
 bool JsonReader::GetNumber(JsonNumber* n) {
   SkipSpace();
   *n = JsonNumber();
-  const char* data = text_.data();
-  size_t size = text_.size();
-  size_t i = pos_;
-  bool negative = i < size && data[i] == '-';
-  i += negative;
-  if (i < size && (data[i] == 'N' || data[i] == 'I')) {
-    std::string_view rest = text_.substr(pos_);
-    auto literal = [&](std::string_view word, double value) -> bool {
-      if (rest.substr(0, word.size()) != word) return false;
-      n->number = value;
-      pos_ += word.size();
-      return true;
-    };
-    if (literal("NaN", std::numeric_limits<double>::quiet_NaN()) ||
-        literal("Infinity", std::numeric_limits<double>::infinity()) ||
-        literal("-Infinity", -std::numeric_limits<double>::infinity())) {
-      return true;
-    }
-    return Fail(pos_, "expected a number, found " + Describe(text_, pos_));
+  size_t end;
+  switch (ScanNumber(text_.data(), text_.size(), pos_, n, &end)) {
+    case NumberFault::kNone: pos_ = end; return true;
+    case NumberFault::kNotANumber: break;
+    case NumberFault::kNoFraction: return Fail(end, "expected digits after the decimal point");
+    case NumberFault::kNoExponent: return Fail(end, "expected digits in the exponent");
+    case NumberFault::kBad: return Fail(pos_, "bad number");
   }
-  // The digits accumulate into `mantissa`; exact while there are at most 19
-  // of them after leading zeros.
-  uint64_t mantissa = 0;
-  size_t digits = i;
-  ReadDigits(data, size, &i, &mantissa);
-  if (i == digits) return Fail(pos_, "expected a number, found " + Describe(text_, pos_));
-  size_t count = i - digits;
-  int exponent = 0;
-  bool integer = true;
-  if (i < size && data[i] == '.') {
-    integer = false;
-    size_t frac = ++i;
-    ReadDigits(data, size, &i, &mantissa);
-    if (i == frac) return Fail(i, "expected digits after the decimal point");
-    count += i - frac;
-    exponent = -static_cast<int>(i - frac);
-  }
-  if (i < size && (data[i] == 'e' || data[i] == 'E')) {
-    integer = false;
-    ++i;
-    bool negative_exponent = i < size && data[i] == '-';
-    if (i < size && (data[i] == '+' || data[i] == '-')) ++i;
-    size_t exp = i;
-    int e = 0;
-    while (i < size && static_cast<unsigned>(data[i] - '0') < 10) {
-      if (e < 100000) e = e * 10 + (data[i] - '0');
-      ++i;
-    }
-    if (i == exp) return Fail(i, "expected digits in the exponent");
-    exponent += negative_exponent ? -e : e;
-  }
-  size_t start = pos_;
-  if (count > 19) {
-    // Leading zeros do not count ("0.000123..." is common).
-    for (size_t k = digits; k < i && (data[k] == '0' || data[k] == '.'); ++k) count -= data[k] == '0';
-  }
-  if (integer) {
-    if (count <= 18) {
-      n->is_integer = true;
-      n->integer = negative ? -static_cast<int64_t>(mantissa) : static_cast<int64_t>(mantissa);
-      n->number = static_cast<double>(n->integer);
-      pos_ = i;
-      return true;
-    }
-    return ParseNumberSlow(start, i, true, n);
-  }
-  // Clinger's fast path: an exact mantissa times an exact power of ten is
-  // one correctly rounded operation, so this equals from_chars bit for bit.
-  if (count <= 19 && exponent >= -22 && exponent <= 22) {
-    if (mantissa <= (uint64_t{1} << 53)) {
-      double v = static_cast<double>(mantissa);
-      v = exponent < 0 ? v / kPow10[-exponent] : v * kPow10[exponent];
-      n->number = negative ? -v : v;
-      pos_ = i;
-      return true;
-    }
-#if defined(__x86_64__) && LDBL_MANT_DIG == 64
-    // The same in x87 extended precision for mantissas of up to 19 digits
-    // (msprobe's float32 statistics have 17): one correctly rounded
-    // operation to 64 bits, then to 53. Rounding twice can differ from
-    // rounding once only when the first result lies exactly halfway between
-    // two doubles (its low 11 bits are 100 0000 0000); those go the slow way.
-    long double x = static_cast<long double>(mantissa);
-    long double p = static_cast<long double>(kPow10[exponent < 0 ? -exponent : exponent]);
-    x = exponent < 0 ? x / p : x * p;
-    uint64_t bits;
-    memcpy(&bits, &x, 8);
-    if ((bits & 0x7FF) != 0x400) {
-      double v = static_cast<double>(x);
-      n->number = negative ? -v : v;
-      pos_ = i;
-      return true;
-    }
-#endif
-  }
-  return ParseNumberSlow(start, i, false, n);
-}
-
-bool JsonReader::ParseNumberSlow(size_t start, size_t end, bool integer, JsonNumber* n) {
-  const char* b = text_.data() + start;
-  const char* e = text_.data() + end;
-  if (integer) {
-    auto r = std::from_chars(b, e, n->integer);
-    if (r.ec == std::errc() && r.ptr == e) {
-      n->is_integer = true;
-      n->number = static_cast<double>(n->integer);
-      pos_ = end;
-      return true;
-    }
-  }
-  auto r = std::from_chars(b, e, n->number);
-  if (r.ec == std::errc::result_out_of_range) {
-    // Python reads 1e999 as inf and 1e-999 as 0.0.
-    bool negative = *b == '-';
-    bool tiny = false;
-    for (const char* p = b; p < e; ++p) {
-      if (*p == 'e' || *p == 'E') {
-        tiny = p + 1 < e && p[1] == '-';
-        break;
-      }
-    }
-    n->number = tiny ? (negative ? -0.0 : 0.0)
-                     : (negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
-  } else if (r.ec != std::errc() || r.ptr != e) {
-    return Fail(start, "bad number");
-  }
-  pos_ = end;
-  return true;
+  return Fail(pos_, "expected a number, found " + Describe(text_, pos_));
 }
 
 bool JsonReader::GetBool(bool* b) {
@@ -704,7 +865,8 @@ bool JsonReader::CompactIntegers(std::string* out) {
 
 Status JsonReader::ExpectEnd() {
   SkipSpace();
-  if (pos_ != text_.size()) return ErrorHere("unexpected " + Describe(text_, pos_) + " after the end of the JSON value");
+  if (pos_ != text_.size())
+    return ErrorHere("unexpected " + Describe(text_, pos_) + " after the end of the JSON value");
   return Status::Ok();
 }
 
@@ -731,7 +893,8 @@ void AppendQuoted(std::string_view s, std::string* out, bool ascii_only) {
           uint32_t cp = 0;
           int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
           cp = c & (0x3F >> extra);
-          for (int k = 0; k < extra && i + 1 < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[++i]) & 0x3F);
+          for (int k = 0; k < extra && i + 1 < s.size(); ++k)
+            cp = (cp << 6) | (static_cast<unsigned char>(s[++i]) & 0x3F);
           auto put = [&](uint32_t u) {
             out->append("\\u");
             for (int sh = 12; sh >= 0; sh -= 4) out->push_back(kHex[(u >> sh) & 15]);

@@ -41,7 +41,7 @@ enum class JsonType { kObject, kArray, kString, kNumber, kBool, kNull };
 struct JsonNumber {
   bool is_integer = false;  // written without fraction or exponent and fits int64
   int64_t integer = 0;
-  double number = 0;        // always set (NaN / +-Inf for the literals)
+  double number = 0;  // always set (NaN / +-Inf for the literals)
 };
 
 class JsonReader {
@@ -71,8 +71,16 @@ class JsonReader {
       case 'N':
       case 'I':
       case '-':
-      case '0': case '1': case '2': case '3': case '4':
-      case '5': case '6': case '7': case '8': case '9': *type = JsonType::kNumber; return true;
+      case '0':
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7':
+      case '8':
+      case '9': *type = JsonType::kNumber; return true;
       default: return ValueError();
     }
   }
@@ -80,6 +88,47 @@ class JsonReader {
   // kMore with the next member's key (valid until the next NextKey), kEnd
   // after consuming the closing brace.
   Step NextKey(std::string_view* key);
+  // A scalar member value, as NextScalar reads it.
+  struct Scalar {
+    JsonType type = JsonType::kNull;  // kNull, kBool, kNumber, kString, or kArray (a list of integers)
+    bool boolean = false;
+    // kArray: the list is byte for byte the last one NextScalar or
+    // NextKnown read, so `text` is that list's text again.
+    bool same_list = false;
+    JsonNumber number;
+    // kString: its characters (a view into the input); kArray: the list's
+    // compact text (as GetCompact writes it), valid until the next call.
+    std::string_view text;
+  };
+  enum class Member : int8_t { kOther = -1, kEnd = 0, kMore = 1 };
+  // The bytes of a member before its value (the comma, line break and
+  // indent, the key and `": `) as NextScalar read them, so that NextKnown
+  // can recognise the same member again in one compare: json.dump repeats
+  // them for every leaf of a dump.
+  class MemberHead {
+   public:
+    bool empty() const { return size_ == 0; }
+
+   private:
+    friend class JsonReader;
+    char bytes_[32] = {};
+    uint8_t size_ = 0;    // 0 when none (or longer than bytes_)
+    bool comma_ = false;  // read after a member (not first in its object)
+  };
+  // The next member of an object when json.dump's layout makes it cheap to
+  // read in one pass: a key without escapes, `": ` and a value that is null,
+  // a boolean, a number (NaN, Infinity and -Infinity included), a string
+  // without escapes or non-ASCII bytes, or a list of integers. kMore with
+  // the key (a view into the input) and the value, kEnd after consuming the
+  // closing brace, kOther when the member is anything else, damaged
+  // included: nothing is consumed, and NextKey and the Get functions read
+  // it (or report its error) as usual. With `head`, kMore also sets it to
+  // this member's head.
+  Member NextScalar(std::string_view* key, Scalar* value, MemberHead* head = nullptr);
+  // kMore when the next member starts with exactly the bytes of `head` and
+  // its value is one NextScalar reads (its key is head's); kOther, with
+  // nothing consumed, otherwise.
+  Member NextKnown(const MemberHead& head, Scalar* value);
   bool BeginArray();
   // kMore when another element follows, kEnd after consuming ']'.
   Step NextItem();
@@ -176,13 +225,16 @@ class JsonReader {
   // pos_ at the opening quote.
   bool ParseString(std::string* scratch, std::string_view* out);
   bool ParseEscaped(size_t start, size_t i, std::string* scratch, std::string_view* out);
-  bool ParseNumberSlow(size_t start, size_t end, bool integer, JsonNumber* n);
   bool ValueError();
   // GetCompact of a list of plain integers (a tensor shape, the commonest
   // compact value) in one scan, pos_ at '['. Anything else (fractions,
   // literals, nesting, damage) returns false with pos_ and `out` unchanged,
   // for the general path to read or report.
   bool CompactIntegers(std::string* out);
+  // The value of a member for NextScalar and NextKnown at text_[v]: true
+  // with *end past it, false (nothing changed but the list memo) when it is
+  // not one they read.
+  bool ScalarAt(size_t v, Scalar* value, size_t* end);
 
   std::string_view text_;
   std::string file_;
@@ -191,6 +243,8 @@ class JsonReader {
   std::vector<uint8_t> stack_;
   std::string key_scratch_;
   std::string value_scratch_;
+  std::string compact_scratch_;  // the last list of integers NextScalar read, compacted
+  std::string_view last_list_;   // its text in the input
   Error error_;
 };
 

@@ -352,11 +352,21 @@ TEST(AppendQuotedTest, RoundTripsThroughTheReader) {
 // The double fast paths (Clinger's, and x87 extended precision with its
 // halfway check) must give from_chars' correctly rounded value bit for bit.
 TEST(JsonReaderTest, DoublesEqualFromCharsBitForBit) {
-  std::vector<std::string> texts = {
-      "0.1", "1e22", "1e23", "9007199254740993.0", "9007199254740995.0", "1.2965433597564697",
-      "0.0005709777469746768", "-0.07622766494750977", "123456789012345678.5", "1.7976931348623157e308",
-      "4.9406564584124654e-324", "2.2250738585072011e-308", "0.30000000000000004", "-0.0",
-      "1.00000000000000011102230246251565404236316680908203125"};
+  std::vector<std::string> texts = {"0.1",
+                                    "1e22",
+                                    "1e23",
+                                    "9007199254740993.0",
+                                    "9007199254740995.0",
+                                    "1.2965433597564697",
+                                    "0.0005709777469746768",
+                                    "-0.07622766494750977",
+                                    "123456789012345678.5",
+                                    "1.7976931348623157e308",
+                                    "4.9406564584124654e-324",
+                                    "2.2250738585072011e-308",
+                                    "0.30000000000000004",
+                                    "-0.0",
+                                    "1.00000000000000011102230246251565404236316680908203125"};
   std::mt19937_64 rng(7);
   for (int k = 0; k < 200000; ++k) {
     char buf[64];
@@ -467,6 +477,162 @@ TEST(JsonReaderErrorTest, StringScanErrorsAtEveryOffset) {
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.error().where, "line 1, column 1 (byte 0)");
     EXPECT_EQ(s.error().message, "unterminated string (truncated file?)");
+  }
+}
+
+// NextScalar reads json.dump's scalar members in one pass and leaves every
+// other member, unread, to NextKey and the Get functions; NextKnown
+// recognises a member whose bytes before the value are those of one read
+// before.
+TEST(JsonReaderTest, ScalarMembersAndKnownHeads) {
+  std::string text =
+      "{\n \"type\": \"torch.Tensor\",\n \"shape\": [\n  2,\n  -8\n ],\n \"Max\": 0.07235313206911087,"
+      "\n \"n\": 3,\n \"rg\": false,\n \"m\": null,\n \"x\": -Infinity,\n \"e\": \"a\\nb\",\n"
+      " \"o\": {},\n \"s\": [\n  2,\n  -8\n ],\n \"f\": [1.5]\n}";
+  JsonReader r(text, "t.json");
+  ASSERT_TRUE(r.BeginObject());
+  std::string_view key;
+  JsonReader::Scalar v;
+  JsonReader::MemberHead head;
+  ASSERT_EQ(r.NextScalar(&key, &v, &head), JsonReader::Member::kMore);
+  EXPECT_EQ(key, "type");
+  EXPECT_EQ(v.type, JsonType::kString);
+  EXPECT_EQ(v.text, "torch.Tensor");
+  EXPECT_FALSE(head.empty());
+  ASSERT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kMore);
+  EXPECT_EQ(key, "shape");
+  EXPECT_EQ(v.type, JsonType::kArray);
+  EXPECT_EQ(v.text, "[2, -8]");
+  EXPECT_FALSE(v.same_list);
+  ASSERT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kMore);
+  EXPECT_EQ(v.type, JsonType::kNumber);
+  EXPECT_FALSE(v.number.is_integer);
+  EXPECT_EQ(v.number.number, 0.07235313206911087);
+  ASSERT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kMore);
+  EXPECT_TRUE(v.number.is_integer);
+  EXPECT_EQ(v.number.integer, 3);
+  ASSERT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kMore);
+  EXPECT_EQ(v.type, JsonType::kBool);
+  EXPECT_FALSE(v.boolean);
+  ASSERT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kMore);
+  EXPECT_EQ(v.type, JsonType::kNull);
+  ASSERT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kMore);
+  EXPECT_EQ(v.number.number, -std::numeric_limits<double>::infinity());
+  // An escaped string, an object and a list of non-integers are left alone.
+  auto left_alone = [&](const char* name) {
+    size_t at = r.offset();
+    EXPECT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kOther) << name;
+    EXPECT_EQ(r.offset(), at);
+    ASSERT_EQ(r.NextKey(&key), JsonReader::kMore);
+    EXPECT_EQ(key, name);
+    ASSERT_TRUE(r.SkipValue());
+  };
+  left_alone("e");
+  left_alone("o");
+  ASSERT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kMore);
+  EXPECT_EQ(v.text, "[2, -8]");
+  EXPECT_TRUE(v.same_list) << "the same bytes as the list before";
+  left_alone("f");
+  EXPECT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kEnd);
+  EXPECT_TRUE(r.ExpectEnd().ok());
+
+  // A head read first in its object is not taken after a member, and the
+  // other way round; a different key is not taken at all.
+  std::string two = "{\n \"a\": 1,\n \"a\": 2,\n \"b\": 3}";
+  JsonReader t(two, "t.json");
+  ASSERT_TRUE(t.BeginObject());
+  JsonReader::MemberHead first, later;
+  ASSERT_EQ(t.NextScalar(&key, &v, &first), JsonReader::Member::kMore);
+  EXPECT_EQ(t.NextKnown(first, &v), JsonReader::Member::kOther);
+  ASSERT_EQ(t.NextScalar(&key, &v, &later), JsonReader::Member::kMore);
+  EXPECT_EQ(v.number.integer, 2);
+  EXPECT_EQ(t.NextKnown(later, &v), JsonReader::Member::kOther);
+  std::string again = "{\n \"a\": 5,\n \"a\": 6,\n \"a\": 7,\n \"a\": 8                }";
+  JsonReader u(again, "t.json");
+  ASSERT_TRUE(u.BeginObject());
+  EXPECT_EQ(u.NextKnown(later, &v), JsonReader::Member::kOther) << "a first member has no comma";
+  EXPECT_EQ(u.NextKnown(first, &v), JsonReader::Member::kMore);
+  EXPECT_EQ(v.number.integer, 5);
+  ASSERT_EQ(u.NextKnown(later, &v), JsonReader::Member::kMore);
+  EXPECT_EQ(v.number.integer, 6);
+  ASSERT_EQ(u.NextKnown(later, &v), JsonReader::Member::kMore);
+  EXPECT_EQ(v.number.integer, 7);
+  // Too close to the end for the one compare: the general path reads it.
+  EXPECT_EQ(u.NextKnown(later, &v), JsonReader::Member::kOther);
+  ASSERT_EQ(u.NextScalar(&key, &v), JsonReader::Member::kMore);
+  EXPECT_EQ(v.number.integer, 8);
+  EXPECT_EQ(u.NextScalar(&key, &v), JsonReader::Member::kEnd);
+}
+
+// Damage is left to the general path, which reports it in its own words.
+TEST(JsonReaderErrorTest, ScalarMembersLeaveDamageToTheGeneralPath) {
+  for (const char* text :
+       {R"({"a": 1., "b": 2})", R"({"a": 1e})", R"({"a": -})", R"({"a": tru})", R"({"a": "x)", R"({"a": [1, 2)",
+        R"({"a" : 1})", R"({, "a": 1})", R"({"a": 1 "b": 2})", "{\"a\": \"\x01\"}", R"({"a": Nan})"}) {
+    JsonReader r(text, "t.json");
+    ASSERT_TRUE(r.BeginObject());
+    std::string_view key;
+    JsonReader::Scalar v;
+    JsonReader::Member m = r.NextScalar(&key, &v);
+    if (m == JsonReader::Member::kMore) m = r.NextScalar(&key, &v);
+    EXPECT_EQ(m, JsonReader::Member::kOther) << text;
+  }
+}
+
+// Numbers read by NextScalar are the ones GetNumber reads.
+TEST(JsonReaderTest, ScalarNumbersEqualGetNumber) {
+  std::mt19937_64 rng(11);
+  std::string doc = "{";
+  std::vector<std::string> texts = {"0",
+                                    "-0",
+                                    "0.0",
+                                    "-0.0",
+                                    "1e5",
+                                    "1E-5",
+                                    "NaN",
+                                    "Infinity",
+                                    "-Infinity",
+                                    "123456789012345678",
+                                    "1234567890123456789",
+                                    "0.000000000000000000001234",
+                                    "18446744073709551616",
+                                    "00000000000000000000.5",
+                                    "7.0e+22",
+                                    "5e-324"};
+  for (int k = 0; k < 20000; ++k) {
+    char buf[64];
+    uint64_t bits = rng();
+    double d;
+    if (k % 2 == 0) {
+      float f;
+      uint32_t b32 = static_cast<uint32_t>(bits);
+      memcpy(&f, &b32, 4);
+      d = f;
+    } else {
+      memcpy(&d, &bits, 8);
+    }
+    if (!std::isfinite(d)) continue;
+    texts.emplace_back(buf, std::to_chars(buf, buf + sizeof(buf), d).ptr);
+  }
+  for (size_t i = 0; i < texts.size(); ++i) doc += std::string(i ? ",\n " : "\n ") + "\"k\": " + texts[i];
+  doc += "\n}";
+  JsonReader fast(doc, "t.json");
+  JsonReader slow(doc, "t.json");
+  ASSERT_TRUE(fast.BeginObject());
+  ASSERT_TRUE(slow.BeginObject());
+  std::string_view key;
+  JsonReader::Scalar v;
+  for (const std::string& t : texts) {
+    ASSERT_EQ(fast.NextScalar(&key, &v), JsonReader::Member::kMore) << t;
+    ASSERT_EQ(slow.NextKey(&key), JsonReader::kMore);
+    JsonNumber n;
+    ASSERT_TRUE(slow.GetNumber(&n)) << t;
+    EXPECT_EQ(v.number.is_integer, n.is_integer) << t;
+    EXPECT_EQ(v.number.integer, n.integer) << t;
+    EXPECT_EQ(memcmp(&v.number.number, &n.number, 8) == 0 || (std::isnan(n.number) && std::isnan(v.number.number)),
+              true)
+        << t;
+    EXPECT_EQ(fast.offset(), slow.offset()) << t;
   }
 }
 
