@@ -145,8 +145,19 @@ class DumpParser {
   bool ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
                    Anomaly* anomaly);
   bool ReadFieldValue(Value* v, Anomaly* own, bool is_stat, size_t index);
+  // What the first pass of ParseObject learns from the fields it reads.
+  struct ObjectFacts {
+    bool leaf = false;  // has a string "type"
+    bool has_md5 = false;
+    uint32_t type_string = 0;
+    uint32_t data_name = 0;  // StringPool id of a string data_name
+    Value norm;
+    Anomaly own;
+  };
   // A value NextScalar read.
   void SetFieldValue(const JsonReader::Scalar& scalar, Value* v, Anomaly* own, bool is_stat, size_t index);
+  // Appends a field of the object being read.
+  void AddField(const Field& f, FieldRole role, int p2p, ObjectFacts* facts);
   // A key of up to 16 bytes is (size, first word, last word), compared
   // without a call.
   struct Memo {
@@ -155,7 +166,6 @@ class DumpParser {
     uint32_t size = ~0u;
     uint32_t id = 0;
     FieldRole role = FieldRole::kOther;  // RoleOf the string (used for field names)
-    JsonReader::MemberHead member;       // a field name's member as last read at its position
   };
   static constexpr size_t kMemos = 16;
   // The id of `s`, a field name or string value at position `index` of its
@@ -168,7 +178,7 @@ class DumpParser {
     uint64_t head, tail;
     Words(s, &head, &tail);
     if (memo.size == s.size() && memo.head == head && memo.tail == tail) return &memo;
-    memo = Memo{head, tail, static_cast<uint32_t>(s.size()), pool_->InternShort(s), RoleOf(s), {}};
+    memo = Memo{head, tail, static_cast<uint32_t>(s.size()), pool_->InternShort(s), RoleOf(s)};
     return &memo;
   }
   uint32_t ValueId(std::string_view s, size_t index) {
@@ -193,10 +203,15 @@ class DumpParser {
   DumpData* out_;
   DumpOptions options_;
   MappedFile* file_;
-  Memo key_memo_[kMemos];        // field names by position
-  JsonReader::MemberHead head_;  // scratch
-  uint32_t last_list_ = 0;       // the id of the last list JsonReader::Scalar gave (see same_list)
-  Memo value_memo_[kMemos];      // string values by position
+  Memo key_memo_[kMemos];    // field names by position
+  Memo value_memo_[kMemos];  // string values by position
+  // The member of key_memo_[i] as last read at position i, and the values
+  // NextKnownRun reads.
+  JsonReader::MemberHead heads_[kMemos];
+  JsonReader::Scalar scalars_[kMemos];
+  // The id of the last list of integers a Scalar gave, and its list_serial.
+  uint32_t last_list_ = 0;
+  uint64_t last_list_serial_ = 0;
 
   // Per entry, reused.
   // Reused across entries (the strings keep their capacity): no heap
@@ -633,11 +648,46 @@ void DumpParser::SetFieldValue(const JsonReader::Scalar& scalar, Value* v, Anoma
       return;
     case JsonType::kArray:
       v->kind = ValueKind::kJson;
-      if (!scalar.same_list) last_list_ = pool_->InternShort(scalar.text);
+      if (scalar.list_serial != last_list_serial_) {
+        last_list_ = pool_->InternShort(scalar.text);
+        last_list_serial_ = scalar.list_serial;
+      }
       v->string = last_list_;
       return;
     default: v->kind = ValueKind::kNull;
   }
+}
+
+void DumpParser::AddField(const Field& f, FieldRole role, int p2p, ObjectFacts* facts) {
+  switch (role) {
+    case FieldRole::kOther:
+    case FieldRole::kStat: break;
+    case FieldRole::kType:
+      if (f.value.kind == ValueKind::kString) {
+        facts->leaf = true;
+        facts->type_string = f.value.string;
+      }
+      break;
+    case FieldRole::kMd5: facts->has_md5 = true; break;
+    case FieldRole::kDataName:
+      if (f.value.kind == ValueKind::kString) facts->data_name = f.value.string;
+      break;
+    case FieldRole::kNorm: facts->norm = f.value; break;
+    // A P2POp of batch_isend_irecv (§5.7).
+    case FieldRole::kOp:
+      if (p2p == 2 && f.value.kind == ValueKind::kString) p2p_op_ = f.value.string;
+      break;
+    case FieldRole::kPeer:
+      if (p2p == 2 && f.value.kind == ValueKind::kInteger) {
+        p2p_peer_ = f.value.integer;
+        p2p_has_peer_ = true;
+      }
+      break;
+    case FieldRole::kGroupId:
+      if (p2p == 2 && f.value.kind == ValueKind::kString) p2p_group_ = f.value.string;
+      break;
+  }
+  out_->fields.push_back(f);
 }
 
 bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
@@ -649,76 +699,44 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
   size_t fields_start = out_->fields.size();
   if (!r_->BeginObject()) return false;
   std::string_view key;
-  bool leaf = false;
-  bool has_md5 = false;
-  uint32_t data_name = 0;  // StringPool id of a string data_name
-  Anomaly own;
-  Value norm;
-  uint32_t type_string = 0;
-  JsonReader::Scalar scalar;
-  for (;;) {
-    // Everything about the key is taken before its value is read (a nested
-    // object's keys reuse the reader's key storage).
+  ObjectFacts facts;
+  for (size_t index = 0;; ++index) {
     Field f;
     FieldRole role;
-    size_t index = out_->fields.size() - fields_start;
-    // The member at this position is usually the one of the leaf before.
-    Memo* memo = index < kMemos ? &key_memo_[index] : nullptr;
-    JsonReader::Member member = JsonReader::Member::kOther;
-    if (memo != nullptr && !memo->member.empty()) member = r_->NextKnown(memo->member, &scalar);
-    if (member == JsonReader::Member::kMore) {
-      f.name = memo->id;
-      role = memo->role;
-      SetFieldValue(scalar, &f.value, &own, role == FieldRole::kStat, index);
-    } else if ((member = r_->NextScalar(&key, &scalar, &head_)) == JsonReader::Member::kEnd) {
-      break;
-    } else if (member == JsonReader::Member::kMore) {
-      memo = Memoized(key_memo_, key, index);
-      if (memo != nullptr) {
-        memo->member = head_;
-        f.name = memo->id;
-        role = memo->role;
-      } else {
-        f.name = pool_->InternShort(key);
-        role = RoleOf(key);
+    if (index < kMemos) {
+      // The members of a leaf are laid out as the ones at the same
+      // positions of the leaf before: a run of them in one call.
+      size_t read;
+      JsonReader::Member run = r_->NextKnownRun(heads_ + index, kMemos - index, scalars_, &read);
+      for (size_t k = 0; k < read; ++k, ++index) {
+        const Memo& memo = key_memo_[index];
+        f.name = memo.id;
+        SetFieldValue(scalars_[k], &f.value, &facts.own, memo.role == FieldRole::kStat, index);
+        AddField(f, memo.role, p2p, &facts);
       }
-      SetFieldValue(scalar, &f.value, &own, role == FieldRole::kStat, index);
+      if (run == JsonReader::Member::kEnd) break;
+    }
+    JsonReader::Scalar& scalar = scalars_[0];
+    JsonReader::MemberHead head;
+    JsonReader::Member member = r_->NextScalar(&key, &scalar, &head);
+    if (member == JsonReader::Member::kEnd) break;
+    // heads_[index] is kept for the key of key_memo_[index] only.
+    uint32_t memo_id = index < kMemos ? key_memo_[index].id : 0;
+    if (member == JsonReader::Member::kMore) {
+      f.name = KeyId(key, index, &role);
+      SetFieldValue(scalar, &f.value, &facts.own, role == FieldRole::kStat, index);
+      if (index < kMemos) heads_[index] = key_memo_[index].id == f.name ? head : JsonReader::MemberHead();
     } else {
       Step more = r_->NextKey(&key);
       if (more == Step::kFailed) return false;
       if (more == Step::kEnd) break;
+      // Everything about the key is taken before its value is read (a nested
+      // object's keys reuse the reader's key storage).
       f.name = KeyId(key, index, &role);
-      if (!ReadFieldValue(&f.value, &own, role == FieldRole::kStat, index)) return false;
+      if (index < kMemos && key_memo_[index].id != memo_id) heads_[index] = JsonReader::MemberHead();
+      if (!ReadFieldValue(&f.value, &facts.own, role == FieldRole::kStat, index)) return false;
     }
-    switch (role) {
-      case FieldRole::kOther:
-      case FieldRole::kStat: break;
-      case FieldRole::kType:
-        if (f.value.kind == ValueKind::kString) {
-          leaf = true;
-          type_string = f.value.string;
-        }
-        break;
-      case FieldRole::kMd5: has_md5 = true; break;
-      case FieldRole::kDataName:
-        if (f.value.kind == ValueKind::kString) data_name = f.value.string;
-        break;
-      case FieldRole::kNorm: norm = f.value; break;
-      // A P2POp of batch_isend_irecv (§5.7).
-      case FieldRole::kOp:
-        if (p2p == 2 && f.value.kind == ValueKind::kString) p2p_op_ = f.value.string;
-        break;
-      case FieldRole::kPeer:
-        if (p2p == 2 && f.value.kind == ValueKind::kInteger) {
-          p2p_peer_ = f.value.integer;
-          p2p_has_peer_ = true;
-        }
-        break;
-      case FieldRole::kGroupId:
-        if (p2p == 2 && f.value.kind == ValueKind::kString) p2p_group_ = f.value.string;
-        break;
-    }
-    out_->fields.push_back(f);
+    AddField(f, role, p2p, &facts);
   }
   if (p2p == 2) {
     if (p2p_op_ != 0 || p2p_has_peer_) out_->p2p.push_back(P2POp{p2p_op_, p2p_has_peer_ ? p2p_peer_ : -1, p2p_group_});
@@ -726,19 +744,19 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
     p2p_group_ = 0;
     p2p_has_peer_ = false;
   }
-  anomaly->own = own.own;
-  anomaly->any = own.own;
-  if (leaf) {
-    std::string_view type = pool_->Get(type_string);
+  anomaly->own = facts.own.own;
+  anomaly->any = facts.own.own;
+  if (facts.leaf) {
+    std::string_view type = pool_->Get(facts.type_string);
     anomaly->torch_tensor = type == "torch.Tensor";
-    if (norm.kind == ValueKind::kNumber && !std::isnan(norm.number)) {
+    if (facts.norm.kind == ValueKind::kNumber && !std::isnan(facts.norm.number)) {
       anomaly->has_norm = true;
-      anomaly->norm = norm.number;
-    } else if (norm.kind == ValueKind::kInteger) {
+      anomaly->norm = facts.norm.number;
+    } else if (facts.norm.kind == ValueKind::kInteger) {
       anomaly->has_norm = true;
-      anomaly->norm = static_cast<double>(norm.integer);
+      anomaly->norm = static_cast<double>(facts.norm.integer);
     }
-    if (has_md5 && depth <= 2) has_md5_ = true;
+    if (facts.has_md5 && depth <= 2) has_md5_ = true;
     if (out_->detected_framework.empty()) {
       if (type.substr(0, 9) == "mindspore")
         out_->detected_framework = "mindspore";
@@ -750,7 +768,7 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
     p.flags = 0;
     p.first_field = static_cast<uint32_t>(fields_start);
     p.field_count = static_cast<uint16_t>(std::min<size_t>(out_->fields.size() - fields_start, 65535));
-    std::string_view dn = pool_->Get(data_name);
+    std::string_view dn = pool_->Get(facts.data_name);
     if (!dn.empty() && dn != "-1") {
       size_t dot = dn.rfind('.');
       p.key.assign(dn.substr(0, dot == std::string_view::npos ? dn.size() : dot));

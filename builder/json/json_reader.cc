@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -75,6 +76,26 @@ inline uint32_t StringStops16(const char* p) {
   }
   return n;
 }
+
+// One bit per byte of the 32 at `p` that is ',' or '\n' (what ends a
+// member's number in json.dump's layout).
+inline uint32_t NumberEnds32(const char* p) {
+#if defined(__SSE2__)
+  auto ends16 = [](const char* q) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    __m128i stop = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n')));
+    return static_cast<uint32_t>(_mm_movemask_epi8(stop));
+  };
+  return ends16(p) | ends16(p + 16) << 16;
+#else
+  uint32_t ends = 0;
+  for (int i = 0; i < 32; ++i) ends |= static_cast<uint32_t>(p[i] == ',' || p[i] == '\n') << i;
+  return ends;
+#endif
+}
+
+// A mask of the low `k` bytes of a word (k <= 8).
+inline uint64_t LowBytes(size_t k) { return k >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * k)) - 1; }
 
 // The first byte at or after data[i] that is not ' ', or n: an indent,
 // sixteen or eight spaces per step.
@@ -442,6 +463,100 @@ JsonReader::Step JsonReader::NextKey(std::string_view* key) {
   return kMore;
 }
 
+[[gnu::always_inline]] inline bool JsonReader::ScalarAt(size_t v, Scalar* value, size_t* end) {
+  const char* data = text_.data();
+  size_t n = text_.size();
+  switch (data[v]) {
+    case '"': {
+      size_t close = PlainRun(data, v + 1, n);
+      if (close >= n || data[close] != '"') return false;
+      value->type = JsonType::kString;
+      value->text = std::string_view(data + v + 1, close - v - 1);
+      value->compact = std::string_view(data + v, close + 1 - v);
+      *end = close + 1;
+      return true;
+    }
+    case 't':
+    case 'f':
+    case 'n': {
+      std::string_view word = data[v] == 't' ? "true" : data[v] == 'f' ? "false" : "null";
+      if (std::string_view(data + v, n - v).substr(0, word.size()) != word) return false;
+      value->type = data[v] == 'n' ? JsonType::kNull : JsonType::kBool;
+      value->boolean = data[v] == 't';
+      value->compact = std::string_view(data + v, word.size());
+      *end = v + word.size();
+      return true;
+    }
+    case '[': {
+      if (stack_.size() >= kMaxDepth) return false;
+      value->type = JsonType::kArray;
+      value->text = compact_scratch_;
+      // A shape is often the one before it again (consecutive tensors).
+      if (!last_list_.empty() && n - v >= last_list_.size() &&
+          memcmp(data + v, last_list_.data(), last_list_.size()) == 0) {
+        value->list_serial = list_serial_;
+        value->compact = compact_scratch_;
+        *end = v + last_list_.size();
+        return true;
+      }
+      size_t at = pos_;
+      pos_ = v;
+      compact_scratch_.clear();
+      bool ok = CompactIntegers(&compact_scratch_);
+      *end = pos_;
+      pos_ = at;
+      if (!ok) {
+        last_list_ = {};
+        return false;
+      }
+      last_list_ = std::string_view(data + v, *end - v);
+      value->list_serial = ++list_serial_;
+      value->text = compact_scratch_;
+      value->compact = compact_scratch_;
+      return true;
+    }
+    default: {
+      // json.dump ends a member's number with ',' or a line break, and a
+      // dump repeats most of its statistics (a tensor is dumped as the
+      // output of one call and as the input of the next): a text read
+      // before, with the same end, is the same number.
+      value->type = JsonType::kNumber;
+      CachedNumber* slot = nullptr;
+      size_t size = 0;
+      uint64_t words[3];
+      if (v + 32 <= n) {
+        uint32_t ends = NumberEnds32(data + v);
+        size = ends == 0 ? 0 : static_cast<size_t>(std::countr_zero(ends));
+        if (size != 0 && size <= sizeof(words)) {
+          words[0] = Load64(data + v) & LowBytes(size);
+          words[1] = size > 8 ? Load64(data + v + 8) & LowBytes(size - 8) : 0;
+          words[2] = size > 16 ? Load64(data + v + 16) & LowBytes(size - 16) : 0;
+          if (numbers_ == nullptr) numbers_ = std::make_unique<CachedNumber[]>(kCachedNumbers);
+          uint64_t mixed =
+              (words[0] ^ std::rotl(words[1], 21) ^ std::rotl(words[2], 42) ^ size) * 0x9E3779B97F4A7C15ull;
+          slot = &numbers_[mixed >> (64 - kCachedNumberBits)];
+          if (slot->size == size && slot->text[0] == words[0] && slot->text[1] == words[1] &&
+              slot->text[2] == words[2]) {
+            value->number = slot->number;
+            value->compact = std::string_view(data + v, size);
+            *end = v + size;
+            return true;
+          }
+        }
+      }
+      value->number = JsonNumber();
+      if (ScanNumber(data, n, v, &value->number, end) != NumberFault::kNone) return false;
+      value->compact = std::string_view(data + v, *end - v);
+      if (slot != nullptr && *end == v + size) {
+        memcpy(slot->text, words, sizeof(words));
+        slot->size = static_cast<uint32_t>(size);
+        slot->number = value->number;
+      }
+      return true;
+    }
+  }
+}
+
 JsonReader::Member JsonReader::NextScalar(std::string_view* key, Scalar* value, MemberHead* head) {
   const char* data = text_.data();
   size_t n = text_.size();
@@ -478,13 +593,7 @@ JsonReader::Member JsonReader::NextScalar(std::string_view* key, Scalar* value, 
   return Member::kMore;
 }
 
-JsonReader::Member JsonReader::NextKnown(const MemberHead& head, Scalar* value) {
-  const char* data = text_.data();
-  size_t n = text_.size();
-  // The compare reads 32 bytes, and the value follows.
-  if (head.size_ == 0 || pos_ + sizeof(head.bytes_) >= n || stack_.empty() || head.comma_ == (stack_.back() != 0)) {
-    return Member::kOther;
-  }
+[[gnu::always_inline]] inline bool JsonReader::HeadMatches(const char* p, const MemberHead& head) {
   static_assert(sizeof(head.bytes_) == 32);
 #if defined(__SSE2__)
   auto equal16 = [](const char* a, const char* b) {
@@ -492,73 +601,43 @@ JsonReader::Member JsonReader::NextKnown(const MemberHead& head, Scalar* value) 
     __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
     return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)));
   };
-  uint32_t equal = equal16(data + pos_, head.bytes_) | equal16(data + pos_ + 16, head.bytes_ + 16) << 16;
+  uint32_t equal = equal16(p, head.bytes_) | equal16(p + 16, head.bytes_ + 16) << 16;
   uint32_t wanted = head.size_ == 32 ? ~0u : (1u << head.size_) - 1;
-  if ((equal & wanted) != wanted) return Member::kOther;
+  return (equal & wanted) == wanted;
 #else
-  if (memcmp(data + pos_, head.bytes_, head.size_) != 0) return Member::kOther;
+  return memcmp(p, head.bytes_, head.size_) == 0;
 #endif
-  size_t end;
-  if (!ScalarAt(pos_ + head.size_, value, &end)) return Member::kOther;
-  stack_.back() = 0;
-  pos_ = end;
-  return Member::kMore;
 }
 
-bool JsonReader::ScalarAt(size_t v, Scalar* value, size_t* end) {
+JsonReader::Member JsonReader::NextKnownRun(const MemberHead* heads, size_t count, Scalar* values, size_t* read) {
   const char* data = text_.data();
   size_t n = text_.size();
-  switch (data[v]) {
-    case '"': {
-      size_t close = PlainRun(data, v + 1, n);
-      if (close >= n || data[close] != '"') return false;
-      value->type = JsonType::kString;
-      value->text = std::string_view(data + v + 1, close - v - 1);
-      *end = close + 1;
-      return true;
+  *read = 0;
+  if (stack_.empty()) return Member::kOther;
+  bool first = stack_.back() != 0;
+  size_t pos = pos_;
+  size_t k = 0;
+  for (; k < count; ++k) {
+    const MemberHead& head = heads[k];
+    if (head.size_ == 0 || pos + sizeof(head.bytes_) >= n || head.comma_ == first || !HeadMatches(data + pos, head)) {
+      break;
     }
-    case 't':
-    case 'f':
-    case 'n': {
-      std::string_view word = data[v] == 't' ? "true" : data[v] == 'f' ? "false" : "null";
-      if (std::string_view(data + v, n - v).substr(0, word.size()) != word) return false;
-      value->type = data[v] == 'n' ? JsonType::kNull : JsonType::kBool;
-      value->boolean = data[v] == 't';
-      *end = v + word.size();
-      return true;
-    }
-    case '[': {
-      if (stack_.size() >= kMaxDepth) return false;
-      value->type = JsonType::kArray;
-      value->text = compact_scratch_;
-      // A shape is often the one before it again (consecutive tensors).
-      if (!last_list_.empty() && n - v >= last_list_.size() &&
-          memcmp(data + v, last_list_.data(), last_list_.size()) == 0) {
-        value->same_list = true;
-        *end = v + last_list_.size();
-        return true;
-      }
-      size_t at = pos_;
-      pos_ = v;
-      compact_scratch_.clear();
-      bool ok = CompactIntegers(&compact_scratch_);
-      *end = pos_;
-      pos_ = at;
-      if (!ok) {
-        last_list_ = {};
-        return false;
-      }
-      last_list_ = std::string_view(data + v, *end - v);
-      value->same_list = false;
-      value->text = compact_scratch_;
-      return true;
-    }
-    default:
-      value->number = JsonNumber();
-      if (ScanNumber(data, n, v, &value->number, end) != NumberFault::kNone) return false;
-      value->type = JsonType::kNumber;
-      return true;
+    size_t end;
+    if (!ScalarAt(pos + head.size_, &values[k], &end)) break;
+    pos = end;
+    first = false;
   }
+  *read = k;
+  if (k != 0) {
+    stack_.back() = 0;
+    pos_ = pos;
+  }
+  // json.dump's `\n<indent>}` after the last member.
+  while (pos < n && IsSpace(data[pos])) pos = SpaceRun(data, pos + 1, n);
+  if (pos >= n || data[pos] != '}') return Member::kOther;
+  pos_ = pos + 1;
+  stack_.pop_back();
+  return Member::kEnd;
 }
 
 JsonReader::Step JsonReader::NextKeySlow(std::string_view* key) {
@@ -783,7 +862,19 @@ bool JsonReader::GetCompact(std::string* out) {
       if (!BeginObject()) return false;
       out->push_back('{');
       std::string_view key;
+      Scalar value;
       for (bool first = true;; first = false) {
+        // A plain key needs no escape, and a scalar's compact text is at hand.
+        Member member = NextScalar(&key, &value);
+        if (member == Member::kEnd) break;
+        if (member == Member::kMore) {
+          if (!first) out->append(", ");
+          out->push_back('"');
+          out->append(key);
+          out->append("\": ");
+          out->append(value.compact);
+          continue;
+        }
         Step more = NextKey(&key);
         if (more == kFailed) return false;
         if (more == kEnd) break;

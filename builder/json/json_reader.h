@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,17 +93,22 @@ class JsonReader {
   struct Scalar {
     JsonType type = JsonType::kNull;  // kNull, kBool, kNumber, kString, or kArray (a list of integers)
     bool boolean = false;
-    // kArray: the list is byte for byte the last one NextScalar or
-    // NextKnown read, so `text` is that list's text again.
-    bool same_list = false;
+    // kArray: the same for two lists of the same text read in a row by
+    // the functions that give a Scalar (a list is often the one before it
+    // again: consecutive tensors of one shape), so that what a caller
+    // made of the one it can keep for the other.
+    uint64_t list_serial = 0;
     JsonNumber number;
     // kString: its characters (a view into the input); kArray: the list's
     // compact text (as GetCompact writes it), valid until the next call.
     std::string_view text;
+    // The value as GetCompact writes it (its bytes in the input, but for a
+    // list), valid until the next call.
+    std::string_view compact;
   };
   enum class Member : int8_t { kOther = -1, kEnd = 0, kMore = 1 };
   // The bytes of a member before its value (the comma, line break and
-  // indent, the key and `": `) as NextScalar read them, so that NextKnown
+  // indent, the key and `": `) as NextScalar read them, so that NextKnownRun
   // can recognise the same member again in one compare: json.dump repeats
   // them for every leaf of a dump.
   class MemberHead {
@@ -125,10 +131,12 @@ class JsonReader {
   // it (or report its error) as usual. With `head`, kMore also sets it to
   // this member's head.
   Member NextScalar(std::string_view* key, Scalar* value, MemberHead* head = nullptr);
-  // kMore when the next member starts with exactly the bytes of `head` and
-  // its value is one NextScalar reads (its key is head's); kOther, with
-  // nothing consumed, otherwise.
-  Member NextKnown(const MemberHead& head, Scalar* value);
+  // Reads members while the next one starts with exactly the bytes of
+  // heads[k] (k = 0, 1, ... below `count`; its key is then head's) and has
+  // a value NextScalar reads, into values[k]; sets *read to how many. kEnd
+  // when the object's closing brace follows them (consumed), kOther when
+  // not (the next member is left unread).
+  Member NextKnownRun(const MemberHead* heads, size_t count, Scalar* values, size_t* read);
   bool BeginArray();
   // kMore when another element follows, kEnd after consuming ']'.
   Step NextItem();
@@ -231,10 +239,12 @@ class JsonReader {
   // literals, nesting, damage) returns false with pos_ and `out` unchanged,
   // for the general path to read or report.
   bool CompactIntegers(std::string* out);
-  // The value of a member for NextScalar and NextKnown at text_[v]: true
-  // with *end past it, false (nothing changed but the list memo) when it is
-  // not one they read.
+  // The value of a member for NextScalar and NextKnownRun at text_[v]: true
+  // with *end past it, false (pos_ and the stack unchanged) when it is not
+  // one they read.
   bool ScalarAt(size_t v, Scalar* value, size_t* end);
+  // Whether the input at `p` (32 bytes readable) starts with head's bytes.
+  static bool HeadMatches(const char* p, const MemberHead& head);
 
   std::string_view text_;
   std::string file_;
@@ -245,6 +255,16 @@ class JsonReader {
   std::string value_scratch_;
   std::string compact_scratch_;  // the last list of integers NextScalar read, compacted
   std::string_view last_list_;   // its text in the input
+  uint64_t list_serial_ = 0;     // Scalar::list_serial of that list
+  // Numbers NextScalar and NextKnownRun read, by their text (up to 24 bytes).
+  struct CachedNumber {
+    uint64_t text[3] = {};  // zero-padded
+    uint32_t size = 0;      // 0: an empty slot
+    JsonNumber number;
+  };
+  static constexpr int kCachedNumberBits = 10;
+  static constexpr size_t kCachedNumbers = size_t{1} << kCachedNumberBits;
+  std::unique_ptr<CachedNumber[]> numbers_;  // made on first use
   Error error_;
 };
 

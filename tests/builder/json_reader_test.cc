@@ -481,7 +481,7 @@ TEST(JsonReaderErrorTest, StringScanErrorsAtEveryOffset) {
 }
 
 // NextScalar reads json.dump's scalar members in one pass and leaves every
-// other member, unread, to NextKey and the Get functions; NextKnown
+// other member, unread, to NextKey and the Get functions; NextKnownRun
 // recognises a member whose bytes before the value are those of one read
 // before.
 TEST(JsonReaderTest, ScalarMembersAndKnownHeads) {
@@ -503,7 +503,7 @@ TEST(JsonReaderTest, ScalarMembersAndKnownHeads) {
   EXPECT_EQ(key, "shape");
   EXPECT_EQ(v.type, JsonType::kArray);
   EXPECT_EQ(v.text, "[2, -8]");
-  EXPECT_FALSE(v.same_list);
+  uint64_t serial = v.list_serial;
   ASSERT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kMore);
   EXPECT_EQ(v.type, JsonType::kNumber);
   EXPECT_FALSE(v.number.is_integer);
@@ -531,7 +531,7 @@ TEST(JsonReaderTest, ScalarMembersAndKnownHeads) {
   left_alone("o");
   ASSERT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kMore);
   EXPECT_EQ(v.text, "[2, -8]");
-  EXPECT_TRUE(v.same_list) << "the same bytes as the list before";
+  EXPECT_EQ(v.list_serial, serial) << "the same bytes as the list before";
   left_alone("f");
   EXPECT_EQ(r.NextScalar(&key, &v), JsonReader::Member::kEnd);
   EXPECT_TRUE(r.ExpectEnd().ok());
@@ -541,27 +541,34 @@ TEST(JsonReaderTest, ScalarMembersAndKnownHeads) {
   std::string two = "{\n \"a\": 1,\n \"a\": 2,\n \"b\": 3}";
   JsonReader t(two, "t.json");
   ASSERT_TRUE(t.BeginObject());
-  JsonReader::MemberHead first, later;
-  ASSERT_EQ(t.NextScalar(&key, &v, &first), JsonReader::Member::kMore);
-  EXPECT_EQ(t.NextKnown(first, &v), JsonReader::Member::kOther);
-  ASSERT_EQ(t.NextScalar(&key, &v, &later), JsonReader::Member::kMore);
+  JsonReader::MemberHead heads[4];
+  JsonReader::Scalar values[4];
+  size_t read = 9;
+  ASSERT_EQ(t.NextScalar(&key, &v, &heads[0]), JsonReader::Member::kMore);
+  EXPECT_EQ(t.NextKnownRun(heads, 1, values, &read), JsonReader::Member::kOther);
+  EXPECT_EQ(read, 0u);
+  ASSERT_EQ(t.NextScalar(&key, &v, &heads[1]), JsonReader::Member::kMore);
   EXPECT_EQ(v.number.integer, 2);
-  EXPECT_EQ(t.NextKnown(later, &v), JsonReader::Member::kOther);
+  EXPECT_EQ(t.NextKnownRun(heads + 1, 1, values, &read), JsonReader::Member::kOther);
+  EXPECT_EQ(read, 0u);
+  heads[2] = heads[3] = heads[1];
   std::string again = "{\n \"a\": 5,\n \"a\": 6,\n \"a\": 7,\n \"a\": 8                }";
   JsonReader u(again, "t.json");
   ASSERT_TRUE(u.BeginObject());
-  EXPECT_EQ(u.NextKnown(later, &v), JsonReader::Member::kOther) << "a first member has no comma";
-  EXPECT_EQ(u.NextKnown(first, &v), JsonReader::Member::kMore);
-  EXPECT_EQ(v.number.integer, 5);
-  ASSERT_EQ(u.NextKnown(later, &v), JsonReader::Member::kMore);
-  EXPECT_EQ(v.number.integer, 6);
-  ASSERT_EQ(u.NextKnown(later, &v), JsonReader::Member::kMore);
-  EXPECT_EQ(v.number.integer, 7);
-  // Too close to the end for the one compare: the general path reads it.
-  EXPECT_EQ(u.NextKnown(later, &v), JsonReader::Member::kOther);
+  EXPECT_EQ(u.NextKnownRun(heads + 1, 1, values, &read), JsonReader::Member::kOther) << "a first member has no comma";
+  EXPECT_EQ(read, 0u);
+  // The last member is too close to the end for the one compare: the
+  // general path reads it.
+  EXPECT_EQ(u.NextKnownRun(heads, 4, values, &read), JsonReader::Member::kOther);
+  ASSERT_EQ(read, 3u);
+  EXPECT_EQ(values[0].number.integer, 5);
+  EXPECT_EQ(values[1].number.integer, 6);
+  EXPECT_EQ(values[2].number.integer, 7);
   ASSERT_EQ(u.NextScalar(&key, &v), JsonReader::Member::kMore);
   EXPECT_EQ(v.number.integer, 8);
-  EXPECT_EQ(u.NextScalar(&key, &v), JsonReader::Member::kEnd);
+  EXPECT_EQ(u.NextKnownRun(heads, 4, values, &read), JsonReader::Member::kEnd);
+  EXPECT_EQ(read, 0u);
+  EXPECT_TRUE(u.ExpectEnd().ok());
 }
 
 // Damage is left to the general path, which reports it in its own words.
