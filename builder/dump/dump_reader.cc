@@ -112,9 +112,13 @@ FieldRole RoleOf(std::string_view key) {
 }
 
 // The per-entry state of the parse: items per category before they are
-// split into input_data / output_data.
+// split into input_data / output_data. An item's key is its traversal name,
+// which starts with the entry's name, or is derived from its data_name;
+// only the part after the entry's name is kept of the former.
 struct PendingItem {
-  std::string key;  // full key (node name + suffix) or data_name-derived key
+  uint32_t key_start;  // into DumpParser::keys_
+  uint32_t key_size;
+  bool whole;  // the key is all there (from data_name), not the part after the entry's name
   ItemState state;
   uint8_t flags;
   uint32_t first_field;
@@ -218,10 +222,29 @@ class DumpParser {
   // traffic per item. Only the first npending_ are live.
   std::vector<PendingItem> pending_;
   size_t npending_ = 0;
-  PendingItem& NewPending() {
+  std::string keys_;             // the pending items' keys
+  std::string_view entry_name_;  // of the entry being read
+  // Whether the entry's name holds ".output." / ".input." (item keys start with it).
+  bool name_output_ = false;
+  bool name_input_ = false;
+  // A new pending item whose key is the traversal name `key`, or all of
+  // `key` when `whole`.
+  PendingItem& NewPending(std::string_view key, bool whole) {
     if (npending_ == pending_.size()) pending_.emplace_back();
-    return pending_[npending_++];
+    PendingItem& p = pending_[npending_++];
+    if (!whole) key.remove_prefix(entry_name_.size());
+    p.key_start = static_cast<uint32_t>(keys_.size());
+    p.key_size = static_cast<uint32_t>(key.size());
+    p.whole = whole;
+    keys_.append(key);
+    return p;
   }
+  std::string_view KeyOf(const PendingItem& p) const { return std::string_view(keys_).substr(p.key_start, p.key_size); }
+  bool SameKey(const PendingItem& a, const PendingItem& b) const;
+  // Whether the item's whole key holds `needle` (".output." or ".input.",
+  // `in_name` saying whether the entry's name does).
+  template <size_t N>
+  bool KeyHolds(const PendingItem& p, const char (&needle)[N], bool in_name) const;
   std::vector<Anomaly> in_elems_, kw_elems_, out_elems_;
   std::vector<std::string> kw_names_;
   bool has_input_args_ = false;
@@ -320,8 +343,45 @@ bool DumpParser::ParseData() {
   return true;
 }
 
+bool DumpParser::SameKey(const PendingItem& a, const PendingItem& b) const {
+  std::string_view ka = KeyOf(a), kb = KeyOf(b);
+  if (a.whole == b.whole) return ka == kb;
+  std::string_view whole = a.whole ? ka : kb, part = a.whole ? kb : ka;
+  return whole.size() == entry_name_.size() + part.size() && whole.substr(0, entry_name_.size()) == entry_name_ &&
+         whole.substr(entry_name_.size()) == part;
+}
+
+// Whether `s` holds `needle` (N bytes, the first a '.'): item keys are
+// short, a plain scan with fixed-size compares beats a general search.
+template <size_t N>
+bool Holds(std::string_view s, const char* needle) {
+  for (size_t i = 0; i + N <= s.size(); ++i) {
+    if (s[i] == '.' && memcmp(s.data() + i, needle, N) == 0) return true;
+  }
+  return false;
+}
+
+template <size_t N>
+bool DumpParser::KeyHolds(const PendingItem& p, const char (&needle)[N], bool in_name) const {
+  constexpr size_t kSize = N - 1;
+  std::string_view key = KeyOf(p);
+  if (Holds<kSize>(key, needle)) return true;
+  if (p.whole || in_name) return !p.whole;
+  // Across the joint of the entry's name and the rest.
+  char window[2 * kSize];
+  size_t from_name = std::min(entry_name_.size(), kSize - 1);
+  size_t from_key = std::min(key.size(), kSize - 1);
+  memcpy(window, entry_name_.data() + entry_name_.size() - from_name, from_name);
+  memcpy(window + from_name, key.data(), from_key);
+  return Holds<kSize>(std::string_view(window, from_name + from_key), needle);
+}
+
 bool DumpParser::ParseEntry(std::string_view name) {
   npending_ = 0;
+  keys_.clear();
+  entry_name_ = name;
+  name_output_ = name.find(".output.") != std::string_view::npos;
+  name_input_ = name.find(".input.") != std::string_view::npos;
   in_elems_.clear();
   kw_elems_.clear();
   kw_names_.clear();
@@ -436,9 +496,8 @@ bool DumpParser::ParseEntry(std::string_view name) {
   inputs.clear();
   outputs.clear();
   auto place = [&](std::vector<size_t>* list, size_t idx) {
-    const std::string& k = pending_[idx].key;
     for (size_t& existing : *list) {
-      if (pending_[existing].key == k) {
+      if (SameKey(pending_[existing], pending_[idx])) {
         existing = idx;
         return;
       }
@@ -446,8 +505,8 @@ bool DumpParser::ParseEntry(std::string_view name) {
     list->push_back(idx);
   };
   for (size_t idx : order) {
-    const std::string& k = pending_[idx].key;
-    bool is_output = k.find(".output.") != std::string::npos && k.find(".input.") == std::string::npos;
+    const PendingItem& p = pending_[idx];
+    bool is_output = !KeyHolds(p, ".input.", name_input_) && KeyHolds(p, ".output.", name_output_);
     place(is_output ? &outputs : &inputs, idx);
   }
 
@@ -467,8 +526,10 @@ bool DumpParser::ParseEntry(std::string_view name) {
       item.field_count = p.field_count;
       item.state = p.state;
       item.flags = p.flags;
-      std::string_view k = p.key;
-      if (k.size() > name.size() && k.substr(0, name.size()) == name && k[name.size()] == '.') {
+      std::string_view k = KeyOf(p);
+      if (!p.whole) {
+        item.key = pool_->InternShort(k);  // the key after the entry's name, which starts with '.'
+      } else if (k.size() > name.size() && k.substr(0, name.size()) == name && k[name.size()] == '.') {
         item.key = pool_->InternShort(k.substr(name.size()));
       } else {
         item.key = pool_->Intern(k);
@@ -555,8 +616,7 @@ bool DumpParser::ParseValue(std::string* name, ItemState state, bool pgrad, int 
   switch (t) {
     case JsonType::kNull: {
       if (!r_->GetNull()) return false;
-      PendingItem& p = NewPending();
-      p.key.assign(*name);
+      PendingItem& p = NewPending(*name, false);
       p.state = state;
       p.flags = kItemNull;
       p.first_field = static_cast<uint32_t>(out_->fields.size());
@@ -763,18 +823,14 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
       else if (type.substr(0, 5) == "torch")
         out_->detected_framework = "pytorch";
     }
-    PendingItem& p = NewPending();
+    std::string_view dn = pool_->Get(facts.data_name);
+    bool named = !dn.empty() && dn != "-1";
+    PendingItem& p =
+        named ? NewPending(dn.substr(0, std::min(dn.rfind('.'), dn.size())), true) : NewPending(*name, false);
     p.state = state;
     p.flags = 0;
     p.first_field = static_cast<uint32_t>(fields_start);
     p.field_count = static_cast<uint16_t>(std::min<size_t>(out_->fields.size() - fields_start, 65535));
-    std::string_view dn = pool_->Get(facts.data_name);
-    if (!dn.empty() && dn != "-1") {
-      size_t dot = dn.rfind('.');
-      p.key.assign(dn.substr(0, dot == std::string_view::npos ? dn.size() : dot));
-    } else {
-      p.key.assign(*name);
-    }
     return true;
   }
   // Not a leaf: drop the fields and read the object again as a container.
