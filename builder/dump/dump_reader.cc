@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <unordered_set>
 
@@ -40,6 +41,11 @@ bool AnomalousText(std::string_view s) {
 
 // Appends ".<i>" (a list index in a traversal name).
 void AppendIndex(int i, std::string* name) {
+  if (i < 10) {
+    const char digit[2] = {'.', static_cast<char>('0' + i)};
+    name->append(digit, 2);
+    return;
+  }
   char buf[16];
   buf[0] = '.';
   auto r = std::to_chars(buf + 1, buf + sizeof(buf), i);
@@ -88,6 +94,21 @@ void Words(std::string_view s, uint64_t* head, uint64_t* tail) {
     *head = static_cast<unsigned char>(p[0]) | static_cast<uint64_t>(static_cast<unsigned char>(p[n >> 1])) << 8 |
             static_cast<uint64_t>(static_cast<unsigned char>(p[n - 1])) << 16;
   }
+}
+
+// A hash of a leaf's bytes (at least DumpParser::kLeafMin) from a few of
+// its words, the statistics near its end among them: the compare of the
+// whole decides.
+uint64_t LeafHash(std::string_view s) {
+  const char* p = s.data();
+  size_t n = s.size();
+  uint64_t h = n * 0x9E3779B97F4A7C15ull;
+  for (size_t at : {n - 8, n - 24, n - 40, n / 2, n / 4, size_t{8}}) {
+    uint64_t w;
+    memcpy(&w, p + at, 8);
+    h = (h ^ w) * 0xC2B2AE3D27D4EB4Full;
+  }
+  return h ^ h >> 32;
 }
 
 // What a field name means to the parse, found once per field name and
@@ -162,6 +183,23 @@ class DumpParser {
   void SetFieldValue(const JsonReader::Scalar& scalar, Value* v, Anomaly* own, bool is_stat, size_t index);
   // Appends a field of the object being read.
   void AddField(const Field& f, FieldRole role, int p2p, ObjectFacts* facts);
+  // The item of the leaf `facts` tells of, whose fields start at
+  // fields_start (§4.1).
+  void AddLeaf(const ObjectFacts& facts, size_t fields_start, std::string_view traversal, ItemState state, int depth,
+               Anomaly* anomaly);
+  // Leaves by their bytes: msprobe dumps a tensor as the output of one call
+  // and as the input of the next, so more than half of a statistics dump's
+  // leaves are, byte for byte, one read shortly before (and read the same).
+  struct CachedLeaf {
+    uint32_t size = 0;  // 0: an empty slot
+    uint32_t first_field = 0;
+    uint32_t field_count = 0;
+    ObjectFacts facts;
+    char text[512];
+  };
+  static constexpr size_t kLeafMin = 48;
+  static constexpr size_t kLeafSlots = 256;
+  std::unique_ptr<CachedLeaf[]> leaves_ = std::make_unique<CachedLeaf[]>(kLeafSlots);
   // A key of up to 16 bytes is (size, first word, last word), compared
   // without a call.
   struct Memo {
@@ -400,7 +438,7 @@ bool DumpParser::ParseEntry(std::string_view name) {
   std::string& traversal = traversal_;
   // Items of each category, in the fixed order of §4.1 step 2.
   struct Category {
-    const char* key;
+    std::string_view key;
     const char* suffix;
     ItemState state;
   };
@@ -444,8 +482,8 @@ bool DumpParser::ParseEntry(std::string_view name) {
     // A category holds a list or an object of arguments (or null); a bare
     // string, number or boolean there is damage, not "no inputs".
     if (t != JsonType::kArray && t != JsonType::kObject && t != JsonType::kNull) {
-      return Fail(std::string("key data.") + std::string(pool_->Get(name_id)) + "." + kCategories[cat].key +
-                  ": expected a list or an object of arguments, found a " +
+      return Fail(std::string("key data.") + std::string(pool_->Get(name_id)) + "." +
+                  std::string(kCategories[cat].key) + ": expected a list or an object of arguments, found a " +
                   (t == JsonType::kString   ? "string"
                    : t == JsonType::kNumber ? "number"
                                             : "boolean"));
@@ -718,7 +756,7 @@ void DumpParser::SetFieldValue(const JsonReader::Scalar& scalar, Value* v, Anoma
   }
 }
 
-void DumpParser::AddField(const Field& f, FieldRole role, int p2p, ObjectFacts* facts) {
+[[gnu::always_inline]] inline void DumpParser::AddField(const Field& f, FieldRole role, int p2p, ObjectFacts* facts) {
   switch (role) {
     case FieldRole::kOther:
     case FieldRole::kStat: break;
@@ -750,6 +788,36 @@ void DumpParser::AddField(const Field& f, FieldRole role, int p2p, ObjectFacts* 
   out_->fields.push_back(f);
 }
 
+void DumpParser::AddLeaf(const ObjectFacts& facts, size_t fields_start, std::string_view traversal, ItemState state,
+                         int depth, Anomaly* anomaly) {
+  anomaly->own = facts.own.own;
+  anomaly->any = facts.own.own;
+  std::string_view type = pool_->Get(facts.type_string);
+  anomaly->torch_tensor = type == "torch.Tensor";
+  if (facts.norm.kind == ValueKind::kNumber && !std::isnan(facts.norm.number)) {
+    anomaly->has_norm = true;
+    anomaly->norm = facts.norm.number;
+  } else if (facts.norm.kind == ValueKind::kInteger) {
+    anomaly->has_norm = true;
+    anomaly->norm = static_cast<double>(facts.norm.integer);
+  }
+  if (facts.has_md5 && depth <= 2) has_md5_ = true;
+  if (out_->detected_framework.empty()) {
+    if (type.substr(0, 9) == "mindspore")
+      out_->detected_framework = "mindspore";
+    else if (type.substr(0, 5) == "torch")
+      out_->detected_framework = "pytorch";
+  }
+  std::string_view dn = pool_->Get(facts.data_name);
+  bool named = !dn.empty() && dn != "-1";
+  PendingItem& p =
+      named ? NewPending(dn.substr(0, std::min(dn.rfind('.'), dn.size())), true) : NewPending(traversal, false);
+  p.state = state;
+  p.flags = 0;
+  p.first_field = static_cast<uint32_t>(fields_start);
+  p.field_count = static_cast<uint16_t>(std::min<size_t>(out_->fields.size() - fields_start, 65535));
+}
+
 bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
                              Anomaly* anomaly) {
   // First pass: read the members as fields. An object with a string "type"
@@ -757,6 +825,21 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
   size_t start = r_->offset();
   size_t depth_before = r_->depth();
   size_t fields_start = out_->fields.size();
+  // A leaf that is byte for byte one read before is that leaf again (a
+  // P2POp is read for its operation, every time).
+  CachedLeaf* cached = nullptr;
+  std::string_view ahead;
+  if (p2p == 0) ahead = r_->FlatObjectAhead(sizeof(CachedLeaf::text));
+  if (ahead.size() >= kLeafMin) {
+    cached = &leaves_[LeafHash(ahead) & (kLeafSlots - 1)];
+    if (cached->size == ahead.size() && memcmp(cached->text, ahead.data(), ahead.size()) == 0) {
+      out_->fields.resize(fields_start + cached->field_count);
+      std::copy_n(out_->fields.begin() + cached->first_field, cached->field_count, out_->fields.begin() + fields_start);
+      r_->SkipKnown(ahead.size());
+      AddLeaf(cached->facts, fields_start, *name, state, depth, anomaly);
+      return true;
+    }
+  }
   if (!r_->BeginObject()) return false;
   std::string_view key;
   ObjectFacts facts;
@@ -804,35 +887,20 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
     p2p_group_ = 0;
     p2p_has_peer_ = false;
   }
-  anomaly->own = facts.own.own;
-  anomaly->any = facts.own.own;
   if (facts.leaf) {
-    std::string_view type = pool_->Get(facts.type_string);
-    anomaly->torch_tensor = type == "torch.Tensor";
-    if (facts.norm.kind == ValueKind::kNumber && !std::isnan(facts.norm.number)) {
-      anomaly->has_norm = true;
-      anomaly->norm = facts.norm.number;
-    } else if (facts.norm.kind == ValueKind::kInteger) {
-      anomaly->has_norm = true;
-      anomaly->norm = static_cast<double>(facts.norm.integer);
+    size_t count = out_->fields.size() - fields_start;
+    if (cached != nullptr && r_->offset() == start + ahead.size() && count < 65535) {
+      cached->size = static_cast<uint32_t>(ahead.size());
+      memcpy(cached->text, ahead.data(), ahead.size());
+      cached->first_field = static_cast<uint32_t>(fields_start);
+      cached->field_count = static_cast<uint32_t>(count);
+      cached->facts = facts;
     }
-    if (facts.has_md5 && depth <= 2) has_md5_ = true;
-    if (out_->detected_framework.empty()) {
-      if (type.substr(0, 9) == "mindspore")
-        out_->detected_framework = "mindspore";
-      else if (type.substr(0, 5) == "torch")
-        out_->detected_framework = "pytorch";
-    }
-    std::string_view dn = pool_->Get(facts.data_name);
-    bool named = !dn.empty() && dn != "-1";
-    PendingItem& p =
-        named ? NewPending(dn.substr(0, std::min(dn.rfind('.'), dn.size())), true) : NewPending(*name, false);
-    p.state = state;
-    p.flags = 0;
-    p.first_field = static_cast<uint32_t>(fields_start);
-    p.field_count = static_cast<uint16_t>(std::min<size_t>(out_->fields.size() - fields_start, 65535));
+    AddLeaf(facts, fields_start, *name, state, depth, anomaly);
     return true;
   }
+  anomaly->own = facts.own.own;
+  anomaly->any = facts.own.own;
   // Not a leaf: drop the fields and read the object again as a container.
   out_->fields.resize(fields_start);
   r_->Rewind(start, depth_before);

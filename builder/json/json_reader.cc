@@ -17,7 +17,6 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the word scans below assume little-endian bytes");
 
-constexpr size_t kMaxDepth = 1000;
 constexpr uint64_t kOnes = 0x0101010101010101ull;
 constexpr uint64_t kHighs = 0x8080808080808080ull;
 
@@ -423,14 +422,8 @@ bool JsonReader::ValueError() {
   return Fail(pos_, "expected a value, found " + Describe(text_, pos_));
 }
 
-bool JsonReader::BeginObject() {
-  if (!CheckDepth() || !Expect('{', "'{' (an object)")) return false;
-  stack_.push_back(1);
-  return true;
-}
-
-bool JsonReader::BeginArray() {
-  if (!CheckDepth() || !Expect('[', "'[' (a list)")) return false;
+bool JsonReader::BeginSlow(char c, const char* what) {
+  if (!CheckDepth() || !Expect(c, what)) return false;
   stack_.push_back(1);
   return true;
 }
@@ -667,7 +660,7 @@ JsonReader::Step JsonReader::NextKeySlow(std::string_view* key) {
   return Expect(':', "':' after a key") ? kMore : kFailed;
 }
 
-JsonReader::Step JsonReader::NextItem() {
+JsonReader::Step JsonReader::NextItemSlow() {
   SkipSpace();
   if (pos_ >= text_.size()) return Fail(pos_, "unexpected end of input (truncated file?) inside a list"), kFailed;
   char c = text_[pos_];

@@ -85,7 +85,15 @@ class JsonReader {
       default: return ValueError();
     }
   }
-  bool BeginObject();
+  bool BeginObject() {
+    // The usual case: the brace at once (the caller peeked at it).
+    if (pos_ < text_.size() && text_[pos_] == '{' && stack_.size() < kMaxDepth) {
+      ++pos_;
+      stack_.push_back(1);
+      return true;
+    }
+    return BeginSlow('{', "'{' (an object)");
+  }
   // kMore with the next member's key (valid until the next NextKey), kEnd
   // after consuming the closing brace.
   Step NextKey(std::string_view* key);
@@ -137,9 +145,35 @@ class JsonReader {
   // when the object's closing brace follows them (consumed), kOther when
   // not (the next member is left unread).
   Member NextKnownRun(const MemberHead* heads, size_t count, Scalar* values, size_t* read);
-  bool BeginArray();
+  // The bytes from the '{' at the reader's position through the first '}'
+  // after it when that is within `limit` bytes (all of an object with no
+  // object inside, if it is one); empty otherwise.
+  std::string_view FlatObjectAhead(size_t limit) const {
+    if (pos_ >= text_.size() || text_[pos_] != '{') return {};
+    std::string_view ahead = text_.substr(pos_, limit);
+    size_t close = ahead.find('}');
+    return close == std::string_view::npos ? std::string_view() : ahead.substr(0, close + 1);
+  }
+  // Consumes the next `size` bytes, which the caller has recognised as a
+  // whole value this reader read before, byte for byte, at the same depth.
+  void SkipKnown(size_t size) { pos_ += size; }
+  bool BeginArray() {
+    if (pos_ < text_.size() && text_[pos_] == '[' && stack_.size() < kMaxDepth) {
+      ++pos_;
+      stack_.push_back(1);
+      return true;
+    }
+    return BeginSlow('[', "'[' (a list)");
+  }
   // kMore when another element follows, kEnd after consuming ']'.
-  Step NextItem();
+  Step NextItem() {
+    // The usual case: the comma right after the element before.
+    if (pos_ < text_.size() && text_[pos_] == ',' && !stack_.empty() && !stack_.back()) {
+      ++pos_;
+      return kMore;
+    }
+    return NextItemSlow();
+  }
   // A string value, unescaped: a view into the input when it has no escapes,
   // else into scratch storage valid until the next string value.
   bool GetString(std::string_view* s);
@@ -213,6 +247,8 @@ class JsonReader {
   Error ErrorHere(std::string message) const { return ErrorAt(pos_, std::move(message)); }
 
  private:
+  static constexpr size_t kMaxDepth = 1000;
+
   Status Checked(bool ok) const { return ok ? Status::Ok() : Status(error_); }
   Result<bool> Checked(Step step) const {
     if (step == kFailed) return error_;
@@ -227,6 +263,9 @@ class JsonReader {
   }
   void SkipSpaceRun();
   bool Expect(char c, const char* what);
+  // BeginObject / BeginArray in general, with every error.
+  bool BeginSlow(char c, const char* what);
+  Step NextItemSlow();
   // NextKey in general, with every error.
   Step NextKeySlow(std::string_view* key);
   bool CheckDepth();

@@ -30,12 +30,9 @@ struct FlatItem {
 
 std::string ValueText(const StringPool& pool, const Value& v) {
   switch (v.kind) {
-    case ValueKind::kNull:
-      return "null";
-    case ValueKind::kBool:
-      return v.boolean ? "true" : "false";
-    case ValueKind::kInteger:
-      return "int:" + std::to_string(v.integer);
+    case ValueKind::kNull: return "null";
+    case ValueKind::kBool: return v.boolean ? "true" : "false";
+    case ValueKind::kInteger: return "int:" + std::to_string(v.integer);
     case ValueKind::kNumber: {
       if (std::isnan(v.number)) return "float:nan";
       if (std::isinf(v.number)) return v.number > 0 ? "float:inf" : "float:-inf";
@@ -43,10 +40,8 @@ std::string ValueText(const StringPool& pool, const Value& v) {
       snprintf(buf, sizeof(buf), "float:%.17g", v.number);
       return buf;
     }
-    case ValueKind::kString:
-      return "str:" + std::string(pool.Get(v.string));
-    case ValueKind::kJson:
-      return "json:" + std::string(pool.Get(v.string));
+    case ValueKind::kString: return "str:" + std::string(pool.Get(v.string));
+    case ValueKind::kJson: return "json:" + std::string(pool.Get(v.string));
   }
   return "?";
 }
@@ -429,6 +424,67 @@ TEST_F(DumpReaderTest, NestingBeyondMsprobesLimit) {
   std::string deep = std::string(450, '[') + kT + std::string(450, ']');
   Error e = ReadError(DumpJson(R"("A.x.0.forward": {"input_args": )" + deep + "}"));
   EXPECT_NE(e.message.find("nested deeper than 400"), std::string::npos) << e.message;
+}
+
+// A leaf read again (the same bytes as one before) gives what reading it
+// anew gives, wherever it is: another traversal name, category or depth,
+// a data_name, md5, non-finite statistics. The second dump differs only by
+// a space before each leaf's closing brace, so that no leaf repeats.
+TEST_F(DumpReaderTest, LeavesReadAgainAreReadTheSame) {
+  auto dump = [](bool unique) {
+    int n = 0;
+    auto leaf = [&](const std::string& body) { return "{" + body + std::string(unique ? ++n : 0, ' ') + "}"; };
+    const std::string t = R"("type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 4], "Max": 1.5,)"
+                          R"( "Min": -0.5, "Mean": 0.25, "Norm": 3.0, "requires_grad": true)";
+    const std::string md5 = t + R"(, "md5": "0d968558")";
+    const std::string nan = R"("type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": NaN,)"
+                            R"( "Min": 0.0, "Mean": NaN, "Norm": 1.0, "requires_grad": false)";
+    const std::string named = t + R"(, "data_name": "A.0.forward.input.0.pt")";
+    const std::string p2p = R"("class_type": "torch.distributed.P2POp", "op": "isend", "peer": 1, "group_id": "5a")";
+    return DumpJson(R"("A.0.forward": {"input_args": [)" + leaf(t) + ", " + leaf(t) + ", [" + leaf(t) + ", [" +
+                    leaf(md5) + "]], " + leaf(named) + ", " + leaf(named) + R"(], "input_kwargs": {"k": )" + leaf(t) +
+                    R"(}, "output": [)" + leaf(md5) + ", " + leaf(nan) + R"(], "parameters": {"w": )" + leaf(t) +
+                    R"(}}, "C.0.forward": {"output": [[)" + leaf(md5) + R"(]]}, "B.0.forward": {"input_args": [)" +
+                    leaf(nan) + R"(], "output": [)" + leaf(t) + R"(]}, "B.0.backward": {"input": [)" + leaf(md5) +
+                    R"(], "output": [[)" + leaf(md5) + R"(]]}, "M.parameters_grad": {"weight": )" + leaf(t) +
+                    R"(}, "Distributed.batch_isend_irecv.0.forward": {"output": [[)" + leaf(p2p) + ", " + leaf(p2p) +
+                    "]]}");
+  };
+  auto describe = [&](bool unique) {
+    StringPool pool;
+    WriteFile(dir_ / "dump.json", dump(unique));
+    DumpOptions options;
+    options.overflow_check = true;
+    auto r = ReadDumpJson(dir_ / "dump.json", &pool, options);
+    EXPECT_TRUE(r.ok()) << r.error().ToString();
+    if (!r.ok()) return std::string();
+    std::string out = "md5=" + std::to_string(r->summary_md5) + " fw=" + r->detected_framework + "\n";
+    for (const DumpEntry& e : r->entries) {
+      out += std::string(pool.Get(e.name)) + " in=" + std::to_string(e.input_count) +
+             " out=" + std::to_string(e.output_count) + " p2p=" + std::to_string(e.p2p_count) +
+             " overflow=" + std::to_string(static_cast<int>(e.overflow)) + " md5=" + std::to_string(e.has_md5) + "\n";
+      for (uint32_t i = e.first_item; i < e.first_item + e.input_count + e.output_count; ++i) {
+        const DumpItem& item = r->items[i];
+        out += " " + std::string(pool.Get(item.key)) + " " + std::to_string(static_cast<int>(item.state)) + " " +
+               std::to_string(item.flags) + ":";
+        for (uint32_t f = item.first_field; f < item.first_field + item.field_count; ++f) {
+          out += " " + std::string(pool.Get(r->fields[f].name)) + "=" + ValueText(pool, r->fields[f].value);
+        }
+        out += "\n";
+      }
+      for (uint32_t i = e.first_p2p; i < e.first_p2p + e.p2p_count; ++i) {
+        out += " p2p " + std::string(pool.Get(r->p2p[i].op)) + " " + std::to_string(r->p2p[i].peer) + "\n";
+      }
+    }
+    for (uint32_t id = 0; id < pool.size(); ++id) out += std::string(pool.Get(id)) + "|";
+    return out;
+  };
+  std::string again = describe(false);
+  EXPECT_EQ(again, describe(true));
+  EXPECT_NE(again.find("A.0.forward in=6 out=2 p2p=0 overflow=3 md5=1"), std::string::npos) << again;
+  EXPECT_NE(again.find("B.0.forward in=1 out=1 p2p=0 overflow=1 md5=0"), std::string::npos) << again;
+  EXPECT_NE(again.find(" .input.2.1.0 0 0: "), std::string::npos) << again;
+  EXPECT_NE(again.find("C.0.forward in=0 out=1 p2p=0 overflow=0 md5=0"), std::string::npos) << again;
 }
 
 // construct.json (§3.3).
