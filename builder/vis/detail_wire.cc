@@ -85,6 +85,11 @@ struct Sizer {
     return 1 + VarintSize(s.size()) + s.size();
   }
   size_t Optional(const std::string& s) { return s.empty() ? 0 : String(s); }
+  size_t OptionalView(std::string_view s) {
+    if (s.empty()) return 0;
+    OrView(s, &any);
+    return 1 + VarintSize(s.size()) + s.size();
+  }
   static size_t Delimited(size_t body) { return 1 + VarintSize(body) + body; }
 
   size_t Value(const vis::Value& v) {
@@ -115,6 +120,15 @@ struct Sizer {
     size_t n = Optional(m.name()) + Optional(m.text());
     if (DoubleBits(m.value()) != 0) n += 9;
     if (m.has_value()) n += 2;
+    sizes->push_back(n);
+    return n;
+  }
+  // A compare's metric (compare::PairMetric and its text), as the vis::Metric
+  // compare::StoreMetrics makes of it.
+  size_t Metric(const compare::PairMetric& m, std::string_view text) {
+    size_t n = OptionalView(m.name) + OptionalView(text);
+    if (DoubleBits(m.value) != 0) n += 9;
+    if (m.has_value) n += 2;
     sizes->push_back(n);
     return n;
   }
@@ -199,6 +213,17 @@ struct Writer {
     Optional(2, m.text());
     if (DoubleBits(m.value()) != 0) Fixed64(3, m.value());
     if (m.has_value()) Bool(4, true);
+  }
+  void View(uint32_t field, std::string_view s) {
+    Tag(field, kDelimited);
+    Varint(s.size());
+    p = Copy(p, s.data(), s.size());
+  }
+  void Metric(const compare::PairMetric& m, std::string_view text) {
+    if (!m.name.empty()) View(1, m.name);
+    if (!text.empty()) View(2, text);
+    if (DoubleBits(m.value) != 0) Fixed64(3, m.value);
+    if (m.has_value) Bool(4, true);
   }
   void Item(const vis::Item& it) {
     Optional(1, it.key());
@@ -314,7 +339,7 @@ SideDetailWriter::SideDetailWriter(const StringPool& pool) : pool_(&pool), plain
 }
 
 bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size,
-                              const NodeDetail* compared) const {
+                              const compare::PairMetrics* compared) const {
   if (side.pool != pool_) return false;
   const graph::Graph& g = *side.graph;
   if (node < side.distributed_first.size() && side.distributed_first[node] != graph::kNoNode) return false;
@@ -330,14 +355,7 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
   std::string_view name = g.Name(node);
   uint32_t items = e == nullptr ? 0 : e->input_count + e->output_count;
   if (items > 0 && !Plain(g.name[node])) return false;
-  if (compared != nullptr && static_cast<uint32_t>(compared->input_size()) + compared->output_size() != items) {
-    return false;
-  }
-  // The metrics of item k of the compared detail.
-  auto metrics = [&](uint32_t k) -> const google::protobuf::RepeatedPtrField<Metric>& {
-    return k < e->input_count ? compared->input(static_cast<int>(k)).metric()
-                              : compared->output(static_cast<int>(k - e->input_count)).metric();
-  };
+  if (compared != nullptr && compared->items() != items) return false;
   Sizer metric_sizer{0, &sizes};
   for (uint32_t k = 0; k < items; ++k) {
     const dump::DumpItem& it = d.items[e->first_item + k];
@@ -360,13 +378,15 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
       m += Sizer::Delimited(fs);
     }
     if (compared != nullptr) {
-      for (const Metric& metric : metrics(k)) m += Sizer::Delimited(metric_sizer.Metric(metric));
+      for (const compare::PairMetric* x = compared->begin(k); x != compared->end(k); ++x) {
+        m += Sizer::Delimited(metric_sizer.Metric(*x, compared->text(*x)));
+      }
     }
     sizes[at] = m;
     n += Sizer::Delimited(m);
   }
   if (stack_id != 0) n += 1 + VarintSize(Int32Bits(stack_id));
-  if (compared != nullptr) n += metric_sizer.Optional(compared->md5_result());
+  if (compared != nullptr) n += metric_sizer.OptionalView(compared->md5_result);
   if ((metric_sizer.any & 0x8080808080808080ull) != 0) return false;
 
   size_t at = out->size();
@@ -416,9 +436,9 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
       }
     }
     if (compared != nullptr) {
-      for (const Metric& metric : metrics(k)) {
+      for (const compare::PairMetric* x = compared->begin(k); x != compared->end(k); ++x) {
         w.Length(5);
-        w.Metric(metric);
+        w.Metric(*x, compared->text(*x));
       }
     }
   }
@@ -426,7 +446,7 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
     w.Tag(3, kVarint);
     w.Varint(Int32Bits(stack_id));
   }
-  if (compared != nullptr) w.Optional(8, compared->md5_result());
+  if (compared != nullptr && !compared->md5_result.empty()) w.View(8, compared->md5_result);
   *size = n;
   return true;
 }

@@ -175,8 +175,9 @@ Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& dire
     uint32_t chunks = (w1 - w0 + kChunkNodes - 1) / kChunkNodes;
     std::atomic<uint32_t> next{0};
     RunOnThreads(fill_threads, [&](int) {
-      // Reused from node to node: FillDetail overwrites them in place.
-      NodeDetail d, peer;
+      // Reused from node to node: FillDetail overwrites it in place.
+      NodeDetail d;
+      compare::PairMetrics metrics;
       ProtobufLogCapture log;
       for (uint32_t c; (c = next.fetch_add(1)) < chunks;) {
         SerializedRange& r = ranges[c];
@@ -192,14 +193,19 @@ Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& dire
             r.size.push_back(size);
             continue;
           }
-          FillDetail(*side, n, &d);
           if (compared) {
-            FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
-            req.compare_pair(n, &d, peer);
+            // The compare reads both sides' dumps; what it gives is written
+            // beside the dump's items.
+            req.compare_pair(n, &metrics);
+            if (direct.Append(*side, n, 2, &r.bytes, &size, &metrics)) {
+              r.end.push_back(r.bytes.size());
+              r.size.push_back(size);
+              continue;
+            }
           }
-          // What the compare added is written beside the dump's items, which
-          // are read again from the dump (cheaper than walking `d`).
-          if (!compared || !direct.Append(*side, n, 2, &r.bytes, &size, &d)) AppendDetail(d, 2, &r.bytes, &size);
+          FillDetail(*side, n, &d);
+          if (compared) compare::StoreMetrics(metrics, &d);
+          AppendDetail(d, 2, &r.bytes, &size);
           r.end.push_back(r.bytes.size());
           r.size.push_back(size);
         }
