@@ -175,6 +175,9 @@ std::string_view TruthyRequiresGrad(const ItemFields& fields, std::string* scrat
   return *scratch == "False" || *scratch == "0" || scratch->empty() ? "" : std::string_view(*scratch);
 }
 
+// A bench item of fused weights (qkv, gate_up), whose dtype may differ.
+bool FusedWeights(const ItemView& item) { return item.KeyContains("qkv") || item.KeyContains("gate_up"); }
+
 // An md5 cell: the item's md5, "Nan" for a missing bench item.
 bool Md5Missing(const std::string& md5) { return md5.empty() || md5 == "N/A" || md5 == "Nan"; }
 
@@ -253,8 +256,7 @@ double Grade26(vis::CompareMode mode, std::string_view node_name, const ItemPair
     if (!ra.empty() && !rb.empty() && ra != rb) raise(kGradeError);
     std::string dtype_a, dtype_b;
     std::string_view da = DtypeOf(fa, &dtype_a), db = DtypeOf(fb, &dtype_b);
-    bool fused = r.bench->KeyContains("qkv") || r.bench->KeyContains("gate_up");
-    if (!fused && !da.empty() && !db.empty() && da != db) raise(kGradeError);
+    if (!da.empty() && !db.empty() && da != db && !FusedWeights(*r.bench)) raise(kGradeError);
     if (!parallel_merge && !SameJson(fa.shape, fb.shape)) {
       std::string_view sa = ShapeOf(fa, &scratch_a), sb = ShapeOf(fb, &scratch_b);
       if (!sa.empty() && !sb.empty() && sa != sb) raise(kGradeError);

@@ -218,28 +218,6 @@ ValueView ViewOf(const vis::Value* v) {
   }
 }
 
-ValueView ViewOf(const dump::Value& v, const StringPool& pool) {
-  ValueView out;
-  switch (v.kind) {
-    case dump::ValueKind::kNull: out.kind = ValueView::kNull; return out;
-    case dump::ValueKind::kBool:
-      out.kind = ValueView::kBool;
-      out.boolean = v.boolean;
-      return out;
-    case dump::ValueKind::kInteger:
-      out.kind = ValueView::kInteger;
-      out.integer = v.integer;
-      return out;
-    case dump::ValueKind::kNumber:
-      out.kind = ValueView::kNumber;
-      out.number = v.number;
-      return out;
-    case dump::ValueKind::kString: return TextView(ValueView::kText, pool.Get(v.string));
-    case dump::ValueKind::kJson: return TextView(ValueView::kJson, pool.Get(v.string));
-  }
-  return out;
-}
-
 ItemFields FieldsOf(const vis::Item& item) {
   ItemFields out;
   for (const vis::Field& f : item.field()) {

@@ -38,7 +38,33 @@ struct ValueView {
 // The value of a stored field; kAbsent for null (no such field). A value
 // without a kind reads as null.
 ValueView ViewOf(const vis::Value* v);
-ValueView ViewOf(const dump::Value& v, const StringPool& pool);
+inline ValueView ViewOf(const dump::Value& v, const StringPool& pool) {
+  ValueView out;
+  switch (v.kind) {
+    case dump::ValueKind::kNull: out.kind = ValueView::kNull; break;
+    case dump::ValueKind::kBool:
+      out.kind = ValueView::kBool;
+      out.boolean = v.boolean;
+      break;
+    case dump::ValueKind::kInteger:
+      out.kind = ValueView::kInteger;
+      out.integer = v.integer;
+      break;
+    case dump::ValueKind::kNumber:
+      out.kind = ValueView::kNumber;
+      out.number = v.number;
+      break;
+    case dump::ValueKind::kString:
+    case dump::ValueKind::kJson: {
+      std::string_view t = pool.Get(v.string);
+      out.kind = v.kind == dump::ValueKind::kString ? ValueView::kText : ValueView::kJson;
+      out.chars = t.data();
+      out.size = static_cast<uint32_t>(t.size());
+      break;
+    }
+  }
+  return out;
+}
 
 // The fields of an item that the comparison reads, found in one pass over
 // its fields (each the first of its name; kAbsent when the item has none).

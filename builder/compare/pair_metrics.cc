@@ -1,5 +1,7 @@
 #include "compare/pair_metrics.h"
 
+#include <algorithm>
+
 namespace graph_ascend::compare {
 
 MetricKind MetricKindOf(std::string_view n) {
@@ -26,29 +28,18 @@ MetricKind MetricKindOf(std::string_view n) {
 
 void PairMetrics::Reset(uint32_t items) {
   items_ = items;
-  first_.resize(items);
+  if (first_.size() < items) first_.resize(items);
   filled_ = 0;
-  metrics_.clear();
-  texts_.clear();
+  count_ = 0;
+  text_size_ = 0;
   md5_result = {};
 }
 
-void PairMetrics::Add(uint32_t item, std::string_view name, MetricKind kind, std::string_view text, double value,
-                      bool has_value) {
-  AddAppended(item, name, kind, AppendText(text), value, has_value);
+void PairMetrics::Open(uint32_t item) {
+  while (filled_ <= item) first_[filled_++] = count_;
 }
 
-void PairMetrics::AddAppended(uint32_t item, std::string_view name, MetricKind kind, uint32_t text_at, double value,
-                              bool has_value) {
-  while (filled_ <= item) first_[filled_++] = static_cast<uint32_t>(metrics_.size());
-  PairMetric& m = metrics_.emplace_back();
-  m.name = name;
-  m.kind = kind;
-  m.has_value = has_value;
-  m.value = value;
-  m.text_at = text_at;
-  m.text_size = text_size() - text_at;
-}
+void PairMetrics::GrowTexts(size_t more) { texts_.resize(std::max(texts_.size() * 2, text_size_ + more + 256)); }
 
 const PairMetric* PairMetrics::Find(uint32_t k, MetricKind kind) const {
   for (const PairMetric* m = begin(k); m != end(k); ++m) {

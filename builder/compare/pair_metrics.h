@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,18 +51,21 @@ class PairMetrics {
 
   // Appends a metric to item `item`, which is not before the item of any
   // metric appended since Reset.
-  void Add(uint32_t item, std::string_view name, MetricKind kind, std::string_view text, double value, bool has_value);
-  // The same with the text appended by the caller: `text` ends a text that
-  // starts at text_size() (see AppendText).
-  void AddAppended(uint32_t item, std::string_view name, MetricKind kind, uint32_t text_at, double value,
-                   bool has_value);
-  // Appends to the texts; returns where the appended bytes begin.
-  uint32_t AppendText(std::string_view text) {
-    uint32_t at = static_cast<uint32_t>(texts_.size());
-    texts_.append(text);
-    return at;
+  void Add(uint32_t item, std::string_view name, MetricKind kind, std::string_view text, double value, bool has_value) {
+    uint32_t at = text_size_;
+    if (text.size() > texts_.size() - at) GrowTexts(text.size());
+    memcpy(texts_.data() + at, text.data(), text.size());
+    text_size_ += static_cast<uint32_t>(text.size());
+    if (filled_ <= item) Open(item);
+    if (count_ == metrics_.size()) metrics_.resize(metrics_.size() * 2 + 16);
+    PairMetric& m = metrics_[count_++];
+    m.name = name;
+    m.kind = kind;
+    m.has_value = has_value;
+    m.value = value;
+    m.text_at = at;
+    m.text_size = static_cast<uint32_t>(text.size());
   }
-  uint32_t text_size() const { return static_cast<uint32_t>(texts_.size()); }
 
   uint32_t items() const { return items_; }
   // The metrics of item k, in the order they were added.
@@ -75,15 +79,22 @@ class PairMetrics {
   std::string_view md5_result;
 
  private:
-  uint32_t First(uint32_t k) const { return k < filled_ ? first_[k] : static_cast<uint32_t>(metrics_.size()); }
+  uint32_t First(uint32_t k) const { return k < filled_ ? first_[k] : count_; }
+  // Items [filled_, item] begin where the list ends now.
+  void Open(uint32_t item);
+  void GrowTexts(size_t more);
 
   uint32_t items_ = 0;
   // first_[k] for k < filled_: where item k's metrics begin; the items from
-  // filled_ on begin at the end of metrics_ (they have none yet).
+  // filled_ on begin at the end of the list (they have none yet).
   std::vector<uint32_t> first_;
   uint32_t filled_ = 0;
+  // The list is metrics_[0, count_) and its texts texts_[0, text_size_):
+  // both keep their storage from node to node.
   std::vector<PairMetric> metrics_;
+  uint32_t count_ = 0;
   std::string texts_;
+  uint32_t text_size_ = 0;
 };
 
 // Replaces the metrics of detail's items and its md5 result by `metrics`

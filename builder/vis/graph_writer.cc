@@ -144,6 +144,9 @@ Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& dire
   // Tensor compares read .pt files in node order: one thread, which claims the chunks in order.
   int fill_threads = comparing && req.serial_compare ? 1 : threads;
   std::vector<SerializedRange> ranges(kWindowNodes / kChunkNodes);
+  // The most bytes a chunk has taken so far: a chunk's buffer is reserved
+  // that large before it is filled (growing it would copy it a dozen times).
+  std::atomic<size_t> chunk_bytes{0};
   std::vector<PackedBlock> blocks;
   // The block being cut, which may span windows: its first node, its node
   // count and detail bytes, and in `pending` its serialized form so far.
@@ -182,6 +185,9 @@ Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& dire
       for (uint32_t c; (c = next.fetch_add(1)) < chunks;) {
         SerializedRange& r = ranges[c];
         r.bytes.clear();
+        if (size_t hint = chunk_bytes.load(std::memory_order_relaxed); r.bytes.capacity() < hint) {
+          r.bytes.reserve(hint + hint / 8);
+        }
         r.end.clear();
         r.size.clear();
         uint32_t a = w0 + c * kChunkNodes, b = std::min(w1, a + kChunkNodes);
@@ -210,6 +216,9 @@ Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& dire
           r.size.push_back(size);
         }
         r.problem = log.Take();
+        for (size_t seen = chunk_bytes.load(std::memory_order_relaxed);
+             r.bytes.size() > seen && !chunk_bytes.compare_exchange_weak(seen, r.bytes.size());) {
+        }
       }
     });
     for (uint32_t c = 0; c < chunks; ++c) {
