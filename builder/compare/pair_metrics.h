@@ -72,6 +72,8 @@ class PairMetrics {
   const PairMetric* begin(uint32_t k) const { return metrics_.data() + First(k); }
   const PairMetric* end(uint32_t k) const { return metrics_.data() + First(k + 1); }
   std::string_view text(const PairMetric& m) const { return {texts_.data() + m.text_at, m.text_size}; }
+  // The texts of all the metrics, one after the other.
+  std::string_view texts() const { return {texts_.data(), text_size_}; }
   // The first metric of item k of that kind, or null.
   const PairMetric* Find(uint32_t k, MetricKind kind) const;
 

@@ -6,70 +6,21 @@
 #include <string_view>
 #include <vector>
 
+#include "vis/wire_bytes.h"
+
 namespace graph_ascend::vis {
 namespace {
 
-// Wire types of the tags written here.
-constexpr uint32_t kVarint = 0, kFixed64 = 1, kDelimited = 2;
-
-size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-// int32 and enum fields: a negative value is written as its 64-bit sign extension.
-uint64_t Int32Bits(int32_t v) { return static_cast<uint64_t>(static_cast<int64_t>(v)); }
-
-uint64_t DoubleBits(double v) {
-  uint64_t bits;
-  memcpy(&bits, &v, sizeof(bits));
-  return bits;
-}
-
-// The bits of every byte of `s`, OR-ed into `any` a word at a time: the high
-// bit of a byte set means `s` is not plain ASCII.
-void OrView(std::string_view s, uint64_t* any) {
-  const char* p = s.data();
-  size_t n = s.size();
-  uint64_t acc = 0;
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    acc |= w;
-  }
-  for (; n > 0; ++p, --n) acc |= static_cast<unsigned char>(*p);
-  *any |= acc;
-}
+using wire::Copy;
+using wire::DoubleBits;
+using wire::Int32Bits;
+using wire::kDelimited;
+using wire::kFixed64;
+using wire::kVarint;
+using wire::OrView;
+using wire::VarintSize;
 
 void OrBytes(const std::string& s, uint64_t* any) { OrView(s, any); }
-
-// memcpy for the short strings details are made of (field names, dtypes,
-// metric texts), without a library call: overlapping word copies that stay
-// within [src, src + n) and [dst, dst + n).
-inline uint8_t* Copy(uint8_t* dst, const char* src, size_t n) {
-  if (n >= 8 && n <= 16) {
-    uint64_t a, b;
-    memcpy(&a, src, 8);
-    memcpy(&b, src + n - 8, 8);
-    memcpy(dst, &a, 8);
-    memcpy(dst + n - 8, &b, 8);
-  } else if (n >= 4 && n < 8) {
-    uint32_t a, b;
-    memcpy(&a, src, 4);
-    memcpy(&b, src + n - 4, 4);
-    memcpy(dst, &a, 4);
-    memcpy(dst + n - 4, &b, 4);
-  } else if (n < 4) {
-    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(src[i]);
-  } else {
-    memcpy(dst, src, n);
-  }
-  return dst + n;
-}
 
 // Sizes, computed once per detail in the order Writer needs them: an item's
 // size, then per field its size and its value's, then per metric its size.
@@ -85,11 +36,6 @@ struct Sizer {
     return 1 + VarintSize(s.size()) + s.size();
   }
   size_t Optional(const std::string& s) { return s.empty() ? 0 : String(s); }
-  size_t OptionalView(std::string_view s) {
-    if (s.empty()) return 0;
-    OrView(s, &any);
-    return 1 + VarintSize(s.size()) + s.size();
-  }
   static size_t Delimited(size_t body) { return 1 + VarintSize(body) + body; }
 
   size_t Value(const vis::Value& v) {
@@ -120,15 +66,6 @@ struct Sizer {
     size_t n = Optional(m.name()) + Optional(m.text());
     if (DoubleBits(m.value()) != 0) n += 9;
     if (m.has_value()) n += 2;
-    sizes->push_back(n);
-    return n;
-  }
-  // A compare's metric (compare::PairMetric and its text), as the vis::Metric
-  // compare::StoreMetrics makes of it.
-  size_t Metric(const compare::PairMetric& m, std::string_view text) {
-    size_t n = OptionalView(m.name) + OptionalView(text);
-    if (DoubleBits(m.value) != 0) n += 9;
-    if (m.has_value) n += 2;
     sizes->push_back(n);
     return n;
   }
@@ -214,17 +151,6 @@ struct Writer {
     if (DoubleBits(m.value()) != 0) Fixed64(3, m.value());
     if (m.has_value()) Bool(4, true);
   }
-  void View(uint32_t field, std::string_view s) {
-    Tag(field, kDelimited);
-    Varint(s.size());
-    p = Copy(p, s.data(), s.size());
-  }
-  void Metric(const compare::PairMetric& m, std::string_view text) {
-    if (!m.name.empty()) View(1, m.name);
-    if (!text.empty()) View(2, text);
-    if (DoubleBits(m.value) != 0) Fixed64(3, m.value);
-    if (m.has_value) Bool(4, true);
-  }
   void Item(const vis::Item& it) {
     Optional(1, it.key());
     if (it.state() != 0) {
@@ -307,148 +233,6 @@ void AppendDetail(const NodeDetail& d, int field, std::string* out, size_t* size
   w.Tag(static_cast<uint32_t>(field), kDelimited);
   w.Varint(*size);
   d.SerializeWithCachedSizesToArray(w.p);
-}
-
-namespace {
-
-size_t ViewField(std::string_view v) { return 1 + VarintSize(v.size()) + v.size(); }
-
-// A dump value as SetValue stores it in a vis::Value: its wire size.
-size_t DumpValueSize(const StringPool& pool, const dump::Value& v) {
-  switch (v.kind) {
-    case dump::ValueKind::kNull:
-    case dump::ValueKind::kBool: return 2;
-    case dump::ValueKind::kInteger: return 1 + VarintSize(static_cast<uint64_t>(v.integer));
-    case dump::ValueKind::kNumber: return 9;
-    case dump::ValueKind::kString:
-    case dump::ValueKind::kJson: return ViewField(pool.Get(v.string));
-  }
-  return 0;
-}
-
-bool IsText(const dump::Value& v) { return v.kind == dump::ValueKind::kString || v.kind == dump::ValueKind::kJson; }
-
-}  // namespace
-
-SideDetailWriter::SideDetailWriter(const StringPool& pool) : pool_(&pool), plain_(pool.size()) {
-  for (uint32_t id = 0; id < plain_.size(); ++id) {
-    uint64_t any = 0;
-    OrView(pool.Get(id), &any);
-    plain_[id] = (any & 0x8080808080808080ull) == 0;
-  }
-}
-
-bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size,
-                              const compare::PairMetrics* compared) const {
-  if (side.pool != pool_) return false;
-  const graph::Graph& g = *side.graph;
-  if (node < side.distributed_first.size() && side.distributed_first[node] != graph::kNoNode) return false;
-  if (!side.parallel_merge_info.empty() && side.parallel_merge_info.count(node) != 0) return false;
-  const StringPool& pool = *side.pool;
-  const dump::DumpData& d = side.dump;
-  int32_t stack_id = g.stack[node];
-  // Per item its size, then per field its size and its value's, then per metric its size.
-  thread_local std::vector<size_t> sizes;
-  sizes.clear();
-  size_t n = 0;
-  const dump::DumpEntry* e = g.entry[node] == graph::kNoNode ? nullptr : &d.entries[g.entry[node]];
-  std::string_view name = g.Name(node);
-  uint32_t items = e == nullptr ? 0 : e->input_count + e->output_count;
-  if (items > 0 && !Plain(g.name[node])) return false;
-  if (compared != nullptr && compared->items() != items) return false;
-  Sizer metric_sizer{0, &sizes};
-  for (uint32_t k = 0; k < items; ++k) {
-    const dump::DumpItem& it = d.items[e->first_item + k];
-    if (!Plain(it.key)) return false;
-    size_t key = pool.Get(it.key).size();
-    size_t key_size = (it.flags & dump::kItemFullKey) ? key : name.size() + key;
-    size_t at = sizes.size();
-    sizes.push_back(0);
-    size_t m = key_size == 0 ? 0 : 1 + VarintSize(key_size) + key_size;
-    if (it.state != dump::ItemState::kInput) m += 1 + VarintSize(Int32Bits(static_cast<int32_t>(it.state)));
-    if (it.flags & dump::kItemNull) m += 2;
-    for (uint32_t f = 0; f < it.field_count; ++f) {
-      const dump::Field& in = d.fields[it.first_field + f];
-      if (!Plain(in.name) || (IsText(in.value) && !Plain(in.value.string))) return false;
-      size_t field_name = pool.Get(in.name).size();
-      size_t v = DumpValueSize(pool, in.value);
-      size_t fs = (field_name == 0 ? 0 : 1 + VarintSize(field_name) + field_name) + Sizer::Delimited(v);
-      sizes.push_back(fs);
-      sizes.push_back(v);
-      m += Sizer::Delimited(fs);
-    }
-    if (compared != nullptr) {
-      for (const compare::PairMetric* x = compared->begin(k); x != compared->end(k); ++x) {
-        m += Sizer::Delimited(metric_sizer.Metric(*x, compared->text(*x)));
-      }
-    }
-    sizes[at] = m;
-    n += Sizer::Delimited(m);
-  }
-  if (stack_id != 0) n += 1 + VarintSize(Int32Bits(stack_id));
-  if (compared != nullptr) n += metric_sizer.OptionalView(compared->md5_result);
-  if ((metric_sizer.any & 0x8080808080808080ull) != 0) return false;
-
-  size_t at = out->size();
-  out->resize(at + 1 + VarintSize(n) + n);
-  Writer w{reinterpret_cast<uint8_t*>(out->data() + at), sizes.data()};
-  w.Tag(static_cast<uint32_t>(field), kDelimited);
-  w.Varint(n);
-  auto view = [&w](uint32_t number, std::string_view v) {
-    w.Tag(number, kDelimited);
-    w.Varint(v.size());
-    w.p = Copy(w.p, v.data(), v.size());
-  };
-  for (uint32_t k = 0; k < items; ++k) {
-    const dump::DumpItem& it = d.items[e->first_item + k];
-    w.Length(k < e->input_count ? 1 : 2);
-    std::string_view key = pool.Get(it.key);
-    if (it.flags & dump::kItemFullKey) {
-      if (!key.empty()) view(1, key);
-    } else if (name.size() + key.size() > 0) {
-      w.Tag(1, kDelimited);
-      w.Varint(name.size() + key.size());
-      w.p = Copy(w.p, name.data(), name.size());
-      w.p = Copy(w.p, key.data(), key.size());
-    }
-    if (it.state != dump::ItemState::kInput) {
-      w.Tag(2, kVarint);
-      w.Varint(Int32Bits(static_cast<int32_t>(it.state)));
-    }
-    if (it.flags & dump::kItemNull) w.Bool(3, true);
-    for (uint32_t f = 0; f < it.field_count; ++f) {
-      const dump::Field& in = d.fields[it.first_field + f];
-      w.Length(4);
-      std::string_view field_name = pool.Get(in.name);
-      if (!field_name.empty()) view(1, field_name);
-      w.Length(2);
-      const dump::Value& v = in.value;
-      switch (v.kind) {
-        case dump::ValueKind::kNull: w.Bool(1, true); break;
-        case dump::ValueKind::kBool: w.Bool(2, v.boolean); break;
-        case dump::ValueKind::kInteger:
-          w.Tag(3, kVarint);
-          w.Varint(static_cast<uint64_t>(v.integer));
-          break;
-        case dump::ValueKind::kNumber: w.Fixed64(4, v.number); break;
-        case dump::ValueKind::kString: view(5, pool.Get(v.string)); break;
-        case dump::ValueKind::kJson: view(6, pool.Get(v.string)); break;
-      }
-    }
-    if (compared != nullptr) {
-      for (const compare::PairMetric* x = compared->begin(k); x != compared->end(k); ++x) {
-        w.Length(5);
-        w.Metric(*x, compared->text(*x));
-      }
-    }
-  }
-  if (stack_id != 0) {
-    w.Tag(3, kVarint);
-    w.Varint(Int32Bits(stack_id));
-  }
-  if (compared != nullptr && !compared->md5_result.empty()) w.View(8, compared->md5_result);
-  *size = n;
-  return true;
 }
 
 namespace {
