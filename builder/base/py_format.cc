@@ -6,53 +6,231 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace graph_ascend {
+
+namespace {
+
+// The shortest decimal that reads back as a double (the digits Python's
+// repr and std::to_chars give: the fewest significant digits, and of those
+// the nearest to the double, a tie to the even one), for the doubles of the
+// compare's hot path. Exact integer arithmetic on the double's interval of
+// values that round to it, scaled by a power of ten that leaves at most one
+// multiple of ten in it (the candidates are then few: the multiple of ten,
+// else the integers either side of the scaled double). Covers normal doubles
+// from about 4e-37 to 2^52 (the 5^K of the scale fits in 128 bits, the
+// scaled fraction too); false for the rest, which take std::to_chars.
+using u128 = unsigned __int128;
+
+constexpr int kMaxPow5 = 54;
+constexpr std::array<u128, kMaxPow5 + 1> kPow5 = [] {
+  std::array<u128, kMaxPow5 + 1> p{};
+  p[0] = 1;
+  for (int k = 1; k <= kMaxPow5; ++k) p[k] = p[k - 1] * 5;
+  return p;
+}();
+
+// floor(log10(2^q)) and floor(log10(3 * 2^(q - 2))), for |q| <= 1100.
+int FloorLog10Pow2(int q) { return (q * 78913) >> 18; }
+int FloorLog10ThreeQuarterPow2(int q) { return (q * 1262611 - 524031) >> 22; }
+
+// x > 0 is digits * 10^exponent with `digits` as short as it can be.
+bool ShortestDecimal(double x, uint64_t* digits, int* exponent) {
+  uint64_t bits;
+  memcpy(&bits, &x, sizeof(bits));
+  int biased = static_cast<int>(bits >> 52) & 0x7ff;
+  if (biased == 0 || biased == 0x7ff) return false;  // subnormal, inf, NaN
+  uint64_t c = (bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
+  int q = biased - 1075;  // x = c * 2^q
+  // The neighbour below is half as far when c is a power of two (but the smallest).
+  bool irregular = c == (uint64_t{1} << 52) && biased > 1;
+  int k = irregular ? FloorLog10ThreeQuarterPow2(q) : FloorLog10Pow2(q);
+  int K = -k;  // x * 10^K = c * 5^K * 2^(q + K) = N / 2^S
+  int S = -(q + K);
+  if (K < 0 || K > kMaxPow5 || S < 1 || S > 121) return false;
+  // N = c * 5^K, 181 bits at most: n2:n1:n0.
+  u128 p = kPow5[K];
+  u128 lo = static_cast<u128>(c) * static_cast<uint64_t>(p);
+  u128 hi = static_cast<u128>(c) * static_cast<uint64_t>(p >> 64);
+  uint64_t n0 = static_cast<uint64_t>(lo);
+  u128 n21 = (lo >> 64) + hi;  // n2:n1 (no carry out: N < 2^181)
+  uint64_t s;                  // floor(x * 10^K), below 2^57
+  u128 f;                      // its fraction, in units of 2^-S
+  if (S >= 64) {
+    s = static_cast<uint64_t>(n21 >> (S - 64));
+    f = ((n21 & ((static_cast<u128>(1) << (S - 64)) - 1)) << 64) | n0;
+  } else {
+    u128 n10 = (n21 << 64) | n0;  // N < 2^(57 + S) < 2^121 here
+    s = static_cast<uint64_t>(n10 >> S);
+    f = n0 & ((uint64_t{1} << S) - 1);
+  }
+  // In units of 2^-(S + 2): one, the fraction, and the half-widths of the
+  // interval below and above (5^K / 2 or 5^K / 4 below, 5^K / 2 above).
+  u128 one = static_cast<u128>(1) << (S + 2);
+  u128 f4 = f << 2;
+  u128 below = irregular ? p : 2 * p, above = 2 * p;
+  // The interval's ends belong to it when c is even (ties round to even).
+  bool closed = (c & 1) == 0;
+  auto down_in = [&](uint64_t a) {  // s - a lies in the interval
+    u128 d = a * one + f4;
+    return closed ? d <= below : d < below;
+  };
+  auto up_in = [&](uint64_t b) {  // s + b lies in the interval (b >= 1)
+    u128 d = b * one - f4;
+    return closed ? d <= above : d < above;
+  };
+  // One digit fewer: the one multiple of ten the interval may hold.
+  uint64_t r = s % 10;
+  bool down10 = down_in(r), up10 = up_in(10 - r);
+  if (down10 != up10) {
+    *digits = down10 ? s - r : s - r + 10;
+    *exponent = k;
+    return true;
+  }
+  if (down10) return false;  // two multiples of ten: cannot happen at this scale
+  bool down = down_in(0), up = up_in(1);
+  if (!down && !up) return false;  // cannot happen at this scale either
+  if (down && up) {
+    u128 half = one >> 1;
+    up = f4 > half || (f4 == half && (s & 1) != 0);
+  }
+  *digits = up ? s + 1 : s;
+  *exponent = k;
+  return true;
+}
+
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// Writes the 8 decimal digits of v < 10^8 (with leading zeros) at p.
+void Write8(uint32_t v, char* p) {
+  uint32_t hi = v / 10000, lo = v % 10000;
+  memcpy(p, kDigitPairs + 2 * (hi / 100), 2);
+  memcpy(p + 2, kDigitPairs + 2 * (hi % 100), 2);
+  memcpy(p + 4, kDigitPairs + 2 * (lo / 100), 2);
+  memcpy(p + 6, kDigitPairs + 2 * (lo % 100), 2);
+}
+
+// The decimal digits of d > 0 without its trailing zeros into `out` (at
+// least 20 chars); returns their number, and adds the zeros dropped to *exponent.
+int Digits(uint64_t d, char* out, int* exponent) {
+  while (d % 100000000 == 0) {
+    d /= 100000000;
+    *exponent += 8;
+  }
+  // Fewer than eight zeros are left: 4 + 2 + 1 at most.
+  if (d % 10000 == 0) {
+    d /= 10000;
+    *exponent += 4;
+  }
+  if (d % 100 == 0) {
+    d /= 100;
+    *exponent += 2;
+  }
+  if (d % 10 == 0) {
+    d /= 10;
+    *exponent += 1;
+  }
+  char buf[24];
+  char* end = buf + sizeof(buf);
+  char* p = end;
+  while (d >= 100000000) {
+    uint64_t high = d / 100000000;
+    p -= 8;
+    Write8(static_cast<uint32_t>(d - high * 100000000), p);
+    d = high;
+  }
+  auto v = static_cast<uint32_t>(d);
+  while (v >= 100) {
+    p -= 2;
+    memcpy(p, kDigitPairs + 2 * (v % 100), 2);
+    v /= 100;
+  }
+  if (v >= 10) {
+    p -= 2;
+    memcpy(p, kDigitPairs + 2 * v, 2);
+  } else {
+    *--p = static_cast<char>('0' + v);
+  }
+  int n = static_cast<int>(end - p);
+  memcpy(out, p, n);
+  return n;
+}
+
+// Python's repr layout of the digits [digits, digits + nd) of a value
+// 0.DIGITS * 10^decpt, after `o` (which holds the sign): fixed notation for
+// -4 < decpt <= 16, else d.ddde+XX.
+char* Layout(const char* digits, int nd, int decpt, char* o) {
+  if (decpt <= -4 || decpt > 16) {
+    *o++ = digits[0];
+    if (nd > 1) {
+      *o++ = '.';
+      o = std::copy(digits + 1, digits + nd, o);
+    }
+    *o++ = 'e';
+    int e = decpt - 1;
+    *o++ = e < 0 ? '-' : '+';
+    if (e < 0) e = -e;
+    if (e >= 100) {
+      *o++ = static_cast<char>('0' + e / 100);
+      e %= 100;
+    }
+    *o++ = static_cast<char>('0' + e / 10);
+    *o++ = static_cast<char>('0' + e % 10);
+    return o;
+  }
+  if (decpt <= 0) {
+    *o++ = '0';
+    *o++ = '.';
+    for (int i = 0; i < -decpt; ++i) *o++ = '0';
+    return std::copy(digits, digits + nd, o);
+  }
+  if (decpt >= nd) {
+    o = std::copy(digits, digits + nd, o);
+    for (int i = nd; i < decpt; ++i) *o++ = '0';
+    *o++ = '.';
+    *o++ = '0';
+    return o;
+  }
+  o = std::copy(digits, digits + decpt, o);
+  *o++ = '.';
+  return std::copy(digits + decpt, digits + nd, o);
+}
+
+}  // namespace
 
 size_t PyReprTo(double x, char* out) {
   if (std::isnan(x)) return std::copy_n("nan", 3, out) - out;
   if (std::isinf(x)) return x > 0 ? std::copy_n("inf", 3, out) - out : std::copy_n("-inf", 4, out) - out;
   if (x == 0) return std::signbit(x) ? std::copy_n("-0.0", 4, out) - out : std::copy_n("0.0", 3, out) - out;
-  // The shortest round-trip digits as [-]d[.ddd]e[+-]XX[X], laid out as
-  // Python's repr does (this runs for every compared statistic).
-  char sci[kPyReprMax];
-  char* end = std::to_chars(sci, sci + sizeof(sci), x, std::chars_format::scientific).ptr;
-  const char* e = end[-4] == 'e' ? end - 4 : end - 5;
-  int exponent = 0;
-  for (const char* q = e + 2; q < end; ++q) exponent = exponent * 10 + (*q - '0');
-  if (e[1] == '-') exponent = -exponent;
-  int decpt = exponent + 1;  // value = 0.DIGITS * 10^decpt
-  // Python's exponent form is the same text: at least two exponent digits.
-  if (decpt <= -4 || decpt > 16) return std::copy(sci, end, out) - out;
-  const char* p = sci;
   char* o = out;
-  if (*p == '-') {
-    *o++ = '-';
-    ++p;
-  }
-  // The digits: p[0], then rest[0, rest_size).
-  const char* rest = p + 2;
-  int rest_size = p[1] == '.' ? static_cast<int>(e - rest) : 0;
-  int nd = 1 + rest_size;
-  if (decpt <= 0) {
-    *o++ = '0';
-    *o++ = '.';
-    for (int i = 0; i < -decpt; ++i) *o++ = '0';
-    *o++ = p[0];
-    for (int i = 0; i < rest_size; ++i) *o++ = rest[i];
-  } else if (decpt >= nd) {
-    *o++ = p[0];
-    for (int i = 0; i < rest_size; ++i) *o++ = rest[i];
-    for (int i = nd; i < decpt; ++i) *o++ = '0';
-    *o++ = '.';
-    *o++ = '0';
+  if (x < 0) *o++ = '-';
+  char digits[kPyReprMax];
+  int nd, decpt;  // the value is 0.DIGITS * 10^decpt
+  uint64_t d;
+  int exponent;
+  if (ShortestDecimal(std::fabs(x), &d, &exponent)) {
+    nd = Digits(d, digits, &exponent);
+    decpt = exponent + nd;
   } else {
-    *o++ = p[0];
-    for (int i = 0; i < decpt - 1; ++i) *o++ = rest[i];
-    *o++ = '.';
-    for (int i = decpt - 1; i < rest_size; ++i) *o++ = rest[i];
+    // The shortest round-trip digits as [-]d[.ddd]e[+-]XX[X].
+    char sci[kPyReprMax];
+    char* end = std::to_chars(sci, sci + sizeof(sci), std::fabs(x), std::chars_format::scientific).ptr;
+    const char* e = end[-4] == 'e' ? end - 4 : end - 5;
+    int exp10 = 0;
+    for (const char* q = e + 2; q < end; ++q) exp10 = exp10 * 10 + (*q - '0');
+    if (e[1] == '-') exp10 = -exp10;
+    nd = 0;
+    digits[nd++] = sci[0];
+    if (sci[1] == '.') {
+      for (const char* q = sci + 2; q < e; ++q) digits[nd++] = *q;
+    }
+    decpt = exp10 + 1;
   }
-  return o - out;
+  return Layout(digits, nd, decpt, o) - out;
 }
 
 std::string PyRepr(double x) {
