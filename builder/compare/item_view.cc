@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "base/py_format.h"
 #include "json/json_reader.h"
@@ -261,7 +263,9 @@ void ItemsOf(const dump::DumpData& dump, const dump::DumpEntry* entry, std::stri
   for (uint32_t k = 0; k < count; ++k) {
     const dump::DumpItem& it = dump.items[entry->first_item + k];
     ItemView& v = out->items[k];
-    v = ItemView();
+    // All kAbsent (zero); the rest of the view is set below.
+    static_assert(std::is_trivially_copyable_v<ItemFields> && ValueView::kAbsent == 0);
+    memset(static_cast<void*>(&v.fields), 0, sizeof(v.fields));
     v.key_head = (it.flags & dump::kItemFullKey) ? std::string_view() : node_name;
     v.key_tail = pool.Get(it.key);
     v.state = static_cast<uint8_t>(std::min<int>(static_cast<int>(it.state), 3));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <string_view>
@@ -35,66 +36,72 @@ void AddRequiresGrad(uint32_t item, const ItemView& npu, const ItemView& peer, P
 // it back from the texts (str2float: "N/A" is 0, "Nan" NaN, which never
 // wins; -inf when all are NaN).
 double StatisticsRow(uint32_t item, const ItemView& npu, const ItemView& peer, PairMetrics* out) {
-  struct Cell {
-    char text[kPyReprMax + 1];
-    size_t size = 0;
-    double value = 0;
-    bool has_value = false;
-    void Set(std::string_view t) { size = std::copy(t.begin(), t.end(), text) - text; }
+  PairMetric* diff = out->AddEmpty(item, 8);
+  PairMetric* rel = diff + 4;
+  // A cell's text, written where the list keeps it.
+  auto set = [out](PairMetric* m, std::string_view t) {
+    memcpy(out->TextRoom(t.size()), t.data(), t.size());
+    out->SetText(m, t.size());
   };
-  Cell diff[4], rel[4];
   double worst = -std::numeric_limits<double>::infinity();
   auto read_back = [&worst](double x) {
     if (x > worst) worst = x;
   };
   for (int k = 0; k < 4; ++k) {
+    diff[k].name = kDiffNames[k];
+    diff[k].kind = kDiffKinds[k];
+    diff[k].value = 0;
+    diff[k].has_value = false;
+    rel[k].name = kRelNames[k];
+    rel[k].kind = kRelKinds[k];
+    rel[k].value = 0;
+    rel[k].has_value = false;
     const StatNumber& a = npu.stats[k];
     const StatNumber& b = peer.stats[k];
     bool numeric_a = a.kind == StatNumber::kInteger || a.kind == StatNumber::kFloat;
     bool numeric_b = b.kind == StatNumber::kInteger || b.kind == StatNumber::kFloat;
     if (!numeric_a || !numeric_b) {
-      diff[k].Set("N/A");
-      rel[k].Set("N/A");
+      set(&diff[k], "N/A");
+      set(&rel[k], "N/A");
       read_back(0);
       continue;
     }
     double d;
+    char* text = out->TextRoom(kPyReprMax + 1);
+    size_t size;
     if (a.kind == StatNumber::kInteger && b.kind == StatNumber::kInteger) {
       int64_t di = a.integer - b.integer;
       d = static_cast<double>(di);
-      diff[k].size = std::to_chars(diff[k].text, diff[k].text + sizeof(diff[k].text), di).ptr - diff[k].text;
+      size = std::to_chars(text, text + kPyReprMax, di).ptr - text;
     } else {
       d = a.number - b.number;
-      diff[k].size = PyReprTo(d, diff[k].text);
+      size = PyReprTo(d, text);
     }
     if (std::isnan(d)) {
-      diff[k].Set("Nan");
-      rel[k].Set("Nan");
+      set(&diff[k], "Nan");
+      set(&rel[k], "Nan");
       continue;
     }
+    // msprobe marks infinite differences with a trailing tab.
+    if (std::isinf(d)) text[size++] = '\t';
+    out->SetText(&diff[k], size);
+    // The value a vis::Metric holds: set with has_value, else only when not zero.
     diff[k].value = d;
     diff[k].has_value = std::isfinite(d);
-    // msprobe marks infinite differences with a trailing tab.
-    if (std::isinf(d)) diff[k].text[diff[k].size++] = '\t';
     if (b.number == 0) {
-      rel[k].Set("N/A");
+      set(&rel[k], "N/A");
       read_back(0);
       continue;
     }
     double r = std::fabs(d / b.number * 100);
-    rel[k].size = PyReprTo(r, rel[k].text);
-    rel[k].text[rel[k].size++] = '%';
+    text = out->TextRoom(kPyReprMax + 1);
+    size = PyReprTo(r, text);
+    text[size++] = '%';
+    out->SetText(&rel[k], size);
     rel[k].value = r / 100;
     rel[k].has_value = !std::isnan(r);
     read_back(r / 100);  // the shortest repr reads back as r exactly
   }
-  // The value a vis::Metric holds: set with has_value, else only when not zero.
-  auto add = [item, out](std::string_view name, MetricKind kind, const Cell& c) {
-    double value = c.has_value || c.value != 0 ? c.value : 0;
-    out->Add(item, name, kind, std::string_view(c.text, c.size), value, c.has_value);
-  };
-  for (int k = 0; k < 4; ++k) add(kDiffNames[k], kDiffKinds[k], diff[k]);
-  for (int k = 0; k < 4; ++k) add(kRelNames[k], kRelKinds[k], rel[k]);
   AddRequiresGrad(item, npu, peer, out);
   return worst;
 }

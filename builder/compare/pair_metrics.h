@@ -67,6 +67,28 @@ class PairMetrics {
     m.text_size = static_cast<uint32_t>(text.size());
   }
 
+  // Appends n metrics to item `item` (as Add does) for the caller to fill
+  // in: each its name, kind, value, and its text through TextRoom and
+  // SetText (texts may be written in any order).
+  PairMetric* AddEmpty(uint32_t item, uint32_t n) {
+    if (filled_ <= item) Open(item);
+    if (metrics_.size() - count_ < n) metrics_.resize(metrics_.size() * 2 + n + 16);
+    PairMetric* m = metrics_.data() + count_;
+    count_ += n;
+    return m;
+  }
+  // Room for a text of up to n chars, valid until the next Add or TextRoom.
+  char* TextRoom(size_t n) {
+    if (n > texts_.size() - text_size_) GrowTexts(n);
+    return texts_.data() + text_size_;
+  }
+  // Makes the `size` chars written at TextRoom m's text.
+  void SetText(PairMetric* m, size_t size) {
+    m->text_at = text_size_;
+    m->text_size = static_cast<uint32_t>(size);
+    text_size_ += static_cast<uint32_t>(size);
+  }
+
   uint32_t items() const { return items_; }
   // The metrics of item k, in the order they were added.
   const PairMetric* begin(uint32_t k) const { return metrics_.data() + First(k); }

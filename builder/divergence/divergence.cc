@@ -88,6 +88,10 @@ std::string_view PyText(const compare::ValueView& v, std::string* scratch) {
 
 // A tensor (not a scalar argument such as eps, a dim or a process group).
 bool IsTensor(const compare::ItemFields& fields) {
+  if (fields.type.kind == compare::ValueView::kText) {
+    std::string_view t = fields.type.text();
+    return t.ends_with("Tensor") || t.find("Tensor") != std::string_view::npos;  // mostly "torch.Tensor"
+  }
   std::string scratch;
   return PyText(fields.type, &scratch).find("Tensor") != std::string_view::npos;
 }
@@ -143,12 +147,22 @@ class Median {
   std::priority_queue<double, std::vector<double>, std::greater<double>> high_;
 };
 
+// Whether `name` contains `lower` (lower-case ASCII) in any case.
+bool ContainsIgnoringCase(std::string_view name, std::string_view lower) {
+  auto low = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (size_t i = 0; i + lower.size() <= name.size(); ++i) {
+    if (low(name[i]) != lower[0]) continue;
+    size_t k = 1;
+    while (k < lower.size() && low(name[i + k]) == lower[k]) ++k;
+    if (k == lower.size()) return true;
+  }
+  return false;
+}
+
 // Phase of a node: 0 forward, 1 backward, 2 optimizer.
 int PhaseOf(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (lower.find("optimizer") != std::string::npos) return 2;
-  if (lower.find(".backward") != std::string::npos) return 1;
+  if (ContainsIgnoringCase(name, "optimizer")) return 2;
+  if (ContainsIgnoringCase(name, ".backward")) return 1;
   return 0;
 }
 
@@ -254,8 +268,12 @@ std::vector<uint32_t> ExecutionOrder(const graph::Graph& g) {
     pre.push_back(n);
     int p = g.parent[n] >= 0 ? phase[g.parent[n]] : 0;
     phase[n] = static_cast<uint8_t>(std::max(p, n == 0 ? 0 : PhaseOf(g.Name(n))));
-    std::vector<uint32_t> kids = g.Children(n);
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+    // The children, the first on top.
+    size_t first = stack.size();
+    for (int32_t c = g.first_child[n]; c != graph::kNoNode; c = g.next_sibling[c]) {
+      stack.push_back(static_cast<uint32_t>(c));
+    }
+    std::reverse(stack.begin() + first, stack.end());
   }
   std::stable_sort(pre.begin(), pre.end(), [&](uint32_t a, uint32_t b) { return phase[a] < phase[b]; });
   return pre;
