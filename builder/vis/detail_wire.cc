@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -249,32 +250,38 @@ uint32_t IndexFlags(const graph::Side& side, uint32_t n) {
 double GradeOf(const graph::Graph& g, uint32_t n) { return n < g.grade.size() ? g.grade[n] : std::nan(""); }
 
 // One packed repeated field: its values' bytes gathered first, since the
-// length goes before them.
-struct Packed {
-  std::string bytes;
+// length goes before them, into a buffer of the most they can take.
+class Packed {
+ public:
+  explicit Packed(size_t max) : bytes_(new uint8_t[max]), p_(bytes_.get()) {}
 
   void Varint(uint64_t v) {
     while (v >= 0x80) {
-      bytes.push_back(static_cast<char>(v | 0x80));
+      *p_++ = static_cast<uint8_t>(v | 0x80);
       v >>= 7;
     }
-    bytes.push_back(static_cast<char>(v));
+    *p_++ = static_cast<uint8_t>(v);
   }
   void Int32(int32_t v) { Varint(Int32Bits(v)); }
   void Double(double v) {
     uint64_t bits = DoubleBits(v);
-    char b[8];
-    for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(bits >> (8 * i));
-    bytes.append(b, 8);
+    for (int i = 0; i < 8; ++i) *p_++ = static_cast<uint8_t>(bits >> (8 * i));
   }
+  void Bytes(std::string_view s) { p_ = Copy(p_, s.data(), s.size()); }
+  size_t size() const { return p_ - bytes_.get(); }
+  std::string_view view() const { return {reinterpret_cast<const char*>(bytes_.get()), size()}; }
   // Appends the field (tag, length, values) to `out`; nothing when empty.
   void AppendTo(uint32_t field, std::string* out) const {
-    if (bytes.empty()) return;
-    Packed head;
+    if (size() == 0) return;
+    Packed head(20);
     head.Varint(field << 3 | kDelimited);
-    head.Varint(bytes.size());
-    out->append(head.bytes).append(bytes);
+    head.Varint(size());
+    out->append(head.view()).append(view());
   }
+
+ private:
+  std::unique_ptr<uint8_t[]> bytes_;
+  uint8_t* p_;
 };
 
 }  // namespace
@@ -305,9 +312,20 @@ NodeIndexChunk IndexChunkOf(const graph::Side& side, uint32_t first, uint32_t en
 bool AppendIndexChunkWire(const graph::Side& side, uint32_t first, uint32_t end, std::string* out) {
   const graph::Graph& g = *side.graph;
   uint64_t any = 0;
-  for (uint32_t n = first; n < end; ++n) OrView(g.Name(n), &any);
+  size_t name_bytes = 0, children = 0;
+  for (uint32_t n = first; n < end; ++n) {
+    std::string_view name = g.Name(n);
+    OrView(name, &any);
+    name_bytes += name.size();
+    for (int32_t ch = g.first_child[n]; ch != graph::kNoNode; ch = g.next_sibling[ch]) ++children;
+  }
   if ((any & 0x8080808080808080ull) != 0) return false;
-  Packed head, names, node_type, parent, child_count, children, micro_step, precision, overflow, matched, flags, grade;
+  // The most bytes each field can take: a varint takes up to 10 bytes (a
+  // negative int32 is written as 64 bits).
+  size_t count = end - first;
+  Packed head(20), names(name_bytes + 6 * count), node_type(10 * count), parent(10 * count), child_count(10 * count),
+      child(10 * children), micro_step(10 * count), precision(8 * count), overflow(10 * count), matched(10 * count),
+      flags(10 * count), grade(8 * count);
   if (first != 0) {
     head.Varint(1 << 3 | kVarint);
     head.Varint(first);
@@ -316,12 +334,12 @@ bool AppendIndexChunkWire(const graph::Side& side, uint32_t first, uint32_t end,
     std::string_view name = g.Name(n);
     names.Varint(2 << 3 | kDelimited);
     names.Varint(name.size());
-    names.bytes.append(name);
+    names.Bytes(name);
     node_type.Varint(static_cast<uint32_t>(g.op[n]));
     parent.Int32(g.parent[n]);
     child_count.Varint(g.child_count[n]);
     for (int32_t ch = g.first_child[n]; ch != graph::kNoNode; ch = g.next_sibling[ch]) {
-      children.Varint(static_cast<uint32_t>(ch));
+      child.Varint(static_cast<uint32_t>(ch));
     }
     micro_step.Int32(g.micro_step[n]);
     precision.Double(g.precision[n]);
@@ -330,11 +348,11 @@ bool AppendIndexChunkWire(const graph::Side& side, uint32_t first, uint32_t end,
     flags.Varint(IndexFlags(side, n));
     grade.Double(GradeOf(g, n));
   }
-  out->append(head.bytes).append(names.bytes);
+  out->append(head.view()).append(names.view());
   node_type.AppendTo(3, out);
   parent.AppendTo(4, out);
   child_count.AppendTo(5, out);
-  children.AppendTo(6, out);
+  child.AppendTo(6, out);
   micro_step.AppendTo(7, out);
   precision.AppendTo(8, out);
   overflow.AppendTo(9, out);
