@@ -217,7 +217,7 @@ double Grade26(vis::CompareMode mode, std::string_view node_name, const ItemPair
     return std::numeric_limits<double>::quiet_NaN();
   }
   // Rows: the items as ComparePair paired them.
-  const std::vector<ItemView>& items = pairing.npu->items;
+  std::span<const ItemView> items = pairing.npu->items();
   thread_local std::vector<Row> rows;
   rows.clear();
   for (uint32_t i = 0; i < items.size(); ++i) {

@@ -248,21 +248,20 @@ ItemView ViewOf(const vis::Item& item) {
 }
 
 void ItemsOf(const vis::NodeDetail& detail, NodeItems* out) {
-  out->items.resize(detail.input_size() + detail.output_size());
-  out->inputs = static_cast<uint32_t>(detail.input_size());
+  ItemView* items = out->Reset(static_cast<uint32_t>(detail.input_size() + detail.output_size()),
+                               static_cast<uint32_t>(detail.input_size()));
   size_t k = 0;
-  for (const vis::Item& it : detail.input()) SetItem(it, &out->items[k++]);
-  for (const vis::Item& it : detail.output()) SetItem(it, &out->items[k++]);
+  for (const vis::Item& it : detail.input()) SetItem(it, &items[k++]);
+  for (const vis::Item& it : detail.output()) SetItem(it, &items[k++]);
 }
 
 void ItemsOf(const dump::DumpData& dump, const dump::DumpEntry* entry, std::string_view node_name,
              const StringPool& pool, NodeItems* out) {
   uint32_t count = entry == nullptr ? 0 : entry->input_count + entry->output_count;
-  out->items.resize(count);
-  out->inputs = entry == nullptr ? 0 : entry->input_count;
+  ItemView* items = out->Reset(count, entry == nullptr ? 0 : entry->input_count);
   for (uint32_t k = 0; k < count; ++k) {
     const dump::DumpItem& it = dump.items[entry->first_item + k];
-    ItemView& v = out->items[k];
+    ItemView& v = items[k];
     // All kAbsent (zero); the rest of the view is set below.
     static_assert(std::is_trivially_copyable_v<ItemFields> && ValueView::kAbsent == 0);
     memset(static_cast<void*>(&v.fields), 0, sizeof(v.fields));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,12 +105,29 @@ ItemView ViewOf(const vis::Item& item);
 
 // The items of one node as a NodeDetail holds them: its input items, then
 // its output items. Views point into the detail, or into the dump and pool.
-struct NodeItems {
-  std::vector<ItemView> items;
-  uint32_t inputs = 0;  // items [0, inputs) are the detail's input list
+class NodeItems {
+ public:
+  std::span<const ItemView> items() const { return {storage_.data(), count_}; }
+  uint32_t inputs() const { return inputs_; }  // items [0, inputs) are the detail's input list
+
+  // Makes the list `count` items long, the first `inputs` of them inputs,
+  // for ItemsOf to fill in; returns them. The storage is kept: a list
+  // refilled node after node constructs no views once it is large enough.
+  ItemView* Reset(uint32_t count, uint32_t inputs) {
+    if (storage_.size() < count) storage_.resize(count);
+    count_ = count;
+    inputs_ = inputs;
+    return storage_.data();
+  }
+
+ private:
+  std::vector<ItemView> storage_;
+  uint32_t count_ = 0;
+  uint32_t inputs_ = 0;
 };
 // Replaces what `out` held (its storage is reused).
 void ItemsOf(const vis::NodeDetail& detail, NodeItems* out);
+
 // The items vis::FillDetail would store for the node `node_name` whose dump
 // entry is `entry` (null for a node absent from dump.json: no items).
 void ItemsOf(const dump::DumpData& dump, const dump::DumpEntry* entry, std::string_view node_name,

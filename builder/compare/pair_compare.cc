@@ -167,22 +167,22 @@ void TensorRow(uint32_t item, const ItemView& npu, const ItemView& bench, const 
 void PairItems(const NodeItems& npu, const NodeItems& bench, ItemPairing* out) {
   // One buffer holds the Bench items by state; most nodes have a handful,
   // which fit on the stack.
-  size_t total = bench.items.size();
+  size_t total = bench.items().size();
   const ItemView* local[32];
   std::vector<const ItemView*> heap;
   if (total > std::size(local)) heap.resize(total);
   const ItemView** bench_items = heap.empty() ? local : heap.data();
   size_t count[4] = {0, 0, 0, 0};
-  for (const ItemView& it : bench.items) ++count[it.state];
+  for (const ItemView& it : bench.items()) ++count[it.state];
   size_t begin[4] = {0, count[0], count[0] + count[1], count[0] + count[1] + count[2]};
   size_t fill[4] = {begin[0], begin[1], begin[2], begin[3]};
-  for (const ItemView& it : bench.items) bench_items[fill[it.state]++] = &it;
+  for (const ItemView& it : bench.items()) bench_items[fill[it.state]++] = &it;
   out->npu = &npu;
-  out->items.resize(npu.items.size());
+  out->items.resize(npu.items().size());
   std::vector<bool> grad_used;
   size_t used[4] = {0, 0, 0, 0};
-  for (size_t i = 0; i < npu.items.size(); ++i) {
-    const ItemView& it = npu.items[i];
+  for (size_t i = 0; i < npu.items().size(); ++i) {
+    const ItemView& it = npu.items()[i];
     int s = it.state;
     const ItemView* positional = used[s] < count[s] ? bench_items[begin[s] + used[s]++] : nullptr;
     const ItemView* peer = positional;
@@ -215,7 +215,7 @@ std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis:
       out.push_back(nullptr);
       continue;
     }
-    int k = static_cast<int>(p.peer - b.items.data());
+    int k = static_cast<int>(p.peer - b.items().data());
     out.push_back(k < bench.input_size() ? &bench.input(k) : &bench.output(k - bench.input_size()));
   }
   return out;
@@ -244,7 +244,7 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
 PairVerdict ComparePair(vis::CompareMode mode, std::string_view node_name, const ItemPairing& pairing,
                         const TensorSource* tensors, PairMetrics* metrics) {
   const NodeItems& npu = *pairing.npu;
-  metrics->Reset(static_cast<uint32_t>(npu.items.size()));
+  metrics->Reset(static_cast<uint32_t>(npu.items().size()));
   PairVerdict v;
   if (mode == vis::MODE_STRUCTURE || mode == vis::MODE_NONE) return v;
   const std::vector<PairedItem>& items = pairing.items;
@@ -257,8 +257,8 @@ PairVerdict ComparePair(vis::CompareMode mode, std::string_view node_name, const
   bool all_pass = true;   // MODE_MD5
   for (uint32_t i = 0; i < items.size(); ++i) {
     const PairedItem& p = items[i];
-    const ItemView& a = npu.items[i];
-    bool output = i >= npu.inputs;
+    const ItemView& a = npu.items()[i];
+    bool output = i >= npu.inputs();
     switch (mode) {
       case vis::MODE_STATISTICS: {
         // The largest relative error of the row (NaN: not compared).
@@ -318,7 +318,7 @@ PairVerdict ComparePair(vis::CompareMode mode, std::string_view node_name, const
       SideValue s;
       std::string max_text, min_text;
       for (uint32_t i = first; i < end; ++i) {
-        const ItemView& it = npu.items[i];
+        const ItemView& it = npu.items()[i];
         ValueView max = NormalizedStat(it, 0, &max_text);
         if (IsNull(max)) continue;
         ValueView min = NormalizedStat(it, 1, &min_text);
@@ -337,7 +337,7 @@ PairVerdict ComparePair(vis::CompareMode mode, std::string_view node_name, const
       }
       return s;
     };
-    SideValue in = side(0, npu.inputs), out = side(npu.inputs, static_cast<uint32_t>(npu.items.size()));
+    SideValue in = side(0, npu.inputs()), out = side(npu.inputs(), static_cast<uint32_t>(npu.items().size()));
     double r = 0;
     if (out.any && out.na) {
       r = 1;

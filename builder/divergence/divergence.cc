@@ -206,7 +206,7 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
     }
     return floor_of_dtype;
   };
-  const std::vector<compare::ItemView>& items = pairing.npu->items;
+  std::span<const compare::ItemView> items = pairing.npu->items();
   for (uint32_t i = 0; i < items.size(); ++i) {
     const compare::ItemView& a = items[i];
     const compare::PairedItem& p = pairing.items[i];

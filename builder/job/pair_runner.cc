@@ -340,7 +340,7 @@ void JobRunner::ComparePair(PreparedPair* pair, uint32_t n, compare::PairMetrics
   };
   items_of(*pair->npu, n, &npu_items);
   if (n == 0) {  // the root never gets an index
-    metrics->Reset(static_cast<uint32_t>(npu_items.items.size()));
+    metrics->Reset(static_cast<uint32_t>(npu_items.items().size()));
     return;
   }
   items_of(*pair->bench, static_cast<uint32_t>(g.matched[n]), &bench_items);
