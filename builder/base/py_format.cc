@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -114,9 +115,9 @@ void Write8(uint32_t v, char* p) {
   memcpy(p + 6, kDigitPairs + 2 * (lo % 100), 2);
 }
 
-// The decimal digits of d > 0 without its trailing zeros into `out` (at
-// least 20 chars); returns their number, and adds the zeros dropped to *exponent.
-int Digits(uint64_t d, char* out, int* exponent) {
+// Drops the trailing zeros of d > 0, adding their number to *exponent.
+uint64_t StripZeros(uint64_t d, int* exponent) {
+  if (d % 10 != 0) return d;  // most of the compare's numbers
   while (d % 100000000 == 0) {
     d /= 100000000;
     *exponent += 8;
@@ -134,41 +135,56 @@ int Digits(uint64_t d, char* out, int* exponent) {
     d /= 10;
     *exponent += 1;
   }
-  char buf[24];
-  char* end = buf + sizeof(buf);
-  char* p = end;
+  return d;
+}
+
+constexpr std::array<uint64_t, 20> kPow10 = [] {
+  std::array<uint64_t, 20> p{};
+  p[0] = 1;
+  for (int k = 1; k < 20; ++k) p[k] = p[k - 1] * 10;
+  return p;
+}();
+
+// The number of decimal digits of d > 0: about log10(2) per bit, then one
+// comparison.
+int DecimalLength(uint64_t d) {
+  int t = ((64 - std::countl_zero(d)) * 1233) >> 12;
+  return t - (d < kPow10[t]) + 1;
+}
+
+// Writes the n decimal digits of d at p.
+void WriteDigits(uint64_t d, int n, char* p) {
+  char* q = p + n;
   while (d >= 100000000) {
     uint64_t high = d / 100000000;
-    p -= 8;
-    Write8(static_cast<uint32_t>(d - high * 100000000), p);
+    q -= 8;
+    Write8(static_cast<uint32_t>(d - high * 100000000), q);
     d = high;
   }
   auto v = static_cast<uint32_t>(d);
   while (v >= 100) {
-    p -= 2;
-    memcpy(p, kDigitPairs + 2 * (v % 100), 2);
+    q -= 2;
+    memcpy(q, kDigitPairs + 2 * (v % 100), 2);
     v /= 100;
   }
   if (v >= 10) {
-    p -= 2;
-    memcpy(p, kDigitPairs + 2 * v, 2);
+    memcpy(q - 2, kDigitPairs + 2 * v, 2);
   } else {
-    *--p = static_cast<char>('0' + v);
+    q[-1] = static_cast<char>('0' + v);
   }
-  int n = static_cast<int>(end - p);
-  memcpy(out, p, n);
-  return n;
 }
 
-// Python's repr layout of the digits [digits, digits + nd) of a value
-// 0.DIGITS * 10^decpt, after `o` (which holds the sign): fixed notation for
-// -4 < decpt <= 16, else d.ddde+XX.
-char* Layout(const char* digits, int nd, int decpt, char* o) {
+// Python's repr layout of the n digits d of a value 0.DIGITS * 10^decpt at
+// `o`: fixed notation for -4 < decpt <= 16, else d.ddde+XX. Returns the end.
+char* Layout(uint64_t d, int n, int decpt, char* o) {
   if (decpt <= -4 || decpt > 16) {
-    *o++ = digits[0];
-    if (nd > 1) {
-      *o++ = '.';
-      o = std::copy(digits + 1, digits + nd, o);
+    WriteDigits(d, n, o + 1);
+    o[0] = o[1];
+    if (n > 1) {
+      o[1] = '.';
+      o += n + 1;
+    } else {
+      o += 1;
     }
     *o++ = 'e';
     int e = decpt - 1;
@@ -178,26 +194,27 @@ char* Layout(const char* digits, int nd, int decpt, char* o) {
       *o++ = static_cast<char>('0' + e / 100);
       e %= 100;
     }
-    *o++ = static_cast<char>('0' + e / 10);
-    *o++ = static_cast<char>('0' + e % 10);
-    return o;
+    memcpy(o, kDigitPairs + 2 * e, 2);
+    return o + 2;
   }
   if (decpt <= 0) {
-    *o++ = '0';
-    *o++ = '.';
-    for (int i = 0; i < -decpt; ++i) *o++ = '0';
-    return std::copy(digits, digits + nd, o);
+    memcpy(o, "0.000", 5);  // "0." and up to three zeros
+    o += 2 - decpt;
+    WriteDigits(d, n, o);
+    return o + n;
   }
-  if (decpt >= nd) {
-    o = std::copy(digits, digits + nd, o);
-    for (int i = nd; i < decpt; ++i) *o++ = '0';
-    *o++ = '.';
-    *o++ = '0';
-    return o;
+  if (decpt >= n) {
+    WriteDigits(d, n, o);
+    o += n;
+    for (int i = n; i < decpt; ++i) *o++ = '0';
+    memcpy(o, ".0", 2);
+    return o + 2;
   }
-  o = std::copy(digits, digits + decpt, o);
-  *o++ = '.';
-  return std::copy(digits + decpt, digits + nd, o);
+  // The digits one place on, then the integer part back in front of the point.
+  WriteDigits(d, n, o + 1);
+  for (int i = 0; i < decpt; ++i) o[i] = o[i + 1];
+  o[decpt] = '.';
+  return o + n + 1;
 }
 
 }  // namespace
@@ -208,29 +225,26 @@ size_t PyReprTo(double x, char* out) {
   if (x == 0) return std::signbit(x) ? std::copy_n("-0.0", 4, out) - out : std::copy_n("0.0", 3, out) - out;
   char* o = out;
   if (x < 0) *o++ = '-';
-  char digits[kPyReprMax];
-  int nd, decpt;  // the value is 0.DIGITS * 10^decpt
   uint64_t d;
-  int exponent;
-  if (ShortestDecimal(std::fabs(x), &d, &exponent)) {
-    nd = Digits(d, digits, &exponent);
-    decpt = exponent + nd;
-  } else {
-    // The shortest round-trip digits as [-]d[.ddd]e[+-]XX[X].
+  int exponent;  // the value is d * 10^exponent
+  if (!ShortestDecimal(std::fabs(x), &d, &exponent)) {
+    // The shortest round-trip digits as d[.ddd]e[+-]XX[X].
     char sci[kPyReprMax];
     char* end = std::to_chars(sci, sci + sizeof(sci), std::fabs(x), std::chars_format::scientific).ptr;
     const char* e = end[-4] == 'e' ? end - 4 : end - 5;
     int exp10 = 0;
     for (const char* q = e + 2; q < end; ++q) exp10 = exp10 * 10 + (*q - '0');
     if (e[1] == '-') exp10 = -exp10;
-    nd = 0;
-    digits[nd++] = sci[0];
+    d = static_cast<uint64_t>(sci[0] - '0');
+    int fraction = 0;
     if (sci[1] == '.') {
-      for (const char* q = sci + 2; q < e; ++q) digits[nd++] = *q;
+      for (const char* q = sci + 2; q < e; ++q, ++fraction) d = d * 10 + static_cast<uint64_t>(*q - '0');
     }
-    decpt = exp10 + 1;
+    exponent = exp10 - fraction;
   }
-  return Layout(digits, nd, decpt, o) - out;
+  d = StripZeros(d, &exponent);
+  int n = DecimalLength(d);
+  return Layout(d, n, exponent + n, o) - out;
 }
 
 std::string PyRepr(double x) {

@@ -166,7 +166,7 @@ std::string_view ShapeOf(const ItemFields& fields, std::string* scratch) {
 
 // Two shapes dumped as the same JSON text: their columns are equal.
 bool SameJson(const ValueView& a, const ValueView& b) {
-  return a.kind == ValueView::kJson && b.kind == ValueView::kJson && a.text() == b.text();
+  return a.kind == ValueView::kJson && b.kind == ValueView::kJson && SameText(a.text(), b.text());
 }
 
 // requires_grad as msprobe holds it; empty for a false-like value (the rule
@@ -257,13 +257,13 @@ double Grade26(vis::CompareMode mode, std::string_view node_name, const ItemPair
     const ItemFields &fa = r.npu->fields, &fb = r.bench->fields;
     std::string scratch_a, scratch_b;
     std::string_view ra = TruthyRequiresGrad(fa, &scratch_a), rb = TruthyRequiresGrad(fb, &scratch_b);
-    if (!ra.empty() && !rb.empty() && ra != rb) raise(kGradeError);
+    if (!ra.empty() && !rb.empty() && !SameText(ra, rb)) raise(kGradeError);
     std::string dtype_a, dtype_b;
     std::string_view da = DtypeOf(fa, &dtype_a), db = DtypeOf(fb, &dtype_b);
-    if (!da.empty() && !db.empty() && da != db && !FusedWeights(*r.bench)) raise(kGradeError);
+    if (!da.empty() && !db.empty() && !SameText(da, db) && !FusedWeights(*r.bench)) raise(kGradeError);
     if (!parallel_merge && !SameJson(fa.shape, fb.shape)) {
       std::string_view sa = ShapeOf(fa, &scratch_a), sb = ShapeOf(fb, &scratch_b);
-      if (!sa.empty() && !sb.empty() && sa != sb) raise(kGradeError);
+      if (!sa.empty() && !sb.empty() && !SameText(sa, sb)) raise(kGradeError);
     }
     // A non-tensor scalar argument with a different value.
     if (ignore == Ignore::kNone && !r.output && !IsTensor(fa) && !IsTensor(fb) &&

@@ -307,9 +307,9 @@ bool SamePyStr(const ValueView& a, const ValueView& b) {
     switch (a.kind) {
       case ValueView::kBool: return a.boolean == b.boolean;
       case ValueView::kInteger: return a.integer == b.integer;
-      case ValueView::kText: return a.text() == b.text();
+      case ValueView::kText: return SameText(a.text(), b.text());
       case ValueView::kJson:
-        if (a.text() == b.text()) return true;
+        if (SameText(a.text(), b.text())) return true;
         break;  // "[2,3]" and "[2, 3]" print alike
       case ValueView::kNumber: {
         // repr round-trips: distinct doubles print differently, but for

@@ -133,6 +133,12 @@ void ItemsOf(const vis::NodeDetail& detail, NodeItems* out);
 void ItemsOf(const dump::DumpData& dump, const dump::DumpEntry* entry, std::string_view node_name,
              const StringPool& pool, NodeItems* out);
 
+// a == b, at once when they are the same bytes (both sides of a compare
+// share one pool, so equal strings of the dump are one string).
+inline bool SameText(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.data() == b.data() || a == b);
+}
+
 // Null or absent.
 bool IsNull(const vis::Value* v);
 inline bool IsNull(const ValueView& v) { return v.kind <= ValueView::kNull; }

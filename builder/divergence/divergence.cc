@@ -249,7 +249,7 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
       std::string scratch_a, scratch_b;
       std::string_view da = PyText(fa.dtype, &scratch_a), db = PyText(fb.dtype, &scratch_b);
       double floor_a = floor_of(da);
-      double floor_b = db == da ? floor_a : floor_of(db);
+      double floor_b = compare::SameText(db, da) ? floor_a : floor_of(db);
       e.floor = std::max({e.floor, floor_a, floor_b});
     }
   }
