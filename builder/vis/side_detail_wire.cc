@@ -39,9 +39,9 @@ struct DetailBuffer {
 
 // Writes one detail into a DetailBuffer: room for the detail's tag and
 // length, then its body. Sizes that are known before a message is written
-// (fields, values, metrics) go before it; an item's size is only known
-// after, so two bytes are kept for it (most items take 128 to 16383 bytes)
-// and its body moved when it needs one or three. Meant to live in locals
+// (values, metrics) go before it; an item's or a field's size is known
+// after, so the bytes it mostly takes are kept for it and its body moved
+// when it needs another number of them. Meant to live in locals
 // (the compiler keeps the cursor in registers: stores through the buffer
 // may alias anything else in memory).
 class DetailBytes {
@@ -77,20 +77,21 @@ class DetailBytes {
     uint64_t bits = DoubleBits(v);
     for (int i = 0; i < 8; ++i) *p_++ = static_cast<uint8_t>(bits >> (8 * i));
   }
-  // An item's tag and two bytes for its length; returns where they are.
-  size_t OpenItem(uint8_t tag) {
-    Ensure(3);
+  // A message's tag and `reserve` bytes for its length (its size is only
+  // known once it is written); returns where they are. Room for them is the
+  // caller's.
+  size_t Open(uint8_t tag, size_t reserve) {
     Byte(tag);
     size_t at = p_ - base_;
-    p_ += 2;
+    p_ += reserve;
     return at;
   }
-  // Writes the length of the item opened at `at`, which ends here.
-  void CloseItem(size_t at) {
-    size_t n = p_ - base_ - (at + 2), v = VarintSize(n);
-    if (v != 2) {
-      if (v > 2) Ensure(v - 2);
-      memmove(base_ + at + v, base_ + at + 2, n);
+  // Writes the length of the message opened at `at`, which ends here.
+  void Close(size_t at, size_t reserve) {
+    size_t n = p_ - base_ - (at + reserve), v = VarintSize(n);
+    if (v != reserve) {
+      if (v > reserve) Ensure(v - reserve);
+      memmove(base_ + at + v, base_ + at + reserve, n);
       p_ = base_ + at + v + n;
     }
     uint8_t* end = p_;
@@ -98,6 +99,7 @@ class DetailBytes {
     Varint(n);
     p_ = end;
   }
+
   // Writes the detail's tag and length before its body; returns its bytes.
   std::string_view Finish(uint8_t tag) {
     size_t n = body_size();
@@ -161,7 +163,7 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
     bool full = (it.flags & dump::kItemFullKey) != 0;
     size_t key_size = full ? key.size() : name.size() + key.size();
     b.Ensure(key_size + 16);
-    size_t at = b.OpenItem(Tag(k < e->input_count ? 1 : 2, kDelimited));
+    size_t at = b.Open(Tag(k < e->input_count ? 1 : 2, kDelimited), 2);  // most items take 128 to 16383 bytes
     if (key_size > 0) {
       b.Byte(Tag(1, kDelimited));
       b.Varint(key_size);
@@ -181,44 +183,43 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
       if (!Plain(in.name)) return false;
       std::string_view field_name = pool.Get(in.name);
       const dump::Value& v = in.value;
-      // The Value message vis::FillDetail stores: its size, then its bytes.
       std::string_view text;
-      size_t value_size;
-      switch (v.kind) {
-        case dump::ValueKind::kNull:
-        case dump::ValueKind::kBool: value_size = 2; break;
-        case dump::ValueKind::kInteger: value_size = 1 + VarintSize(static_cast<uint64_t>(v.integer)); break;
-        case dump::ValueKind::kNumber: value_size = 9; break;
-        default:
-          if (!Plain(v.string)) return false;
-          text = pool.Get(v.string);
-          value_size = 1 + VarintSize(text.size()) + text.size();
-          break;
+      if (v.kind == dump::ValueKind::kString || v.kind == dump::ValueKind::kJson) {
+        if (!Plain(v.string)) return false;
+        text = pool.Get(v.string);
       }
-      size_t field_size = OptionalSize(field_name.size()) + 1 + VarintSize(value_size) + value_size;
-      b.Ensure(field_size + 6);
-      b.Byte(Tag(4, kDelimited));
-      b.Varint(field_size);
+      b.Ensure(field_name.size() + text.size() + 32);
+      size_t field_at = b.Open(Tag(4, kDelimited), 1);  // a field mostly takes fewer than 128 bytes
       if (!field_name.empty()) b.Delimited(Tag(1, kDelimited), field_name);
+      // The Value message vis::FillDetail stores, its size first.
       b.Byte(Tag(2, kDelimited));
-      b.Varint(value_size);
       switch (v.kind) {
         case dump::ValueKind::kNull:
+          b.Byte(2);
           b.Byte(Tag(1, kVarint));
           b.Byte(1);
           break;
         case dump::ValueKind::kBool:
+          b.Byte(2);
           b.Byte(Tag(2, kVarint));
           b.Byte(v.boolean ? 1 : 0);
           break;
         case dump::ValueKind::kInteger:
+          b.Byte(static_cast<uint8_t>(1 + VarintSize(static_cast<uint64_t>(v.integer))));
           b.Byte(Tag(3, kVarint));
           b.Varint(static_cast<uint64_t>(v.integer));
           break;
-        case dump::ValueKind::kNumber: b.Fixed64(Tag(4, kFixed64), v.number); break;
-        case dump::ValueKind::kString: b.Delimited(Tag(5, kDelimited), text); break;
-        case dump::ValueKind::kJson: b.Delimited(Tag(6, kDelimited), text); break;
+        case dump::ValueKind::kNumber:
+          b.Byte(9);
+          b.Fixed64(Tag(4, kFixed64), v.number);
+          break;
+        case dump::ValueKind::kString:
+        case dump::ValueKind::kJson:
+          b.Varint(1 + VarintSize(text.size()) + text.size());
+          b.Delimited(Tag(v.kind == dump::ValueKind::kString ? 5 : 6, kDelimited), text);
+          break;
       }
+      b.Close(field_at, 1);
     }
     if (compared != nullptr) {
       // Each metric as the vis::Metric compare::StoreMetrics makes of it.
@@ -240,7 +241,7 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
         }
       }
     }
-    b.CloseItem(at);
+    b.Close(at, 2);
   }
   b.Ensure(11 + (compared != nullptr ? 6 + compared->md5_result.size() : 0));
   if (int32_t stack_id = g.stack[node]; stack_id != 0) {
