@@ -38,10 +38,10 @@ class SideDetailWriter {
 
   // Appends node's detail like AppendDetailWire. With `compared` (the
   // metrics a compare gave node's items, and its md5 result), the detail
-  // that compare::StoreMetrics would make of the filled detail. Returns false, appending nothing, for a side of another
-  // pool, a node with distributed links or parallel-merge lines, or a string
-  // that is not plain ASCII: the caller goes through FillDetail and
-  // AppendDetail.
+  // that compare::StoreMetrics would make of the filled detail. Returns
+  // false, appending nothing, for a side of another pool, a node with
+  // distributed links or parallel-merge lines, or a string that is not
+  // plain ASCII: the caller goes through FillDetail and AppendDetail.
   bool Append(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size,
               const compare::PairMetrics* compared = nullptr) const;
 
@@ -51,6 +51,7 @@ class SideDetailWriter {
 
   const StringPool* pool_;
   std::vector<uint8_t> plain_;  // per pool id: 1 when the string is plain ASCII
+  uint64_t generation_;         // tells this writer's fields in a thread's field cache from others'
 };
 
 // The NodeIndexChunk of nodes [first, end) of `side`: an index section.

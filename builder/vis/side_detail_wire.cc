@@ -1,6 +1,7 @@
 // SideDetailWriter (vis/detail_wire.h): a node's detail written straight
 // from its side's dump arrays, with the metrics of a compare, in one pass.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -26,6 +27,39 @@ struct DetailBuffer {
   std::unique_ptr<uint8_t[]> bytes;
   size_t capacity = 0;
 };
+
+// The bytes of fields whose value is not a number, which repeat throughout
+// a dump ("type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 8],
+// "requires_grad": true), kept by each thread: by writer, field name and
+// value (a pool id, or the boolean), direct-mapped.
+class FieldCache {
+ public:
+  static constexpr size_t kMaxBytes = 40;
+
+  struct Entry {
+    uint64_t generation = 0;  // 0: empty (writers count from 1)
+    uint32_t name = 0;
+    uint32_t value = 0;
+    uint8_t kind = 0;
+    uint8_t size = 0;
+    uint8_t bytes[kMaxBytes + 2];  // 64 bytes in all
+  };
+
+  // The entry that holds (or would hold) that field.
+  Entry* Slot(uint32_t name, uint32_t value, uint8_t kind) {
+    uint32_t h = (name * 0x9E3779B1u) ^ (value * 0x85EBCA77u) ^ (static_cast<uint32_t>(kind) << 29);
+    return &entries_[(h >> 20) & (kEntries - 1)];
+  }
+  static bool Holds(const Entry& e, uint64_t generation, uint32_t name, uint32_t value, uint8_t kind) {
+    return e.generation == generation && e.name == name && e.value == value && e.kind == kind;
+  }
+
+ private:
+  static constexpr size_t kEntries = 1024;
+  Entry entries_[kEntries];
+};
+
+std::atomic<uint64_t> writers{0};
 
 // Makes room for n bytes past the first `used` ones, which are kept; returns the bytes.
 [[gnu::noinline]] uint8_t* GrowBuffer(DetailBuffer* buffer, size_t used, size_t n) {
@@ -67,6 +101,17 @@ class DetailBytes {
     *p_++ = static_cast<uint8_t>(v);
   }
   [[gnu::always_inline]] void Bytes(std::string_view s) { p_ = wire::Copy(p_, s.data(), s.size()); }
+  // The first n of a cached field's kMaxBytes bytes (all are copied, in
+  // three moves: room for them is the caller's).
+  [[gnu::always_inline]] void Block(const uint8_t* block, size_t n) {
+    static_assert(FieldCache::kMaxBytes == 40);
+    memcpy(p_, block, 16);
+    memcpy(p_ + 16, block + 16, 16);
+    memcpy(p_ + 32, block + 32, 8);
+    p_ += n;
+  }
+  size_t offset() const { return p_ - base_; }
+  const uint8_t* at(size_t offset) const { return base_ + offset; }
   [[gnu::always_inline]] void Delimited(uint8_t tag, std::string_view s) {
     Byte(tag);
     Varint(s.size());
@@ -132,7 +177,8 @@ size_t OptionalSize(size_t n) { return n == 0 ? 0 : 1 + VarintSize(n) + n; }
 
 }  // namespace
 
-SideDetailWriter::SideDetailWriter(const StringPool& pool) : pool_(&pool), plain_(pool.size()) {
+SideDetailWriter::SideDetailWriter(const StringPool& pool)
+    : pool_(&pool), plain_(pool.size()), generation_(writers.fetch_add(1) + 1) {
   for (uint32_t id = 0; id < plain_.size(); ++id) {
     uint64_t any = 0;
     wire::OrView(pool.Get(id), &any);
@@ -155,6 +201,9 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
   if (compared != nullptr && compared->items() != items) return false;
   uint64_t any = 0;  // the bits of the metrics' strings (the dump's are checked through plain_)
   thread_local DetailBuffer buffer;
+  thread_local std::unique_ptr<FieldCache> field_cache;
+  if (field_cache == nullptr) field_cache = std::make_unique<FieldCache>();
+  FieldCache& cache = *field_cache;
   DetailBytes b(&buffer);
   for (uint32_t k = 0; k < items; ++k) {
     const dump::DumpItem& it = d.items[e->first_item + k];
@@ -180,9 +229,24 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
     }
     for (uint32_t f = 0; f < it.field_count; ++f) {
       const dump::Field& in = d.fields[it.first_field + f];
+      const dump::Value& v = in.value;
+      FieldCache::Entry* kept = nullptr;
+      if (v.kind != dump::ValueKind::kNumber && v.kind != dump::ValueKind::kInteger) {
+        uint32_t value = v.kind == dump::ValueKind::kBool ? v.boolean : v.kind == dump::ValueKind::kNull ? 0 : v.string;
+        auto kind = static_cast<uint8_t>(v.kind);
+        kept = cache.Slot(in.name, value, kind);
+        if (FieldCache::Holds(*kept, generation_, in.name, value, kind)) {
+          b.Ensure(FieldCache::kMaxBytes);
+          b.Block(kept->bytes, kept->size);
+          continue;
+        }
+        kept->generation = 0;  // refilled below when the field fits
+        kept->name = in.name;
+        kept->value = value;
+        kept->kind = kind;
+      }
       if (!Plain(in.name)) return false;
       std::string_view field_name = pool.Get(in.name);
-      const dump::Value& v = in.value;
       std::string_view text;
       if (v.kind == dump::ValueKind::kString || v.kind == dump::ValueKind::kJson) {
         if (!Plain(v.string)) return false;
@@ -220,6 +284,14 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
           break;
       }
       b.Close(field_at, 1);
+      if (kept != nullptr) {
+        size_t start = field_at - 1;  // the field's tag
+        if (size_t n = b.offset() - start; n <= FieldCache::kMaxBytes) {
+          memcpy(kept->bytes, b.at(start), n);
+          kept->size = static_cast<uint8_t>(n);
+          kept->generation = generation_;
+        }
+      }
     }
     if (compared != nullptr) {
       // Each metric as the vis::Metric compare::StoreMetrics makes of it.
