@@ -300,7 +300,7 @@ std::string PyStr(const ValueView& v) {
 
 std::string PyStr(const vis::Value* v) { return PyStr(ViewOf(v)); }
 
-bool SamePyStr(const ValueView& a, const ValueView& b) {
+bool internal::SamePyStr(const ValueView& a, const ValueView& b) {
   bool null_a = IsNull(a), null_b = IsNull(b);
   if (null_a && null_b) return true;
   if (!null_a && !null_b && a.kind == b.kind) {

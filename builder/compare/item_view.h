@@ -148,8 +148,20 @@ inline bool IsNull(const ValueView& v) { return v.kind <= ValueView::kNull; }
 std::string PyStr(const ValueView& v);
 std::string PyStr(const vis::Value* v);
 // PyStr(a) == PyStr(b), without building the texts when the values are
-// alike (same kind, same payload).
+// alike (same kind, same payload). Inline for the usual dtype, shape and
+// requires_grad of a pair: the same pool string, the same boolean.
+namespace internal {
 bool SamePyStr(const ValueView& a, const ValueView& b);
+}  // namespace internal
+inline bool SamePyStr(const ValueView& a, const ValueView& b) {
+  if (a.kind == b.kind) {
+    if ((a.kind == ValueView::kText || a.kind == ValueView::kJson) && a.chars == b.chars && a.size == b.size) {
+      return true;
+    }
+    if (a.kind == ValueView::kBool) return a.boolean == b.boolean;
+  }
+  return internal::SamePyStr(a, b);
+}
 
 // Statistic k (0 Max, 1 Min, 2 Mean, 3 Norm) as msprobe sees it after
 // normalising the leaf (§4.2): a tensor's own field; for other leaves the
