@@ -82,8 +82,11 @@ bool ShortestDecimal(double x, uint64_t* digits, int* exponent) {
     return closed ? d <= above : d < above;
   };
   // One digit fewer: the one multiple of ten the interval may hold.
+  // Below x the interval reaches less than 5 units, above it less than
+  // 5 (20/3 when c is a power of two): s - r can only be in it for r < 5,
+  // s - r + 10 for r > 2.
   uint64_t r = s % 10;
-  bool down10 = down_in(r), up10 = up_in(10 - r);
+  bool down10 = r < 5 && down_in(r), up10 = r > 2 && up_in(10 - r);
   if (down10 != up10) {
     *digits = down10 ? s - r : s - r + 10;
     *exponent = k;
