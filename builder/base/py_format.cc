@@ -37,6 +37,42 @@ int FloorLog10Pow2(int q) { return (q * 78913) >> 18; }
 int FloorLog10ThreeQuarterPow2(int q) { return (q * 1262611 - 524031) >> 22; }
 
 // x > 0 is digits * 10^exponent with `digits` as short as it can be.
+// The shortest of the candidates for x * 10^K = s + f / 2^S: the multiple of
+// ten the interval of x may hold (one digit fewer), else the nearer of s and
+// s + 1 that it holds (a tie to the even one). f4, one, below and above are
+// in units of 2^-(S + 2): the fraction, 1, and how far the interval reaches
+// below and above; `closed` when its ends belong to it. T is wide enough for
+// 10 units. False when no candidate fits (which this scale rules out).
+template <typename T>
+bool ChooseDigits(uint64_t s, T f4, T one, T below, T above, bool closed, uint64_t* digits) {
+  auto down_in = [&](uint64_t a) {  // s - a lies in the interval
+    T d = a * one + f4;
+    return closed ? d <= below : d < below;
+  };
+  auto up_in = [&](uint64_t b) {  // s + b lies in the interval (b >= 1)
+    T d = b * one - f4;
+    return closed ? d <= above : d < above;
+  };
+  // Below x the interval reaches less than 5 units, above it less than
+  // 5 (20/3 when c is a power of two): s - r can only be in it for r < 5,
+  // s - r + 10 for r > 2.
+  uint64_t r = s % 10;
+  bool down10 = r < 5 && down_in(r), up10 = r > 2 && up_in(10 - r);
+  if (down10 != up10) {
+    *digits = down10 ? s - r : s - r + 10;
+    return true;
+  }
+  if (down10) return false;  // two multiples of ten: cannot happen at this scale
+  bool down = down_in(0), up = up_in(1);
+  if (!down && !up) return false;  // cannot happen at this scale either
+  if (down && up) {
+    T half = one >> 1;
+    up = f4 > half || (f4 == half && (s & 1) != 0);
+  }
+  *digits = up ? s + 1 : s;
+  return true;
+}
+
 bool ShortestDecimal(double x, uint64_t* digits, int* exponent) {
   uint64_t bits;
   memcpy(&bits, &x, sizeof(bits));
@@ -50,6 +86,19 @@ bool ShortestDecimal(double x, uint64_t* digits, int* exponent) {
   int K = -k;  // x * 10^K = c * 5^K * 2^(q + K) = N / 2^S
   int S = -(q + K);
   if (K < 0 || K > kMaxPow5 || S < 1 || S > 121) return false;
+  *exponent = k;
+  // The interval's ends belong to it when c is even (ties round to even);
+  // it reaches 5^K / 2 units above x and as far (a quarter when irregular) below.
+  bool closed = (c & 1) == 0;
+  if (S <= 58 && K <= 27) {
+    // Most of the compare's numbers: N fits in 128 bits, the rest in 64
+    // (10 units are 10 * 2^(S + 2) < 2^64, 2 * 5^27 < 2^64).
+    auto p = static_cast<uint64_t>(kPow5[K]);
+    u128 n = static_cast<u128>(c) * p;
+    auto s = static_cast<uint64_t>(n >> S);
+    uint64_t f = static_cast<uint64_t>(n) & ((uint64_t{1} << S) - 1);
+    return ChooseDigits<uint64_t>(s, f << 2, uint64_t{1} << (S + 2), irregular ? p : 2 * p, 2 * p, closed, digits);
+  }
   // N = c * 5^K, 181 bits at most: n2:n1:n0.
   u128 p = kPow5[K];
   u128 lo = static_cast<u128>(c) * static_cast<uint64_t>(p);
@@ -66,42 +115,7 @@ bool ShortestDecimal(double x, uint64_t* digits, int* exponent) {
     s = static_cast<uint64_t>(n10 >> S);
     f = n0 & ((uint64_t{1} << S) - 1);
   }
-  // In units of 2^-(S + 2): one, the fraction, and the half-widths of the
-  // interval below and above (5^K / 2 or 5^K / 4 below, 5^K / 2 above).
-  u128 one = static_cast<u128>(1) << (S + 2);
-  u128 f4 = f << 2;
-  u128 below = irregular ? p : 2 * p, above = 2 * p;
-  // The interval's ends belong to it when c is even (ties round to even).
-  bool closed = (c & 1) == 0;
-  auto down_in = [&](uint64_t a) {  // s - a lies in the interval
-    u128 d = a * one + f4;
-    return closed ? d <= below : d < below;
-  };
-  auto up_in = [&](uint64_t b) {  // s + b lies in the interval (b >= 1)
-    u128 d = b * one - f4;
-    return closed ? d <= above : d < above;
-  };
-  // One digit fewer: the one multiple of ten the interval may hold.
-  // Below x the interval reaches less than 5 units, above it less than
-  // 5 (20/3 when c is a power of two): s - r can only be in it for r < 5,
-  // s - r + 10 for r > 2.
-  uint64_t r = s % 10;
-  bool down10 = r < 5 && down_in(r), up10 = r > 2 && up_in(10 - r);
-  if (down10 != up10) {
-    *digits = down10 ? s - r : s - r + 10;
-    *exponent = k;
-    return true;
-  }
-  if (down10) return false;  // two multiples of ten: cannot happen at this scale
-  bool down = down_in(0), up = up_in(1);
-  if (!down && !up) return false;  // cannot happen at this scale either
-  if (down && up) {
-    u128 half = one >> 1;
-    up = f4 > half || (f4 == half && (s & 1) != 0);
-  }
-  *digits = up ? s + 1 : s;
-  *exponent = k;
-  return true;
+  return ChooseDigits<u128>(s, f << 2, static_cast<u128>(1) << (S + 2), irregular ? p : 2 * p, 2 * p, closed, digits);
 }
 
 constexpr char kDigitPairs[] =
