@@ -118,18 +118,23 @@ bool ShortestDecimal(double x, uint64_t* digits, int* exponent) {
   return ChooseDigits<u128>(s, f << 2, static_cast<u128>(1) << (S + 2), irregular ? p : 2 * p, 2 * p, closed, digits);
 }
 
-constexpr char kDigitPairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
+// The four decimal digits (with leading zeros) of every number below 10^4.
+constexpr std::array<char, 4 * 10000> kDigitQuads = [] {
+  std::array<char, 4 * 10000> q{};
+  for (int i = 0; i < 10000; ++i) {
+    q[4 * i] = static_cast<char>('0' + i / 1000);
+    q[4 * i + 1] = static_cast<char>('0' + i / 100 % 10);
+    q[4 * i + 2] = static_cast<char>('0' + i / 10 % 10);
+    q[4 * i + 3] = static_cast<char>('0' + i % 10);
+  }
+  return q;
+}();
 
 // Writes the 8 decimal digits of v < 10^8 (with leading zeros) at p.
 void Write8(uint32_t v, char* p) {
   uint32_t hi = v / 10000, lo = v % 10000;
-  memcpy(p, kDigitPairs + 2 * (hi / 100), 2);
-  memcpy(p + 2, kDigitPairs + 2 * (hi % 100), 2);
-  memcpy(p + 4, kDigitPairs + 2 * (lo / 100), 2);
-  memcpy(p + 6, kDigitPairs + 2 * (lo % 100), 2);
+  memcpy(p, kDigitQuads.data() + 4 * hi, 4);
+  memcpy(p + 4, kDigitQuads.data() + 4 * lo, 4);
 }
 
 // Drops the trailing zeros of d > 0, adding their number to *exponent.
@@ -179,15 +184,22 @@ void WriteDigits(uint64_t d, int n, char* p) {
     d = high;
   }
   auto v = static_cast<uint32_t>(d);
-  while (v >= 100) {
-    q -= 2;
-    memcpy(q, kDigitPairs + 2 * (v % 100), 2);
-    v /= 100;
+  if (v >= 10000) {
+    q -= 4;
+    memcpy(q, kDigitQuads.data() + 4 * (v % 10000), 4);
+    v /= 10000;
   }
-  if (v >= 10) {
-    memcpy(q - 2, kDigitPairs + 2 * v, 2);
+  // The 1 to 4 leading digits: the last ones of v's quad.
+  const char* quad = kDigitQuads.data() + 4 * v;
+  if (v >= 1000) {
+    memcpy(q - 4, quad, 4);
+  } else if (v >= 100) {
+    memcpy(q - 3, quad + 1, 2);
+    q[-1] = quad[3];
+  } else if (v >= 10) {
+    memcpy(q - 2, quad + 2, 2);
   } else {
-    q[-1] = static_cast<char>('0' + v);
+    q[-1] = quad[3];
   }
 }
 
@@ -211,7 +223,7 @@ char* Layout(uint64_t d, int n, int decpt, char* o) {
       *o++ = static_cast<char>('0' + e / 100);
       e %= 100;
     }
-    memcpy(o, kDigitPairs + 2 * e, 2);
+    memcpy(o, kDigitQuads.data() + 4 * e + 2, 2);  // two digits at least
     return o + 2;
   }
   if (decpt <= 0) {
