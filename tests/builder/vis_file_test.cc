@@ -311,7 +311,9 @@ TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
       ASSERT_EQ(stored.SerializeAsString(), d.SerializeAsString()) << sample << " node " << node;
       EXPECT_EQ(from_dump.has_precision, from_details.has_precision);
       EXPECT_EQ(std::isnan(from_dump.precision_index), std::isnan(from_details.precision_index));
-      if (!std::isnan(from_dump.precision_index)) EXPECT_EQ(from_dump.precision_index, from_details.precision_index);
+      if (!std::isnan(from_dump.precision_index)) {
+        EXPECT_EQ(from_dump.precision_index, from_details.precision_index);
+      }
       EXPECT_EQ(from_dump.is_float, from_details.is_float);
       std::string wire;
       size_t size = 0;
