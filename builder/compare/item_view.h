@@ -34,11 +34,12 @@ struct ValueView {
 
   ValueView() : integer(0) {}
   std::string_view text() const { return {chars, size}; }
-  bool is_text() const { return kind == kText; }
 };
 // The value of a stored field; kAbsent for null (no such field). A value
 // without a kind reads as null.
 ValueView ViewOf(const vis::Value* v);
+// The value of a dump field (inline: the builder views every field of a
+// compared pair).
 inline ValueView ViewOf(const dump::Value& v, const StringPool& pool) {
   ValueView out;
   switch (v.kind) {
