@@ -177,7 +177,7 @@ bool StatsFromFields(LeafKind kind) {
 }
 
 // The leaf kind and statistics of an item whose key, state and fields are set.
-void Normalize(ItemView* item) {
+[[gnu::always_inline]] inline void Normalize(ItemView* item) {
   item->leaf = KindOf(*item);
   if (StatsFromFields(item->leaf)) {
     for (int k = 0; k < 4; ++k) item->stats[k] = NumberOf(item->fields.stat[k], item->leaf);
