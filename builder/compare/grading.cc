@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <regex>
@@ -28,7 +29,10 @@ constexpr std::string_view kEmptyFamily[] = {"empty",     "empty_like", "empty_w
 
 template <size_t N>
 bool Listed(const std::string_view (&list)[N], std::string_view api) {
-  return std::find(std::begin(list), std::end(list), api) != std::end(list);
+  for (std::string_view s : list) {
+    if (s.size() == api.size() && memcmp(s.data(), api.data(), s.size()) == 0) return true;
+  }
+  return false;
 }
 
 // The API of a dump name as ApiOfName(name, false) gives it, in place.
@@ -44,23 +48,16 @@ enum class Ignore { kNone, kInputs, kAll };
 // One row of msprobe's compare table: an NPU item and its Bench item (null
 // when the NPU item has no counterpart).
 struct Row {
-  const vis::Item* npu;
-  const vis::Item* bench;
+  const ItemView* npu;
+  const ItemView* bench;
   bool output;
-  size_t index;  // in the pairing
-  const vis::Metric* norm_relative;  // the NPU item's NormRelativeErr, or null
+  uint32_t index;                   // of the NPU item
+  const PairMetric* norm_relative;  // the NPU item's NormRelativeErr, or null
 };
 
-const vis::Metric* Metric(const vis::Item& item, std::string_view name) {
-  for (const vis::Metric& m : item.metric()) {
-    if (m.name() == name) return &m;
-  }
-  return nullptr;
-}
-
 // msprobe's str2float: "20.0%" -> 0.2; unparsable -> 0; "Nan" -> NaN.
-double PercentToFraction(const std::string& s) {
-  std::string t = s;
+double PercentToFraction(std::string_view s) {
+  std::string t(s);
   while (!t.empty() && (t.back() == '%' || t.back() == '\t' || t.back() == ' ')) t.pop_back();
   char* end = nullptr;
   double v = strtod(t.c_str(), &end);
@@ -69,109 +66,121 @@ double PercentToFraction(const std::string& s) {
 }
 
 // A NormRelativeErr text as a fraction (PercentToFraction). Its value, when
-// it has one, is that number: Grade26 reads the metrics ComparePair stored,
-// which are r / 100 beside repr(r) + "%", and repr(r) reads back as r exactly.
-double RelativeFraction(const vis::Metric& m) {
-  if (m.has_value() && !m.text().empty() && m.text().back() == '%') return m.value();
-  return PercentToFraction(m.text());
+// it has one, is that number: the compare stores r / 100 beside
+// repr(r) + "%", and repr(r) reads back as r exactly.
+double RelativeFraction(const PairMetric& m, std::string_view text) {
+  if (m.has_value && !text.empty() && text.back() == '%') return m.value;
+  return PercentToFraction(text);
 }
 
 // A relative-error cell as msprobe's get_min_or_max_value reads it: "x%"
-// strings as fractions; "Nan", "N/A" and other text skipped (nullopt).
-bool RelativeCell(const Row& r, double* out) {
-  const vis::Metric* m = r.norm_relative;
-  if (m == nullptr || m->text().empty() || m->text().back() != '%') return false;
-  *out = RelativeFraction(*m);
+// strings as fractions; "Nan", "N/A" and other text skipped.
+bool RelativeCell(const Row& r, const PairMetrics& metrics, double* out) {
+  const PairMetric* m = r.norm_relative;
+  if (m == nullptr) return false;
+  std::string_view text = metrics.text(*m);
+  if (text.empty() || text.back() != '%') return false;
+  *out = RelativeFraction(*m, text);
   return true;
 }
 
 // The largest |NormRelativeErr| of the input or output rows, from 0.
-double MaxRelative(const std::vector<Row>& rows, bool output) {
+double MaxRelative(const std::vector<Row>& rows, const PairMetrics& metrics, bool output) {
   double v = 0;
   for (const Row& r : rows) {
     double x;
-    if (r.output == output && r.bench != nullptr && RelativeCell(r, &x) && !std::isnan(x)) v = std::max(v, std::fabs(x));
+    if (r.output == output && r.bench != nullptr && RelativeCell(r, metrics, &x) && !std::isnan(x)) {
+      v = std::max(v, std::fabs(x));
+    }
   }
   return v;
 }
 
 // The smallest numeric value of a tensor metric of the input or output rows, from 1.
-double MinTensorMetric(const std::vector<Row>& rows, bool output, std::string_view name) {
+double MinTensorMetric(const std::vector<Row>& rows, const PairMetrics& metrics, bool output, MetricKind kind) {
   double v = 1.0;
   for (const Row& r : rows) {
     if (r.output != output || r.bench == nullptr) continue;
-    const vis::Metric* m = Metric(*r.npu, name);
-    if (m != nullptr && m->has_value() && !std::isnan(m->value())) v = std::min(v, m->value());
+    const PairMetric* m = metrics.Find(r.index, kind);
+    if (m != nullptr && m->has_value && !std::isnan(m->value)) v = std::min(v, m->value);
   }
   return v;
 }
 
-bool NonFiniteStat(const vis::Item& item, int k) {
-  StatNumber s = NormalizedNumber(item, k);
+bool NonFiniteStat(const ItemView& item, int k) {
+  const StatNumber& s = item.stats[k];
   if (s.kind == StatNumber::kFloat) return !std::isfinite(s.number);
   if (s.kind == StatNumber::kOther) {
-    vis::Value v = NormalizedStat(item, k);
-    if (v.kind_case() != vis::Value::kText) return false;
-    std::string t = v.text();
+    std::string scratch;
+    ValueView v = NormalizedStat(item, k, &scratch);
+    if (v.kind != ValueView::kText) return false;
+    std::string t(v.text());
     std::transform(t.begin(), t.end(), t.begin(), ::tolower);
     return t == "inf" || t == "-inf" || t == "nan";
   }
   return false;
 }
 
-// NaN/inf (or their text) in the max or min of the normalised leaf; `s` is
-// its NormalizedNumbers.
-bool NonFiniteMaxOrMin(const vis::Item& item, const std::array<StatNumber, 4>& s) {
+// NaN/inf (or their text) in the max or min of the normalised leaf.
+bool NonFiniteMaxOrMin(const ItemView& item) {
   for (int k = 0; k < 2; ++k) {
-    if (s[k].kind == StatNumber::kFloat && !std::isfinite(s[k].number)) return true;
-    if (s[k].kind == StatNumber::kOther && NonFiniteStat(item, k)) return true;
+    const StatNumber& s = item.stats[k];
+    if (s.kind == StatNumber::kFloat && !std::isfinite(s.number)) return true;
+    if (s.kind == StatNumber::kOther && NonFiniteStat(item, k)) return true;
   }
   return false;
 }
 
 bool IsTensor(const ItemFields& fields) {
-  const vis::Value* type = fields.type;
-  if (type == nullptr || type->kind_case() != vis::Value::kText) return false;
-  const std::string& t = type->text();
+  if (fields.type.kind != ValueView::kText) return false;
+  std::string_view t = fields.type.text();
   return t.rfind("torch.", 0) == 0 || t.rfind("mindspore.", 0) == 0;
 }
 
 // The dtype column: a tensor's dtype, "<class 'int'>" for other leaves.
 // `scratch` holds the text when it is built.
 std::string_view DtypeOf(const ItemFields& fields, std::string* scratch) {
-  const vis::Value* dtype = fields.dtype;
-  if (dtype != nullptr && !IsNull(dtype)) {
-    if (dtype->kind_case() == vis::Value::kText) return dtype->text();
+  const ValueView& dtype = fields.dtype;
+  if (!IsNull(dtype)) {
+    if (dtype.kind == ValueView::kText) return dtype.text();
     return *scratch = PyStr(dtype);
   }
-  const vis::Value* type = fields.type;
-  if (type == nullptr || IsNull(type)) return "";
-  return *scratch = "<class '" + (type->kind_case() == vis::Value::kText ? type->text() : PyStr(type)) + "'>";
+  const ValueView& type = fields.type;
+  if (IsNull(type)) return "";
+  *scratch = "<class '";
+  if (type.kind == ValueView::kText) {
+    scratch->append(type.text());
+  } else {
+    scratch->append(PyStr(type));
+  }
+  return scratch->append("'>");
 }
 
 // The shape column: a tensor's shape, [] for other leaves.
 std::string_view ShapeOf(const ItemFields& fields, std::string* scratch) {
-  const vis::Value* shape = fields.shape;
-  if (shape == nullptr || IsNull(shape)) return IsTensor(fields) ? "" : "[]";
-  if (shape->kind_case() == vis::Value::kText) return shape->text();
+  const ValueView& shape = fields.shape;
+  if (IsNull(shape)) return IsTensor(fields) ? "" : "[]";
+  if (shape.kind == ValueView::kText) return shape.text();
   return *scratch = PyStr(shape);
 }
 
 // Two shapes dumped as the same JSON text: their columns are equal.
-bool SameJson(const vis::Value* a, const vis::Value* b) {
-  return a != nullptr && b != nullptr && a->kind_case() == vis::Value::kJson &&
-         b->kind_case() == vis::Value::kJson && a->json() == b->json();
+bool SameJson(const ValueView& a, const ValueView& b) {
+  return a.kind == ValueView::kJson && b.kind == ValueView::kJson && SameText(a.text(), b.text());
 }
 
 // requires_grad as msprobe holds it; empty for a false-like value (the rule
 // skips those).
 std::string_view TruthyRequiresGrad(const ItemFields& fields, std::string* scratch) {
-  const vis::Value* v = fields.requires_grad;
-  if (v == nullptr || IsNull(v)) return "";
-  if (v->kind_case() == vis::Value::kBoolean) return v->boolean() ? "True" : "";
+  const ValueView& v = fields.requires_grad;
+  if (IsNull(v)) return "";
+  if (v.kind == ValueView::kBool) return v.boolean ? "True" : "";
   *scratch = PyStr(v);
   return *scratch == "False" || *scratch == "0" || scratch->empty() ? "" : std::string_view(*scratch);
 }
+
+// A bench item of fused weights (qkv, gate_up), whose dtype may differ.
+bool FusedWeights(const ItemView& item) { return item.KeyContains("qkv") || item.KeyContains("gate_up"); }
 
 // An md5 cell: the item's md5, "Nan" for a missing bench item.
 bool Md5Missing(const std::string& md5) { return md5.empty() || md5 == "N/A" || md5 == "Nan"; }
@@ -192,24 +201,29 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
   if (mode != vis::MODE_STATISTICS && mode != vis::MODE_MD5 && mode != vis::MODE_TENSOR) {
     return std::numeric_limits<double>::quiet_NaN();
   }
-  return Grade26(mode, node_name, npu, PairItemsOf(npu, bench), parallel_merge);
+  NodeItems a, b;
+  ItemsOf(npu, &a);
+  ItemsOf(bench, &b);
+  ItemPairing pairing;
+  PairItems(a, b, &pairing);
+  PairMetrics metrics;
+  MetricsOf(npu, &metrics);
+  return Grade26(mode, node_name, pairing, metrics, parallel_merge);
 }
 
-double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::NodeDetail& npu,
-               const ItemPairing& pairing, bool parallel_merge) {
+double Grade26(vis::CompareMode mode, std::string_view node_name, const ItemPairing& pairing,
+               const PairMetrics& metrics, bool parallel_merge) {
   if (mode != vis::MODE_STATISTICS && mode != vis::MODE_MD5 && mode != vis::MODE_TENSOR) {
     return std::numeric_limits<double>::quiet_NaN();
   }
   // Rows: the items as ComparePair paired them.
-  const std::vector<PairedItem>& paired = pairing.items;
-  std::vector<Row> rows;
-  rows.reserve(paired.size());
-  size_t i = 0;
-  for (const auto* items : {&npu.input(), &npu.output()}) {
-    for (const vis::Item& it : *items) {
-      rows.push_back(Row{&it, paired[i].peer, it.state() == vis::STATE_OUTPUT, i, Metric(it, "NormRelativeErr")});
-      ++i;
-    }
+  std::span<const ItemView> items = pairing.npu->items();
+  thread_local std::vector<Row> rows;
+  rows.clear();
+  for (uint32_t i = 0; i < items.size(); ++i) {
+    const ItemView& it = items[i];
+    rows.push_back(
+        Row{&it, pairing.items[i].peer, it.state == vis::STATE_OUTPUT, i, metrics.Find(i, MetricKind::kNormRelative)});
   }
   // msprobe 26 grades a pair only when its compare table has a row.
   if (rows.empty()) return std::numeric_limits<double>::quiet_NaN();
@@ -219,7 +233,7 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
   std::string_view api = ApiView(node_name);
   if (Listed(kEmptyFamily, api)) return kGradePass;
   std::string stripped;
-  if (parallel_merge) api = stripped = ApiOfName(node_name, true);
+  if (parallel_merge) api = stripped = ApiOfName(std::string(node_name), true);
   if (has_input && Listed(kAllIgnored, api)) ignore = Ignore::kAll;
   if (has_input && Listed(kInputIgnored, api)) ignore = Ignore::kInputs;
   if (ignore == Ignore::kAll) return kGradePass;
@@ -229,58 +243,54 @@ double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::N
   bool has_output = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.output; });
   for (const Row& r : rows) {
     if (ignore == Ignore::kInputs && !r.output) continue;
-    const PairedItem& p = paired[r.index];
     if (mode == vis::MODE_MD5) {
-      std::string a = ItemMd5(*r.npu, p.npu_fields), b = r.bench ? ItemMd5(*r.bench, p.peer_fields) : "Nan";
+      std::string a = ItemMd5(*r.npu), b = r.bench ? ItemMd5(*r.bench) : "Nan";
       if (a != b) raise(Md5Missing(a) || Md5Missing(b) ? kGradeWarning : kGradeError);
       continue;
     }
     // NaN/inf in the NPU's max or min while the bench's are finite.
-    if (r.bench != nullptr && NonFiniteMaxOrMin(*r.npu, p.npu_stats) && !NonFiniteMaxOrMin(*r.bench, p.peer_stats)) {
-      raise(kGradeError);
-    }
+    if (r.bench != nullptr && NonFiniteMaxOrMin(*r.npu) && !NonFiniteMaxOrMin(*r.bench)) raise(kGradeError);
     if (r.bench == nullptr) {  // shape and dtype differ from the missing bench ("Nan")
       raise(kGradeError);
       continue;
     }
-    const ItemFields &fa = p.npu_fields, &fb = p.peer_fields;
+    const ItemFields &fa = r.npu->fields, &fb = r.bench->fields;
     std::string scratch_a, scratch_b;
     std::string_view ra = TruthyRequiresGrad(fa, &scratch_a), rb = TruthyRequiresGrad(fb, &scratch_b);
-    if (!ra.empty() && !rb.empty() && ra != rb) raise(kGradeError);
+    if (!ra.empty() && !rb.empty() && !SameText(ra, rb)) raise(kGradeError);
     std::string dtype_a, dtype_b;
     std::string_view da = DtypeOf(fa, &dtype_a), db = DtypeOf(fb, &dtype_b);
-    const std::string& bench_key = r.bench->key();
-    bool fused = bench_key.find("qkv") != std::string::npos || bench_key.find("gate_up") != std::string::npos;
-    if (!fused && !da.empty() && !db.empty() && da != db) raise(kGradeError);
+    if (!da.empty() && !db.empty() && !SameText(da, db) && !FusedWeights(*r.bench)) raise(kGradeError);
     if (!parallel_merge && !SameJson(fa.shape, fb.shape)) {
       std::string_view sa = ShapeOf(fa, &scratch_a), sb = ShapeOf(fb, &scratch_b);
-      if (!sa.empty() && !sb.empty() && sa != sb) raise(kGradeError);
+      if (!sa.empty() && !sb.empty() && !SameText(sa, sb)) raise(kGradeError);
     }
     // A non-tensor scalar argument with a different value.
     if (ignore == Ignore::kNone && !r.output && !IsTensor(fa) && !IsTensor(fb) &&
         da.find("class") != std::string::npos && db.find("class") != std::string::npos &&
         ShapeOf(fa, &scratch_a) == "[]") {
-      vis::Value va = NormalizedStat(*r.npu, 0), vb = NormalizedStat(*r.bench, 0);
-      if (!SamePyStr(&va, &vb)) raise(kGradeError);
+      ValueView va = NormalizedStat(*r.npu, 0, &scratch_a), vb = NormalizedStat(*r.bench, 0, &scratch_b);
+      if (!SamePyStr(va, vb)) raise(kGradeError);
     }
   }
   if (mode == vis::MODE_MD5 || ignore != Ignore::kNone || !has_output) return grade;
 
   if (mode == vis::MODE_STATISTICS) {
-    double in = MaxRelative(rows, false), out = MaxRelative(rows, true);
+    double in = MaxRelative(rows, metrics, false), out = MaxRelative(rows, metrics, true);
     if (in < 0.1) {
       for (const Row& r : rows) {
         if (!r.output || r.bench == nullptr) continue;
-        double x = r.norm_relative ? RelativeFraction(*r.norm_relative) : 0;
+        double x = r.norm_relative ? RelativeFraction(*r.norm_relative, metrics.text(*r.norm_relative)) : 0;
         if (std::fabs(x) > 0.5) raise(kGradeError);
       }
     }
     if (in == 0 ? out > 0.1 : out / in > 10) raise(kGradeWarning);
   } else {
-    double in_ratio = MinTensorMetric(rows, false, "One Thousandth Err Ratio");
-    double out_ratio = MinTensorMetric(rows, true, "One Thousandth Err Ratio");
+    double in_ratio = MinTensorMetric(rows, metrics, false, MetricKind::kThousandth);
+    double out_ratio = MinTensorMetric(rows, metrics, true, MetricKind::kThousandth);
     if (in_ratio > 0.9 && out_ratio < 0.1) raise(kGradeError);
-    double in_cos = MinTensorMetric(rows, false, "Cosine"), out_cos = MinTensorMetric(rows, true, "Cosine");
+    double in_cos = MinTensorMetric(rows, metrics, false, MetricKind::kCosine);
+    double out_cos = MinTensorMetric(rows, metrics, true, MetricKind::kCosine);
     if (in_cos > 0.9 && in_cos - out_cos > 0.1) raise(kGradeWarning);
   }
   return grade;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "compare/pair_compare.h"
 #include "vis.pb.h"
@@ -25,9 +26,10 @@ inline constexpr double kGradeError = 1;
 // an NPU node without items (msprobe 26 grades no pair without a row).
 double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::NodeDetail& npu,
                const vis::NodeDetail& bench, bool parallel_merge);
-// The same with the items already paired: `pairing` is PairItemsOf(npu, bench).
-double Grade26(vis::CompareMode mode, const std::string& node_name, const vis::NodeDetail& npu,
-               const ItemPairing& pairing, bool parallel_merge);
+// The same with the items already paired (PairItems) and the metrics
+// ComparePair gave them.
+double Grade26(vis::CompareMode mode, std::string_view node_name, const ItemPairing& pairing,
+               const PairMetrics& metrics, bool parallel_merge);
 
 // The API of a dump name, its second dot-separated component
 // ("Torch.empty.0.forward" -> "empty"); `strip_rank` removes a _rank<N> suffix.

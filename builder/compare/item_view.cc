@@ -1,6 +1,9 @@
 #include "compare/item_view.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "base/py_format.h"
 #include "json/json_reader.h"
@@ -99,60 +102,195 @@ bool IntegerArrayToPy(std::string_view json, std::string* out) {
   return true;
 }
 
+// The slot of `fields` that a field named `name` fills, or null.
+ValueView* SlotOf(ItemFields* fields, std::string_view n) {
+  switch (n.size()) {
+    case 3: return n == "Max" ? &fields->stat[0] : n == "Min" ? &fields->stat[1] : n == "md5" ? &fields->md5 : nullptr;
+    case 4:
+      return n == "type" ? &fields->type : n == "Mean" ? &fields->stat[2] : n == "Norm" ? &fields->stat[3] : nullptr;
+    case 5:
+      return n == "dtype" ? &fields->dtype : n == "shape" ? &fields->shape : n == "value" ? &fields->value : nullptr;
+    case 9: return n == "data_name" ? &fields->data_name : nullptr;
+    case 11: return n == "group_ranks" ? &fields->group_ranks : nullptr;
+    case 13: return n == "requires_grad" ? &fields->requires_grad : nullptr;
+    default: return nullptr;
+  }
+}
+
+ValueView TextView(ValueView::Kind kind, std::string_view s) {
+  ValueView v;
+  v.kind = kind;
+  v.chars = s.data();
+  v.size = static_cast<uint32_t>(s.size());
+  return v;
+}
+
+bool IsRankArgName(std::string_view last) {
+  return last == "src" || last == "dst" || last == "group_src" || last == "group_dst";
+}
+
+// Whether the last dot-separated part of the key names a src/dst argument.
+bool RankArgKey(const ItemView& item) {
+  std::string_view tail = item.key_tail;
+  size_t dot = tail.rfind('.');
+  if (dot != std::string_view::npos) return IsRankArgName(tail.substr(dot + 1));
+  std::string_view head = item.key_head;
+  head = head.substr(head.rfind('.') + 1);
+  if (tail.empty()) return IsRankArgName(head);
+  return IsRankArgName(std::string(head).append(tail));
+}
+
+LeafKind KindOf(const ItemView& item) {
+  const ItemFields& fields = item.fields;
+  const ValueView& dtype = fields.dtype;
+  if (!IsNull(dtype) && !(dtype.kind == ValueView::kText && dtype.size == 0)) return LeafKind::kTensor;
+  std::string_view t = fields.type.kind == ValueView::kText ? fields.type.text() : std::string_view();
+  if (t == "torch.Size") return LeafKind::kSize;
+  if (t == "slice") return LeafKind::kSlice;
+  if (t == "ellipsis") return LeafKind::kEllipsis;
+  if (RankArgKey(item)) return LeafKind::kRankArg;
+  if (t == "torch.ProcessGroup") return LeafKind::kProcessGroup;
+  return LeafKind::kScalar;
+}
+
+StatNumber NumberOf(const ValueView& v, LeafKind kind) {
+  StatNumber out;
+  if (kind == LeafKind::kRankArg || kind == LeafKind::kProcessGroup) {
+    out.kind = StatNumber::kOther;
+  } else if (IsNull(v)) {
+    out.kind = StatNumber::kNull;
+  } else if (v.kind == ValueView::kInteger) {
+    out.kind = StatNumber::kInteger;
+    out.integer = v.integer;
+    out.number = static_cast<double>(v.integer);
+  } else if (v.kind == ValueView::kNumber) {
+    out.kind = StatNumber::kFloat;
+    out.number = v.number;
+  } else {
+    out.kind = StatNumber::kOther;
+  }
+  return out;
+}
+
+bool StatsFromFields(LeafKind kind) {
+  return kind == LeafKind::kTensor || kind == LeafKind::kSize || kind == LeafKind::kSlice;
+}
+
+// The leaf kind and statistics of an item whose key, state and fields are set.
+[[gnu::always_inline]] inline void Normalize(ItemView* item) {
+  item->leaf = KindOf(*item);
+  if (StatsFromFields(item->leaf)) {
+    for (int k = 0; k < 4; ++k) item->stats[k] = NumberOf(item->fields.stat[k], item->leaf);
+    return;
+  }
+  bool valued = item->leaf == LeafKind::kEllipsis || item->leaf == LeafKind::kScalar;
+  item->stats[0] = NumberOf(valued ? item->fields.value : ValueView(), item->leaf);
+  for (int k = 1; k < 4; ++k) item->stats[k] = item->stats[0];
+}
+
+void SetItem(const vis::Item& item, ItemView* out) {
+  *out = ItemView();
+  out->key_head = item.key();
+  out->state = static_cast<uint8_t>(std::clamp<int>(item.state(), 0, 3));
+  out->fields = FieldsOf(item);
+  Normalize(out);
+}
+
 }  // namespace
 
-const vis::Value* FindField(const vis::Item& item, std::string_view name) {
-  for (const vis::Field& f : item.field()) {
-    if (f.name() == name) return &f.value();
+ValueView ViewOf(const vis::Value* v) {
+  ValueView out;
+  if (v == nullptr) return out;
+  switch (v->kind_case()) {
+    case vis::Value::kBoolean:
+      out.kind = ValueView::kBool;
+      out.boolean = v->boolean();
+      return out;
+    case vis::Value::kInteger:
+      out.kind = ValueView::kInteger;
+      out.integer = v->integer();
+      return out;
+    case vis::Value::kNumber:
+      out.kind = ValueView::kNumber;
+      out.number = v->number();
+      return out;
+    case vis::Value::kText: return TextView(ValueView::kText, v->text());
+    case vis::Value::kJson: return TextView(ValueView::kJson, v->json());
+    default: out.kind = ValueView::kNull; return out;
   }
-  return nullptr;
 }
 
 ItemFields FieldsOf(const vis::Item& item) {
   ItemFields out;
   for (const vis::Field& f : item.field()) {
-    std::string_view n = f.name();
-    const vis::Value** slot = nullptr;
-    switch (n.size()) {
-      case 3: slot = n == "Max" ? &out.stat[0] : n == "Min" ? &out.stat[1] : n == "md5" ? &out.md5 : nullptr; break;
-      case 4: slot = n == "type" ? &out.type : n == "Mean" ? &out.stat[2] : n == "Norm" ? &out.stat[3] : nullptr; break;
-      case 5: slot = n == "dtype" ? &out.dtype : n == "shape" ? &out.shape : n == "value" ? &out.value : nullptr; break;
-      case 11: slot = n == "group_ranks" ? &out.group_ranks : nullptr; break;
-      case 13: slot = n == "requires_grad" ? &out.requires_grad : nullptr; break;
-      default: break;
-    }
-    if (slot != nullptr && *slot == nullptr) *slot = &f.value();  // the first, as FindField
+    ValueView* slot = SlotOf(&out, f.name());
+    if (slot != nullptr && slot->kind == ValueView::kAbsent) *slot = ViewOf(&f.value());  // the first of its name
   }
   return out;
 }
 
-bool IsNumber(const vis::Value* v) {
-  return v != nullptr && (v->kind_case() == vis::Value::kInteger || v->kind_case() == vis::Value::kNumber);
+std::string ItemView::Key() const { return std::string(key_head).append(key_tail); }
+
+bool ItemView::KeyContains(std::string_view s) const {
+  if (key_head.find(s) != std::string_view::npos || key_tail.find(s) != std::string_view::npos) return true;
+  if (key_head.empty() || key_tail.empty() || s.size() < 2) return false;
+  // Across the seam of the two parts.
+  size_t n = s.size() - 1;
+  std::string seam(key_head.substr(key_head.size() - std::min(n, key_head.size())));
+  seam.append(key_tail.substr(0, n));
+  return seam.find(s) != std::string::npos;
 }
 
-double AsDouble(const vis::Value& v) {
-  return v.kind_case() == vis::Value::kInteger ? static_cast<double>(v.integer()) : v.number();
+ItemView ViewOf(const vis::Item& item) {
+  ItemView out;
+  SetItem(item, &out);
+  return out;
 }
 
-bool IsNonFiniteFloat(const vis::Value* v) {
-  return v != nullptr && v->kind_case() == vis::Value::kNumber && !std::isfinite(v->number());
+void ItemsOf(const vis::NodeDetail& detail, NodeItems* out) {
+  ItemView* items = out->Reset(static_cast<uint32_t>(detail.input_size() + detail.output_size()),
+                               static_cast<uint32_t>(detail.input_size()));
+  size_t k = 0;
+  for (const vis::Item& it : detail.input()) SetItem(it, &items[k++]);
+  for (const vis::Item& it : detail.output()) SetItem(it, &items[k++]);
+}
+
+void ItemsOf(const dump::DumpData& dump, const dump::DumpEntry* entry, std::string_view node_name,
+             const StringPool& pool, NodeItems* out) {
+  uint32_t count = entry == nullptr ? 0 : entry->input_count + entry->output_count;
+  ItemView* items = out->Reset(count, entry == nullptr ? 0 : entry->input_count);
+  for (uint32_t k = 0; k < count; ++k) {
+    const dump::DumpItem& it = dump.items[entry->first_item + k];
+    ItemView& v = items[k];
+    // All kAbsent (zero); the rest of the view is set below.
+    static_assert(std::is_trivially_copyable_v<ItemFields> && ValueView::kAbsent == 0);
+    memset(static_cast<void*>(&v.fields), 0, sizeof(v.fields));
+    v.key_head = (it.flags & dump::kItemFullKey) ? std::string_view() : node_name;
+    v.key_tail = pool.Get(it.key);
+    v.state = static_cast<uint8_t>(std::min<int>(static_cast<int>(it.state), 3));
+    for (uint32_t f = 0; f < it.field_count; ++f) {
+      const dump::Field& in = dump.fields[it.first_field + f];
+      ValueView* slot = SlotOf(&v.fields, pool.Get(in.name));
+      if (slot != nullptr && slot->kind == ValueView::kAbsent) *slot = ViewOf(in.value, pool);
+    }
+    Normalize(&v);
+  }
 }
 
 bool IsNull(const vis::Value* v) {
   return v == nullptr || v->kind_case() == vis::Value::kNull || v->kind_case() == vis::Value::KIND_NOT_SET;
 }
 
-std::string PyStr(const vis::Value* v) {
-  if (IsNull(v)) return "None";
-  switch (v->kind_case()) {
-    case vis::Value::kBoolean: return v->boolean() ? "True" : "False";
-    case vis::Value::kInteger: return std::to_string(v->integer());
-    case vis::Value::kNumber: return PyRepr(v->number());
-    case vis::Value::kText: return v->text();
-    case vis::Value::kJson: {
+std::string PyStr(const ValueView& v) {
+  switch (v.kind) {
+    case ValueView::kBool: return v.boolean ? "True" : "False";
+    case ValueView::kInteger: return std::to_string(v.integer);
+    case ValueView::kNumber: return PyRepr(v.number);
+    case ValueView::kText: return std::string(v.text());
+    case ValueView::kJson: {
       std::string out;
-      if (IntegerArrayToPy(v->json(), &out)) return out;
-      json::JsonReader r(v->json(), "");
+      if (IntegerArrayToPy(v.text(), &out)) return out;
+      json::JsonReader r(v.text(), "");
       JsonToPy(&r, &out);
       return out;
     }
@@ -160,21 +298,23 @@ std::string PyStr(const vis::Value* v) {
   }
 }
 
-bool SamePyStr(const vis::Value* a, const vis::Value* b) {
+std::string PyStr(const vis::Value* v) { return PyStr(ViewOf(v)); }
+
+bool internal::SamePyStr(const ValueView& a, const ValueView& b) {
   bool null_a = IsNull(a), null_b = IsNull(b);
   if (null_a && null_b) return true;
-  if (!null_a && !null_b && a->kind_case() == b->kind_case()) {
-    switch (a->kind_case()) {
-      case vis::Value::kBoolean: return a->boolean() == b->boolean();
-      case vis::Value::kInteger: return a->integer() == b->integer();
-      case vis::Value::kText: return a->text() == b->text();
-      case vis::Value::kJson:
-        if (a->json() == b->json()) return true;
+  if (!null_a && !null_b && a.kind == b.kind) {
+    switch (a.kind) {
+      case ValueView::kBool: return a.boolean == b.boolean;
+      case ValueView::kInteger: return a.integer == b.integer;
+      case ValueView::kText: return SameText(a.text(), b.text());
+      case ValueView::kJson:
+        if (SameText(a.text(), b.text())) return true;
         break;  // "[2,3]" and "[2, 3]" print alike
-      case vis::Value::kNumber: {
+      case ValueView::kNumber: {
         // repr round-trips: distinct doubles print differently, but for
         // NaNs ("nan") and the zeros ("0.0" and "-0.0" are distinct bits).
-        double x = a->number(), y = b->number();
+        double x = a.number, y = b.number;
         if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
         return x == y && std::signbit(x) == std::signbit(y);
       }
@@ -184,112 +324,46 @@ bool SamePyStr(const vis::Value* a, const vis::Value* b) {
   return PyStr(a) == PyStr(b);
 }
 
-namespace {
-
-enum class LeafKind { kTensor, kSize, kSlice, kEllipsis, kRankArg, kProcessGroup, kScalar };
-
-LeafKind KindOf(const vis::Item& item, const ItemFields& fields) {
-  const vis::Value* dtype = fields.dtype;
-  if (dtype != nullptr && !IsNull(dtype) && !(dtype->kind_case() == vis::Value::kText && dtype->text().empty())) {
-    return LeafKind::kTensor;
-  }
-  const vis::Value* type = fields.type;
-  std::string_view t = type != nullptr && type->kind_case() == vis::Value::kText ? std::string_view(type->text()) : "";
-  if (t == "torch.Size") return LeafKind::kSize;
-  if (t == "slice") return LeafKind::kSlice;
-  if (t == "ellipsis") return LeafKind::kEllipsis;
-  std::string_view key = item.key();
-  std::string_view last = key.substr(key.rfind('.') + 1);
-  if (last == "src" || last == "dst" || last == "group_src" || last == "group_dst") return LeafKind::kRankArg;
-  if (t == "torch.ProcessGroup") return LeafKind::kProcessGroup;
-  return LeafKind::kScalar;
-}
-
-}  // namespace
-
-// The field that statistic k of the normalised leaf is read from; null for
-// src/dst arguments and process groups, whose statistic is a text (§4.2).
-const vis::Value* StatSource(const vis::Item& item, const ItemFields& fields, int k, LeafKind* kind) {
-  *kind = KindOf(item, fields);
-  switch (*kind) {
+ValueView NormalizedStat(const ItemView& item, int k, std::string* scratch) {
+  ValueView v;
+  switch (item.leaf) {
+    case LeafKind::kRankArg: *scratch = PyStr(item.fields.value); return TextView(ValueView::kText, *scratch);
+    case LeafKind::kProcessGroup:
+      *scratch = PyStr(item.fields.group_ranks);
+      return TextView(ValueView::kText, *scratch);
     case LeafKind::kTensor:
     case LeafKind::kSize:
-    case LeafKind::kSlice: return fields.stat[k];
-    case LeafKind::kEllipsis:
-    case LeafKind::kScalar: return fields.value;
-    default: return nullptr;
+    case LeafKind::kSlice: v = item.fields.stat[k]; break;
+    default: v = item.fields.value; break;
   }
+  if (v.kind == ValueView::kAbsent) v.kind = ValueView::kNull;
+  return v;
 }
 
 vis::Value NormalizedStat(const vis::Item& item, int k) {
-  ItemFields fields = FieldsOf(item);
-  LeafKind kind;
-  const vis::Value* v = StatSource(item, fields, k, &kind);
+  std::string scratch;
+  ValueView v = NormalizedStat(ViewOf(item), k, &scratch);
   vis::Value out;
-  if (kind == LeafKind::kRankArg) {
-    out.set_text(PyStr(fields.value));
-  } else if (kind == LeafKind::kProcessGroup) {
-    out.set_text(PyStr(fields.group_ranks));
-  } else if (v == nullptr) {
-    out.set_null(true);
-  } else {
-    out = *v;
+  switch (v.kind) {
+    case ValueView::kBool: out.set_boolean(v.boolean); break;
+    case ValueView::kInteger: out.set_integer(v.integer); break;
+    case ValueView::kNumber: out.set_number(v.number); break;
+    case ValueView::kText: out.set_text(std::string(v.text())); break;
+    case ValueView::kJson: out.set_json(std::string(v.text())); break;
+    default: out.set_null(true); break;
   }
   return out;
 }
 
-namespace {
-
-StatNumber NumberOf(const vis::Value* v, LeafKind kind) {
-  StatNumber out;
-  if (kind == LeafKind::kRankArg || kind == LeafKind::kProcessGroup) {
-    out.kind = StatNumber::kOther;
-  } else if (IsNull(v)) {
-    out.kind = StatNumber::kNull;
-  } else if (v->kind_case() == vis::Value::kInteger) {
-    out.kind = StatNumber::kInteger;
-    out.integer = v->integer();
-    out.number = static_cast<double>(v->integer());
-  } else if (v->kind_case() == vis::Value::kNumber) {
-    out.kind = StatNumber::kFloat;
-    out.number = v->number();
-  } else {
-    out.kind = StatNumber::kOther;
-  }
-  return out;
-}
-
-}  // namespace
-
-StatNumber NormalizedNumber(const vis::Item& item, int k) {
-  LeafKind kind;
-  const vis::Value* v = StatSource(item, FieldsOf(item), k, &kind);
-  return NumberOf(v, kind);
-}
-
-void NormalizedNumbers(const vis::Item& item, StatNumber out[4]) { NormalizedNumbers(item, FieldsOf(item), out); }
-
-void NormalizedNumbers(const vis::Item& item, const ItemFields& fields, StatNumber out[4]) {
-  LeafKind kind = KindOf(item, fields);
-  if (kind == LeafKind::kTensor || kind == LeafKind::kSize || kind == LeafKind::kSlice) {
-    for (int k = 0; k < 4; ++k) out[k] = NumberOf(fields.stat[k], kind);
-    return;
-  }
-  const vis::Value* v = kind == LeafKind::kEllipsis || kind == LeafKind::kScalar ? fields.value : nullptr;
-  out[0] = NumberOf(v, kind);
-  for (int k = 1; k < 4; ++k) out[k] = out[0];
-}
-
-std::string ItemMd5(const vis::Item& item) { return ItemMd5(item, FieldsOf(item)); }
-
-std::string ItemMd5(const vis::Item& item, const ItemFields& fields) {
-  const vis::Value* md5 = fields.md5;
-  if (md5 != nullptr && md5->kind_case() == vis::Value::kText && !md5->text().empty()) return md5->text();
-  LeafKind kind = KindOf(item, fields);
-  if (kind == LeafKind::kRankArg) return PyStr(fields.value);
-  if (kind == LeafKind::kProcessGroup) return PyStr(fields.group_ranks);
-  if (fields.value == nullptr) return Crc32Hex("");
+std::string ItemMd5(const ItemView& item) {
+  const ItemFields& fields = item.fields;
+  if (fields.md5.kind == ValueView::kText && fields.md5.size > 0) return std::string(fields.md5.text());
+  if (item.leaf == LeafKind::kRankArg) return PyStr(fields.value);
+  if (item.leaf == LeafKind::kProcessGroup) return PyStr(fields.group_ranks);
+  if (fields.value.kind == ValueView::kAbsent) return Crc32Hex("");
   return Crc32Hex(PyStr(fields.value));
 }
+
+std::string ItemMd5(const vis::Item& item) { return ItemMd5(ViewOf(item)); }
 
 }  // namespace graph_ascend::compare

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <string_view>
@@ -17,108 +18,93 @@ namespace {
 
 constexpr std::string_view kDiffNames[4] = {"Max diff", "Min diff", "Mean diff", "L2norm diff"};
 constexpr std::string_view kRelNames[4] = {"MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"};
-
-// A new metric of `item` (cleared metrics are reused: the texts are
-// assigned into the strings they kept).
-vis::Metric* AddMetric(vis::Item* item, std::string_view name, std::string_view text) {
-  vis::Metric* m = item->add_metric();
-  m->mutable_name()->assign(name.data(), name.size());
-  m->mutable_text()->assign(text.data(), text.size());
-  return m;
-}
+constexpr MetricKind kDiffKinds[4] = {MetricKind::kMaxDiff, MetricKind::kMinDiff, MetricKind::kMeanDiff,
+                                      MetricKind::kNormDiff};
+constexpr MetricKind kRelKinds[4] = {MetricKind::kMaxRelative, MetricKind::kMinRelative, MetricKind::kMeanRelative,
+                                     MetricKind::kNormRelative};
 
 // "Requires_grad Consistent": equality of the two requires_grad values
 // (absent counts as None).
-void AddRequiresGrad(vis::Item* npu, const PairedItem& p) {
-  bool same = SamePyStr(p.npu_fields.requires_grad, p.peer_fields.requires_grad);
-  vis::Metric* m = AddMetric(npu, "Requires_grad Consistent", same ? "True" : "False");
-  m->set_value(same ? 1 : 0);
-  m->set_has_value(true);
+void AddRequiresGrad(uint32_t item, const ItemView& npu, const ItemView& peer, PairMetrics* out) {
+  bool same = SamePyStr(npu.fields.requires_grad, peer.fields.requires_grad);
+  out->Add(item, "Requires_grad Consistent", MetricKind::kRequiresGrad, same ? "True" : "False", same ? 1 : 0, true);
 }
 
 // One row of the statistics table (§6.4): four differences, four relative
-// errors, requires_grad consistency, from the NormalizedNumbers of the two
-// items. Returns the largest relative error as the precision index reads it
-// back from the texts (str2float: "N/A" is 0, "Nan" NaN, which never wins;
-// -inf when all are NaN).
-double StatisticsRow(vis::Item* npu, const PairedItem& p) {
-  struct Cell {
-    char text[kPyReprMax + 1];
-    size_t size = 0;
-    double value = 0;
-    bool has_value = false;
-    void Set(std::string_view t) { size = std::copy(t.begin(), t.end(), text) - text; }
+// errors, requires_grad consistency, from the normalised statistics of the
+// two items. Returns the largest relative error as the precision index reads
+// it back from the texts (str2float: "N/A" is 0, "Nan" NaN, which never
+// wins; -inf when all are NaN).
+double StatisticsRow(uint32_t item, const ItemView& npu, const ItemView& peer, PairMetrics* out) {
+  PairMetric* diff = out->AddEmpty(item, 8);
+  PairMetric* rel = diff + 4;
+  // A cell's text, written where the list keeps it.
+  auto set = [out](PairMetric* m, std::string_view t) {
+    memcpy(out->TextRoom(t.size()), t.data(), t.size());
+    out->SetText(m, t.size());
   };
-  Cell diff[4], rel[4];
   double worst = -std::numeric_limits<double>::infinity();
   auto read_back = [&worst](double x) {
     if (x > worst) worst = x;
   };
   for (int k = 0; k < 4; ++k) {
-    const StatNumber& a = p.npu_stats[k];
-    const StatNumber& b = p.peer_stats[k];
+    diff[k].name = kDiffNames[k];
+    diff[k].kind = kDiffKinds[k];
+    diff[k].value = 0;
+    diff[k].has_value = false;
+    rel[k].name = kRelNames[k];
+    rel[k].kind = kRelKinds[k];
+    rel[k].value = 0;
+    rel[k].has_value = false;
+    const StatNumber& a = npu.stats[k];
+    const StatNumber& b = peer.stats[k];
     bool numeric_a = a.kind == StatNumber::kInteger || a.kind == StatNumber::kFloat;
     bool numeric_b = b.kind == StatNumber::kInteger || b.kind == StatNumber::kFloat;
     if (!numeric_a || !numeric_b) {
-      diff[k].Set("N/A");
-      rel[k].Set("N/A");
+      set(&diff[k], "N/A");
+      set(&rel[k], "N/A");
       read_back(0);
       continue;
     }
     double d;
+    char* text = out->TextRoom(kPyReprMax + 1);
+    size_t size;
     if (a.kind == StatNumber::kInteger && b.kind == StatNumber::kInteger) {
       int64_t di = a.integer - b.integer;
       d = static_cast<double>(di);
-      diff[k].size = std::to_chars(diff[k].text, diff[k].text + sizeof(diff[k].text), di).ptr - diff[k].text;
+      size = std::to_chars(text, text + kPyReprMax, di).ptr - text;
     } else {
       d = a.number - b.number;
-      diff[k].size = PyReprTo(d, diff[k].text);
+      size = PyReprTo(d, text);
     }
     if (std::isnan(d)) {
-      diff[k].Set("Nan");
-      rel[k].Set("Nan");
+      set(&diff[k], "Nan");
+      set(&rel[k], "Nan");
       continue;
     }
+    // msprobe marks infinite differences with a trailing tab.
+    if (std::isinf(d)) text[size++] = '\t';
+    out->SetText(&diff[k], size);
+    // The value a vis::Metric holds: set with has_value, else only when not zero.
     diff[k].value = d;
     diff[k].has_value = std::isfinite(d);
-    // msprobe marks infinite differences with a trailing tab.
-    if (std::isinf(d)) diff[k].text[diff[k].size++] = '\t';
     if (b.number == 0) {
-      rel[k].Set("N/A");
+      set(&rel[k], "N/A");
       read_back(0);
       continue;
     }
     double r = std::fabs(d / b.number * 100);
-    rel[k].size = PyReprTo(r, rel[k].text);
-    rel[k].text[rel[k].size++] = '%';
+    text = out->TextRoom(kPyReprMax + 1);
+    size = PyReprTo(r, text);
+    text[size++] = '%';
+    out->SetText(&rel[k], size);
     rel[k].value = r / 100;
     rel[k].has_value = !std::isnan(r);
     read_back(r / 100);  // the shortest repr reads back as r exactly
   }
-  auto add = [npu](std::string_view name, const Cell& c) {
-    vis::Metric* m = AddMetric(npu, name, std::string_view(c.text, c.size));
-    if (c.has_value) {
-      m->set_value(c.value);
-      m->set_has_value(true);
-    } else if (c.value != 0) {
-      m->set_value(c.value);
-    }
-  };
-  for (int k = 0; k < 4; ++k) add(kDiffNames[k], diff[k]);
-  for (int k = 0; k < 4; ++k) add(kRelNames[k], rel[k]);
-  AddRequiresGrad(npu, p);
+  AddRequiresGrad(item, npu, peer, out);
   return worst;
 }
-
-const vis::Metric* FindMetric(const vis::Item& item, std::string_view name) {
-  for (const vis::Metric& m : item.metric()) {
-    if (m.name() == name) return &m;
-  }
-  return nullptr;
-}
-
-// The item's state as an index into per-state tables (a foreign file may hold any number).
-int StateOf(const vis::Item& item) { return std::clamp<int>(item.state(), 0, 3); }
 
 // The name of a parameter gradient item below its node:
 // "M.parameters_grad.0.weight.0" -> "weight.0".
@@ -134,27 +120,33 @@ std::string_view GradientName(std::string_view key) {
   return rest;
 }
 
-bool IsIgnoredApi(const std::string& name) {
+bool IsIgnoredApi(std::string_view name) {
   size_t a = name.find('.');
-  if (a == std::string::npos) return false;
+  if (a == std::string_view::npos) return false;
   size_t b = name.find('.', a + 1);
-  std::string api = name.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
-  static const char* const kIgnored[] = {"empty",     "empty_like", "empty_with_format", "new_empty_strided",
-                                         "new_empty", "empty_strided"};
-  for (const char* k : kIgnored) {
-    if (api == k) return true;
+  std::string_view api = name.substr(a + 1, b == std::string_view::npos ? std::string_view::npos : b - a - 1);
+  static constexpr std::string_view kIgnored[] = {"empty",     "empty_like",   "empty_with_format", "new_empty_strided",
+                                                  "new_empty", "empty_strided"};
+  return std::find(std::begin(kIgnored), std::end(kIgnored), api) != std::end(kIgnored);
+}
+
+std::string DataName(const ItemView& item) {
+  const ValueView& v = item.fields.data_name;
+  if (v.kind != ValueView::kText || v.size == 0 || v.text() == "-1") return "";
+  return std::string(v.text());
+}
+
+// The constant a tensor metric's name is made from (the list keeps views of names).
+std::string_view TensorMetricName(const std::string& name) {
+  for (const char* n : kTensorMetricNames) {
+    if (name == n) return n;
   }
-  return false;
+  return "";
 }
 
-std::string DataName(const vis::Item& item) {
-  const vis::Value* v = FindField(item, "data_name");
-  if (v == nullptr || v->kind_case() != vis::Value::kText || v->text().empty() || v->text() == "-1") return "";
-  return v->text();
-}
-
-void TensorRow(vis::Item* npu, const vis::Item& bench, const PairedItem& p, const TensorSource* tensors) {
-  std::string npu_name = DataName(*npu), bench_name = DataName(bench);
+void TensorRow(uint32_t item, const ItemView& npu, const ItemView& bench, const TensorSource* tensors,
+               PairMetrics* out) {
+  std::string npu_name = DataName(npu), bench_name = DataName(bench);
   TensorMetrics m;
   if (npu_name.empty() || bench_name.empty() || tensors == nullptr) {
     m = UnsupportedTensorMetrics("unsupported");
@@ -163,65 +155,69 @@ void TensorRow(vis::Item* npu, const vis::Item& bench, const PairedItem& p, cons
     auto b = tensors->Load(vis::SIDE_BENCH, bench_name);
     m = (a.ok() && b.ok()) ? CompareTensors(*a, *b) : UnsupportedTensorMetrics("unsupported");
   }
-  for (auto& metric : m.metric) *npu->add_metric() = metric;
-  AddRequiresGrad(npu, p);
+  for (const vis::Metric& metric : m.metric) {
+    out->Add(item, TensorMetricName(metric.name()), MetricKindOf(metric.name()), metric.text(), metric.value(),
+             metric.has_value());
+  }
+  AddRequiresGrad(item, npu, bench, out);
 }
 
 }  // namespace
 
-ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
+void PairItems(const NodeItems& npu, const NodeItems& bench, ItemPairing* out) {
   // One buffer holds the Bench items by state; most nodes have a handful,
   // which fit on the stack.
-  size_t total = bench.input_size() + bench.output_size();
-  const vis::Item* local[32];
-  std::vector<const vis::Item*> heap;
+  size_t total = bench.items().size();
+  const ItemView* local[32];
+  std::vector<const ItemView*> heap;
   if (total > std::size(local)) heap.resize(total);
-  const vis::Item** bench_items = heap.empty() ? local : heap.data();
+  const ItemView** bench_items = heap.empty() ? local : heap.data();
   size_t count[4] = {0, 0, 0, 0};
-  for (const auto* items : {&bench.input(), &bench.output()}) {
-    for (const vis::Item& it : *items) ++count[StateOf(it)];
-  }
+  for (const ItemView& it : bench.items()) ++count[it.state];
   size_t begin[4] = {0, count[0], count[0] + count[1], count[0] + count[1] + count[2]};
   size_t fill[4] = {begin[0], begin[1], begin[2], begin[3]};
-  for (const auto* items : {&bench.input(), &bench.output()}) {
-    for (const vis::Item& it : *items) bench_items[fill[StateOf(it)]++] = &it;
-  }
-  ItemPairing out;
-  out.items.reserve(npu.input_size() + npu.output_size());
-  std::vector<bool> grad_used(count[vis::STATE_PARAMETERS_GRAD], false);
+  for (const ItemView& it : bench.items()) bench_items[fill[it.state]++] = &it;
+  out->npu = &npu;
+  out->items.resize(npu.items().size());
+  std::vector<bool> grad_used;
   size_t used[4] = {0, 0, 0, 0};
-  for (const auto* items : {&npu.input(), &npu.output()}) {
-    for (const vis::Item& it : *items) {
-      int s = StateOf(it);
-      const vis::Item* positional = used[s] < count[s] ? bench_items[begin[s] + used[s]++] : nullptr;
-      const vis::Item* peer = positional;
-      if (s == vis::STATE_PARAMETERS_GRAD) {
-        peer = nullptr;
-        const vis::Item* const* grads = bench_items + begin[s];
-        for (size_t k = 0; k < count[s] && peer == nullptr; ++k) {
-          if (!grad_used[k] && GradientName(grads[k]->key()) == GradientName(it.key())) {
-            grad_used[k] = true;
-            peer = grads[k];
-          }
+  for (size_t i = 0; i < npu.items().size(); ++i) {
+    const ItemView& it = npu.items()[i];
+    int s = it.state;
+    const ItemView* positional = used[s] < count[s] ? bench_items[begin[s] + used[s]++] : nullptr;
+    const ItemView* peer = positional;
+    if (s == vis::STATE_PARAMETERS_GRAD) {
+      peer = nullptr;
+      if (grad_used.empty()) grad_used.assign(count[s], false);
+      std::string key = it.Key();
+      std::string_view name = GradientName(key);
+      const ItemView* const* grads = bench_items + begin[s];
+      for (size_t k = 0; k < count[s] && peer == nullptr; ++k) {
+        if (!grad_used[k] && GradientName(grads[k]->Key()) == name) {
+          grad_used[k] = true;
+          peer = grads[k];
         }
       }
-      PairedItem& p = out.items.emplace_back();
-      p.peer = peer;
-      p.positional = positional;
-      p.npu_fields = FieldsOf(it);
-      NormalizedNumbers(it, p.npu_fields, p.npu_stats.data());
-      if (peer != nullptr) {
-        p.peer_fields = FieldsOf(*peer);
-        NormalizedNumbers(*peer, p.peer_fields, p.peer_stats.data());
-      }
     }
+    out->items[i] = PairedItem{peer, positional};
   }
-  return out;
 }
 
 std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
+  NodeItems a, b;
+  ItemsOf(npu, &a);
+  ItemsOf(bench, &b);
+  ItemPairing pairing;
+  PairItems(a, b, &pairing);
   std::vector<const vis::Item*> out;
-  for (const PairedItem& p : PairItemsOf(npu, bench).items) out.push_back(p.peer);
+  for (const PairedItem& p : pairing.items) {
+    if (p.peer == nullptr) {
+      out.push_back(nullptr);
+      continue;
+    }
+    int k = static_cast<int>(p.peer - b.items().data());
+    out.push_back(k < bench.input_size() ? &bench.input(k) : &bench.output(k - bench.input_size()));
+  }
   return out;
 }
 
@@ -234,12 +230,21 @@ void ClearMetrics(vis::NodeDetail* detail) {
 
 PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
                         const vis::NodeDetail& bench, const TensorSource* tensors) {
-  return ComparePair(mode, node_name, npu, PairItemsOf(*npu, bench), tensors);
+  NodeItems a, b;
+  ItemsOf(*npu, &a);
+  ItemsOf(bench, &b);
+  ItemPairing pairing;
+  PairItems(a, b, &pairing);
+  PairMetrics metrics;
+  PairVerdict v = ComparePair(mode, node_name, pairing, tensors, &metrics);
+  StoreMetrics(metrics, npu);
+  return v;
 }
 
-PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
-                        const ItemPairing& pairing, const TensorSource* tensors) {
-  ClearMetrics(npu);
+PairVerdict ComparePair(vis::CompareMode mode, std::string_view node_name, const ItemPairing& pairing,
+                        const TensorSource* tensors, PairMetrics* metrics) {
+  const NodeItems& npu = *pairing.npu;
+  metrics->Reset(static_cast<uint32_t>(npu.items().size()));
   PairVerdict v;
   if (mode == vis::MODE_STRUCTURE || mode == vis::MODE_NONE) return v;
   const std::vector<PairedItem>& items = pairing.items;
@@ -249,17 +254,17 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
   // for a NaN/inf NPU statistic, capped at 1; taken output by output.
   double r = 0;
   bool is_float = false;  // r starts as the int 0; a float only replaces it when larger
-  size_t inputs = npu->input_size();
-  for (size_t i = 0; i < items.size(); ++i) {
+  bool all_pass = true;   // MODE_MD5
+  for (uint32_t i = 0; i < items.size(); ++i) {
     const PairedItem& p = items[i];
-    bool output = i >= inputs;
-    vis::Item* a = output ? npu->mutable_output(static_cast<int>(i - inputs)) : npu->mutable_input(static_cast<int>(i));
+    const ItemView& a = npu.items()[i];
+    bool output = i >= npu.inputs();
     switch (mode) {
       case vis::MODE_STATISTICS: {
         // The largest relative error of the row (NaN: not compared).
-        double worst = p.peer != nullptr ? StatisticsRow(a, p) : std::nan("");
+        double worst = p.peer != nullptr ? StatisticsRow(i, a, *p.peer, metrics) : std::nan("");
         if (!output) break;
-        const StatNumber &max = p.npu_stats[0], &min = p.npu_stats[1];
+        const StatNumber &max = a.stats[0], &min = a.stats[1];
         if (max.kind == StatNumber::kNull) break;
         // The four relative errors in turn: r only grows, so the largest
         // decides (Python max(): NaN never wins).
@@ -277,15 +282,14 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
       }
       case vis::MODE_MD5: {
         if (p.peer == nullptr) break;
-        bool same = ItemMd5(*a, p.npu_fields) == ItemMd5(*p.peer, p.peer_fields);
-        vis::Metric* m = AddMetric(a, "Result", same ? "pass" : "Different");
-        m->set_value(same ? 1 : 0);
-        m->set_has_value(true);
-        AddRequiresGrad(a, p);
+        bool same = ItemMd5(a) == ItemMd5(*p.peer);
+        all_pass &= same;
+        metrics->Add(i, "Result", MetricKind::kResult, same ? "pass" : "Different", same ? 1 : 0, true);
+        AddRequiresGrad(i, a, *p.peer, metrics);
         break;
       }
       case vis::MODE_TENSOR:
-        if (p.peer != nullptr) TensorRow(a, *p.peer, p, tensors);
+        if (p.peer != nullptr) TensorRow(i, a, *p.peer, tensors, metrics);
         break;
       default: break;
     }
@@ -301,14 +305,7 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
     v.has_precision = true;
   } else if (mode == vis::MODE_MD5) {
     // §6.6: 1 when every compared item is equal, else 0.
-    double r = 1;
-    for (const auto* items : {&npu->input(), &npu->output()}) {
-      for (const vis::Item& it : *items) {
-        const vis::Metric* m = FindMetric(it, "Result");
-        if (m != nullptr && m->text() != "pass") r = 0;
-      }
-    }
-    v.precision_index = r;
+    v.precision_index = all_pass ? 1 : 0;
     v.has_precision = true;
   } else if (mode == vis::MODE_TENSOR) {
     // §6.7: the drop of the minimum one-thousandth ratio from the inputs to
@@ -317,27 +314,30 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
       bool any = false, na = false;
       double min = 1.0;
     };
-    auto side = [](const google::protobuf::RepeatedPtrField<vis::Item>& items) {
+    auto side = [&](uint32_t first, uint32_t end) {
       SideValue s;
-      for (const vis::Item& it : items) {
-        vis::Value max_value = NormalizedStat(it, 0), min_value = NormalizedStat(it, 1);
-        const vis::Value* max = &max_value;
+      std::string max_text, min_text;
+      for (uint32_t i = first; i < end; ++i) {
+        const ItemView& it = npu.items()[i];
+        ValueView max = NormalizedStat(it, 0, &max_text);
         if (IsNull(max)) continue;
-        const vis::Metric* m = FindMetric(it, "One Thousandth Err Ratio");
-        const vis::Value* shape = FindField(it, "shape");
-        bool scalar_tensor = shape != nullptr && shape->kind_case() == vis::Value::kJson && shape->json() == "[]";
-        if (m != nullptr && !scalar_tensor && m->has_value()) {
+        ValueView min = NormalizedStat(it, 1, &min_text);
+        const PairMetric* m = metrics->Find(i, MetricKind::kThousandth);
+        const ValueView& shape = it.fields.shape;
+        bool scalar_tensor = shape.kind == ValueView::kJson && shape.text() == "[]";
+        if (m != nullptr && !scalar_tensor && m->has_value) {
           s.any = true;
-          s.min = std::min(s.min, m->value());
+          s.min = std::min(s.min, m->value);
         }
-        if (IsNonFiniteFloat(max) || IsNonFiniteFloat(&min_value)) {
+        auto nonfinite = [](const ValueView& x) { return x.kind == ValueView::kNumber && !std::isfinite(x.number); };
+        if (nonfinite(max) || nonfinite(min)) {
           s.any = true;
           s.na = true;
         }
       }
       return s;
     };
-    SideValue in = side(npu->input()), out = side(npu->output());
+    SideValue in = side(0, npu.inputs()), out = side(npu.inputs(), static_cast<uint32_t>(npu.items().size()));
     double r = 0;
     if (out.any && out.na) {
       r = 1;
@@ -356,7 +356,7 @@ PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis
   }
   if (mode == vis::MODE_MD5) {
     v.md5_result = v.precision_index == 1 ? "pass" : "Different";
-    npu->set_md5_result(v.md5_result);
+    metrics->md5_result = v.precision_index == 1 ? "pass" : "Different";
   }
   return v;
 }

@@ -1,15 +1,18 @@
 // Comparing one matched pair of nodes (msprobe builder reference §6.4–§6.9).
 //
-// Works on the items as they are stored in a .vis (vis::NodeDetail), so the
-// builder (automatic matches) and the graph service (manual matches) give a
-// pair the same metrics and the same precision index.
+// Works on views of the items (compare/item_view.h), which come from the
+// dump (the builder's automatic matches) or from the details stored in a
+// .vis (the graph service's manual matches): both give a pair the same
+// metrics and the same precision index.
 #pragma once
 
 #include <array>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compare/item_view.h"
+#include "compare/pair_metrics.h"
 #include "vis.pb.h"
 
 namespace graph_ascend::compare {
@@ -32,31 +35,26 @@ struct PairVerdict {
 std::vector<const vis::Item*> PairedItems(const vis::NodeDetail& npu, const vis::NodeDetail& bench);
 
 // The items of one matched pair, paired once for every consumer of the pair
-// (ComparePair, Grade26, divergence::EvidenceOf), with the fields each of
-// them reads found once. Entry i belongs to item i of npu's input then output
-// items. Points into both details, which must outlive it; the NPU detail may
-// gain or lose metrics, not items or fields.
+// (ComparePair, Grade26, divergence::EvidenceOf). Entry i belongs to NPU
+// item i. Points into both NodeItems, which must outlive it.
 struct PairedItem {
-  const vis::Item* peer = nullptr;        // as PairedItems
-  const vis::Item* positional = nullptr;  // the k-th Bench item of the state, gradients too
-  ItemFields npu_fields;                  // FieldsOf the NPU item
-  ItemFields peer_fields;                 // FieldsOf the peer (all null without one)
-  // NormalizedNumbers of the NPU item and of its peer (all kNull without one).
-  std::array<StatNumber, 4> npu_stats, peer_stats;
+  const ItemView* peer = nullptr;        // as PairedItems
+  const ItemView* positional = nullptr;  // the k-th Bench item of the state, gradients too
 };
 struct ItemPairing {
+  const NodeItems* npu = nullptr;
   std::vector<PairedItem> items;
 };
-ItemPairing PairItemsOf(const vis::NodeDetail& npu, const vis::NodeDetail& bench);
+// Pairs the items of npu with those of bench into `out` (its storage reused).
+void PairItems(const NodeItems& npu, const NodeItems& bench, ItemPairing* out);
 
-// Computes the metrics of every NPU item paired with a Bench item (item j of
-// the NPU input++output list with item j of the Bench list), stores them in
-// npu->input/output[*].metric (replacing earlier metrics), and returns the
-// node's precision index. `node_name` is the NPU node's name (the ignore list
-// of §6.9 is by name). `pairing` is PairItemsOf(*npu, bench).
-PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
-                        const ItemPairing& pairing, const TensorSource* tensors);
-// The same, pairing the items itself.
+// Computes the metrics of every NPU item paired with a Bench item into
+// `metrics` (after Reset) and returns the node's precision index.
+// `node_name` is the NPU node's name (the ignore list of §6.9 is by name).
+PairVerdict ComparePair(vis::CompareMode mode, std::string_view node_name, const ItemPairing& pairing,
+                        const TensorSource* tensors, PairMetrics* metrics);
+// The same on stored details: the metrics replace those of npu's items
+// (StoreMetrics), and its md5 result is set in MODE_MD5 (cleared otherwise).
 PairVerdict ComparePair(vis::CompareMode mode, const std::string& node_name, vis::NodeDetail* npu,
                         const vis::NodeDetail& bench, const TensorSource* tensors);
 

@@ -13,67 +13,61 @@ namespace graph_ascend::divergence {
 namespace {
 
 // The metrics of a compared NPU item that the evidence reads, found in one
-// pass (each the first of its name; null when absent).
+// pass (each the first of its kind; null when absent).
 struct ItemMetrics {
-  const vis::Metric* relative[4] = {nullptr, nullptr, nullptr, nullptr};  // Max/Min/Mean/NormRelativeErr
-  const vis::Metric* result = nullptr;
-  const vis::Metric* thousandth = nullptr;  // One Thousandth Err Ratio
-  const vis::Metric* requires_grad = nullptr;  // Requires_grad Consistent
+  const compare::PairMetric* relative[4] = {nullptr, nullptr, nullptr, nullptr};  // Max/Min/Mean/NormRelativeErr
+  const compare::PairMetric* result = nullptr;
+  const compare::PairMetric* thousandth = nullptr;     // One Thousandth Err Ratio
+  const compare::PairMetric* requires_grad = nullptr;  // Requires_grad Consistent
 };
 
-ItemMetrics MetricsOf(const vis::Item& item) {
+ItemMetrics MetricsOf(const compare::PairMetrics& metrics, uint32_t item) {
+  using compare::MetricKind;
   ItemMetrics out;
-  for (const vis::Metric& m : item.metric()) {
-    std::string_view n = m.name();
-    // One comparison per metric: the names tell apart by length and a letter.
-    const vis::Metric** slot = nullptr;
-    switch (n.size()) {
-      case 6: slot = n == "Result" ? &out.result : nullptr; break;
-      case 14:
-        slot = n[1] == 'a' ? (n == "MaxRelativeErr" ? &out.relative[0] : nullptr)
-                           : (n == "MinRelativeErr" ? &out.relative[1] : nullptr);
-        break;
-      case 15:
-        slot = n[0] == 'M' ? (n == "MeanRelativeErr" ? &out.relative[2] : nullptr)
-                           : (n == "NormRelativeErr" ? &out.relative[3] : nullptr);
-        break;
-      case 24:
-        slot = n[0] == 'O' ? (n == "One Thousandth Err Ratio" ? &out.thousandth : nullptr)
-                           : (n == "Requires_grad Consistent" ? &out.requires_grad : nullptr);
-        break;
+  for (const compare::PairMetric* m = metrics.begin(item); m != metrics.end(item); ++m) {
+    const compare::PairMetric** slot = nullptr;
+    switch (m->kind) {
+      case MetricKind::kMaxRelative: slot = &out.relative[0]; break;
+      case MetricKind::kMinRelative: slot = &out.relative[1]; break;
+      case MetricKind::kMeanRelative: slot = &out.relative[2]; break;
+      case MetricKind::kNormRelative: slot = &out.relative[3]; break;
+      case MetricKind::kResult: slot = &out.result; break;
+      case MetricKind::kThousandth: slot = &out.thousandth; break;
+      case MetricKind::kRequiresGrad: slot = &out.requires_grad; break;
       default: break;
     }
-    if (slot != nullptr && *slot == nullptr) *slot = &m;  // the first, as a search by name
+    if (slot != nullptr && *slot == nullptr) *slot = m;  // the first, as a search by name
   }
   return out;
 }
 
 // The mode's error of one compared item; negative when the item says nothing.
-double ItemError(vis::CompareMode mode, const ItemMetrics& metrics) {
+double ItemError(vis::CompareMode mode, const compare::PairMetrics& metrics, const ItemMetrics& item) {
   switch (mode) {
     case vis::MODE_STATISTICS: {
       double r = -1;
-      for (const vis::Metric* m : metrics.relative) {
-        if (m != nullptr && m->has_value() && std::isfinite(m->value())) r = std::max(r, std::fabs(m->value()));
+      for (const compare::PairMetric* m : item.relative) {
+        if (m != nullptr && m->has_value && std::isfinite(m->value)) r = std::max(r, std::fabs(m->value));
       }
       return r;
     }
     case vis::MODE_MD5: {
-      const vis::Metric* m = metrics.result;
-      return m == nullptr ? -1 : (m->text() == "pass" ? 0 : 1);
+      const compare::PairMetric* m = item.result;
+      return m == nullptr ? -1 : (metrics.text(*m) == "pass" ? 0 : 1);
     }
     case vis::MODE_TENSOR: {
-      const vis::Metric* m = metrics.thousandth;
-      return m == nullptr || !m->has_value() ? -1 : std::clamp(1 - m->value(), 0.0, 1.0);
+      const compare::PairMetric* m = item.thousandth;
+      return m == nullptr || !m->has_value ? -1 : std::clamp(1 - m->value, 0.0, 1.0);
     }
     default: return -1;
   }
 }
 
-// NaN/inf in the max or min of an NPU item; `s` is its NormalizedNumbers.
-bool NonFinite(const std::array<compare::StatNumber, 4>& s) {
+// NaN/inf in the max or min of an NPU item.
+bool NonFinite(const compare::ItemView& item) {
   for (int k = 0; k < 2; ++k) {
-    if (s[k].kind == compare::StatNumber::kFloat && !std::isfinite(s[k].number)) return true;
+    const compare::StatNumber& s = item.stats[k];
+    if (s.kind == compare::StatNumber::kFloat && !std::isfinite(s.number)) return true;
   }
   return false;
 }
@@ -87,19 +81,24 @@ std::string DtypeName(const std::string& dtype) {
 }
 
 // PyStr of a value; a text is read in place.
-std::string_view PyText(const vis::Value* v, std::string* scratch) {
-  if (v != nullptr && v->kind_case() == vis::Value::kText) return v->text();
+std::string_view PyText(const compare::ValueView& v, std::string* scratch) {
+  if (v.kind == compare::ValueView::kText) return v.text();
   return *scratch = compare::PyStr(v);
 }
 
 // A tensor (not a scalar argument such as eps, a dim or a process group).
 bool IsTensor(const compare::ItemFields& fields) {
+  if (fields.type.kind == compare::ValueView::kText) {
+    std::string_view t = fields.type.text();
+    return t.ends_with("Tensor") || t.find("Tensor") != std::string_view::npos;  // mostly "torch.Tensor"
+  }
   std::string scratch;
   return PyText(fields.type, &scratch).find("Tensor") != std::string_view::npos;
 }
 
 // "" when dtype, shape and requires_grad agree, else what differs.
-std::string ChangeOf(const compare::ItemFields& a, const compare::ItemFields& b, const ItemMetrics& metrics) {
+std::string ChangeOf(const compare::ItemFields& a, const compare::ItemFields& b, const compare::PairMetrics& metrics,
+                     const ItemMetrics& item) {
   if (!compare::SamePyStr(a.dtype, b.dtype)) {
     std::string x = compare::PyStr(a.dtype), y = compare::PyStr(b.dtype);
     if (DtypeName(x) != DtypeName(y)) return "dtype " + x + " vs " + y;
@@ -108,17 +107,18 @@ std::string ChangeOf(const compare::ItemFields& a, const compare::ItemFields& b,
     return "shape " + compare::PyStr(a.shape) + " vs " + compare::PyStr(b.shape);
   }
   // requires_grad counts when both sides dumped it (MindSpore tensors have none).
-  const vis::Metric* m = metrics.requires_grad;
-  bool both = a.requires_grad != nullptr && b.requires_grad != nullptr;
-  if (m != nullptr && m->text() == "False" && both) {
+  const compare::PairMetric* m = item.requires_grad;
+  bool both =
+      a.requires_grad.kind != compare::ValueView::kAbsent && b.requires_grad.kind != compare::ValueView::kAbsent;
+  if (m != nullptr && metrics.text(*m) == "False" && both) {
     return "requires_grad " + compare::PyStr(a.requires_grad) + " vs " + compare::PyStr(b.requires_grad);
   }
   return "";
 }
 
 // "input.0" / "output.1" of an item key (its part after the node name).
-std::string ItemLabel(const vis::Item& it) {
-  const std::string& k = it.key();
+std::string ItemLabel(const compare::ItemView& it) {
+  std::string k = it.Key();
   for (const char* part : {".input.", ".output.", ".parameters.", ".parameters_grad."}) {
     size_t p = k.rfind(part);
     if (p != std::string::npos) return k.substr(p + 1);
@@ -147,12 +147,22 @@ class Median {
   std::priority_queue<double, std::vector<double>, std::greater<double>> high_;
 };
 
+// Whether `name` contains `lower` (lower-case ASCII) in any case.
+bool ContainsIgnoringCase(std::string_view name, std::string_view lower) {
+  auto low = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (size_t i = 0; i + lower.size() <= name.size(); ++i) {
+    if (low(name[i]) != lower[0]) continue;
+    size_t k = 1;
+    while (k < lower.size() && low(name[i + k]) == lower[k]) ++k;
+    if (k == lower.size()) return true;
+  }
+  return false;
+}
+
 // Phase of a node: 0 forward, 1 backward, 2 optimizer.
 int PhaseOf(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (lower.find("optimizer") != std::string::npos) return 2;
-  if (lower.find(".backward") != std::string::npos) return 1;
+  if (ContainsIgnoringCase(name, "optimizer")) return 2;
+  if (ContainsIgnoringCase(name, ".backward")) return 1;
   return 0;
 }
 
@@ -172,10 +182,17 @@ double DtypeFloor(vis::CompareMode mode, const std::string& dtype) {
 }
 
 Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const vis::NodeDetail& bench) {
-  return EvidenceOf(mode, npu, compare::PairItemsOf(npu, bench));
+  compare::NodeItems a, b;
+  compare::ItemsOf(npu, &a);
+  compare::ItemsOf(bench, &b);
+  compare::ItemPairing pairing;
+  compare::PairItems(a, b, &pairing);
+  compare::PairMetrics metrics;
+  compare::MetricsOf(npu, &metrics);
+  return EvidenceOf(mode, pairing, metrics);
 }
 
-Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const compare::ItemPairing& pairing) {
+Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, const compare::PairMetrics& metrics) {
   Evidence e;
   // The floor of the last dtype this thread looked up (mostly one dtype throughout).
   thread_local std::string floor_dtype;
@@ -189,54 +206,51 @@ Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const com
     }
     return floor_of_dtype;
   };
-  size_t i = 0;
-  for (const auto* items : {&npu.input(), &npu.output()}) {
-    for (const vis::Item& a : *items) {
-      const compare::PairedItem& p = pairing.items[i++];
-      if (p.positional == nullptr) continue;
-      const vis::Item& b = *p.positional;
-      int s = std::clamp<int>(a.state(), 0, 3);
-      if (s == vis::STATE_PARAMETERS) continue;  // weights: neither what flows in nor what comes out
-      // The positional item is the peer but for parameter gradients.
-      compare::ItemFields positional_fields;
-      if (p.positional != p.peer) positional_fields = compare::FieldsOf(b);
-      const compare::ItemFields& fa = p.npu_fields;
-      const compare::ItemFields& fb = p.positional == p.peer ? p.peer_fields : positional_fields;
-      bool input = s == vis::STATE_INPUT;
-      ItemMetrics metrics = MetricsOf(a);
-      double err = ItemError(mode, metrics);
-      std::string change = ChangeOf(fa, fb, metrics);
-      bool nonfinite = NonFinite(p.npu_stats);
-      if (err >= 0 || !change.empty()) e.compared = true;
-      if (input && !IsTensor(fa) && !IsTensor(fb)) {
-        // A scalar argument (eps, a dim) that differs is this node's own
-        // difference, not something flowing in from upstream.
-        if ((err > 0 || !change.empty()) && e.note.empty()) {
-          e.note = ItemLabel(a) + " argument " + compare::PyStr(fa.value) + " vs " + compare::PyStr(fb.value);
-        }
-        continue;
+  std::span<const compare::ItemView> items = pairing.npu->items();
+  for (uint32_t i = 0; i < items.size(); ++i) {
+    const compare::ItemView& a = items[i];
+    const compare::PairedItem& p = pairing.items[i];
+    if (p.positional == nullptr) continue;
+    const compare::ItemView& b = *p.positional;  // the peer but for parameter gradients
+    int s = a.state;
+    if (s == vis::STATE_PARAMETERS) continue;  // weights: neither what flows in nor what comes out
+    const compare::ItemFields& fa = a.fields;
+    const compare::ItemFields& fb = b.fields;
+    bool input = s == vis::STATE_INPUT;
+    ItemMetrics item = MetricsOf(metrics, i);
+    double err = ItemError(mode, metrics, item);
+    std::string change = ChangeOf(fa, fb, metrics, item);
+    bool nonfinite = NonFinite(a);
+    if (err >= 0 || !change.empty()) e.compared = true;
+    if (input && !IsTensor(fa) && !IsTensor(fb)) {
+      // A scalar argument (eps, a dim) that differs is this node's own
+      // difference, not something flowing in from upstream.
+      if ((err > 0 || !change.empty()) && e.note.empty()) {
+        e.note = ItemLabel(a) + " argument " + compare::PyStr(fa.value) + " vs " + compare::PyStr(fb.value);
       }
-      if (input) {
-        if (err >= 0) {
-          e.has_input = true;
-          e.input_error = std::max(e.input_error, err);
-        }
-        e.input_changed |= !change.empty();
-        e.input_nonfinite |= nonfinite;
-      } else {
-        if (err >= 0) {
-          e.has_output = true;
-          e.output_error = std::max(e.output_error, err);
-        }
-        if (!change.empty() && !e.output_changed) e.note = ItemLabel(a) + " " + change + (e.note.empty() ? "" : "; " + e.note);
-        e.output_changed |= !change.empty();
-        e.output_nonfinite |= nonfinite;
-        std::string scratch_a, scratch_b;
-        std::string_view da = PyText(fa.dtype, &scratch_a), db = PyText(fb.dtype, &scratch_b);
-        double floor_a = floor_of(da);
-        double floor_b = db == da ? floor_a : floor_of(db);
-        e.floor = std::max({e.floor, floor_a, floor_b});
+      continue;
+    }
+    if (input) {
+      if (err >= 0) {
+        e.has_input = true;
+        e.input_error = std::max(e.input_error, err);
       }
+      e.input_changed |= !change.empty();
+      e.input_nonfinite |= nonfinite;
+    } else {
+      if (err >= 0) {
+        e.has_output = true;
+        e.output_error = std::max(e.output_error, err);
+      }
+      if (!change.empty() && !e.output_changed)
+        e.note = ItemLabel(a) + " " + change + (e.note.empty() ? "" : "; " + e.note);
+      e.output_changed |= !change.empty();
+      e.output_nonfinite |= nonfinite;
+      std::string scratch_a, scratch_b;
+      std::string_view da = PyText(fa.dtype, &scratch_a), db = PyText(fb.dtype, &scratch_b);
+      double floor_a = floor_of(da);
+      double floor_b = compare::SameText(db, da) ? floor_a : floor_of(db);
+      e.floor = std::max({e.floor, floor_a, floor_b});
     }
   }
   if (mode == vis::MODE_MD5) e.floor = 0;
@@ -254,8 +268,12 @@ std::vector<uint32_t> ExecutionOrder(const graph::Graph& g) {
     pre.push_back(n);
     int p = g.parent[n] >= 0 ? phase[g.parent[n]] : 0;
     phase[n] = static_cast<uint8_t>(std::max(p, n == 0 ? 0 : PhaseOf(g.Name(n))));
-    std::vector<uint32_t> kids = g.Children(n);
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+    // The children, the first on top.
+    size_t first = stack.size();
+    for (int32_t c = g.first_child[n]; c != graph::kNoNode; c = g.next_sibling[c]) {
+      stack.push_back(static_cast<uint32_t>(c));
+    }
+    std::reverse(stack.begin() + first, stack.end());
   }
   std::stable_sort(pre.begin(), pre.end(), [&](uint32_t a, uint32_t b) { return phase[a] < phase[b]; });
   return pre;

@@ -38,9 +38,10 @@ struct Evidence {
 
 // Reads the metrics ComparePair stored on `npu` and the fields of both sides.
 Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const vis::NodeDetail& bench);
-// The same with the items already paired (compare::PairItemsOf(npu, bench)).
-// Items pair k-th with k-th of a state, parameter gradients too.
-Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const compare::ItemPairing& pairing);
+// The same with the items already paired (compare::PairItems) and the
+// metrics ComparePair gave them. Items pair k-th with k-th of a state,
+// parameter gradients too.
+Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, const compare::PairMetrics& metrics);
 
 // The noise floor of a dtype name ("torch.bfloat16", "Float16", ...) in a mode.
 double DtypeFloor(vis::CompareMode mode, const std::string& dtype);

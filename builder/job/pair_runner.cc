@@ -328,16 +328,29 @@ Status JobRunner::Finish(PreparedPair* pair) {
   return Status::Ok();
 }
 
-void JobRunner::ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) const {
-  if (n == 0) return;  // the root never gets an index
+void JobRunner::ComparePair(PreparedPair* pair, uint32_t n, compare::PairMetrics* metrics) const {
   Graph& g = *pair->npu->graph;
-  std::string name(g.Name(n));
+  // Reused from pair to pair by each thread.
+  thread_local compare::NodeItems npu_items, bench_items;
+  thread_local compare::ItemPairing items;
+  auto items_of = [](const Side& side, uint32_t node, compare::NodeItems* out) {
+    const Graph& sg = *side.graph;
+    const dump::DumpEntry* e = sg.entry[node] == kNoNode ? nullptr : &side.dump.entries[sg.entry[node]];
+    compare::ItemsOf(side.dump, e, sg.Name(node), *side.pool, out);
+  };
+  items_of(*pair->npu, n, &npu_items);
+  if (n == 0) {  // the root never gets an index
+    metrics->Reset(static_cast<uint32_t>(npu_items.items().size()));
+    return;
+  }
+  items_of(*pair->bench, static_cast<uint32_t>(g.matched[n]), &bench_items);
   // The three readings of the pair share one pairing of its items.
-  compare::ItemPairing items = compare::PairItemsOf(*a, b);
-  compare::PairVerdict v = compare::ComparePair(pair->mode, name, a, items, pair->tensors.get());
-  g.grade[n] = compare::Grade26(pair->mode, name, *a, items, pair->parallel_merge);
+  compare::PairItems(npu_items, bench_items, &items);
+  std::string_view name = g.Name(n);
+  compare::PairVerdict v = compare::ComparePair(pair->mode, name, items, pair->tensors.get(), metrics);
+  g.grade[n] = compare::Grade26(pair->mode, name, items, *metrics, pair->parallel_merge);
   if (pair->evidence.size() < g.size()) pair->evidence.resize(g.size());
-  pair->evidence[n] = divergence::EvidenceOf(pair->mode, *a, items);
+  pair->evidence[n] = divergence::EvidenceOf(pair->mode, items, *metrics);
   if (v.has_precision) {
     g.precision[n] = v.precision_index;
     g.precision_float[n] = v.is_float;
@@ -352,12 +365,10 @@ void JobRunner::ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, 
 void JobRunner::ComputePrecision(PreparedPair* pair) {
   if (!pair->bench) return;
   Graph& g = *pair->npu->graph;
-  vis::NodeDetail a, b;
+  compare::PairMetrics metrics;
   for (uint32_t n = 1; n < g.size(); ++n) {
     if (g.matched[n] == kNoNode) continue;
-    vis::FillDetail(*pair->npu, n, &a);
-    vis::FillDetail(*pair->bench, static_cast<uint32_t>(g.matched[n]), &b);
-    ComparePair(pair, n, &a, b);
+    ComparePair(pair, n, &metrics);
   }
   AggregateCollections(&g, pair->mode);
 }
@@ -368,9 +379,7 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
   request.npu = pair->npu.get();
   if (pair->bench) {
     request.bench = pair->bench.get();
-    request.compare_pair = [this, pair](uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) {
-      ComparePair(pair, n, a, b);
-    };
+    request.compare_pair = [this, pair](uint32_t n, compare::PairMetrics* metrics) { ComparePair(pair, n, metrics); };
     // Pairs are compared on several threads; tensor compares read .pt files in order.
     request.serial_compare = pair->tensors != nullptr;
     Graph* g = pair->npu->graph.get();

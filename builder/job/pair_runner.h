@@ -90,7 +90,9 @@ class JobRunner {
     if (options_.progress) options_.progress(job.output_name, f);
     if (options_.run_progress && files_ > 0) options_.run_progress((files_done_ + f) / files_);
   }
-  void ComparePair(PreparedPair* pair, uint32_t n, vis::NodeDetail* a, const vis::NodeDetail& b) const;
+  // Compares NPU node n with its match, from both sides' dumps: its metrics
+  // into `metrics`, its precision, grade and divergence evidence into the pair.
+  void ComparePair(PreparedPair* pair, uint32_t n, compare::PairMetrics* metrics) const;
   // Prepare() from the built sides on: mode, meta, matching, micro steps, overflow.
   Status Finish(PreparedPair* pair);
 

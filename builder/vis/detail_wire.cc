@@ -3,73 +3,25 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <vector>
+
+#include "vis/wire_bytes.h"
 
 namespace graph_ascend::vis {
 namespace {
 
-// Wire types of the tags written here.
-constexpr uint32_t kVarint = 0, kFixed64 = 1, kDelimited = 2;
-
-size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-// int32 and enum fields: a negative value is written as its 64-bit sign extension.
-uint64_t Int32Bits(int32_t v) { return static_cast<uint64_t>(static_cast<int64_t>(v)); }
-
-uint64_t DoubleBits(double v) {
-  uint64_t bits;
-  memcpy(&bits, &v, sizeof(bits));
-  return bits;
-}
-
-// The bits of every byte of `s`, OR-ed into `any` a word at a time: the high
-// bit of a byte set means `s` is not plain ASCII.
-void OrView(std::string_view s, uint64_t* any) {
-  const char* p = s.data();
-  size_t n = s.size();
-  uint64_t acc = 0;
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    acc |= w;
-  }
-  for (; n > 0; ++p, --n) acc |= static_cast<unsigned char>(*p);
-  *any |= acc;
-}
+using wire::Copy;
+using wire::DoubleBits;
+using wire::Int32Bits;
+using wire::kDelimited;
+using wire::kFixed64;
+using wire::kVarint;
+using wire::OrView;
+using wire::VarintSize;
 
 void OrBytes(const std::string& s, uint64_t* any) { OrView(s, any); }
-
-// memcpy for the short strings details are made of (field names, dtypes,
-// metric texts), without a library call: overlapping word copies that stay
-// within [src, src + n) and [dst, dst + n).
-inline uint8_t* Copy(uint8_t* dst, const char* src, size_t n) {
-  if (n >= 8 && n <= 16) {
-    uint64_t a, b;
-    memcpy(&a, src, 8);
-    memcpy(&b, src + n - 8, 8);
-    memcpy(dst, &a, 8);
-    memcpy(dst + n - 8, &b, 8);
-  } else if (n >= 4 && n < 8) {
-    uint32_t a, b;
-    memcpy(&a, src, 4);
-    memcpy(&b, src + n - 4, 4);
-    memcpy(dst, &a, 4);
-    memcpy(dst + n - 4, &b, 4);
-  } else if (n < 4) {
-    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(src[i]);
-  } else {
-    memcpy(dst, src, n);
-  }
-  return dst + n;
-}
 
 // Sizes, computed once per detail in the order Writer needs them: an item's
 // size, then per field its size and its value's, then per metric its size.
@@ -286,153 +238,6 @@ void AppendDetail(const NodeDetail& d, int field, std::string* out, size_t* size
 
 namespace {
 
-size_t ViewField(std::string_view v) { return 1 + VarintSize(v.size()) + v.size(); }
-
-// A dump value as SetValue stores it in a vis::Value: its wire size.
-size_t DumpValueSize(const StringPool& pool, const dump::Value& v) {
-  switch (v.kind) {
-    case dump::ValueKind::kNull:
-    case dump::ValueKind::kBool: return 2;
-    case dump::ValueKind::kInteger: return 1 + VarintSize(static_cast<uint64_t>(v.integer));
-    case dump::ValueKind::kNumber: return 9;
-    case dump::ValueKind::kString:
-    case dump::ValueKind::kJson: return ViewField(pool.Get(v.string));
-  }
-  return 0;
-}
-
-bool IsText(const dump::Value& v) { return v.kind == dump::ValueKind::kString || v.kind == dump::ValueKind::kJson; }
-
-}  // namespace
-
-SideDetailWriter::SideDetailWriter(const StringPool& pool) : pool_(&pool), plain_(pool.size()) {
-  for (uint32_t id = 0; id < plain_.size(); ++id) {
-    uint64_t any = 0;
-    OrView(pool.Get(id), &any);
-    plain_[id] = (any & 0x8080808080808080ull) == 0;
-  }
-}
-
-bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size,
-                              const NodeDetail* compared) const {
-  if (side.pool != pool_) return false;
-  const graph::Graph& g = *side.graph;
-  if (node < side.distributed_first.size() && side.distributed_first[node] != graph::kNoNode) return false;
-  if (!side.parallel_merge_info.empty() && side.parallel_merge_info.count(node) != 0) return false;
-  const StringPool& pool = *side.pool;
-  const dump::DumpData& d = side.dump;
-  int32_t stack_id = g.stack[node];
-  // Per item its size, then per field its size and its value's, then per metric its size.
-  thread_local std::vector<size_t> sizes;
-  sizes.clear();
-  size_t n = 0;
-  const dump::DumpEntry* e = g.entry[node] == graph::kNoNode ? nullptr : &d.entries[g.entry[node]];
-  std::string_view name = g.Name(node);
-  uint32_t items = e == nullptr ? 0 : e->input_count + e->output_count;
-  if (items > 0 && !Plain(g.name[node])) return false;
-  if (compared != nullptr && static_cast<uint32_t>(compared->input_size()) + compared->output_size() != items) {
-    return false;
-  }
-  // The metrics of item k of the compared detail.
-  auto metrics = [&](uint32_t k) -> const google::protobuf::RepeatedPtrField<Metric>& {
-    return k < e->input_count ? compared->input(static_cast<int>(k)).metric()
-                              : compared->output(static_cast<int>(k - e->input_count)).metric();
-  };
-  Sizer metric_sizer{0, &sizes};
-  for (uint32_t k = 0; k < items; ++k) {
-    const dump::DumpItem& it = d.items[e->first_item + k];
-    if (!Plain(it.key)) return false;
-    size_t key = pool.Get(it.key).size();
-    size_t key_size = (it.flags & dump::kItemFullKey) ? key : name.size() + key;
-    size_t at = sizes.size();
-    sizes.push_back(0);
-    size_t m = key_size == 0 ? 0 : 1 + VarintSize(key_size) + key_size;
-    if (it.state != dump::ItemState::kInput) m += 1 + VarintSize(Int32Bits(static_cast<int32_t>(it.state)));
-    if (it.flags & dump::kItemNull) m += 2;
-    for (uint32_t f = 0; f < it.field_count; ++f) {
-      const dump::Field& in = d.fields[it.first_field + f];
-      if (!Plain(in.name) || (IsText(in.value) && !Plain(in.value.string))) return false;
-      size_t field_name = pool.Get(in.name).size();
-      size_t v = DumpValueSize(pool, in.value);
-      size_t fs = (field_name == 0 ? 0 : 1 + VarintSize(field_name) + field_name) + Sizer::Delimited(v);
-      sizes.push_back(fs);
-      sizes.push_back(v);
-      m += Sizer::Delimited(fs);
-    }
-    if (compared != nullptr) {
-      for (const Metric& metric : metrics(k)) m += Sizer::Delimited(metric_sizer.Metric(metric));
-    }
-    sizes[at] = m;
-    n += Sizer::Delimited(m);
-  }
-  if (stack_id != 0) n += 1 + VarintSize(Int32Bits(stack_id));
-  if (compared != nullptr) n += metric_sizer.Optional(compared->md5_result());
-  if ((metric_sizer.any & 0x8080808080808080ull) != 0) return false;
-
-  size_t at = out->size();
-  out->resize(at + 1 + VarintSize(n) + n);
-  Writer w{reinterpret_cast<uint8_t*>(out->data() + at), sizes.data()};
-  w.Tag(static_cast<uint32_t>(field), kDelimited);
-  w.Varint(n);
-  auto view = [&w](uint32_t number, std::string_view v) {
-    w.Tag(number, kDelimited);
-    w.Varint(v.size());
-    w.p = Copy(w.p, v.data(), v.size());
-  };
-  for (uint32_t k = 0; k < items; ++k) {
-    const dump::DumpItem& it = d.items[e->first_item + k];
-    w.Length(k < e->input_count ? 1 : 2);
-    std::string_view key = pool.Get(it.key);
-    if (it.flags & dump::kItemFullKey) {
-      if (!key.empty()) view(1, key);
-    } else if (name.size() + key.size() > 0) {
-      w.Tag(1, kDelimited);
-      w.Varint(name.size() + key.size());
-      w.p = Copy(w.p, name.data(), name.size());
-      w.p = Copy(w.p, key.data(), key.size());
-    }
-    if (it.state != dump::ItemState::kInput) {
-      w.Tag(2, kVarint);
-      w.Varint(Int32Bits(static_cast<int32_t>(it.state)));
-    }
-    if (it.flags & dump::kItemNull) w.Bool(3, true);
-    for (uint32_t f = 0; f < it.field_count; ++f) {
-      const dump::Field& in = d.fields[it.first_field + f];
-      w.Length(4);
-      std::string_view field_name = pool.Get(in.name);
-      if (!field_name.empty()) view(1, field_name);
-      w.Length(2);
-      const dump::Value& v = in.value;
-      switch (v.kind) {
-        case dump::ValueKind::kNull: w.Bool(1, true); break;
-        case dump::ValueKind::kBool: w.Bool(2, v.boolean); break;
-        case dump::ValueKind::kInteger:
-          w.Tag(3, kVarint);
-          w.Varint(static_cast<uint64_t>(v.integer));
-          break;
-        case dump::ValueKind::kNumber: w.Fixed64(4, v.number); break;
-        case dump::ValueKind::kString: view(5, pool.Get(v.string)); break;
-        case dump::ValueKind::kJson: view(6, pool.Get(v.string)); break;
-      }
-    }
-    if (compared != nullptr) {
-      for (const Metric& metric : metrics(k)) {
-        w.Length(5);
-        w.Metric(metric);
-      }
-    }
-  }
-  if (stack_id != 0) {
-    w.Tag(3, kVarint);
-    w.Varint(Int32Bits(stack_id));
-  }
-  if (compared != nullptr) w.Optional(8, compared->md5_result());
-  *size = n;
-  return true;
-}
-
-namespace {
-
 uint32_t IndexFlags(const graph::Side& side, uint32_t n) {
   const graph::Graph& g = *side.graph;
   uint32_t flags = 0;
@@ -445,32 +250,38 @@ uint32_t IndexFlags(const graph::Side& side, uint32_t n) {
 double GradeOf(const graph::Graph& g, uint32_t n) { return n < g.grade.size() ? g.grade[n] : std::nan(""); }
 
 // One packed repeated field: its values' bytes gathered first, since the
-// length goes before them.
-struct Packed {
-  std::string bytes;
+// length goes before them, into a buffer of the most they can take.
+class Packed {
+ public:
+  explicit Packed(size_t max) : bytes_(new uint8_t[max]), p_(bytes_.get()) {}
 
   void Varint(uint64_t v) {
     while (v >= 0x80) {
-      bytes.push_back(static_cast<char>(v | 0x80));
+      *p_++ = static_cast<uint8_t>(v | 0x80);
       v >>= 7;
     }
-    bytes.push_back(static_cast<char>(v));
+    *p_++ = static_cast<uint8_t>(v);
   }
   void Int32(int32_t v) { Varint(Int32Bits(v)); }
   void Double(double v) {
     uint64_t bits = DoubleBits(v);
-    char b[8];
-    for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(bits >> (8 * i));
-    bytes.append(b, 8);
+    for (int i = 0; i < 8; ++i) *p_++ = static_cast<uint8_t>(bits >> (8 * i));
   }
+  void Bytes(std::string_view s) { p_ = Copy(p_, s.data(), s.size()); }
+  size_t size() const { return p_ - bytes_.get(); }
+  std::string_view view() const { return {reinterpret_cast<const char*>(bytes_.get()), size()}; }
   // Appends the field (tag, length, values) to `out`; nothing when empty.
   void AppendTo(uint32_t field, std::string* out) const {
-    if (bytes.empty()) return;
-    Packed head;
+    if (size() == 0) return;
+    Packed head(20);
     head.Varint(field << 3 | kDelimited);
-    head.Varint(bytes.size());
-    out->append(head.bytes).append(bytes);
+    head.Varint(size());
+    out->append(head.view()).append(view());
   }
+
+ private:
+  std::unique_ptr<uint8_t[]> bytes_;
+  uint8_t* p_;
 };
 
 }  // namespace
@@ -501,9 +312,20 @@ NodeIndexChunk IndexChunkOf(const graph::Side& side, uint32_t first, uint32_t en
 bool AppendIndexChunkWire(const graph::Side& side, uint32_t first, uint32_t end, std::string* out) {
   const graph::Graph& g = *side.graph;
   uint64_t any = 0;
-  for (uint32_t n = first; n < end; ++n) OrView(g.Name(n), &any);
+  size_t name_bytes = 0, children = 0;
+  for (uint32_t n = first; n < end; ++n) {
+    std::string_view name = g.Name(n);
+    OrView(name, &any);
+    name_bytes += name.size();
+    for (int32_t ch = g.first_child[n]; ch != graph::kNoNode; ch = g.next_sibling[ch]) ++children;
+  }
   if ((any & 0x8080808080808080ull) != 0) return false;
-  Packed head, names, node_type, parent, child_count, children, micro_step, precision, overflow, matched, flags, grade;
+  // The most bytes each field can take: a varint takes up to 10 bytes (a
+  // negative int32 is written as 64 bits).
+  size_t count = end - first;
+  Packed head(20), names(name_bytes + 6 * count), node_type(10 * count), parent(10 * count), child_count(10 * count),
+      child(10 * children), micro_step(10 * count), precision(8 * count), overflow(10 * count), matched(10 * count),
+      flags(10 * count), grade(8 * count);
   if (first != 0) {
     head.Varint(1 << 3 | kVarint);
     head.Varint(first);
@@ -512,12 +334,12 @@ bool AppendIndexChunkWire(const graph::Side& side, uint32_t first, uint32_t end,
     std::string_view name = g.Name(n);
     names.Varint(2 << 3 | kDelimited);
     names.Varint(name.size());
-    names.bytes.append(name);
+    names.Bytes(name);
     node_type.Varint(static_cast<uint32_t>(g.op[n]));
     parent.Int32(g.parent[n]);
     child_count.Varint(g.child_count[n]);
     for (int32_t ch = g.first_child[n]; ch != graph::kNoNode; ch = g.next_sibling[ch]) {
-      children.Varint(static_cast<uint32_t>(ch));
+      child.Varint(static_cast<uint32_t>(ch));
     }
     micro_step.Int32(g.micro_step[n]);
     precision.Double(g.precision[n]);
@@ -526,11 +348,11 @@ bool AppendIndexChunkWire(const graph::Side& side, uint32_t first, uint32_t end,
     flags.Varint(IndexFlags(side, n));
     grade.Double(GradeOf(g, n));
   }
-  out->append(head.bytes).append(names.bytes);
+  out->append(head.view()).append(names.view());
   node_type.AppendTo(3, out);
   parent.AppendTo(4, out);
   child_count.AppendTo(5, out);
-  children.AppendTo(6, out);
+  child.AppendTo(6, out);
   micro_step.AppendTo(7, out);
   precision.AppendTo(8, out);
   overflow.AppendTo(9, out);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/pair_metrics.h"
 #include "graph/graph_builder.h"
 #include "vis.pb.h"
 
@@ -35,15 +36,14 @@ class SideDetailWriter {
  public:
   explicit SideDetailWriter(const StringPool& pool);
 
-  // Appends node's detail like AppendDetailWire. With `compared` (that
-  // filled detail after a compare put metrics and an md5 result into it),
-  // its items' metrics and its md5 result are written too; nothing else of
-  // it is read. Returns false, appending nothing, for a side of another
-  // pool, a node with distributed links or parallel-merge lines, or a string
-  // that is not plain ASCII: the caller goes through FillDetail and
-  // AppendDetail.
+  // Appends node's detail like AppendDetailWire. With `compared` (the
+  // metrics a compare gave node's items, and its md5 result), the detail
+  // that compare::StoreMetrics would make of the filled detail. Returns
+  // false, appending nothing, for a side of another pool, a node with
+  // distributed links or parallel-merge lines, or a string that is not
+  // plain ASCII: the caller goes through FillDetail and AppendDetail.
   bool Append(const graph::Side& side, uint32_t node, int field, std::string* out, size_t* size,
-              const NodeDetail* compared = nullptr) const;
+              const compare::PairMetrics* compared = nullptr) const;
 
  private:
   // False for a string interned after the writer was made.
@@ -51,6 +51,7 @@ class SideDetailWriter {
 
   const StringPool* pool_;
   std::vector<uint8_t> plain_;  // per pool id: 1 when the string is plain ASCII
+  uint64_t generation_;         // tells this writer's fields in a thread's field cache from others'
 };
 
 // The NodeIndexChunk of nodes [first, end) of `side`: an index section.

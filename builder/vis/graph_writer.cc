@@ -144,6 +144,9 @@ Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& dire
   // Tensor compares read .pt files in node order: one thread, which claims the chunks in order.
   int fill_threads = comparing && req.serial_compare ? 1 : threads;
   std::vector<SerializedRange> ranges(kWindowNodes / kChunkNodes);
+  // The most bytes a chunk has taken so far: a chunk's buffer is reserved
+  // that large before it is filled (growing it would copy it a dozen times).
+  std::atomic<size_t> chunk_bytes{0};
   std::vector<PackedBlock> blocks;
   // The block being cut, which may span windows: its first node, its node
   // count and detail bytes, and in `pending` its serialized form so far.
@@ -175,12 +178,16 @@ Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& dire
     uint32_t chunks = (w1 - w0 + kChunkNodes - 1) / kChunkNodes;
     std::atomic<uint32_t> next{0};
     RunOnThreads(fill_threads, [&](int) {
-      // Reused from node to node: FillDetail overwrites them in place.
-      NodeDetail d, peer;
+      // Reused from node to node: FillDetail overwrites it in place.
+      NodeDetail d;
+      compare::PairMetrics metrics;
       ProtobufLogCapture log;
       for (uint32_t c; (c = next.fetch_add(1)) < chunks;) {
         SerializedRange& r = ranges[c];
         r.bytes.clear();
+        if (size_t hint = chunk_bytes.load(std::memory_order_relaxed); r.bytes.capacity() < hint) {
+          r.bytes.reserve(hint + hint / 8);
+        }
         r.end.clear();
         r.size.clear();
         uint32_t a = w0 + c * kChunkNodes, b = std::min(w1, a + kChunkNodes);
@@ -192,18 +199,26 @@ Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& dire
             r.size.push_back(size);
             continue;
           }
-          FillDetail(*side, n, &d);
           if (compared) {
-            FillDetail(*other, static_cast<uint32_t>(g.matched[n]), &peer);
-            req.compare_pair(n, &d, peer);
+            // The compare reads both sides' dumps; what it gives is written
+            // beside the dump's items.
+            req.compare_pair(n, &metrics);
+            if (direct.Append(*side, n, 2, &r.bytes, &size, &metrics)) {
+              r.end.push_back(r.bytes.size());
+              r.size.push_back(size);
+              continue;
+            }
           }
-          // What the compare added is written beside the dump's items, which
-          // are read again from the dump (cheaper than walking `d`).
-          if (!compared || !direct.Append(*side, n, 2, &r.bytes, &size, &d)) AppendDetail(d, 2, &r.bytes, &size);
+          FillDetail(*side, n, &d);
+          if (compared) compare::StoreMetrics(metrics, &d);
+          AppendDetail(d, 2, &r.bytes, &size);
           r.end.push_back(r.bytes.size());
           r.size.push_back(size);
         }
         r.problem = log.Take();
+        for (size_t seen = chunk_bytes.load(std::memory_order_relaxed);
+             r.bytes.size() > seen && !chunk_bytes.compare_exchange_weak(seen, r.bytes.size());) {
+        }
       }
     });
     for (uint32_t c = 0; c < chunks; ++c) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "compare/pair_metrics.h"
 #include "graph/graph_builder.h"
 #include "vis.pb.h"
 
@@ -14,10 +15,11 @@ struct WriteRequest {
   FileMeta meta;                   // node counts are filled in by WriteVis
   graph::Side* npu = nullptr;
   graph::Side* bench = nullptr;    // null for a build
-  // Called for every matched NPU node while its details are written: fills
-  // the metrics of `npu_detail` and sets the node's precision. Called on
-  // several threads at once (unless serial_compare), for distinct nodes.
-  std::function<void(uint32_t npu_node, NodeDetail* npu_detail, const NodeDetail& bench_detail)> compare_pair;
+  // Called for every matched NPU node while its details are written: puts
+  // the metrics of the node's items into `metrics` (which it resets) and
+  // sets the node's precision. Called on several threads at once (unless
+  // serial_compare), for distinct nodes.
+  std::function<void(uint32_t npu_node, compare::PairMetrics* metrics)> compare_pair;
   // Called after all NPU details are written, before the index (API
   // collection aggregation needs every node's precision).
   std::function<void()> after_compare;

@@ -112,12 +112,19 @@ PairOutcome MatchOne(GraphFile* f, uint32_t npu, uint32_t bench, bool check_type
     out.error = bench_detail.error().ToString();
     return out;
   }
-  compare::PairVerdict v = compare::ComparePair(f->meta().mode(), out.npu, &*npu_detail, *bench_detail, nullptr);
-  if (f->meta().mode() == vis::MODE_MD5) npu_detail->set_md5_result(v.md5_result);
+  // The builder's compare, on views of the stored details.
+  compare::NodeItems npu_items, bench_items;
+  compare::ItemsOf(*npu_detail, &npu_items);
+  compare::ItemsOf(*bench_detail, &bench_items);
+  compare::ItemPairing pairing;
+  compare::PairItems(npu_items, bench_items, &pairing);
+  compare::PairMetrics metrics;
+  compare::PairVerdict v = compare::ComparePair(f->meta().mode(), out.npu, pairing, nullptr, &metrics);
   n->set_precision(npu, v.has_precision ? v.precision_index : kNaN);
   if (f->meta().grade_legend_size() > 0) {
-    n->set_grade(npu, compare::Grade26(f->meta().mode(), out.npu, *npu_detail, *bench_detail, false));
+    n->set_grade(npu, compare::Grade26(f->meta().mode(), out.npu, pairing, metrics, false));
   }
+  compare::StoreMetrics(metrics, &*npu_detail);
   n->set_matched(npu, static_cast<int32_t>(bench));
   b->set_matched(bench, static_cast<int32_t>(npu));
   f->SetDetail(vis::SIDE_NPU, npu, std::move(*npu_detail));

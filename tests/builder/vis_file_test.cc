@@ -265,8 +265,26 @@ TEST(DetailWireTest, SideDetailIsTheFilledDetail) {
   }
 }
 
+// The metrics of a pair compared from the dump's arrays (the builder).
+compare::PairVerdict CompareFromDump(CompareMode mode, const graph::Side& npu, uint32_t node, const graph::Side& bench,
+                                     uint32_t peer, compare::PairMetrics* metrics) {
+  auto items_of = [](const graph::Side& side, uint32_t n, compare::NodeItems* out) {
+    const graph::Graph& g = *side.graph;
+    const dump::DumpEntry* e = g.entry[n] == graph::kNoNode ? nullptr : &side.dump.entries[g.entry[n]];
+    compare::ItemsOf(side.dump, e, g.Name(n), *side.pool, out);
+  };
+  compare::NodeItems a, b;
+  items_of(npu, node, &a);
+  items_of(bench, peer, &b);
+  compare::ItemPairing pairing;
+  compare::PairItems(a, b, &pairing);
+  return compare::ComparePair(mode, npu.graph->Name(node), pairing, nullptr, metrics);
+}
+
 // A compared detail written from the dump plus what the compare added (the
-// items' metrics, the md5 result) is the compared detail's wire form.
+// items' metrics, the md5 result) is the compared detail's wire form; and a
+// pair compared from the dump's arrays gets the metrics and index that the
+// same pair gets compared from its stored details (the service).
 TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
   for (const char* sample : {"gpt_statistics", "cnn_md5"}) {
     std::string root = testing::SourceDir() + "/samples/" + sample;
@@ -281,13 +299,25 @@ TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
     for (uint32_t node = 1; node < g.size(); ++node) {
       int32_t peer = pair->bench->graph->Find(g.name[node]);
       if (peer == graph::kNoNode) continue;
+      compare::PairMetrics metrics;
+      compare::PairVerdict from_dump =
+          CompareFromDump(mode, *pair->npu, node, *pair->bench, static_cast<uint32_t>(peer), &metrics);
       NodeDetail d, b;
       FillDetail(*pair->npu, node, &d);
       FillDetail(*pair->bench, static_cast<uint32_t>(peer), &b);
-      compare::ComparePair(mode, std::string(g.Name(node)), &d, b, nullptr);
+      NodeDetail stored = d;
+      compare::StoreMetrics(metrics, &d);
+      compare::PairVerdict from_details = compare::ComparePair(mode, std::string(g.Name(node)), &stored, b, nullptr);
+      ASSERT_EQ(stored.SerializeAsString(), d.SerializeAsString()) << sample << " node " << node;
+      EXPECT_EQ(from_dump.has_precision, from_details.has_precision);
+      EXPECT_EQ(std::isnan(from_dump.precision_index), std::isnan(from_details.precision_index));
+      if (!std::isnan(from_dump.precision_index)) {
+        EXPECT_EQ(from_dump.precision_index, from_details.precision_index);
+      }
+      EXPECT_EQ(from_dump.is_float, from_details.is_float);
       std::string wire;
       size_t size = 0;
-      if (!writer.Append(*pair->npu, node, 2, &wire, &size, &d)) continue;
+      if (!writer.Append(*pair->npu, node, 2, &wire, &size, &metrics)) continue;
       for (const auto* items : {&d.input(), &d.output()}) {
         for (const Item& it : *items) with_metrics += it.metric_size() > 0;
       }
@@ -358,9 +388,9 @@ TEST(WriteVisTest, TheFileDoesNotDependOnTheThreads) {
     req.threads = threads == 0 ? 2 : threads;
     req.serial_compare = threads == 0;
     std::vector<uint32_t> order;
-    req.compare_pair = [&](uint32_t n, NodeDetail* a, const NodeDetail& b) {
+    req.compare_pair = [&](uint32_t n, compare::PairMetrics* metrics) {
       if (req.serial_compare) order.push_back(n);
-      compare::ComparePair(MODE_STATISTICS, std::string(g.Name(n)), a, b, nullptr);
+      CompareFromDump(MODE_STATISTICS, *pair->npu, n, *pair->bench, static_cast<uint32_t>(g.matched[n]), metrics);
     };
     std::string path = (dir / ("t" + std::to_string(threads) + ".vis")).string();
     ASSERT_TRUE(WriteVis(path, req).ok());

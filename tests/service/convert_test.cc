@@ -347,6 +347,18 @@ TEST_F(ConvertTest, AJobNobodyWatchesIsCancelled) {
   options.convert_orphan_seconds = 1;
   Serve(options);
   fs::copy(ScaledDump(), dir_.Join("scaled"), fs::copy_options::recursive);
+  // Three more ranks a side (hard links to rank0's files): the job has to
+  // outlast the orphan timeout however fast the builder gets.
+  for (const char* side : {"npu", "bench"}) {
+    fs::path step = fs::path(dir_.Join("scaled")) / side / "step0";
+    for (int r = 1; r < 4; ++r) {
+      fs::path rank = step / ("rank" + std::to_string(r));
+      fs::create_directories(rank);
+      for (const auto& f : fs::directory_iterator(step / "rank0")) {
+        fs::create_hard_link(f.path(), rank / f.path().filename());
+      }
+    }
+  }
   ConvertJob job;
   ASSERT_TRUE(Start(Request("scaled/npu", "scaled/bench", "orphan"), &job).ok());
   // No ConvertProgress: the page that started it has gone.

@@ -1,0 +1,124 @@
+// Python's number texts (base/py_format.h): repr(float) against the
+// shortest round-trip digits of std::to_chars laid out as Python does, on
+// doubles of every exponent, the differences and ratios of float32
+// statistics the compare prints, short decimals and their neighbours, and
+// powers of two (whose interval is lopsided).
+#include "base/py_format.h"
+
+#include <gtest/gtest.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+
+namespace graph_ascend {
+namespace {
+
+// repr(x) from std::to_chars: its shortest scientific digits, in fixed
+// notation for exponents -5 < e < 16 as Python writes them.
+std::string Reference(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  if (x == 0) return std::signbit(x) ? "-0.0" : "0.0";
+  char buf[64];
+  std::string sci(buf, std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific).ptr);
+  std::string sign = x < 0 ? "-" : "";
+  std::string m = sci.substr(sign.size(), sci.find('e') - sign.size());
+  int exp10 = std::atoi(sci.c_str() + sci.find('e') + 1);
+  std::string digits = m.substr(0, 1) + (m.size() > 2 ? m.substr(2) : "");
+  int decpt = exp10 + 1;
+  if (decpt <= -4 || decpt > 16) return sci;
+  int nd = static_cast<int>(digits.size());
+  if (decpt <= 0) return sign + "0." + std::string(-decpt, '0') + digits;
+  if (decpt >= nd) return sign + digits + std::string(decpt - nd, '0') + ".0";
+  return sign + digits.substr(0, decpt) + "." + digits.substr(decpt);
+}
+
+double FromBits(uint64_t bits) {
+  double x;
+  memcpy(&x, &bits, sizeof(x));
+  return x;
+}
+
+// Checks x and its two neighbours; false at the first difference.
+bool Same(double x) {
+  for (double y : {x, std::nextafter(x, -INFINITY), std::nextafter(x, INFINITY)}) {
+    std::string want = Reference(y);
+    char out[kPyReprMax];
+    std::string got(out, PyReprTo(y, out));
+    uint64_t bits;
+    memcpy(&bits, &y, sizeof(bits));
+    EXPECT_EQ(got, want) << "bits " << std::hex << bits;
+    if (got != want) return false;
+    EXPECT_EQ(PyRepr(y), want);
+  }
+  return true;
+}
+
+TEST(PyReprTest, FixedCases) {
+  EXPECT_EQ(PyRepr(0.1), "0.1");
+  EXPECT_EQ(PyRepr(1e-05), "1e-05");
+  EXPECT_EQ(PyRepr(0.0001), "0.0001");
+  EXPECT_EQ(PyRepr(-2.5), "-2.5");
+  EXPECT_EQ(PyRepr(1e16), "1e+16");
+  EXPECT_EQ(PyRepr(1e-300), "1e-300");
+  EXPECT_EQ(PyRepr(5e-324), "5e-324");
+  EXPECT_EQ(PyRepr(1234567890123456.0), "1234567890123456.0");
+  EXPECT_EQ(PyRepr(12345678901234567.0), "1.2345678901234568e+16");
+  EXPECT_EQ(PyRepr(0.19999999999999998), "0.19999999999999998");
+  EXPECT_EQ(PyRepr(66.66666666666666), "66.66666666666666");
+  EXPECT_EQ(PyRepr(-0.0), "-0.0");
+  EXPECT_EQ(PyRepr(NAN), "nan");
+  EXPECT_EQ(PyRepr(-INFINITY), "-inf");
+}
+
+TEST(PyReprTest, EveryExponent) {
+  std::mt19937_64 rng(14);
+  for (int i = 0; i < 300000; ++i) {
+    double x = FromBits((rng() & ~(uint64_t{0x7ff} << 52)) | (static_cast<uint64_t>(rng() % 0x7ff) << 52));
+    ASSERT_TRUE(Same(x));
+  }
+}
+
+TEST(PyReprTest, StatisticsDifferencesAndRatios) {
+  std::mt19937_64 rng(15);
+  std::uniform_real_distribution<double> exponent(-12, 8);
+  std::uniform_real_distribution<double> noise(-0.01, 0.01);
+  for (int i = 0; i < 300000; ++i) {
+    double a = static_cast<float>(std::pow(10.0, exponent(rng)) * (rng() % 2 ? 1 : -1));
+    double b = static_cast<float>(a * (1 + noise(rng)));
+    double d = a - b;
+    ASSERT_TRUE(Same(d));
+    if (b != 0) {
+      ASSERT_TRUE(Same(std::fabs(d / b * 100)));
+    }
+    ASSERT_TRUE(Same(a));
+  }
+}
+
+TEST(PyReprTest, ShortDecimalsAndTheirNeighbours) {
+  std::mt19937_64 rng(16);
+  for (int i = 0; i < 200000; ++i) {
+    int digits = 1 + static_cast<int>(rng() % 17);
+    uint64_t m = rng() % static_cast<uint64_t>(std::pow(10.0, digits));
+    int e = static_cast<int>(rng() % 80) - 50;
+    std::string text = std::to_string(m) + "e" + std::to_string(e);
+    ASSERT_TRUE(Same(std::strtod(text.c_str(), nullptr))) << text;
+  }
+  for (int m = 1; m < 20000; ++m) {
+    ASSERT_TRUE(Same(m));
+    ASSERT_TRUE(Same(m / 1000.0));
+  }
+}
+
+TEST(PyReprTest, PowersOfTwo) {
+  for (int e = -1074; e <= 1023; ++e) ASSERT_TRUE(Same(std::ldexp(1.0, e))) << e;
+  for (int e = -1022; e <= 1023; ++e) ASSERT_TRUE(Same(std::ldexp(1.5, e))) << e;
+}
+
+}  // namespace
+}  // namespace graph_ascend
