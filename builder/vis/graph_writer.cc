@@ -54,15 +54,34 @@ struct SerializedRange {
   std::string problem;  // protobuf's complaint (invalid UTF-8), stops the write
 };
 
-// One section on its way: serialized, then compressed on some thread.
+// Bytes [begin, end) of a chunk's serialized details.
+struct BlockPiece {
+  const std::string* bytes;
+  size_t begin;
+  size_t end;
+};
+
+// One section on its way: serialized, then compressed on some thread. A
+// detail block may still be `raw` followed by `pieces` of the chunks it was
+// cut from, joined on the thread that packs it.
 struct PackedBlock {
   uint32_t first = 0;
   uint32_t count = 0;
   std::string raw;
+  std::vector<BlockPiece> pieces;
   std::string packed;
   std::string error;
   bool unwritable = false;  // `error` is protobuf's complaint about the section's content
 };
+
+// Appends b's pieces to b->raw.
+void JoinPieces(PackedBlock* b) {
+  size_t size = b->raw.size();
+  for (const BlockPiece& p : b->pieces) size += p.end - p.begin;
+  b->raw.reserve(size);
+  for (const BlockPiece& p : b->pieces) b->raw.append(*p.bytes, p.begin, p.end - p.begin);
+  b->pieces.clear();
+}
 
 // One SectionPacker per thread.
 class Packers {
@@ -74,6 +93,7 @@ class Packers {
   // Compresses `b` on thread `t` (unless serializing it failed).
   void Pack(int t, PackedBlock* b) {
     if (!b->error.empty()) return;
+    JoinPieces(b);
     if (b->raw.size() > kMaxSectionBytes) {
       b->error = "section of " + std::to_string(b->raw.size()) + " bytes is over the limit";
     } else if (!packers_[t]->Pack(b->raw, &b->packed, &b->error) && b->error.empty()) {
@@ -128,62 +148,99 @@ Status WriteSections(VisWriter* w, Packers* packers, SectionKind kind, const cha
 // nodes at a time (threads claim the next chunk, so a thread given costly
 // nodes does not hold the other up), cut into blocks by the rule of a
 // one-thread writer (kDetailBlockNodes nodes or kDetailBlockBytes), the
-// blocks compressed on every thread and written in order, so the file is the
-// same for any number of threads.
+// blocks joined and compressed on every thread and written in order, so the
+// file is the same for any number of threads. The blocks of one window are
+// joined and compressed in the same round of threads as the next window is
+// filled (two sets of chunk buffers), so that no core waits for the other
+// between the two.
 // NodeDetailBlock's wire form is `first` (field 1, omitted when 0) followed
 // by each detail as field 2, which is what is concatenated here.
 constexpr uint32_t kWindowNodes = 64 * kDetailBlockNodes;
 constexpr uint32_t kChunkNodes = 256;
 static_assert(kWindowNodes % kChunkNodes == 0);
 
+// Cuts serialized details into detail blocks as a one-thread writer would;
+// a block may span windows.
+class BlockCutter {
+ public:
+  // Cuts the chunks [0, chunks) of a window starting at node w0: full blocks
+  // go to `out` as pieces of `ranges`, which must stay unchanged until they
+  // are packed; the block left open is copied out of them.
+  void Cut(const std::vector<SerializedRange>& ranges, uint32_t w0, uint32_t chunks, std::vector<PackedBlock>* out) {
+    for (uint32_t c = 0; c < chunks; ++c) {
+      const SerializedRange& r = ranges[c];
+      size_t begin = 0;
+      uint32_t a = w0 + c * kChunkNodes;
+      for (size_t k = 0; k < r.end.size(); ++k) {
+        if (open_.count == 0) {
+          open_.first = a + static_cast<uint32_t>(k);
+          if (open_.first != 0) {
+            open_.raw.push_back(0x08);
+            AppendVarint(open_.first, &open_.raw);
+          }
+        }
+        if (!open_.pieces.empty() && open_.pieces.back().bytes == &r.bytes && open_.pieces.back().end == begin) {
+          open_.pieces.back().end = r.end[k];
+        } else {
+          open_.pieces.push_back({&r.bytes, begin, r.end[k]});
+        }
+        begin = r.end[k];
+        ++open_.count;
+        open_bytes_ += r.size[k];
+        if (DetailBlockFull(open_.count, open_bytes_)) Close(out);
+      }
+    }
+    JoinPieces(&open_);
+  }
+  // Hands over the block left open (the side's last).
+  void Finish(std::vector<PackedBlock>* out) {
+    if (open_.count > 0) Close(out);
+  }
+
+ private:
+  void Close(std::vector<PackedBlock>* out) {
+    size_t last = open_.raw.capacity();
+    out->push_back(std::move(open_));
+    open_ = PackedBlock();
+    open_.raw.reserve(last);  // a block continued across windows grows once at most
+    open_bytes_ = 0;
+  }
+
+  PackedBlock open_;
+  size_t open_bytes_ = 0;
+};
+
 Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& direct, Side side_id, graph::Side* side,
                     graph::Side* other, const WriteRequest& req, double progress_base, double progress_span) {
   graph::Graph& g = *side->graph;
   int threads = packers->threads();
   bool comparing = other != nullptr && req.compare_pair;
-  // Tensor compares read .pt files in node order: one thread, which claims the chunks in order.
+  // Tensor compares read .pt files in node order: one thread fills, claiming the chunks in order.
   int fill_threads = comparing && req.serial_compare ? 1 : threads;
-  std::vector<SerializedRange> ranges(kWindowNodes / kChunkNodes);
+  // Window k is filled into ranges[k % 2] while window k - 1's blocks, cut from ranges[(k - 1) % 2], are packed.
+  std::vector<SerializedRange> ranges[2] = {std::vector<SerializedRange>(kWindowNodes / kChunkNodes),
+                                            std::vector<SerializedRange>(kWindowNodes / kChunkNodes)};
   // The most bytes a chunk has taken so far: a chunk's buffer is reserved
   // that large before it is filled (growing it would copy it a dozen times).
   std::atomic<size_t> chunk_bytes{0};
-  std::vector<PackedBlock> blocks;
-  // The block being cut, which may span windows: its first node, its node
-  // count and detail bytes, and in `pending` its serialized form so far.
-  std::string pending;
-  uint32_t block_first = 0, block_count = 0;
-  size_t block_bytes = 0;
-  auto start_block = [&]() -> PackedBlock& {
-    blocks.emplace_back();
-    PackedBlock& b = blocks.back();
-    b.first = block_first;
-    b.count = block_count;
-    size_t last = pending.size();
-    b.raw = std::move(pending);
-    pending = std::string();
-    pending.reserve(last + last / 4);  // blocks are alike: grow once at most
-    block_count = 0;
-    block_bytes = 0;
-    return b;
-  };
-  auto pack_and_write = [&]() -> Status {
-    std::atomic<size_t> next{0};
-    RunOnThreads(std::min<int>(threads, static_cast<int>(blocks.size())), [&](int t) {
-      for (size_t i; (i = next.fetch_add(1)) < blocks.size();) packers->Pack(t, &blocks[i]);
-    });
-    return WriteBlocks(w, SECTION_NODE_DETAILS, "node details", side_id, &blocks);
-  };
-  for (uint32_t w0 = 0; w0 < g.size(); w0 += kWindowNodes) {
-    uint32_t w1 = std::min<uint32_t>(g.size(), w0 + kWindowNodes);
+  BlockCutter cutter;
+  std::vector<PackedBlock> blocks;  // cut, to be packed in the next round
+  // Packs `blocks` and fills window [w0, w1) into `fill` (none when w0 == w1)
+  // on every thread; packing first, so its blocks can be written soon after.
+  auto round = [&](uint32_t w0, uint32_t w1, std::vector<SerializedRange>* fill) {
     uint32_t chunks = (w1 - w0 + kChunkNodes - 1) / kChunkNodes;
-    std::atomic<uint32_t> next{0};
-    RunOnThreads(fill_threads, [&](int) {
+    std::atomic<size_t> next_block{0};
+    std::atomic<uint32_t> next_chunk{0};
+    int round_threads = std::max(1, std::min<int>(threads, static_cast<int>(blocks.size() + chunks)));
+    RunOnThreads(round_threads, [&](int t) {
+      for (size_t i; (i = next_block.fetch_add(1)) < blocks.size();) packers->Pack(t, &blocks[i]);
+      if (t >= fill_threads) return;
       // Reused from node to node: FillDetail overwrites it in place.
       NodeDetail d;
       compare::PairMetrics metrics;
       ProtobufLogCapture log;
-      for (uint32_t c; (c = next.fetch_add(1)) < chunks;) {
-        SerializedRange& r = ranges[c];
+      for (uint32_t c; (c = next_chunk.fetch_add(1)) < chunks;) {
+        SerializedRange& r = (*fill)[c];
         r.bytes.clear();
         if (size_t hint = chunk_bytes.load(std::memory_order_relaxed); r.bytes.capacity() < hint) {
           r.bytes.reserve(hint + hint / 8);
@@ -221,36 +278,25 @@ Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& dire
         }
       }
     });
+    return chunks;
+  };
+  int set = 0;
+  for (uint32_t w0 = 0; w0 < g.size(); w0 += kWindowNodes, set ^= 1) {
+    uint32_t w1 = std::min<uint32_t>(g.size(), w0 + kWindowNodes);
+    std::vector<SerializedRange>& filled = ranges[set];
+    uint32_t chunks = round(w0, w1, &filled);
+    GA_RETURN_IF_ERROR(WriteBlocks(w, SECTION_NODE_DETAILS, "node details", side_id, &blocks));
     for (uint32_t c = 0; c < chunks; ++c) {
-      if (!ranges[c].problem.empty()) {
-        return MakeError(w->path(), "node details section", "cannot be written: " + ranges[c].problem);
+      if (!filled[c].problem.empty()) {
+        return MakeError(w->path(), "node details section", "cannot be written: " + filled[c].problem);
       }
     }
-    // Cut the window's details into blocks.
-    for (uint32_t c = 0; c < chunks; ++c) {
-      const SerializedRange& r = ranges[c];
-      size_t begin = 0;
-      uint32_t a = w0 + c * kChunkNodes;
-      for (size_t k = 0; k < r.end.size(); ++k) {
-        if (block_count == 0) {
-          block_first = a + static_cast<uint32_t>(k);
-          if (block_first != 0) {
-            pending.push_back(0x08);
-            AppendVarint(block_first, &pending);
-          }
-        }
-        pending.append(r.bytes, begin, r.end[k] - begin);
-        begin = r.end[k];
-        ++block_count;
-        block_bytes += r.size[k];
-        if (DetailBlockFull(block_count, block_bytes)) start_block();
-      }
-    }
-    GA_RETURN_IF_ERROR(pack_and_write());
+    cutter.Cut(filled, w0, chunks, &blocks);
     if (req.progress) req.progress(progress_base + progress_span * w1 / g.size());
   }
-  if (block_count > 0) start_block();
-  return pack_and_write();
+  cutter.Finish(&blocks);
+  round(0, 0, nullptr);
+  return WriteBlocks(w, SECTION_NODE_DETAILS, "node details", side_id, &blocks);
 }
 
 Status WriteIndex(VisWriter* w, Packers* packers, Side side_id, const graph::Side& side) {
@@ -392,8 +438,7 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
   Packers packers(*w, std::max(1, req.threads > 0 ? req.threads : DefaultThreads()));
   // Both sides of a compare share one pool: its plain strings are noted once.
   SideDetailWriter direct(*req.npu->pool);
-  GA_RETURN_IF_ERROR(
-      WriteDetails(w, &packers, direct, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
+  GA_RETURN_IF_ERROR(WriteDetails(w, &packers, direct, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
   if (req.after_compare) req.after_compare();
   if (compare && req.rank_divergence) {
     DivergenceRanking ranking = req.rank_divergence();
@@ -422,8 +467,7 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
   if (compare) {
     std::unique_ptr<SideDetailWriter> own;
     if (req.bench->pool != req.npu->pool) own = std::make_unique<SideDetailWriter>(*req.bench->pool);
-    GA_RETURN_IF_ERROR(
-        WriteDetails(w, &packers, own ? *own : direct, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
+    GA_RETURN_IF_ERROR(WriteDetails(w, &packers, own ? *own : direct, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
   }
   GA_RETURN_IF_ERROR(WriteIndex(w, &packers, SIDE_NPU, *req.npu));
   GA_RETURN_IF_ERROR(WriteStacks(w, &packers, SIDE_NPU, *req.npu));
