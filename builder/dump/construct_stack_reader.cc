@@ -73,11 +73,12 @@ bool ParseConstruct(JsonReader* r, StringPool* pool, ConstructData* out) {
     } else {
       return Fail(r, "key " + child + ": the parent must be a string or null");
     }
-    auto [it, inserted] = out->edge_of.emplace(edge.child, static_cast<uint32_t>(out->edges.size()));
-    if (inserted) {
+    uint32_t index = static_cast<uint32_t>(out->edges.size());
+    uint32_t at = out->edge_of.Insert(edge.child, index);
+    if (at == index) {
       out->edges.push_back(edge);
     } else {
-      out->edges[it->second] = edge;  // last value wins, first position kept (Python dict)
+      out->edges[at] = edge;  // last value wins, first position kept (Python dict)
     }
   }
   return true;
@@ -125,7 +126,7 @@ bool ParseStack(JsonReader* r, StringPool* pool, StackData* out) {
     if (!grouped) {
       if (!ReadLines(r, pool, &out->lines)) return false;
       range.count = static_cast<uint32_t>(out->lines.size() - range.first);
-      out->stack_of[pool->Intern(name)] = static_cast<uint32_t>(out->stacks.size());
+      out->stack_of.Set(pool->Intern(name), static_cast<uint32_t>(out->stacks.size()));
       out->stacks.push_back(range);
       continue;
     }
@@ -167,19 +168,16 @@ bool ParseStack(JsonReader* r, StringPool* pool, StackData* out) {
     range.count = static_cast<uint32_t>(out->lines.size() - range.first);
     uint32_t id = static_cast<uint32_t>(out->stacks.size());
     out->stacks.push_back(range);
-    for (uint32_t n : names) out->stack_of[n] = id;
+    for (uint32_t n : names) out->stack_of.Set(n, id);
   }
   return true;
 }
 
-// Room from the file size, so that the maps never rehash as they fill:
-// a construct.json line takes 60-100 bytes, a stack.json one 100 or more.
-void Reserve(size_t size, ConstructData* out) {
-  out->edges.reserve(size / 48);
-  out->edge_of.reserve(size / 48);
-}
+// Room from the file size, so that the arrays never grow by copying: a
+// construct.json line takes 60-100 bytes, a stack.json one 100 or more.
+void Reserve(size_t size, ConstructData* out) { out->edges.reserve(size / 48); }
 
-void Reserve(size_t size, StackData* out) { out->stack_of.reserve(size / 256); }
+void Reserve(size_t size, StackData* out) { out->lines.reserve(size / 96); }
 
 // Maps `path` and parses its one top-level value with `parse`.
 template <typename Data>

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "base/id_index.h"
 #include "base/status.h"
 #include "base/string_pool.h"
 
@@ -92,11 +92,11 @@ struct DumpData {
   std::vector<DumpItem> items;
   std::vector<Field> fields;
   std::vector<P2POp> p2p;
-  std::unordered_map<uint32_t, uint32_t> entry_of;  // name id -> entry index
+  IdIndex entry_of;  // name id -> entry index
 
   const DumpEntry* Find(uint32_t name) const {
-    auto it = entry_of.find(name);
-    return it == entry_of.end() ? nullptr : &entries[it->second];
+    uint32_t e = entry_of.Get(name);
+    return e == IdIndex::kNone ? nullptr : &entries[e];
   }
 };
 
@@ -117,8 +117,8 @@ struct ConstructData {
     int32_t micro_step;  // Megatron variant [parent, micro_step]; -1 otherwise
   };
   std::vector<Edge> edges;
-  std::unordered_map<uint32_t, uint32_t> edge_of;  // child -> index in edges (last wins)
-  bool IsKey(uint32_t name) const { return edge_of.count(name) != 0; }
+  IdIndex edge_of;  // child -> index in edges (last wins)
+  bool IsKey(uint32_t name) const { return edge_of.Contains(name); }
 };
 
 Result<ConstructData> ReadConstructJson(const std::string& path, StringPool* pool);
@@ -132,12 +132,12 @@ struct StackData {
     uint32_t count;
   };
   std::vector<Range> stacks;
-  std::unordered_map<uint32_t, uint32_t> stack_of;  // name -> index in stacks
+  IdIndex stack_of;      // name -> index in stacks
   bool grouped = false;  // the {"0": [[names], [lines]]} format
 
   const Range* Find(uint32_t name) const {
-    auto it = stack_of.find(name);
-    return it == stack_of.end() ? nullptr : &stacks[it->second];
+    uint32_t s = stack_of.Get(name);
+    return s == IdIndex::kNone ? nullptr : &stacks[s];
   }
 };
 

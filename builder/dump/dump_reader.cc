@@ -638,11 +638,12 @@ bool DumpParser::ParseEntry(std::string_view name) {
     entry.overflow = level;
   }
 
-  auto [it, inserted] = out_->entry_of.emplace(name_id, static_cast<uint32_t>(out_->entries.size()));
-  if (inserted) {
+  uint32_t index = static_cast<uint32_t>(out_->entries.size());
+  uint32_t at = out_->entry_of.Insert(name_id, index);
+  if (at == index) {
     out_->entries.push_back(entry);
   } else {
-    out_->entries[it->second] = entry;  // a repeated key: the last one wins (§14.1)
+    out_->entries[at] = entry;  // a repeated key: the last one wins (§14.1)
   }
   return true;
 }
@@ -957,7 +958,6 @@ Result<DumpData> ReadDumpJson(const std::string& path, StringPool* pool, const D
   data.fields.reserve(size / 32);
   data.items.reserve(size / 192);
   data.entries.reserve(size / 512);
-  data.entry_of.reserve(size / 512);
   JsonReader reader(file->text(), path);
   DumpParser parser(&reader, pool, &data, options, &*file);
   GA_RETURN_IF_ERROR(parser.Parse());

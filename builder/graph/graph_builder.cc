@@ -92,17 +92,17 @@ uint32_t SideBuilder::GetOrCreate(uint32_t name_id) {
   std::string_view name = side_->pool->Get(name_id);
   uint32_t n = g_->AddNode(name_id, ClassifyNode(name));
   root_seq_.push_back(seq_++);
-  auto it = side_->dump.entry_of.find(name_id);
-  if (it != side_->dump.entry_of.end()) g_->entry[n] = static_cast<int32_t>(it->second);
+  uint32_t entry = side_->dump.entry_of.Get(name_id);
+  if (entry != IdIndex::kNone) g_->entry[n] = static_cast<int32_t>(entry);
   AttachStack(n);
   return n;
 }
 
 void SideBuilder::AttachStack(uint32_t node) {
   std::string_view name = g_->Name(node);
-  auto stack_index = side_->stacks.stack_of.find(g_->name[node]);
-  if (stack_index != side_->stacks.stack_of.end() && side_->stacks.stacks[stack_index->second].count > 0) {
-    const dump::StackData::Range& raw = side_->stacks.stacks[stack_index->second];
+  uint32_t stack_index = side_->stacks.stack_of.Get(g_->name[node]);
+  if (stack_index != IdIndex::kNone && side_->stacks.stacks[stack_index].count > 0) {
+    const dump::StackData::Range& raw = side_->stacks.stacks[stack_index];
     const uint32_t* lines = side_->stacks.lines.data() + raw.first;
     if (options_.complete_stack) {
       g_->stack[node] = g_->stacks.Intern(lines, raw.count);
@@ -111,7 +111,7 @@ void SideBuilder::AttachStack(uint32_t node) {
     // The simplified stack depends only on the raw stack and, for modules,
     // on the module's attribute name: computed once per such pair (stacks
     // are shared by thousands of nodes).
-    uint64_t key = static_cast<uint64_t>(stack_index->second) << 32;
+    uint64_t key = static_cast<uint64_t>(stack_index) << 32;
     if (IsModuleName(name)) {
       std::vector<std::string_view> seg = SplitDots(name);
       key |= seg.size() >= 4 ? side_->pool->InternShort(seg[seg.size() - 4]) : 0;
@@ -157,10 +157,10 @@ uint32_t SideBuilder::RepairBackwardParent(uint32_t child_id, uint32_t parent_id
   auto parent_of = [&](std::string_view name) -> int64_t {
     int64_t id = side_->pool->Find(name);
     if (id < 0) return -1;
-    auto it = c.edge_of.find(static_cast<uint32_t>(id));
+    uint32_t edge = c.edge_of.Get(static_cast<uint32_t>(id));
     // Not "cond ? -1 : parent": the uint32_t parent would make -1 4294967295.
-    if (it == c.edge_of.end()) return -1;
-    return c.edges[it->second].parent;
+    if (edge == IdIndex::kNone) return -1;
+    return c.edges[edge].parent;
   };
   std::string candidate;
   if (SplitTrailing(child, "backward", &dot, &digits)) {
@@ -206,7 +206,7 @@ uint32_t SideBuilder::InplaceBackwardParent(uint32_t child_id, uint32_t parent_i
   if (!sub || !up || *sub == *up) return parent_id;
   int64_t forward = side_->pool->Find(std::string(child.substr(0, dot)) + ".forward." + std::string(digits));
   if (forward < 0 || !c.IsKey(static_cast<uint32_t>(forward))) return parent_id;
-  uint32_t fp = c.edges[c.edge_of.at(static_cast<uint32_t>(forward))].parent;
+  uint32_t fp = c.edges[c.edge_of.Get(static_cast<uint32_t>(forward))].parent;
   if (fp == 0) return 0;  // the forward node is top-level: so is its backward twin
   std::string_view fparent = side_->pool->Get(fp);
   size_t fdot;
@@ -469,19 +469,19 @@ void MovePool(Side* side, StringPool* to) {
     op.op = id[op.op];
     op.group_id = id[op.group_id];
   }
-  d.entry_of.clear();
-  for (uint32_t e = 0; e < d.entries.size(); ++e) d.entry_of.emplace(d.entries[e].name, e);
+  d.entry_of.Clear();
+  for (uint32_t e = 0; e < d.entries.size(); ++e) d.entry_of.Set(d.entries[e].name, e);
   dump::ConstructData& c = side->construct;
-  c.edge_of.clear();
+  c.edge_of.Clear();
   for (uint32_t e = 0; e < c.edges.size(); ++e) {
     c.edges[e].child = id[c.edges[e].child];
     c.edges[e].parent = id[c.edges[e].parent];
-    c.edge_of.emplace(c.edges[e].child, e);
+    c.edge_of.Set(c.edges[e].child, e);
   }
   dump::StackData& st = side->stacks;
   for (uint32_t& line : st.lines) line = id[line];
-  std::unordered_map<uint32_t, uint32_t> stack_of;
-  for (auto& [name, stack] : st.stack_of) stack_of.emplace(id[name], stack);
+  IdIndex stack_of;
+  st.stack_of.ForEach([&](uint32_t name, uint32_t stack) { stack_of.Set(id[name], stack); });
   st.stack_of = std::move(stack_of);
   if (side->graph) side->graph->Reintern(id, to);
   side->pool = to;
