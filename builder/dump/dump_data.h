@@ -22,6 +22,11 @@ enum class ValueKind : uint8_t { kNull, kBool, kInteger, kNumber, kString, kJson
 
 // A field value of a dump leaf. Strings and compact JSON (lists, objects)
 // are StringPool ids.
+//
+// Packed to 4-byte alignment (12 bytes, not 16) so that a Field is 16 bytes,
+// not 24: a side of 10^5 nodes holds about two million fields. Its 8-byte
+// members are then 4-aligned, which x86-64 and AArch64 load at full speed.
+#pragma pack(push, 4)
 struct Value {
   ValueKind kind = ValueKind::kNull;
   union {
@@ -32,11 +37,13 @@ struct Value {
   };
   Value() : integer(0) {}
 };
+#pragma pack(pop)
 
 struct Field {
   Value value;
   uint32_t name;  // StringPool id of the field name
 };
+static_assert(sizeof(Field) == 16);
 
 // One flattened leaf of a dump entry (§4.1–§4.3).
 struct DumpItem {
