@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "base/huge_pages.h"
 #include "base/mapped_file.h"
 #include "dump/dump_data.h"
 #include "json/json_reader.h"
@@ -954,10 +955,13 @@ Result<DumpData> ReadDumpJson(const std::string& path, StringPool* pool, const D
   // copying (the pages of a reservation are only touched as they fill).
   // msprobe writes indent=1: a field takes 30-40 bytes, an item 200-300, an
   // entry 500-1000; a smaller file with denser values grows the usual way.
+  // The fields and items fill on huge pages where the kernel allows.
   size_t size = file->text().size();
   data.fields.reserve(size / 32);
   data.items.reserve(size / 192);
   data.entries.reserve(size / 512);
+  AdviseHugePages(data.fields.data(), data.fields.capacity() * sizeof(Field));
+  AdviseHugePages(data.items.data(), data.items.capacity() * sizeof(DumpItem));
   JsonReader reader(file->text(), path);
   DumpParser parser(&reader, pool, &data, options, &*file);
   GA_RETURN_IF_ERROR(parser.Parse());
