@@ -22,64 +22,104 @@ Status CheckNotEmpty(const MappedFile& file, const char* what) {
 
 bool Fail(JsonReader* r, std::string message) { return r->Fail(r->offset(), std::move(message)); }
 
+constexpr std::string_view kMicroStepKey = "megatron_micro_step_number";
+
+void AddEdge(const ConstructData::Edge& edge, ConstructData* out) {
+  uint32_t index = static_cast<uint32_t>(out->edges.size());
+  uint32_t at = out->edge_of.Insert(edge.child, index);
+  if (at == index) {
+    out->edges.push_back(edge);
+  } else {
+    out->edges[at] = edge;  // last value wins, first position kept (Python dict)
+  }
+}
+
+// The value of the construct.json member of key `key` (NextKey's, copied
+// into `child` before anything else is read), read in general: every shape
+// and every error.
+bool ParseMember(JsonReader* r, std::string_view key, StringPool* pool, std::string* child, ConstructData* out) {
+  child->assign(key);
+  if (*child == kMicroStepKey) return r->SkipValue();
+  ConstructData::Edge edge{pool->Intern(*child), 0, -1};
+  JsonType t;
+  if (!r->PeekType(&t)) return false;
+  std::string_view s;
+  if (t == JsonType::kNull) {
+    if (!r->GetNull()) return false;
+  } else if (t == JsonType::kString) {
+    if (!r->GetString(&s)) return false;
+    edge.parent = pool->Intern(s);
+  } else if (t == JsonType::kArray) {
+    // The Megatron variant: [parent, micro_step].
+    if (!r->BeginArray()) return false;
+    for (int i = 0;; ++i) {
+      Step el = r->NextItem();
+      if (el == Step::kFailed) return false;
+      if (el == Step::kEnd) break;
+      JsonType et;
+      if (!r->PeekType(&et)) return false;
+      if (i == 0 && et == JsonType::kString) {
+        if (!r->GetString(&s)) return false;
+        edge.parent = pool->Intern(s);
+      } else if (i == 1 && et == JsonType::kNumber) {
+        JsonNumber n;
+        if (!r->GetNumber(&n)) return false;
+        edge.micro_step = static_cast<int32_t>(n.number);
+      } else if (i == 0 && et == JsonType::kNull) {
+        if (!r->GetNull()) return false;
+      } else {
+        return Fail(r, "key " + *child + ": expected [parent, micro_step]");
+      }
+    }
+  } else {
+    return Fail(r, "key " + *child + ": the parent must be a string or null");
+  }
+  AddEdge(edge, out);
+  return true;
+}
+
 // The top-level object of construct.json, or false with the error in `r`.
 bool ParseConstruct(JsonReader* r, StringPool* pool, ConstructData* out) {
   JsonType top;
   if (!r->PeekType(&top)) return false;
   if (top != JsonType::kObject) return Fail(r, "construct.json must be a JSON object of child -> parent");
   if (!r->BeginObject()) return false;
+  // json.dump writes `"child": "parent"` or `"child": null` a line: such a
+  // member is read in one pass (NextScalar), and a parent that is the one
+  // of the member before (siblings come in a row: 70 % of them) takes its
+  // id again without a pool lookup. Any other member goes back (Rewind) to
+  // the general path, which reads the first member too: Rewind cannot give
+  // back an object's "first member still to come".
   std::string_view key;
   std::string child;
-  for (;;) {
+  JsonReader::Scalar value;
+  std::string_view last_parent;  // a view into the input
+  uint32_t last_parent_id = 0;   // Intern("")
+  for (bool first = true;; first = false) {
+    if (!first) {
+      size_t at = r->offset(), depth = r->depth();
+      JsonReader::Member m = r->NextScalar(&key, &value);
+      if (m == JsonReader::Member::kEnd) break;
+      if (m == JsonReader::Member::kMore) {
+        if ((value.type == JsonType::kString || value.type == JsonType::kNull) && key != kMicroStepKey) {
+          ConstructData::Edge edge{pool->Intern(key), 0, -1};
+          if (value.type == JsonType::kString) {
+            if (value.text != last_parent) {
+              last_parent = value.text;
+              last_parent_id = pool->Intern(value.text);
+            }
+            edge.parent = last_parent_id;
+          }
+          AddEdge(edge, out);
+          continue;
+        }
+        r->Rewind(at, depth);
+      }
+    }
     Step more = r->NextKey(&key);
     if (more == Step::kFailed) return false;
     if (more == Step::kEnd) break;
-    child.assign(key);
-    if (child == "megatron_micro_step_number") {
-      if (!r->SkipValue()) return false;
-      continue;
-    }
-    ConstructData::Edge edge{pool->Intern(child), 0, -1};
-    JsonType t;
-    if (!r->PeekType(&t)) return false;
-    std::string_view s;
-    if (t == JsonType::kNull) {
-      if (!r->GetNull()) return false;
-    } else if (t == JsonType::kString) {
-      if (!r->GetString(&s)) return false;
-      edge.parent = pool->Intern(s);
-    } else if (t == JsonType::kArray) {
-      // The Megatron variant: [parent, micro_step].
-      if (!r->BeginArray()) return false;
-      for (int i = 0;; ++i) {
-        Step el = r->NextItem();
-        if (el == Step::kFailed) return false;
-        if (el == Step::kEnd) break;
-        JsonType et;
-        if (!r->PeekType(&et)) return false;
-        if (i == 0 && et == JsonType::kString) {
-          if (!r->GetString(&s)) return false;
-          edge.parent = pool->Intern(s);
-        } else if (i == 1 && et == JsonType::kNumber) {
-          JsonNumber n;
-          if (!r->GetNumber(&n)) return false;
-          edge.micro_step = static_cast<int32_t>(n.number);
-        } else if (i == 0 && et == JsonType::kNull) {
-          if (!r->GetNull()) return false;
-        } else {
-          return Fail(r, "key " + child + ": expected [parent, micro_step]");
-        }
-      }
-    } else {
-      return Fail(r, "key " + child + ": the parent must be a string or null");
-    }
-    uint32_t index = static_cast<uint32_t>(out->edges.size());
-    uint32_t at = out->edge_of.Insert(edge.child, index);
-    if (at == index) {
-      out->edges.push_back(edge);
-    } else {
-      out->edges[at] = edge;  // last value wins, first position kept (Python dict)
-    }
+    if (!ParseMember(r, key, pool, &child, out)) return false;
   }
   return true;
 }
