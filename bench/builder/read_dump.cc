@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
       printf("dump error: %s\n", d.error().ToString().c_str());
       return 2;
     }
-    auto c = dump::ReadConstructJson(dir + "/construct.json", &pool);
+    auto c = dump::ReadConstructJson(dir + "/construct.json", &pool, &*d);
     if (!c.ok()) {
       printf("construct error: %s\n", c.error().ToString().c_str());
       return 2;

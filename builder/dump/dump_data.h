@@ -128,7 +128,9 @@ struct ConstructData {
   bool IsKey(uint32_t name) const { return edge_of.Contains(name); }
 };
 
-Result<ConstructData> ReadConstructJson(const std::string& path, StringPool* pool);
+// `dump`, when given, is the same directory's dump.json read into `pool`
+// before: its entry order makes most keys cheaper to intern.
+Result<ConstructData> ReadConstructJson(const std::string& path, StringPool* pool, const DumpData* dump = nullptr);
 
 // stack.json in either format (§3.4): name -> list of lines.
 struct StackData {

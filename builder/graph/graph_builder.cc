@@ -448,7 +448,7 @@ Result<std::unique_ptr<Side>> ReadSideFiles(const std::string& dir, StringPool* 
   auto dump = dump::ReadDumpJson(base + "dump.json", side->pool, dump_options);
   if (!dump.ok()) return dump.error();
   side->dump = std::move(*dump);
-  auto construct = dump::ReadConstructJson(base + "construct.json", side->pool);
+  auto construct = dump::ReadConstructJson(base + "construct.json", side->pool, &side->dump);
   if (!construct.ok()) return construct.error();
   side->construct = std::move(*construct);
   // With a code mapping as the stack source, stack.json may be absent.
