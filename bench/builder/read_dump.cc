@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
       printf("dump error: %s\n", d.error().ToString().c_str());
       return 2;
     }
-    auto c = dump::ReadConstructJson(dir + "/construct.json", &pool);
+    auto c = dump::ReadConstructJson(dir + "/construct.json", &pool, &*d);
     if (!c.ok()) {
       printf("construct error: %s\n", c.error().ToString().c_str());
       return 2;
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
         fprintf(f, "\n");
       }
       std::vector<std::pair<std::string, uint32_t>> so;
-      for (auto& [n, i] : s->stack_of) so.emplace_back(S(n), i);
+      s->stack_of.ForEach([&](uint32_t n, uint32_t i) { so.emplace_back(S(n), i); });
       std::sort(so.begin(), so.end());
       for (auto& [n, i] : so) fprintf(f, "SO %s %u\n", n.c_str(), i);
       for (uint32_t i = 0; i < pool.size(); ++i) fprintf(f, "P%u %s\n", i, S(i).c_str());

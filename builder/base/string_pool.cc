@@ -1,12 +1,12 @@
 #include "base/string_pool.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+
+#include "base/huge_pages.h"
 
 namespace graph_ascend {
 
@@ -85,9 +85,7 @@ std::unique_ptr<uint64_t[], StringPool::FreeSlots> StringPool::NewSlots(size_t n
   void* p = nullptr;
   if (bytes >= kHugePage) {
     p = aligned_alloc(kHugePage, bytes);  // bytes is a multiple of kHugePage
-#ifdef MADV_HUGEPAGE
-    if (p != nullptr) madvise(p, bytes, MADV_HUGEPAGE);  // a hint: failure only costs speed
-#endif
+    if (p != nullptr) AdviseHugePages(p, bytes);
   } else {
     p = malloc(bytes);
   }

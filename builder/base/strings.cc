@@ -9,14 +9,36 @@ bool IsDigits(std::string_view s) {
 }
 
 std::string ReplaceAll(std::string_view s, std::string_view from, std::string_view to) {
-  if (from.empty()) return std::string(s);
   std::string out;
+  ReplaceAll(s, from, to, &out);
+  return out;
+}
+
+void ReplaceAll(std::string_view s, std::string_view from, std::string_view to, std::string* out) {
+  out->clear();
+  if (from.empty()) {
+    out->assign(s);
+    return;
+  }
   size_t start = 0;
   for (size_t at = s.find(from); at != std::string_view::npos; at = s.find(from, start)) {
-    out.append(s.substr(start, at - start)).append(to);
+    out->append(s.substr(start, at - start)).append(to);
     start = at + from.size();
   }
-  return out.append(s.substr(start));
+  out->append(s.substr(start));
+}
+
+bool DotSegmentFromEnd(std::string_view s, size_t k, std::string_view* segment) {
+  size_t end = s.size();
+  for (size_t i = 0; i < k; ++i) {
+    size_t dot = end == 0 ? std::string_view::npos : s.rfind('.', end - 1);
+    if (dot == std::string_view::npos) return false;
+    end = dot;
+  }
+  size_t dot = end == 0 ? std::string_view::npos : s.rfind('.', end - 1);
+  size_t begin = dot == std::string_view::npos ? 0 : dot + 1;
+  *segment = s.substr(begin, end - begin);
+  return true;
 }
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {

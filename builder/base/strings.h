@@ -19,6 +19,13 @@ bool IsDigits(std::string_view s);
 
 // Every occurrence of `from` (non-empty) replaced by `to`, left to right.
 std::string ReplaceAll(std::string_view s, std::string_view from, std::string_view to);
+// The same into `out` (replaced), which keeps its storage from call to call.
+void ReplaceAll(std::string_view s, std::string_view from, std::string_view to, std::string* out);
+
+// The segment of `s` between its k-th and (k+1)-th dot from the end, k = 0
+// for the last one: SplitDots(s)[size - 1 - k] without the vector. False
+// when `s` has fewer than k dots.
+bool DotSegmentFromEnd(std::string_view s, size_t k, std::string_view* segment);
 
 // "a.b..c" -> {"a", "b", "", "c"}; views into `s`.
 std::vector<std::string_view> Split(std::string_view s, char sep);

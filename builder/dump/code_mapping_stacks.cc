@@ -201,7 +201,7 @@ size_t AddCodeMappingStacks(const CodeMapping& mapping, const ConstructData& con
     for (uint32_t name : t.names) {
       const StackData::Range* old = stacks->Find(name);
       if (old != nullptr && old->count > 0) continue;  // stack.json's own stack wins
-      stacks->stack_of[name] = id;
+      stacks->stack_of.Set(name, id);
       ++given;
     }
   }

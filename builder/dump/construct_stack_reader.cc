@@ -22,63 +22,136 @@ Status CheckNotEmpty(const MappedFile& file, const char* what) {
 
 bool Fail(JsonReader* r, std::string message) { return r->Fail(r->offset(), std::move(message)); }
 
+constexpr std::string_view kMicroStepKey = "megatron_micro_step_number";
+
+void AddEdge(const ConstructData::Edge& edge, ConstructData* out) {
+  uint32_t index = static_cast<uint32_t>(out->edges.size());
+  uint32_t at = out->edge_of.Insert(edge.child, index);
+  if (at == index) {
+    out->edges.push_back(edge);
+  } else {
+    out->edges[at] = edge;  // last value wins, first position kept (Python dict)
+  }
+}
+
+// The value of the construct.json member of key `key` (NextKey's, copied
+// into `child` before anything else is read), read in general: every shape
+// and every error.
+bool ParseMember(JsonReader* r, std::string_view key, StringPool* pool, std::string* child, ConstructData* out) {
+  child->assign(key);
+  if (*child == kMicroStepKey) return r->SkipValue();
+  ConstructData::Edge edge{pool->Intern(*child), 0, -1};
+  JsonType t;
+  if (!r->PeekType(&t)) return false;
+  std::string_view s;
+  if (t == JsonType::kNull) {
+    if (!r->GetNull()) return false;
+  } else if (t == JsonType::kString) {
+    if (!r->GetString(&s)) return false;
+    edge.parent = pool->Intern(s);
+  } else if (t == JsonType::kArray) {
+    // The Megatron variant: [parent, micro_step].
+    if (!r->BeginArray()) return false;
+    for (int i = 0;; ++i) {
+      Step el = r->NextItem();
+      if (el == Step::kFailed) return false;
+      if (el == Step::kEnd) break;
+      JsonType et;
+      if (!r->PeekType(&et)) return false;
+      if (i == 0 && et == JsonType::kString) {
+        if (!r->GetString(&s)) return false;
+        edge.parent = pool->Intern(s);
+      } else if (i == 1 && et == JsonType::kNumber) {
+        JsonNumber n;
+        if (!r->GetNumber(&n)) return false;
+        edge.micro_step = static_cast<int32_t>(n.number);
+      } else if (i == 0 && et == JsonType::kNull) {
+        if (!r->GetNull()) return false;
+      } else {
+        return Fail(r, "key " + *child + ": expected [parent, micro_step]");
+      }
+    }
+  } else {
+    return Fail(r, "key " + *child + ": the parent must be a string or null");
+  }
+  AddEdge(edge, out);
+  return true;
+}
+
+// construct.json names the nodes of dump.json mostly in its order (70 % of
+// keys are the entry after the key before's): a key is first compared with
+// that entry's name, which when equal needs no pool lookup (a random probe
+// of a table of 10^5 strings or more, a cache miss).
+class EntryOrder {
+ public:
+  // `dump`, read into `pool`, or null for none.
+  EntryOrder(const DumpData* dump, StringPool* pool) : dump_(dump), pool_(pool) {}
+
+  // pool->Intern(key), the same id with the same effect.
+  uint32_t Intern(std::string_view key) {
+    if (dump_ == nullptr) return pool_->Intern(key);
+    if (next_ < dump_->entries.size()) {
+      uint32_t id = dump_->entries[next_].name;
+      if (pool_->Get(id) == key) {
+        ++next_;
+        return id;
+      }
+    }
+    uint32_t id = pool_->Intern(key);
+    uint32_t entry = dump_->entry_of.Get(id);
+    if (entry != IdIndex::kNone) next_ = entry + 1;
+    return id;
+  }
+
+ private:
+  const DumpData* dump_;
+  StringPool* pool_;
+  size_t next_ = 0;  // the entry expected next
+};
+
 // The top-level object of construct.json, or false with the error in `r`.
-bool ParseConstruct(JsonReader* r, StringPool* pool, ConstructData* out) {
+bool ParseConstruct(JsonReader* r, StringPool* pool, const DumpData* dump, ConstructData* out) {
   JsonType top;
   if (!r->PeekType(&top)) return false;
   if (top != JsonType::kObject) return Fail(r, "construct.json must be a JSON object of child -> parent");
   if (!r->BeginObject()) return false;
+  // json.dump writes `"child": "parent"` or `"child": null` a line: such a
+  // member is read in one pass (NextScalar), and a parent that is the one
+  // of the member before (siblings come in a row: 70 % of them) takes its
+  // id again without a pool lookup. Any other member goes back (Rewind) to
+  // the general path, which reads the first member too: Rewind cannot give
+  // back an object's "first member still to come".
   std::string_view key;
   std::string child;
-  for (;;) {
+  JsonReader::Scalar value;
+  std::string_view last_parent;  // a view into the input
+  uint32_t last_parent_id = 0;   // Intern("")
+  EntryOrder children(dump, pool);
+  for (bool first = true;; first = false) {
+    if (!first) {
+      size_t at = r->offset(), depth = r->depth();
+      JsonReader::Member m = r->NextScalar(&key, &value);
+      if (m == JsonReader::Member::kEnd) break;
+      if (m == JsonReader::Member::kMore) {
+        if ((value.type == JsonType::kString || value.type == JsonType::kNull) && key != kMicroStepKey) {
+          ConstructData::Edge edge{children.Intern(key), 0, -1};
+          if (value.type == JsonType::kString) {
+            if (value.text != last_parent) {
+              last_parent = value.text;
+              last_parent_id = pool->Intern(value.text);
+            }
+            edge.parent = last_parent_id;
+          }
+          AddEdge(edge, out);
+          continue;
+        }
+        r->Rewind(at, depth);
+      }
+    }
     Step more = r->NextKey(&key);
     if (more == Step::kFailed) return false;
     if (more == Step::kEnd) break;
-    child.assign(key);
-    if (child == "megatron_micro_step_number") {
-      if (!r->SkipValue()) return false;
-      continue;
-    }
-    ConstructData::Edge edge{pool->Intern(child), 0, -1};
-    JsonType t;
-    if (!r->PeekType(&t)) return false;
-    std::string_view s;
-    if (t == JsonType::kNull) {
-      if (!r->GetNull()) return false;
-    } else if (t == JsonType::kString) {
-      if (!r->GetString(&s)) return false;
-      edge.parent = pool->Intern(s);
-    } else if (t == JsonType::kArray) {
-      // The Megatron variant: [parent, micro_step].
-      if (!r->BeginArray()) return false;
-      for (int i = 0;; ++i) {
-        Step el = r->NextItem();
-        if (el == Step::kFailed) return false;
-        if (el == Step::kEnd) break;
-        JsonType et;
-        if (!r->PeekType(&et)) return false;
-        if (i == 0 && et == JsonType::kString) {
-          if (!r->GetString(&s)) return false;
-          edge.parent = pool->Intern(s);
-        } else if (i == 1 && et == JsonType::kNumber) {
-          JsonNumber n;
-          if (!r->GetNumber(&n)) return false;
-          edge.micro_step = static_cast<int32_t>(n.number);
-        } else if (i == 0 && et == JsonType::kNull) {
-          if (!r->GetNull()) return false;
-        } else {
-          return Fail(r, "key " + child + ": expected [parent, micro_step]");
-        }
-      }
-    } else {
-      return Fail(r, "key " + child + ": the parent must be a string or null");
-    }
-    auto [it, inserted] = out->edge_of.emplace(edge.child, static_cast<uint32_t>(out->edges.size()));
-    if (inserted) {
-      out->edges.push_back(edge);
-    } else {
-      out->edges[it->second] = edge;  // last value wins, first position kept (Python dict)
-    }
+    if (!ParseMember(r, key, pool, &child, out)) return false;
   }
   return true;
 }
@@ -125,7 +198,7 @@ bool ParseStack(JsonReader* r, StringPool* pool, StackData* out) {
     if (!grouped) {
       if (!ReadLines(r, pool, &out->lines)) return false;
       range.count = static_cast<uint32_t>(out->lines.size() - range.first);
-      out->stack_of[pool->Intern(name)] = static_cast<uint32_t>(out->stacks.size());
+      out->stack_of.Set(pool->Intern(name), static_cast<uint32_t>(out->stacks.size()));
       out->stacks.push_back(range);
       continue;
     }
@@ -167,24 +240,20 @@ bool ParseStack(JsonReader* r, StringPool* pool, StackData* out) {
     range.count = static_cast<uint32_t>(out->lines.size() - range.first);
     uint32_t id = static_cast<uint32_t>(out->stacks.size());
     out->stacks.push_back(range);
-    for (uint32_t n : names) out->stack_of[n] = id;
+    for (uint32_t n : names) out->stack_of.Set(n, id);
   }
   return true;
 }
 
-// Room from the file size, so that the maps never rehash as they fill:
-// a construct.json line takes 60-100 bytes, a stack.json one 100 or more.
-void Reserve(size_t size, ConstructData* out) {
-  out->edges.reserve(size / 48);
-  out->edge_of.reserve(size / 48);
-}
+// Room from the file size, so that the arrays never grow by copying: a
+// construct.json line takes 60-100 bytes, a stack.json one 100 or more.
+void Reserve(size_t size, ConstructData* out) { out->edges.reserve(size / 48); }
 
-void Reserve(size_t size, StackData* out) { out->stack_of.reserve(size / 256); }
+void Reserve(size_t size, StackData* out) { out->lines.reserve(size / 96); }
 
-// Maps `path` and parses its one top-level value with `parse`.
-template <typename Data>
-Result<Data> ReadWhole(const std::string& path, StringPool* pool, const char* what,
-                       bool (*parse)(JsonReader*, StringPool*, Data*)) {
+// Maps `path` and parses its one top-level value with parse(JsonReader*, Data*).
+template <typename Data, typename Parse>
+Result<Data> ReadWhole(const std::string& path, const char* what, Parse parse) {
   auto file = MappedFile::Open(path);
   if (!file.ok()) return file.error();
   GA_RETURN_IF_ERROR(CheckNotEmpty(*file, what));
@@ -192,19 +261,22 @@ Result<Data> ReadWhole(const std::string& path, StringPool* pool, const char* wh
   out.path = path;
   Reserve(file->text().size(), &out);
   JsonReader r(file->text(), path);
-  if (!parse(&r, pool, &out)) return r.error();
+  if (!parse(&r, &out)) return r.error();
   GA_RETURN_IF_ERROR(r.ExpectEnd());
   return out;
 }
 
 }  // namespace
 
-Result<ConstructData> ReadConstructJson(const std::string& path, StringPool* pool) {
-  return ReadWhole<ConstructData>(path, pool, "construct.json maps each node to its parent", ParseConstruct);
+Result<ConstructData> ReadConstructJson(const std::string& path, StringPool* pool, const DumpData* dump) {
+  return ReadWhole<ConstructData>(
+      path, "construct.json maps each node to its parent",
+      [&](JsonReader* r, ConstructData* out) { return ParseConstruct(r, pool, dump, out); });
 }
 
 Result<StackData> ReadStackJson(const std::string& path, StringPool* pool) {
-  return ReadWhole<StackData>(path, pool, "stack.json maps nodes to call stacks", ParseStack);
+  return ReadWhole<StackData>(path, "stack.json maps nodes to call stacks",
+                              [&](JsonReader* r, StackData* out) { return ParseStack(r, pool, out); });
 }
 
 }  // namespace graph_ascend::dump

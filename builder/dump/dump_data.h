@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "base/id_index.h"
 #include "base/status.h"
 #include "base/string_pool.h"
 
@@ -22,6 +22,11 @@ enum class ValueKind : uint8_t { kNull, kBool, kInteger, kNumber, kString, kJson
 
 // A field value of a dump leaf. Strings and compact JSON (lists, objects)
 // are StringPool ids.
+//
+// Packed to 4-byte alignment (12 bytes, not 16) so that a Field is 16 bytes,
+// not 24: a side of 10^5 nodes holds about two million fields. Its 8-byte
+// members are then 4-aligned, which x86-64 and AArch64 load at full speed.
+#pragma pack(push, 4)
 struct Value {
   ValueKind kind = ValueKind::kNull;
   union {
@@ -32,11 +37,13 @@ struct Value {
   };
   Value() : integer(0) {}
 };
+#pragma pack(pop)
 
 struct Field {
   Value value;
   uint32_t name;  // StringPool id of the field name
 };
+static_assert(sizeof(Field) == 16);
 
 // One flattened leaf of a dump entry (§4.1–§4.3).
 struct DumpItem {
@@ -92,11 +99,11 @@ struct DumpData {
   std::vector<DumpItem> items;
   std::vector<Field> fields;
   std::vector<P2POp> p2p;
-  std::unordered_map<uint32_t, uint32_t> entry_of;  // name id -> entry index
+  IdIndex entry_of;  // name id -> entry index
 
   const DumpEntry* Find(uint32_t name) const {
-    auto it = entry_of.find(name);
-    return it == entry_of.end() ? nullptr : &entries[it->second];
+    uint32_t e = entry_of.Get(name);
+    return e == IdIndex::kNone ? nullptr : &entries[e];
   }
 };
 
@@ -117,11 +124,13 @@ struct ConstructData {
     int32_t micro_step;  // Megatron variant [parent, micro_step]; -1 otherwise
   };
   std::vector<Edge> edges;
-  std::unordered_map<uint32_t, uint32_t> edge_of;  // child -> index in edges (last wins)
-  bool IsKey(uint32_t name) const { return edge_of.count(name) != 0; }
+  IdIndex edge_of;  // child -> index in edges (last wins)
+  bool IsKey(uint32_t name) const { return edge_of.Contains(name); }
 };
 
-Result<ConstructData> ReadConstructJson(const std::string& path, StringPool* pool);
+// `dump`, when given, is the same directory's dump.json read into `pool`
+// before: its entry order makes most keys cheaper to intern.
+Result<ConstructData> ReadConstructJson(const std::string& path, StringPool* pool, const DumpData* dump = nullptr);
 
 // stack.json in either format (§3.4): name -> list of lines.
 struct StackData {
@@ -132,12 +141,12 @@ struct StackData {
     uint32_t count;
   };
   std::vector<Range> stacks;
-  std::unordered_map<uint32_t, uint32_t> stack_of;  // name -> index in stacks
+  IdIndex stack_of;      // name -> index in stacks
   bool grouped = false;  // the {"0": [[names], [lines]]} format
 
   const Range* Find(uint32_t name) const {
-    auto it = stack_of.find(name);
-    return it == stack_of.end() ? nullptr : &stacks[it->second];
+    uint32_t s = stack_of.Get(name);
+    return s == IdIndex::kNone ? nullptr : &stacks[s];
   }
 };
 

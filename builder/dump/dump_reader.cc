@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "base/huge_pages.h"
 #include "base/mapped_file.h"
 #include "dump/dump_data.h"
 #include "json/json_reader.h"
@@ -638,11 +639,12 @@ bool DumpParser::ParseEntry(std::string_view name) {
     entry.overflow = level;
   }
 
-  auto [it, inserted] = out_->entry_of.emplace(name_id, static_cast<uint32_t>(out_->entries.size()));
-  if (inserted) {
+  uint32_t index = static_cast<uint32_t>(out_->entries.size());
+  uint32_t at = out_->entry_of.Insert(name_id, index);
+  if (at == index) {
     out_->entries.push_back(entry);
   } else {
-    out_->entries[it->second] = entry;  // a repeated key: the last one wins (§14.1)
+    out_->entries[at] = entry;  // a repeated key: the last one wins (§14.1)
   }
   return true;
 }
@@ -953,11 +955,13 @@ Result<DumpData> ReadDumpJson(const std::string& path, StringPool* pool, const D
   // copying (the pages of a reservation are only touched as they fill).
   // msprobe writes indent=1: a field takes 30-40 bytes, an item 200-300, an
   // entry 500-1000; a smaller file with denser values grows the usual way.
+  // The fields and items fill on huge pages where the kernel allows.
   size_t size = file->text().size();
   data.fields.reserve(size / 32);
   data.items.reserve(size / 192);
   data.entries.reserve(size / 512);
-  data.entry_of.reserve(size / 512);
+  AdviseHugePages(data.fields.data(), data.fields.capacity() * sizeof(Field));
+  AdviseHugePages(data.items.data(), data.items.capacity() * sizeof(DumpItem));
   JsonReader reader(file->text(), path);
   DumpParser parser(&reader, pool, &data, options, &*file);
   GA_RETURN_IF_ERROR(parser.Parse());

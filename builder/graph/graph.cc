@@ -40,6 +40,25 @@ int32_t StackTable::Intern(const uint32_t* l, size_t n) {
   return static_cast<int32_t>(id);
 }
 
+void Graph::Reserve(size_t nodes) {
+  name.reserve(nodes);
+  op.reserve(nodes);
+  parent.reserve(nodes);
+  first_child.reserve(nodes);
+  last_child.reserve(nodes);
+  next_sibling.reserve(nodes);
+  child_count.reserve(nodes);
+  entry.reserve(nodes);
+  stack.reserve(nodes);
+  micro_step.reserve(nodes);
+  precision.reserve(nodes);
+  precision_float.reserve(nodes);
+  grade.reserve(nodes);
+  overflow.reserve(nodes);
+  matched.reserve(nodes);
+  md5_pass.reserve(nodes);
+}
+
 uint32_t Graph::AddNode(uint32_t name_id, NodeOp node_op) {
   uint32_t n = size();
   name.push_back(name_id);

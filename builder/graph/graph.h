@@ -53,6 +53,8 @@ class Graph {
     return id < 0 ? kNoNode : Find(static_cast<uint32_t>(id));
   }
 
+  // Room for `nodes` nodes in every column, so that AddNode never copies.
+  void Reserve(size_t nodes);
   uint32_t AddNode(uint32_t name_id, NodeOp op);
   // Appends `child` as the last child of `parent`.
   void AppendChild(uint32_t parent, uint32_t child);

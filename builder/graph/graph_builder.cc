@@ -6,8 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <optional>
 #include <cctype>
+#include <charconv>
+#include <optional>
 #include <string>
 
 namespace graph_ascend::graph {
@@ -24,10 +25,11 @@ bool SplitTrailing(std::string_view s, std::string_view word, size_t* dot, std::
   for (char c : d) {
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
   }
-  std::string_view head = s.substr(0, last);
-  std::string suffix = "." + std::string(word);
-  if (!EndsWith(head, suffix)) return false;
-  *dot = last - suffix.size();
+  // s[0, last) ends with "." + word.
+  if (last < word.size() + 1 || s[last - word.size() - 1] != '.' || s.substr(last - word.size(), word.size()) != word) {
+    return false;
+  }
+  *dot = last - word.size() - 1;
   *digits = d;
   return true;
 }
@@ -83,7 +85,7 @@ class SideBuilder {
   std::vector<uint64_t> attached_at_;
   std::vector<std::string_view> scratch_lines_;
   std::unordered_map<uint64_t, int32_t> simplified_;  // (raw stack, module name) -> stack id
-  std::vector<uint32_t> scratch_ids_;
+  std::string twin_name_;                             // AttachStack's, kept for its storage
 };
 
 uint32_t SideBuilder::GetOrCreate(uint32_t name_id) {
@@ -92,17 +94,17 @@ uint32_t SideBuilder::GetOrCreate(uint32_t name_id) {
   std::string_view name = side_->pool->Get(name_id);
   uint32_t n = g_->AddNode(name_id, ClassifyNode(name));
   root_seq_.push_back(seq_++);
-  auto it = side_->dump.entry_of.find(name_id);
-  if (it != side_->dump.entry_of.end()) g_->entry[n] = static_cast<int32_t>(it->second);
+  uint32_t entry = side_->dump.entry_of.Get(name_id);
+  if (entry != IdIndex::kNone) g_->entry[n] = static_cast<int32_t>(entry);
   AttachStack(n);
   return n;
 }
 
 void SideBuilder::AttachStack(uint32_t node) {
   std::string_view name = g_->Name(node);
-  auto stack_index = side_->stacks.stack_of.find(g_->name[node]);
-  if (stack_index != side_->stacks.stack_of.end() && side_->stacks.stacks[stack_index->second].count > 0) {
-    const dump::StackData::Range& raw = side_->stacks.stacks[stack_index->second];
+  uint32_t stack_index = side_->stacks.stack_of.Get(g_->name[node]);
+  if (stack_index != IdIndex::kNone && side_->stacks.stacks[stack_index].count > 0) {
+    const dump::StackData::Range& raw = side_->stacks.stacks[stack_index];
     const uint32_t* lines = side_->stacks.lines.data() + raw.first;
     if (options_.complete_stack) {
       g_->stack[node] = g_->stacks.Intern(lines, raw.count);
@@ -111,11 +113,9 @@ void SideBuilder::AttachStack(uint32_t node) {
     // The simplified stack depends only on the raw stack and, for modules,
     // on the module's attribute name: computed once per such pair (stacks
     // are shared by thousands of nodes).
-    uint64_t key = static_cast<uint64_t>(stack_index->second) << 32;
-    if (IsModuleName(name)) {
-      std::vector<std::string_view> seg = SplitDots(name);
-      key |= seg.size() >= 4 ? side_->pool->InternShort(seg[seg.size() - 4]) : 0;
-    }
+    uint64_t key = static_cast<uint64_t>(stack_index) << 32;
+    std::string_view attribute;
+    if (IsModuleName(name) && DotSegmentFromEnd(name, 3, &attribute)) key |= side_->pool->InternShort(attribute);
     auto cached = simplified_.find(key);
     if (cached == simplified_.end()) {
       scratch_lines_.clear();
@@ -130,15 +130,14 @@ void SideBuilder::AttachStack(uint32_t node) {
   // "X.backward.N" -> "X.forward.0", "X.backward" -> replace all.
   size_t dot;
   std::string_view digits;
-  std::string forward;
   if (SplitTrailing(name, "backward", &dot, &digits)) {
-    forward = std::string(name.substr(0, dot)) + ".forward.0";
+    twin_name_.assign(name.substr(0, dot)).append(".forward.0");
   } else if (EndsWith(name, ".backward")) {
-    forward = ReplaceAll(name, "backward", "forward");
+    ReplaceAll(name, "backward", "forward", &twin_name_);
   } else {
     return;
   }
-  int32_t twin = g_->Find(std::string_view(forward));
+  int32_t twin = g_->Find(std::string_view(twin_name_));
   if (twin == kNoNode) {
     uint32_t line = side_->pool->Intern(
         "This backward node cannot find the forward node and cannot retrieve stack information.");
@@ -157,10 +156,10 @@ uint32_t SideBuilder::RepairBackwardParent(uint32_t child_id, uint32_t parent_id
   auto parent_of = [&](std::string_view name) -> int64_t {
     int64_t id = side_->pool->Find(name);
     if (id < 0) return -1;
-    auto it = c.edge_of.find(static_cast<uint32_t>(id));
+    uint32_t edge = c.edge_of.Get(static_cast<uint32_t>(id));
     // Not "cond ? -1 : parent": the uint32_t parent would make -1 4294967295.
-    if (it == c.edge_of.end()) return -1;
-    return c.edges[it->second].parent;
+    if (edge == IdIndex::kNone) return -1;
+    return c.edges[edge].parent;
   };
   std::string candidate;
   if (SplitTrailing(child, "backward", &dot, &digits)) {
@@ -206,7 +205,7 @@ uint32_t SideBuilder::InplaceBackwardParent(uint32_t child_id, uint32_t parent_i
   if (!sub || !up || *sub == *up) return parent_id;
   int64_t forward = side_->pool->Find(std::string(child.substr(0, dot)) + ".forward." + std::string(digits));
   if (forward < 0 || !c.IsKey(static_cast<uint32_t>(forward))) return parent_id;
-  uint32_t fp = c.edges[c.edge_of.at(static_cast<uint32_t>(forward))].parent;
+  uint32_t fp = c.edges[c.edge_of.Get(static_cast<uint32_t>(forward))].parent;
   if (fp == 0) return 0;  // the forward node is top-level: so is its backward twin
   std::string_view fparent = side_->pool->Get(fp);
   size_t fdot;
@@ -304,32 +303,50 @@ void SideBuilder::AddParametersGrad() {
   // For "P.parameters_grad" in dump.json: the last child of P.backward.N
   // with the largest N (§5.9). msprobe 26 writes "P.parameters_grad.N" per
   // gradient call: it goes under P.backward.N when that exists.
-  std::unordered_map<std::string_view, std::pair<long long, uint32_t>> last_backward;
+  // The entries without a node first: most dumps have none, and then no
+  // node name needs a look.
+  struct Gradient {
+    uint32_t entry;
+    std::string_view module;
+    long call;
+  };
+  std::vector<Gradient> gradients;
+  for (uint32_t e = 0; e < side_->dump.entries.size(); ++e) {
+    uint32_t name_id = side_->dump.entries[e].name;
+    long call;
+    std::string_view module = dump::ParametersGradModule(side_->pool->Get(name_id), &call);
+    if (!module.empty() && g_->Find(name_id) == kNoNode) gradients.push_back(Gradient{e, module, call});
+  }
+  if (gradients.empty()) return;
+  // Per module, its backward node with the largest N (the first of equals).
+  struct LastBackward {
+    long long count = -1;  // -1: none
+    uint32_t node = 0;
+  };
+  std::unordered_map<std::string_view, LastBackward> last_backward;
+  for (const Gradient& gr : gradients) last_backward.emplace(gr.module, LastBackward());
   for (uint32_t n = 0; n < g_->size(); ++n) {
     std::string_view name = g_->Name(n);
     size_t dot;
     std::string_view digits;
     if (!SplitTrailing(name, "backward", &dot, &digits) || digits.size() > 18) continue;
-    long long count = std::stoll(std::string(digits));
-    auto [it, inserted] = last_backward.emplace(name.substr(0, dot), std::make_pair(count, n));
-    if (!inserted && count > it->second.first) it->second = {count, n};
-  }
-  for (uint32_t e = 0; e < side_->dump.entries.size(); ++e) {
-    uint32_t name_id = side_->dump.entries[e].name;
-    std::string_view name = side_->pool->Get(name_id);
-    long call;
-    std::string_view module = dump::ParametersGradModule(name, &call);
-    if (module.empty() || g_->Find(name_id) != kNoNode) continue;
-    auto it = last_backward.find(module);
+    auto it = last_backward.find(name.substr(0, dot));
     if (it == last_backward.end()) continue;
-    uint32_t parent = it->second.second;
-    if (call >= 0) {
-      int32_t same_call = g_->Find(std::string_view(std::string(module) + ".backward." + std::to_string(call)));
+    long long count = 0;
+    std::from_chars(digits.data(), digits.data() + digits.size(), count);
+    if (count > it->second.count) it->second = LastBackward{count, n};
+  }
+  for (const Gradient& gr : gradients) {
+    const LastBackward& last = last_backward.at(gr.module);
+    if (last.count < 0) continue;
+    uint32_t parent = last.node;
+    if (gr.call >= 0) {
+      int32_t same_call = g_->Find(std::string_view(std::string(gr.module) + ".backward." + std::to_string(gr.call)));
       if (same_call != kNoNode) parent = static_cast<uint32_t>(same_call);
     }
-    uint32_t n = g_->AddNode(name_id, NodeOp::kModule);
+    uint32_t n = g_->AddNode(side_->dump.entries[gr.entry].name, NodeOp::kModule);
     root_seq_.push_back(seq_++);
-    g_->entry[n] = static_cast<int32_t>(e);
+    g_->entry[n] = static_cast<int32_t>(gr.entry);
     g_->AppendChild(parent, n);
   }
 }
@@ -337,10 +354,15 @@ void SideBuilder::AddParametersGrad() {
 Status SideBuilder::Build() {
   side_->graph = std::make_unique<Graph>(side_->pool);
   g_ = side_->graph.get();
+  // Nodes are construct.json's keys (their parents are keys too but for a
+  // few orphans), or dump.json's entries when it has none; then parameter
+  // gradients and API collections, a few per thousand.
+  const dump::ConstructData& c = side_->construct;
+  size_t nodes = c.edges.empty() ? side_->dump.entries.size() : c.edges.size();
+  g_->Reserve(nodes + nodes / 16 + 64);
   uint32_t root = g_->AddNode(side_->pool->Intern("DefaultModel"), NodeOp::kModule);
   root_seq_.push_back(seq_++);
   (void)root;
-  const dump::ConstructData& c = side_->construct;
   if (c.edges.empty()) {
     // Level L1 dumps have no construct.json content: every dumped API is a
     // top-level node in dump order (the reference refuses such dumps).
@@ -426,7 +448,7 @@ Result<std::unique_ptr<Side>> ReadSideFiles(const std::string& dir, StringPool* 
   auto dump = dump::ReadDumpJson(base + "dump.json", side->pool, dump_options);
   if (!dump.ok()) return dump.error();
   side->dump = std::move(*dump);
-  auto construct = dump::ReadConstructJson(base + "construct.json", side->pool);
+  auto construct = dump::ReadConstructJson(base + "construct.json", side->pool, &side->dump);
   if (!construct.ok()) return construct.error();
   side->construct = std::move(*construct);
   // With a code mapping as the stack source, stack.json may be absent.
@@ -469,19 +491,19 @@ void MovePool(Side* side, StringPool* to) {
     op.op = id[op.op];
     op.group_id = id[op.group_id];
   }
-  d.entry_of.clear();
-  for (uint32_t e = 0; e < d.entries.size(); ++e) d.entry_of.emplace(d.entries[e].name, e);
+  d.entry_of.Clear();
+  for (uint32_t e = 0; e < d.entries.size(); ++e) d.entry_of.Set(d.entries[e].name, e);
   dump::ConstructData& c = side->construct;
-  c.edge_of.clear();
+  c.edge_of.Clear();
   for (uint32_t e = 0; e < c.edges.size(); ++e) {
     c.edges[e].child = id[c.edges[e].child];
     c.edges[e].parent = id[c.edges[e].parent];
-    c.edge_of.emplace(c.edges[e].child, e);
+    c.edge_of.Set(c.edges[e].child, e);
   }
   dump::StackData& st = side->stacks;
   for (uint32_t& line : st.lines) line = id[line];
-  std::unordered_map<uint32_t, uint32_t> stack_of;
-  for (auto& [name, stack] : st.stack_of) stack_of.emplace(id[name], stack);
+  IdIndex stack_of;
+  st.stack_of.ForEach([&](uint32_t name, uint32_t stack) { stack_of.Set(id[name], stack); });
   st.stack_of = std::move(stack_of);
   if (side->graph) side->graph->Reintern(id, to);
   side->pool = to;

@@ -92,8 +92,8 @@ std::vector<DataItem> DataItems(const graph::Side& side) {
     } else {
       item.type = seg[seg.size() - 3];
       item.state = seg.back();
-      auto edge = side.construct.edge_of.find(name_id);
-      uint32_t parent = edge == side.construct.edge_of.end() ? 0 : side.construct.edges[edge->second].parent;
+      uint32_t edge = side.construct.edge_of.Get(name_id);
+      uint32_t parent = edge == IdIndex::kNone ? 0 : side.construct.edges[edge].parent;
       if (parent == 0) {
         item.scope = {"TopLayer"};
       } else {

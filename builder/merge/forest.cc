@@ -439,7 +439,7 @@ std::unique_ptr<Side> Forest::Emit(uint16_t main) {
       }
       copy.first_p2p = static_cast<uint32_t>(out.p2p.size());
       out.p2p.insert(out.p2p.end(), d.p2p.begin() + e->first_p2p, d.p2p.begin() + e->first_p2p + e->p2p_count);
-      out.entry_of[name_[w]] = static_cast<uint32_t>(out.entries.size());
+      out.entry_of.Set(name_[w], static_cast<uint32_t>(out.entries.size()));
       g.entry[n] = static_cast<int32_t>(out.entries.size());
       out.entries.push_back(copy);
     }

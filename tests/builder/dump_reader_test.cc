@@ -534,6 +534,45 @@ TEST_F(ConstructReaderTest, MegatronMicroStepVariant) {
   EXPECT_EQ(c->edges[1].micro_step, 1);
 }
 
+// json.dump's `"child": "parent"` lines are read in one pass; every other
+// member (the first, Megatron pairs, the micro step count, escapes, other
+// types) by the general path, with the same strings interned in the same
+// order and the same errors at the same places.
+TEST_F(ConstructReaderTest, LinesOfEveryShapeInOneFile) {
+  auto c = Read(
+      "{\n \"A\": null,\n \"B\": \"A\",\n \"C\": \"A\",\n \"megatron_micro_step_number\": 3,\n"
+      " \"D\": [\"C\", 2],\n \"E\": \"C\",\n \"F\\u0041\": \"E\",\n \"G\": \"caf\u00e9\",\n"
+      " \"H\": [],\n \"I\": \"\",\n \"J\": \"E\",\n \"B\": \"J\"\n}");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  std::vector<std::string> got;
+  for (const ConstructData::Edge& e : c->edges) {
+    got.push_back(Name(e.child) + "<-" + Name(e.parent) + "/" + std::to_string(e.micro_step));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"A<-/-1", "B<-J/-1", "C<-A/-1", "D<-C/2", "E<-C/-1", "FA<-E/-1",
+                                           "G<-caf\u00e9/-1", "H<-/-1", "I<-/-1", "J<-E/-1"}));
+  std::vector<std::string> pool;
+  for (uint32_t id = 1; id < pool_.size(); ++id) pool.emplace_back(pool_.Get(id));
+  EXPECT_EQ(pool, (std::vector<std::string>{"A", "B", "C", "D", "E", "FA", "G", "caf\u00e9", "H", "I", "J"}))
+      << "interned as the general path does: each key, then its parent";
+}
+
+TEST_F(ConstructReaderTest, ErrorsAfterLinesReadInOnePass) {
+  auto number = Read("{\n \"A\": null,\n \"B\": \"A\",\n \"C\": 5\n}");
+  ASSERT_FALSE(number.ok());
+  EXPECT_EQ(number.error().where, "line 4, column 7 (byte 31)");
+  EXPECT_EQ(number.error().message, "key C: the parent must be a string or null");
+  auto pair = Read("{\n \"A\": null,\n \"B\": \"A\",\n \"C\": [1, 2]\n}");
+  ASSERT_FALSE(pair.ok());
+  EXPECT_EQ(pair.error().where, "line 4, column 8 (byte 32)");
+  EXPECT_EQ(pair.error().message, "key C: expected [parent, micro_step]");
+  auto truncated = Read("{\n \"A\": null,\n \"B\": \"A\",\n \"C\": \"A");
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.error().message.find("truncated"), std::string::npos) << truncated.error().message;
+  auto comma = Read("{\n \"A\": null,\n \"B\": \"A\"\n \"C\": \"A\"\n}");
+  ASSERT_FALSE(comma.ok());
+  EXPECT_NE(comma.error().where.find("line 4"), std::string::npos) << comma.error().where;
+}
+
 TEST_F(ConstructReaderTest, EmptyObjectIsAnEmptyHierarchy) {
   auto c = Read("{}");
   ASSERT_TRUE(c.ok());

@@ -1,12 +1,15 @@
 // The string pool (builder/base/string_pool.h): dense ids in order of first
 // interning, one id per distinct string across table growth, and the
-// short-string cache agreeing with the table.
+// short-string cache agreeing with the table; IdIndex (base/id_index.h),
+// the flat map keyed by those ids.
 #include "base/string_pool.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "base/id_index.h"
 
 namespace graph_ascend {
 namespace {
@@ -66,6 +69,27 @@ TEST(StringPoolTest, EmbeddedZeroBytesAreDistinct) {
   EXPECT_NE(ia, ic);
   EXPECT_EQ(pool.Get(ia), a);
   EXPECT_EQ(pool.Intern(b), ib);
+}
+
+TEST(IdIndexTest, GetSetInsertAndForEach) {
+  IdIndex index;
+  EXPECT_EQ(index.Get(0), IdIndex::kNone);
+  EXPECT_EQ(index.Get(1000000), IdIndex::kNone) << "beyond the array";
+  index.Set(7, 3);
+  index.Set(2, 0);
+  EXPECT_EQ(index.Get(7), 3u);
+  EXPECT_TRUE(index.Contains(2));
+  EXPECT_FALSE(index.Contains(5));
+  EXPECT_EQ(index.Insert(7, 9), 3u) << "an id with an index keeps it";
+  EXPECT_EQ(index.Insert(5, 9), 9u);
+  index.Set(7, 4);
+  EXPECT_EQ(index.size(), 3u);
+  std::vector<std::pair<uint32_t, uint32_t>> seen;
+  index.ForEach([&](uint32_t id, uint32_t i) { seen.emplace_back(id, i); });
+  EXPECT_EQ(seen, (std::vector<std::pair<uint32_t, uint32_t>>{{2, 0}, {5, 9}, {7, 4}}));
+  index.Clear();
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(index.Get(7), IdIndex::kNone);
 }
 
 }  // namespace
