@@ -19,11 +19,14 @@ Status ReadSide(const vis::VisReader& reader, vis::Side side, GraphSide* out) {
       return Error{reader.path(), "detail block at node " + std::to_string(block.first()),
                    "damaged .vis file (detail blocks out of order)"};
     }
+    const vis::SideIndex& index = out->index;
+    vis::ResolveKeys([&index](uint32_t n) { return n < index.size() ? index.Name(n) : std::string_view(); }, &block);
     for (vis::NodeDetail& d : *block.mutable_detail()) out->details.push_back(std::move(d));
   }
   if (out->details.size() != out->index.size()) {
-    return Error{reader.path(), "node details", "damaged .vis file (" + std::to_string(out->details.size()) +
-                                                    " details for " + std::to_string(out->index.size()) + " nodes)"};
+    return Error{reader.path(), "node details",
+                 "damaged .vis file (" + std::to_string(out->details.size()) + " details for " +
+                     std::to_string(out->index.size()) + " nodes)"};
   }
   for (const vis::SectionRef* ref : reader.Sections(vis::SECTION_STACKS, side)) {
     vis::StackChunk chunk;

@@ -78,6 +78,7 @@ struct Sizer {
     if (it.is_null()) n += 2;
     for (const vis::Field& f : it.field()) n += Delimited(Field(f));
     for (const vis::Metric& m : it.metric()) n += Delimited(Metric(m));
+    if (it.has_key_suffix()) n += String(it.key_suffix());
     (*sizes)[at] = n;
     return n;
   }
@@ -167,6 +168,7 @@ struct Writer {
       Length(5);
       Metric(m);
     }
+    if (it.has_key_suffix()) String(6, it.key_suffix());  // present even when empty
   }
   void Link(const DistributedLink& l) {
     Optional(1, l.communications_type());

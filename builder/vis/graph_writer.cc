@@ -404,14 +404,14 @@ void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out) {
     const dump::DumpItem& it = d.items[e.first_item + k];
     Item* item = k < e.input_count ? Slot(out->mutable_input(), static_cast<int>(k))
                                    : Slot(out->mutable_output(), static_cast<int>(k - e.input_count));
+    // As stored: a key under the node's name as its suffix (vis::ResolveKeys makes it whole).
     std::string_view key = side.pool->Get(it.key);
-    std::string* full = item->mutable_key();
     if (it.flags & dump::kItemFullKey) {
-      full->assign(key.data(), key.size());
+      item->mutable_key()->assign(key.data(), key.size());
+      item->clear_key_suffix();
     } else {
-      full->clear();
-      full->reserve(name.size() + key.size());
-      full->append(name).append(key);
+      item->clear_key();
+      item->mutable_key_suffix()->assign(key.data(), key.size());
     }
     item->set_state(static_cast<ItemState>(it.state));
     item->set_is_null((it.flags & dump::kItemNull) != 0);

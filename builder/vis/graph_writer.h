@@ -44,9 +44,10 @@ struct WriteRequest {
 // Writes the .vis atomically (temporary file + rename).
 Status WriteVis(const std::string& path, WriteRequest& request);
 
-// The stored details of one node: its dump items and stack reference. Replaces
-// what `out` held, reusing its messages (a detail refilled node after node
-// allocates little).
+// The stored details of one node: its dump items and stack reference, the
+// items' keys as stored (a suffix after the node's name; ResolveKeys makes
+// them whole). Replaces what `out` held, reusing its messages (a detail
+// refilled node after node allocates little).
 void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out);
 
 }  // namespace graph_ascend::vis

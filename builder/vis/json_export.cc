@@ -215,7 +215,7 @@ Status Exporter::WriteGraph(Side side, const SideIndex& idx, const SideIndex* ot
   bool have_block = false;
   for (uint32_t n = 0; n < idx.size(); ++n) {
     if (!have_block || n < block.first() || n >= block.first() + static_cast<uint32_t>(block.detail_size())) {
-      auto b = reader_.ReadDetailBlock(side, n);
+      auto b = reader_.ReadDetailBlock(side, n, [&idx](uint32_t i) { return idx.Name(i); });
       if (!b.ok()) return b.error();
       block = std::move(*b);
       have_block = true;

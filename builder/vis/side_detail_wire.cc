@@ -195,9 +195,7 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
   const StringPool& pool = *side.pool;
   const dump::DumpData& d = side.dump;
   const dump::DumpEntry* e = g.entry[node] == graph::kNoNode ? nullptr : &d.entries[g.entry[node]];
-  std::string_view name = g.Name(node);
   uint32_t items = e == nullptr ? 0 : e->input_count + e->output_count;
-  if (items > 0 && !Plain(g.name[node])) return false;
   if (compared != nullptr && compared->items() != items) return false;
   uint64_t any = 0;  // the bits of the metrics' strings (the dump's are checked through plain_)
   thread_local DetailBuffer buffer;
@@ -208,17 +206,12 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
   for (uint32_t k = 0; k < items; ++k) {
     const dump::DumpItem& it = d.items[e->first_item + k];
     if (!Plain(it.key)) return false;
+    // A key under the node's name is stored as its suffix (key_suffix, written last).
     std::string_view key = pool.Get(it.key);
     bool full = (it.flags & dump::kItemFullKey) != 0;
-    size_t key_size = full ? key.size() : name.size() + key.size();
-    b.Ensure(key_size + 16);
+    b.Ensure(key.size() + 16);
     size_t at = b.Open(Tag(k < e->input_count ? 1 : 2, kDelimited), 2);  // most items take 128 to 16383 bytes
-    if (key_size > 0) {
-      b.Byte(Tag(1, kDelimited));
-      b.Varint(key_size);
-      if (!full) b.Bytes(name);
-      b.Bytes(key);
-    }
+    if (full && !key.empty()) b.Delimited(Tag(1, kDelimited), key);
     if (it.state != dump::ItemState::kInput) {
       b.Byte(Tag(2, kVarint));
       b.Varint(Int32Bits(static_cast<int32_t>(it.state)));
@@ -312,6 +305,10 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
           b.Byte(1);
         }
       }
+    }
+    if (!full) {
+      b.Ensure(key.size() + 6);
+      b.Delimited(Tag(6, kDelimited), key);  // present even when empty
     }
     b.Close(at, 2);
   }

@@ -1,7 +1,5 @@
 #include "vis/vis_file.h"
 
-#include "vis/protobuf_log.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "vis/protobuf_log.h"
 
 namespace graph_ascend::vis {
 namespace {
@@ -153,8 +153,8 @@ bool SectionPacker::Pack(std::string_view raw, std::string* out, std::string* er
   // the bound would zero-fill about five times the bytes the frame takes.
   thread_local std::string bound;
   if (bound.size() < ZSTD_compressBound(raw.size())) bound.resize(ZSTD_compressBound(raw.size()));
-  size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), bound.data(), bound.size(), raw.data(), raw.size(),
-                               level_);
+  size_t n =
+      ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), bound.data(), bound.size(), raw.data(), raw.size(), level_);
   if (ZSTD_isError(n)) {
     *error = std::string("zstd: ") + ZSTD_getErrorName(n);
     return false;
@@ -242,15 +242,15 @@ Result<std::unique_ptr<VisReader>> VisReader::Open(const std::string& path) {
   GA_RETURN_IF_ERROR(ReadAt(fd, path, 0, sizeof(header), header));
   if (memcmp(header, kMagic, sizeof(kMagic)) != 0) {
     if (header[0] == '{') {
-      return MakeError(path, ByteWhere(0),
-                       "this is a JSON .vis of msprobe; graph-ascend reads its own protobuf .vis");
+      return MakeError(path, ByteWhere(0), "this is a JSON .vis of msprobe; graph-ascend reads its own protobuf .vis");
     }
     return MakeError(path, ByteWhere(0), "not a graph-ascend .vis file (bad magic)");
   }
   uint32_t version = GetLE32(header + 8);
-  if (version != kFormatVersion) {
-    return MakeError(path, ByteWhere(8), "unsupported .vis format version " + std::to_string(version) +
-                                             " (this build reads version " + std::to_string(kFormatVersion) + ")");
+  if (version < kOldestFormatVersion || version > kFormatVersion) {
+    return MakeError(path, ByteWhere(8),
+                     "unsupported .vis format version " + std::to_string(version) + " (this build reads versions " +
+                         std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) + ")");
   }
   char trailer[kTrailerSize];
   uint64_t trailer_at = r->size_ - kTrailerSize;
@@ -270,17 +270,17 @@ Result<std::unique_ptr<VisReader>> VisReader::Open(const std::string& path) {
     const SectionRef& s = r->toc_.sections(i);
     std::string where = "table of contents entry " + std::to_string(i);
     if (!InRange(s, kHeaderSize, toc_ref.offset())) {
-      return MakeError(path, where, std::string("damaged .vis file (") + KindName(s.kind()) +
-                                        " section out of range: " + std::to_string(s.compressed_size()) +
-                                        " bytes at byte " + std::to_string(s.offset()) + ")");
+      return MakeError(path, where,
+                       std::string("damaged .vis file (") + KindName(s.kind()) + " section out of range: " +
+                           std::to_string(s.compressed_size()) + " bytes at byte " + std::to_string(s.offset()) + ")");
     }
     // Every element of a repeated field takes at least one byte, so a count
     // beyond the raw size is damage, and sizes past the writer's limit are too
     // (readers reserve by them).
     if (s.raw_size() > kMaxSectionBytes || s.count() > s.raw_size()) {
-      return MakeError(path, where, std::string("damaged .vis file (") + KindName(s.kind()) + " section of " +
-                                        std::to_string(s.raw_size()) + " bytes holding " +
-                                        std::to_string(s.count()) + " entries)");
+      return MakeError(path, where,
+                       std::string("damaged .vis file (") + KindName(s.kind()) + " section of " +
+                           std::to_string(s.raw_size()) + " bytes holding " + std::to_string(s.count()) + " entries)");
     }
   }
   const SectionRef* meta = r->Find(SECTION_META, SIDE_NPU, 0);
@@ -292,9 +292,9 @@ Result<std::unique_ptr<VisReader>> VisReader::Open(const std::string& path) {
 Status VisReader::ReadFrame(const SectionRef& ref, std::string* frame) const {
   // Checked again here (not only in Open) because callers may pass any ref.
   if (!InRange(ref, kHeaderSize, size_) || ref.compressed_size() > ZSTD_compressBound(kMaxSectionBytes)) {
-    return MakeError(path_, ByteWhere(ref.offset()), std::string("damaged ") + KindName(ref.kind()) +
-                                                         " section (" + std::to_string(ref.compressed_size()) +
-                                                         " bytes out of range)");
+    return MakeError(path_, ByteWhere(ref.offset()),
+                     std::string("damaged ") + KindName(ref.kind()) + " section (" +
+                         std::to_string(ref.compressed_size()) + " bytes out of range)");
   }
   frame->assign(ref.compressed_size(), '\0');
   return ReadAt(fd_, path_, ref.offset(), frame->size(), frame->data());
@@ -311,9 +311,9 @@ Status VisReader::ReadRaw(const SectionRef& ref, std::string* plain) const {
   plain->assign(raw, '\0');
   size_t n = ZSTD_decompress(plain->data(), plain->size(), packed.data(), packed.size());
   if (ZSTD_isError(n) || n != raw) {
-    return MakeError(path_, ByteWhere(ref.offset()), std::string("damaged ") + KindName(ref.kind()) +
-                                                         " section (zstd: " +
-                                                         (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size") + ")");
+    return MakeError(path_, ByteWhere(ref.offset()),
+                     std::string("damaged ") + KindName(ref.kind()) +
+                         " section (zstd: " + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size") + ")");
   }
   return Status::Ok();
 }
@@ -324,9 +324,9 @@ Status VisReader::ReadSection(const SectionRef& ref, google::protobuf::MessageLi
   ProtobufLogCapture log;
   if (!msg->ParseFromString(plain)) {
     std::string problem = log.Take();
-    return MakeError(path_, ByteWhere(ref.offset()), std::string("damaged ") + KindName(ref.kind()) +
-                                                         " section (protobuf" +
-                                                         (problem.empty() ? "" : ": " + problem) + ")");
+    return MakeError(path_, ByteWhere(ref.offset()),
+                     std::string("damaged ") + KindName(ref.kind()) + " section (protobuf" +
+                         (problem.empty() ? "" : ": " + problem) + ")");
   }
   return Status::Ok();
 }
@@ -371,7 +371,30 @@ Status VisReader::ReadIndex(Side side, const std::function<Status(NodeIndexChunk
   return Status::Ok();
 }
 
-Result<NodeDetailBlock> VisReader::ReadDetailBlock(Side side, uint32_t node) const {
+void ResolveKeys(std::string_view node_name, NodeDetail* detail) {
+  for (auto* items : {detail->mutable_input(), detail->mutable_output()}) {
+    for (Item& item : *items) {
+      if (!item.has_key_suffix()) continue;
+      std::string* key = item.mutable_key();
+      key->reserve(node_name.size() + item.key_suffix().size());
+      key->assign(node_name.data(), node_name.size()).append(item.key_suffix());
+      item.clear_key_suffix();
+    }
+  }
+}
+
+void ResolveKeys(const NodeNames& names, NodeDetailBlock* block) {
+  for (int i = 0; i < block->detail_size(); ++i) {
+    NodeDetail* d = block->mutable_detail(i);
+    bool stored = false;
+    for (const auto* items : {&d->input(), &d->output()}) {
+      for (const Item& item : *items) stored = stored || item.has_key_suffix();
+    }
+    if (stored) ResolveKeys(names(block->first() + static_cast<uint32_t>(i)), d);
+  }
+}
+
+Result<NodeDetailBlock> VisReader::ReadStoredBlock(Side side, uint32_t node) const {
   const SectionRef* ref = Find(SECTION_NODE_DETAILS, side, node);
   if (ref == nullptr) return MakeError(path_, "", "no details for node " + std::to_string(node));
   NodeDetailBlock block;
@@ -382,10 +405,18 @@ Result<NodeDetailBlock> VisReader::ReadDetailBlock(Side side, uint32_t node) con
   return block;
 }
 
-Result<NodeDetail> VisReader::ReadDetail(Side side, uint32_t node) const {
-  auto block = ReadDetailBlock(side, node);
+Result<NodeDetailBlock> VisReader::ReadDetailBlock(Side side, uint32_t node, const NodeNames& names) const {
+  auto block = ReadStoredBlock(side, node);
+  if (block.ok()) ResolveKeys(names, &*block);
+  return block;
+}
+
+Result<NodeDetail> VisReader::ReadDetail(Side side, uint32_t node, std::string_view name) const {
+  auto block = ReadStoredBlock(side, node);
   if (!block.ok()) return block.error();
-  return std::move(*block->mutable_detail(static_cast<int>(node - block->first())));
+  NodeDetail detail = std::move(*block->mutable_detail(static_cast<int>(node - block->first())));
+  ResolveKeys(name, &detail);
+  return detail;
 }
 
 Result<StackChunk> VisReader::ReadStackChunk(Side side, uint32_t id) const {

@@ -27,7 +27,10 @@ namespace graph_ascend::vis {
 
 inline constexpr char kMagic[8] = {'\x89', 'G', 'A', 'V', 'I', 'S', '\r', '\n'};
 inline constexpr char kTrailerMagic[8] = {'G', 'A', 'V', 'I', 'S', 'E', 'N', 'D'};
-inline constexpr uint32_t kFormatVersion = 1;
+// Version 2 stores an item's key as its suffix after the node's name
+// (Item.key_suffix); version 1 files are read as well.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestFormatVersion = 1;
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kTrailerSize = 24;
 // Sections are kept well below protobuf's 64 MiB message limit.
@@ -114,10 +117,20 @@ class VisWriter {
   uint64_t offset_ = 0;
   bool committed_ = false;
   TableOfContents toc_;
-  std::string buffer_;  // reused serialization buffer
-  std::string packed_;  // reused compression buffer
+  std::string buffer_;    // reused serialization buffer
+  std::string packed_;    // reused compression buffer
   void* zstd_ = nullptr;  // ZSTD_CCtx, reused: creating one per section costs more than small sections
 };
+
+// The name of a node of one side.
+using NodeNames = std::function<std::string_view(uint32_t node)>;
+
+// Turns the keys of `detail`'s items as stored (a suffix after the node's
+// name, version 2) into whole keys; items stored whole are left as they are.
+// Every reader of details calls it before a key is used.
+void ResolveKeys(std::string_view node_name, NodeDetail* detail);
+// The same for every detail of a block.
+void ResolveKeys(const NodeNames& names, NodeDetailBlock* block);
 
 class VisReader {
  public:
@@ -141,9 +154,11 @@ class VisReader {
   Status ReadIndex(Side side, const std::function<Status(NodeIndexChunk&)>& visit,
                    const std::function<void(double)>& progress = {}) const;
 
-  // Reads the detail block holding `node`.
-  Result<NodeDetailBlock> ReadDetailBlock(Side side, uint32_t node) const;
-  Result<NodeDetail> ReadDetail(Side side, uint32_t node) const;
+  // Reads the detail block holding `node`, its items' keys whole: `names`
+  // gives the name of each node of the block (ResolveKeys).
+  Result<NodeDetailBlock> ReadDetailBlock(Side side, uint32_t node, const NodeNames& names) const;
+  // Reads the details of `node`, whose name is `name`.
+  Result<NodeDetail> ReadDetail(Side side, uint32_t node, std::string_view name) const;
 
   // Reads the chunk holding stack `id`.
   Result<StackChunk> ReadStackChunk(Side side, uint32_t id) const;
@@ -165,6 +180,8 @@ class VisReader {
  private:
   VisReader(std::string path, int fd, uint64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
   const SectionRef* Find(SectionKind kind, Side side, uint32_t index) const;
+  // The block holding `node` as stored (keys not resolved).
+  Result<NodeDetailBlock> ReadStoredBlock(Side side, uint32_t node) const;
 
   std::string path_;
   int fd_;

@@ -21,6 +21,11 @@ std::atomic<uint64_t> next_file_id{1};
 // checks: bad_alloc, length_error) turned into an error of the file, so the
 // handler answers DATA_LOSS rather than UNKNOWN, and a side loading on a
 // thread of its own, where nothing would catch, cannot end the process.
+// The names that resolve the stored item keys of a side's details.
+vis::NodeNames NodeNames(const SideGraph& g) {
+  return [&g](uint32_t n) { return n < g.size() ? g.name(n) : std::string_view(); };
+}
+
 template <typename Read>
 auto Guarded(const std::string& path, Read read) -> decltype(read()) {
   try {
@@ -227,7 +232,7 @@ Result<std::vector<double>> GraphFile::MetricIndexes(uint32_t mask) const {
       continue;
     }
     if (i < first || i >= end) {
-      auto b = Guarded(details.path(), [&] { return details.ReadDetailBlock(vis::SIDE_NPU, i); });
+      auto b = Guarded(details.path(), [&] { return details.ReadDetailBlock(vis::SIDE_NPU, i, NodeNames(g)); });
       if (!b.ok()) {
         Error e = b.error();
         if (e.file == details.path()) e.file = relative_;
@@ -283,16 +288,16 @@ Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node, const Deta
     auto c = cache->side[s].find(node);
     if (c != cache->side[s].end()) return c->second;
   }
+  const SideGraph* g = side(s);
+  if (g == nullptr || node >= g->size()) return MakeError(relative_, "node " + std::to_string(node), "no such node");
   if (node_detail_) {
-    const SideGraph* g = side(s);
-    if (g == nullptr || node >= g->size()) return MakeError(relative_, "node " + std::to_string(node), "no such node");
     std::optional<Result<vis::NodeDetail>> now = node_detail_(s, std::string(g->name(node)));
     if (now) return std::move(*now);
   }
   auto reader = DetailReader();
   if (!reader.ok()) return reader.error();
   const vis::VisReader& details = **reader;
-  auto d = Guarded(details.path(), [&] { return details.ReadDetail(s, node); });
+  auto d = Guarded(details.path(), [&] { return details.ReadDetail(s, node, g->name(node)); });
   if (!d.ok()) {
     Error e = d.error();
     if (e.file == details.path()) e.file = relative_;
@@ -328,6 +333,8 @@ Result<const vis::VisReader*> GraphFile::DetailReader() const {
 }
 
 void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* cache) const {
+  const SideGraph* g = side(s);
+  if (g == nullptr) return;
   auto reader = DetailReader();
   if (!reader.ok()) return;  // Detail() reports the error
   const vis::VisReader& details = **reader;
@@ -338,7 +345,7 @@ void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* 
       ++i;
       continue;
     }
-    auto block = Guarded(details.path(), [&] { return details.ReadDetailBlock(s, nodes[i]); });
+    auto block = Guarded(details.path(), [&] { return details.ReadDetailBlock(s, nodes[i], NodeNames(*g)); });
     if (!block.ok()) {
       ++i;
       continue;

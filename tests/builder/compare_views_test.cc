@@ -17,6 +17,7 @@
 #include "graph/graph_builder.h"
 #include "test_files.h"
 #include "vis/graph_writer.h"
+#include "vis/vis_file.h"
 
 namespace graph_ascend {
 namespace {
@@ -87,6 +88,9 @@ TEST(CompareViewsTest, DumpAndStoredDetailsCompareAlike) {
         vis::NodeDetail npu_detail, bench_detail;
         vis::FillDetail(*sides->npu, node, &npu_detail);
         vis::FillDetail(*sides->bench, static_cast<uint32_t>(peer), &bench_detail);
+        // As the service reads them: keys whole.
+        vis::ResolveKeys(name, &npu_detail);
+        vis::ResolveKeys(sides->bench->graph->Name(static_cast<uint32_t>(peer)), &bench_detail);
         vis::NodeDetail with_dump_metrics = npu_detail;
         compare::StoreMetrics(dump_metrics, &with_dump_metrics);
         compare::PairVerdict w = compare::ComparePair(mode, name, &npu_detail, bench_detail, nullptr);

@@ -24,6 +24,7 @@
 #include "merge/statistics.h"
 #include "test_files.h"
 #include "vis/graph_writer.h"
+#include "vis/vis_file.h"
 
 namespace graph_ascend {
 namespace {
@@ -292,7 +293,10 @@ class MergeRanksTest : public ::testing::Test {
     vis::NodeDetail d;
     int32_t n = s.graph->Find(std::string_view(name));
     EXPECT_NE(n, graph::kNoNode) << name;
-    if (n != graph::kNoNode) vis::FillDetail(s, static_cast<uint32_t>(n), &d);
+    if (n != graph::kNoNode) {
+      vis::FillDetail(s, static_cast<uint32_t>(n), &d);
+      vis::ResolveKeys(name, &d);  // as a reader gives it
+    }
     return d;
   }
   static std::string Field(const vis::Item& item, const std::string& name) {

@@ -58,7 +58,12 @@ class VisFileTest : public ::testing::Test {
       b.set_first(first);
       for (uint32_t i = first; i < std::min(n, first + block); ++i) {
         Item* item = b.add_detail()->add_output();
-        item->set_key("node" + std::to_string(i) + ".output.0");
+        // Even nodes' keys stored whole (version 1), odd ones' as suffixes (version 2).
+        if (i % 2 == 0) {
+          item->set_key("node" + std::to_string(i) + ".output.0");
+        } else {
+          item->set_key_suffix(".output.0");
+        }
       }
       EXPECT_TRUE((*w)->WriteDetailBlock(SIDE_NPU, b).ok());
     }
@@ -77,16 +82,26 @@ TEST_F(VisFileTest, RoundTripReadsIndexAndOneDetailByNode) {
   EXPECT_TRUE((*r)->has_side(SIDE_NPU));
   EXPECT_FALSE((*r)->has_side(SIDE_BENCH));
   uint32_t seen = 0;
-  ASSERT_TRUE((*r)->ReadIndex(SIDE_NPU, [&](NodeIndexChunk& c) {
-                    seen += c.name_size();
-                    EXPECT_EQ(c.name(1), "Torch.add.1.forward");
-                    return Status::Ok();
-                  }).ok());
+  ASSERT_TRUE((*r)->ReadIndex(SIDE_NPU,
+                              [&](NodeIndexChunk& c) {
+                                seen += c.name_size();
+                                EXPECT_EQ(c.name(1), "Torch.add.1.forward");
+                                return Status::Ok();
+                              })
+                  .ok());
   EXPECT_EQ(seen, 1000u);
-  auto d = (*r)->ReadDetail(SIDE_NPU, 777);
+  auto d = (*r)->ReadDetail(SIDE_NPU, 776, "Torch.add.776.forward");
   ASSERT_TRUE(d.ok()) << d.error().ToString();
-  EXPECT_EQ(d->output(0).key(), "node777.output.0");
-  EXPECT_FALSE((*r)->ReadDetail(SIDE_NPU, 1000).ok());
+  EXPECT_EQ(d->output(0).key(), "node776.output.0");
+  d = (*r)->ReadDetail(SIDE_NPU, 777, "Torch.add.777.forward");
+  ASSERT_TRUE(d.ok()) << d.error().ToString();
+  EXPECT_EQ(d->output(0).key(), "Torch.add.777.forward.output.0");
+  EXPECT_FALSE(d->output(0).has_key_suffix());
+  auto block = (*r)->ReadDetailBlock(SIDE_NPU, 777, [](uint32_t n) { return n == 777 ? "M.777" : "other"; });
+  ASSERT_TRUE(block.ok()) << block.error().ToString();
+  EXPECT_EQ(block->detail(static_cast<int>(777 - block->first())).output(0).key(), "M.777.output.0");
+  EXPECT_EQ(block->detail(static_cast<int>(776 - block->first())).output(0).key(), "node776.output.0");
+  EXPECT_FALSE((*r)->ReadDetail(SIDE_NPU, 1000, "").ok());
 }
 
 TEST_F(VisFileTest, NoTemporaryFileLeftAfterCommitOrAbandon) {
@@ -130,7 +145,7 @@ TEST_F(VisFileTest, CorruptedSectionIsReportedNotCrashed) {
   auto r = VisReader::Open(path);
   if (r.ok()) {
     Status st = (*r)->ReadIndex(SIDE_NPU, [](NodeIndexChunk&) { return Status::Ok(); });
-    auto d = (*r)->ReadDetail(SIDE_NPU, 0);
+    auto d = (*r)->ReadDetail(SIDE_NPU, 0, "DefaultModel");
     EXPECT_FALSE(st.ok() && d.ok());
   } else {
     EXPECT_NE(r.error().where.find("byte"), std::string::npos);
@@ -142,8 +157,8 @@ TEST_F(VisFileTest, CorruptedSectionIsReportedNotCrashed) {
 // another size and kind, metrics and an md5 result added by a compare).
 TEST(FillDetailTest, RefillingGivesWhatAFreshDetailGets) {
   StringPool pool;
-  auto side = graph::BuildSide(testing::SourceDir() + "/samples/gpt_statistics/npu/step0/rank0", &pool,
-                               graph::BuildOptions{});
+  auto side =
+      graph::BuildSide(testing::SourceDir() + "/samples/gpt_statistics/npu/step0/rank0", &pool, graph::BuildOptions{});
   ASSERT_TRUE(side.ok()) << side.error().message;
   uint32_t n = (*side)->graph->size();
   ASSERT_GT(n, 100u);
@@ -200,6 +215,8 @@ TEST(DetailWireTest, SameBytesAsProtobuf) {
     for (int k = 0; k < 3; ++k) {
       Item* it = side == 0 ? d.add_input() : d.add_output();
       it->set_key(k == 0 ? "" : std::string(k * 90, 'k'));
+      // Stored keys: an empty suffix is still written (it is not the key).
+      if (k == 0) it->set_key_suffix(side == 0 ? "" : ".output.0");
       it->set_state(static_cast<ItemState>(k + side));
       it->set_is_null(k == 1);
       Field* f = it->add_field();
@@ -289,8 +306,8 @@ TEST(DetailWireTest, SideDetailWithComparedMetricsIsTheComparedDetail) {
   for (const char* sample : {"gpt_statistics", "cnn_md5"}) {
     std::string root = testing::SourceDir() + "/samples/" + sample;
     StringPool pool;
-    auto pair = graph::BuildSidePair(root + "/npu/step0/rank0", root + "/bench/step0/rank0", &pool,
-                                     graph::BuildOptions{});
+    auto pair =
+        graph::BuildSidePair(root + "/npu/step0/rank0", root + "/bench/step0/rank0", &pool, graph::BuildOptions{});
     ASSERT_TRUE(pair.ok()) << pair.error().message;
     CompareMode mode = pair->npu->dump.summary_md5 ? MODE_MD5 : MODE_STATISTICS;
     const graph::Graph& g = *pair->npu->graph;
@@ -373,8 +390,8 @@ std::string ReadAll(const std::string& path) {
 TEST(WriteVisTest, TheFileDoesNotDependOnTheThreads) {
   std::string root = testing::SourceDir() + "/samples/gpt_statistics";
   StringPool pool;
-  auto pair = graph::BuildSidePair(root + "/npu/step0/rank0", root + "/bench/step0/rank0", &pool,
-                                   graph::BuildOptions{});
+  auto pair =
+      graph::BuildSidePair(root + "/npu/step0/rank0", root + "/bench/step0/rank0", &pool, graph::BuildOptions{});
   ASSERT_TRUE(pair.ok()) << pair.error().message;
   graph::Graph& g = *pair->npu->graph;
   for (uint32_t n = 0; n < g.size(); ++n) g.matched[n] = pair->bench->graph->Find(g.name[n]);

@@ -67,7 +67,7 @@ Status ReadWholeVis(const std::string& path) {
     if (!index.ok()) return index.error();
     for (uint32_t n : index->PreOrder()) index->Ancestors(n);
     for (uint32_t n = 0; n < index->size(); n += 7) {
-      auto detail = (*reader)->ReadDetail(side, n);
+      auto detail = (*reader)->ReadDetail(side, n, index->Name(n));
       if (detail.ok() && detail->stack_id() >= 0) (void)(*reader)->ReadStack(side, detail->stack_id());
     }
   }
