@@ -60,7 +60,8 @@ class JsonReader {
     SkipSpace();
     return pos_ < text_.size() ? text_[pos_] : '\0';
   }
-  // The type of the next value; false where no value can start.
+  // The type of the next value; false where no value can start (`type` is
+  // then kNull: set on every path, so callers' variables are never read unset).
   bool PeekType(JsonType* type) {
     switch (PeekByte()) {
       case '{': *type = JsonType::kObject; return true;
@@ -82,7 +83,7 @@ class JsonReader {
       case '7':
       case '8':
       case '9': *type = JsonType::kNumber; return true;
-      default: return ValueError();
+      default: *type = JsonType::kNull; return ValueError();
     }
   }
   bool BeginObject() {
