@@ -1,17 +1,25 @@
 // Reading dump.json (reference §3.2) and flattening its entries into items
 // (§4), with the overflow scenes of §7 computed in the same pass.
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string_view>
+#include <type_traits>
 #include <unordered_set>
 
 #include "base/huge_pages.h"
 #include "base/mapped_file.h"
 #include "dump/dump_data.h"
 #include "json/json_reader.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace graph_ascend::dump {
 namespace {
@@ -41,7 +49,7 @@ bool AnomalousText(std::string_view s) {
 }
 
 // Appends ".<i>" (a list index in a traversal name).
-void AppendIndex(int i, std::string* name) {
+inline void AppendIndex(int i, std::string* name) {
   if (i < 10) {
     const char digit[2] = {'.', static_cast<char>('0' + i)};
     name->append(digit, 2);
@@ -179,7 +187,29 @@ class DumpParser {
     uint32_t data_name = 0;  // StringPool id of a string data_name
     Value norm;
     Anomaly own;
+    // What AddLeaf needs, worked out once per leaf read (ConcludeLeaf), not
+    // per use of a cached one.
+    bool torch_tensor = false;
+    bool has_norm = false;
+    double norm_value = 0;
+    std::string_view framework;  // "mindspore", "pytorch" or empty, by type
+    bool named = false;          // the item's key is from data_name
+    std::string_view item_key;   // that key
   };
+  void ConcludeLeaf(ObjectFacts* facts) const;
+  // How the first pass of ParseObject reads a member whose value is an
+  // object or a list while no string "type" has been read: such an object
+  // is a container (kwargs) whose values are read again member by member,
+  // so the value is skipped, not compacted and interned.
+  enum class Defer : uint8_t {
+    kNone,     // read it: the object is a leaf after all
+    kChecked,  // skip it, checking it
+    kScanned,  // skip it by ContainerEndAhead; the container pass checks it
+  };
+  // The first pass of ParseObject: the members of the object just begun as
+  // fields. *deferred tells whether a value was skipped, *scanned whether
+  // one was skipped unchecked.
+  bool ReadFields(int p2p, Defer defer, ObjectFacts* facts, bool* deferred, bool* scanned);
   // A value NextScalar read.
   void SetFieldValue(const JsonReader::Scalar& scalar, Value* v, Anomaly* own, bool is_stat, size_t index);
   // Appends a field of the object being read.
@@ -199,8 +229,21 @@ class DumpParser {
     char text[512];
   };
   static constexpr size_t kLeafMin = 48;
-  static constexpr size_t kLeafSlots = 256;
-  std::unique_ptr<CachedLeaf[]> leaves_ = std::make_unique<CachedLeaf[]>(kLeafSlots);
+  // A module's inputs and outputs were read as its first and last calls'
+  // some hundreds of leaves before: 256 slots missed most of them.
+  static constexpr size_t kLeafSlots = 4096;
+  struct FreeLeaves {
+    void operator()(CachedLeaf* p) const { free(p); }
+  };
+  // The kernel's zero pages (a zeroed slot is empty), touched only as the
+  // slots fill: a small dump pays nothing for the 2.4 MB.
+  static std::unique_ptr<CachedLeaf[], FreeLeaves> NewLeaves() {
+    static_assert(std::is_trivially_copyable_v<CachedLeaf>);
+    void* p = calloc(kLeafSlots, sizeof(CachedLeaf));
+    if (p == nullptr) throw std::bad_alloc();
+    return std::unique_ptr<CachedLeaf[], FreeLeaves>(static_cast<CachedLeaf*>(p));
+  }
+  std::unique_ptr<CachedLeaf[], FreeLeaves> leaves_ = NewLeaves();
   // A key of up to 16 bytes is (size, first word, last word), compared
   // without a call.
   struct Memo {
@@ -263,9 +306,16 @@ class DumpParser {
   size_t npending_ = 0;
   std::string keys_;             // the pending items' keys
   std::string_view entry_name_;  // of the entry being read
-  // Whether the entry's name holds ".output." / ".input." (item keys start with it).
+  // Whether the entry's name holds ".output." / ".input." (item keys start
+  // with it), and whether it ends with ".output" / ".input" (which a key
+  // after it, starting with '.', completes).
   bool name_output_ = false;
   bool name_input_ = false;
+  bool joint_output_ = false;
+  bool joint_input_ = false;
+  // Whether the name holds ".parameters_grad" (which ParametersGradModule
+  // looks for).
+  bool name_parameters_grad_ = false;
   // A new pending item whose key is the traversal name `key`, or all of
   // `key` when `whole`.
   PendingItem& NewPending(std::string_view key, bool whole) {
@@ -280,10 +330,13 @@ class DumpParser {
   }
   std::string_view KeyOf(const PendingItem& p) const { return std::string_view(keys_).substr(p.key_start, p.key_size); }
   bool SameKey(const PendingItem& a, const PendingItem& b) const;
+  // Sets name_output_, name_input_, joint_output_, joint_input_ and
+  // name_parameters_grad_ for the entry `name`, in one scan of its dots.
+  void ScanName(std::string_view name);
   // Whether the item's whole key holds `needle` (".output." or ".input.",
   // `in_name` saying whether the entry's name does).
   template <size_t N>
-  bool KeyHolds(const PendingItem& p, const char (&needle)[N], bool in_name) const;
+  bool KeyHolds(const PendingItem& p, const char (&needle)[N], bool in_name, bool at_joint) const;
   std::vector<Anomaly> in_elems_, kw_elems_, out_elems_;
   std::vector<std::string> kw_names_;
   bool has_input_args_ = false;
@@ -401,12 +454,16 @@ bool Holds(std::string_view s, const char* needle) {
 }
 
 template <size_t N>
-bool DumpParser::KeyHolds(const PendingItem& p, const char (&needle)[N], bool in_name) const {
+bool DumpParser::KeyHolds(const PendingItem& p, const char (&needle)[N], bool in_name, bool at_joint) const {
   constexpr size_t kSize = N - 1;
+  if (!p.whole && in_name) return true;
   std::string_view key = KeyOf(p);
   if (Holds<kSize>(key, needle)) return true;
-  if (p.whole || in_name) return !p.whole;
-  // Across the joint of the entry's name and the rest.
+  if (p.whole) return false;
+  // Across the joint of the entry's name and the rest. The needle's only
+  // inner '.' is its last byte, so a rest that starts with '.' (as
+  // traversal names do) completes it only after a name ending in the rest.
+  if (!key.empty() && key[0] == '.') return at_joint;
   char window[2 * kSize];
   size_t from_name = std::min(entry_name_.size(), kSize - 1);
   size_t from_key = std::min(key.size(), kSize - 1);
@@ -415,12 +472,41 @@ bool DumpParser::KeyHolds(const PendingItem& p, const char (&needle)[N], bool in
   return Holds<kSize>(std::string_view(window, from_name + from_key), needle);
 }
 
+void DumpParser::ScanName(std::string_view name) {
+  const char* p = name.data();
+  size_t n = name.size();
+  bool input = false, output = false, parameters_grad = false;
+  auto at_dot = [&](size_t i) {
+    size_t rest = n - i;
+    if (rest >= 7 && memcmp(p + i, ".input.", 7) == 0) input = true;
+    if (rest >= 8 && memcmp(p + i, ".output.", 8) == 0) output = true;
+    if (rest >= 16 && memcmp(p + i, ".parameters_grad", 16) == 0) parameters_grad = true;
+  };
+  size_t i = 0;
+#if defined(__SSE2__)
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    for (uint32_t dots = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('.')))); dots != 0;
+         dots &= dots - 1) {
+      at_dot(i + static_cast<size_t>(std::countr_zero(dots)));
+    }
+  }
+#endif
+  for (; i < n; ++i) {
+    if (p[i] == '.') at_dot(i);
+  }
+  name_input_ = input;
+  name_output_ = output;
+  joint_input_ = name.ends_with(".input");
+  name_parameters_grad_ = parameters_grad;
+  joint_output_ = name.ends_with(".output");
+}
+
 bool DumpParser::ParseEntry(std::string_view name) {
   npending_ = 0;
   keys_.clear();
   entry_name_ = name;
-  name_output_ = name.find(".output.") != std::string_view::npos;
-  name_input_ = name.find(".input.") != std::string_view::npos;
+  ScanName(name);
   in_elems_.clear();
   kw_elems_.clear();
   kw_names_.clear();
@@ -431,16 +517,18 @@ bool DumpParser::ParseEntry(std::string_view name) {
   size_t p2p_start = out_->p2p.size();
   uint32_t name_id = pool_->Intern(name);
 
-  bool pgrad = !ParametersGradModule(name).empty();
+  bool pgrad = name_parameters_grad_ && !ParametersGradModule(name).empty();
   bool batch_p2p = name.find("batch_isend_irecv") != std::string_view::npos;
 
   if (!r_->BeginObject()) return false;
   std::string_view key;
+  // Every traversal name of the entry starts with its name.
   std::string& traversal = traversal_;
+  traversal.assign(name);
   // Items of each category, in the fixed order of §4.1 step 2.
   struct Category {
     std::string_view key;
-    const char* suffix;
+    std::string_view suffix;
     ItemState state;
   };
   static const Category kCategories[] = {
@@ -459,7 +547,7 @@ bool DumpParser::ParseEntry(std::string_view name) {
     if (more == Step::kFailed) return false;
     if (more == Step::kEnd) break;
     if (pgrad) {
-      traversal.assign(name);
+      traversal.resize(name.size());
       traversal += '.';
       traversal += key;
       spans.emplace_back(0, npending_);
@@ -476,7 +564,7 @@ bool DumpParser::ParseEntry(std::string_view name) {
       continue;
     }
     spans.emplace_back(cat, npending_);
-    traversal.assign(name);
+    traversal.resize(name.size());
     traversal += kCategories[cat].suffix;
     JsonType t;
     if (!r_->PeekType(&t)) return false;
@@ -523,11 +611,19 @@ bool DumpParser::ParseEntry(std::string_view name) {
   // input_data / output_data by key (§4.3), last duplicate wins in place.
   std::vector<size_t>& order = order_;
   order.clear();
-  for (int c = 0; c < 5; ++c) {
-    for (size_t s = 0; s < spans.size(); ++s) {
-      if (spans[s].first != c) continue;
-      size_t end = s + 1 < spans.size() ? spans[s + 1].second : npending_;
-      for (size_t i = spans[s].second; i < end; ++i) order.push_back(i);
+  // The categories are usually in their order in the file already.
+  bool in_order = true;
+  for (size_t s = 1; s < spans.size(); ++s) in_order &= spans[s - 1].first <= spans[s].first;
+  if (in_order) {
+    order.resize(npending_);
+    for (size_t i = 0; i < npending_; ++i) order[i] = i;
+  } else {
+    for (int c = 0; c < 5; ++c) {
+      for (size_t s = 0; s < spans.size(); ++s) {
+        if (spans[s].first != c) continue;
+        size_t end = s + 1 < spans.size() ? spans[s + 1].second : npending_;
+        for (size_t i = spans[s].second; i < end; ++i) order.push_back(i);
+      }
     }
   }
   std::vector<size_t>& inputs = inputs_;
@@ -545,7 +641,8 @@ bool DumpParser::ParseEntry(std::string_view name) {
   };
   for (size_t idx : order) {
     const PendingItem& p = pending_[idx];
-    bool is_output = !KeyHolds(p, ".input.", name_input_) && KeyHolds(p, ".output.", name_output_);
+    bool is_output =
+        !KeyHolds(p, ".input.", name_input_, joint_input_) && KeyHolds(p, ".output.", name_output_, joint_output_);
     place(is_output ? &outputs : &inputs, idx);
   }
 
@@ -790,34 +887,98 @@ void DumpParser::SetFieldValue(const JsonReader::Scalar& scalar, Value* v, Anoma
   out_->fields.push_back(f);
 }
 
+void DumpParser::ConcludeLeaf(ObjectFacts* facts) const {
+  std::string_view type = pool_->Get(facts->type_string);
+  facts->torch_tensor = type == "torch.Tensor";
+  if (facts->norm.kind == ValueKind::kNumber && !std::isnan(facts->norm.number)) {
+    facts->has_norm = true;
+    facts->norm_value = facts->norm.number;
+  } else if (facts->norm.kind == ValueKind::kInteger) {
+    facts->has_norm = true;
+    facts->norm_value = static_cast<double>(facts->norm.integer);
+  }
+  if (type.substr(0, 9) == "mindspore") {
+    facts->framework = "mindspore";
+  } else if (type.substr(0, 5) == "torch") {
+    facts->framework = "pytorch";
+  }
+  std::string_view dn = pool_->Get(facts->data_name);
+  facts->named = !dn.empty() && dn != "-1";
+  if (facts->named) facts->item_key = dn.substr(0, std::min(dn.rfind('.'), dn.size()));
+}
+
 void DumpParser::AddLeaf(const ObjectFacts& facts, size_t fields_start, std::string_view traversal, ItemState state,
                          int depth, Anomaly* anomaly) {
   anomaly->own = facts.own.own;
   anomaly->any = facts.own.own;
-  std::string_view type = pool_->Get(facts.type_string);
-  anomaly->torch_tensor = type == "torch.Tensor";
-  if (facts.norm.kind == ValueKind::kNumber && !std::isnan(facts.norm.number)) {
-    anomaly->has_norm = true;
-    anomaly->norm = facts.norm.number;
-  } else if (facts.norm.kind == ValueKind::kInteger) {
-    anomaly->has_norm = true;
-    anomaly->norm = static_cast<double>(facts.norm.integer);
-  }
+  anomaly->torch_tensor = facts.torch_tensor;
+  anomaly->has_norm = facts.has_norm;
+  anomaly->norm = facts.norm_value;
   if (facts.has_md5 && depth <= 2) has_md5_ = true;
-  if (out_->detected_framework.empty()) {
-    if (type.substr(0, 9) == "mindspore")
-      out_->detected_framework = "mindspore";
-    else if (type.substr(0, 5) == "torch")
-      out_->detected_framework = "pytorch";
-  }
-  std::string_view dn = pool_->Get(facts.data_name);
-  bool named = !dn.empty() && dn != "-1";
-  PendingItem& p =
-      named ? NewPending(dn.substr(0, std::min(dn.rfind('.'), dn.size())), true) : NewPending(traversal, false);
+  if (out_->detected_framework.empty() && !facts.framework.empty()) out_->detected_framework = facts.framework;
+  PendingItem& p = NewPending(facts.named ? facts.item_key : traversal, facts.named);
   p.state = state;
   p.flags = 0;
   p.first_field = static_cast<uint32_t>(fields_start);
   p.field_count = static_cast<uint16_t>(std::min<size_t>(out_->fields.size() - fields_start, 65535));
+}
+
+bool DumpParser::ReadFields(int p2p, Defer defer, ObjectFacts* facts, bool* deferred, bool* scanned) {
+  std::string_view key;
+  for (size_t index = 0;; ++index) {
+    Field f;
+    FieldRole role;
+    if (index < kMemos) {
+      // The members of a leaf are laid out as the ones at the same
+      // positions of the leaf before: a run of them in one call.
+      size_t read;
+      JsonReader::Member run = r_->NextKnownRun(heads_ + index, kMemos - index, scalars_, &read);
+      for (size_t k = 0; k < read; ++k, ++index) {
+        const Memo& memo = key_memo_[index];
+        f.name = memo.id;
+        SetFieldValue(scalars_[k], &f.value, &facts->own, memo.role == FieldRole::kStat, index);
+        AddField(f, memo.role, p2p, facts);
+      }
+      if (run == JsonReader::Member::kEnd) break;
+    }
+    JsonReader::Scalar& scalar = scalars_[0];
+    JsonReader::MemberHead head;
+    JsonReader::Member member = r_->NextScalar(&key, &scalar, &head);
+    if (member == JsonReader::Member::kEnd) break;
+    // heads_[index] is kept for the key of key_memo_[index] only.
+    uint32_t memo_id = index < kMemos ? key_memo_[index].id : 0;
+    if (member == JsonReader::Member::kMore) {
+      f.name = KeyId(key, index, &role);
+      SetFieldValue(scalar, &f.value, &facts->own, role == FieldRole::kStat, index);
+      if (index < kMemos) heads_[index] = key_memo_[index].id == f.name ? head : JsonReader::MemberHead();
+    } else {
+      Step more = r_->NextKey(&key);
+      if (more == Step::kFailed) return false;
+      if (more == Step::kEnd) break;
+      // Everything about the key is taken before its value is read (a nested
+      // object's keys reuse the reader's key storage).
+      f.name = KeyId(key, index, &role);
+      if (index < kMemos && key_memo_[index].id != memo_id) heads_[index] = JsonReader::MemberHead();
+      if (defer != Defer::kNone && !facts->leaf) {
+        char c = r_->PeekByte();
+        if (c == '{' || c == '[') {
+          *deferred = true;
+          // Shallow, so that the container pass meets no nesting limit first.
+          size_t end = defer == Defer::kScanned ? r_->ContainerEndAhead(64) : 0;
+          if (end != 0) {
+            *scanned = true;
+            r_->SkipKnown(end - r_->offset());
+          } else if (!r_->SkipValue()) {
+            return false;
+          }
+          continue;
+        }
+      }
+      if (!ReadFieldValue(&f.value, &facts->own, role == FieldRole::kStat, index)) return false;
+    }
+    AddField(f, role, p2p, facts);
+  }
+  return true;
 }
 
 bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int depth, int p2p, bool kwargs_top,
@@ -843,46 +1004,27 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
     }
   }
   if (!r_->BeginObject()) return false;
-  std::string_view key;
-  ObjectFacts facts;
-  for (size_t index = 0;; ++index) {
-    Field f;
-    FieldRole role;
-    if (index < kMemos) {
-      // The members of a leaf are laid out as the ones at the same
-      // positions of the leaf before: a run of them in one call.
-      size_t read;
-      JsonReader::Member run = r_->NextKnownRun(heads_ + index, kMemos - index, scalars_, &read);
-      for (size_t k = 0; k < read; ++k, ++index) {
-        const Memo& memo = key_memo_[index];
-        f.name = memo.id;
-        SetFieldValue(scalars_[k], &f.value, &facts.own, memo.role == FieldRole::kStat, index);
-        AddField(f, memo.role, p2p, &facts);
-      }
-      if (run == JsonReader::Member::kEnd) break;
-    }
-    JsonReader::Scalar& scalar = scalars_[0];
-    JsonReader::MemberHead head;
-    JsonReader::Member member = r_->NextScalar(&key, &scalar, &head);
-    if (member == JsonReader::Member::kEnd) break;
-    // heads_[index] is kept for the key of key_memo_[index] only.
-    uint32_t memo_id = index < kMemos ? key_memo_[index].id : 0;
-    if (member == JsonReader::Member::kMore) {
-      f.name = KeyId(key, index, &role);
-      SetFieldValue(scalar, &f.value, &facts.own, role == FieldRole::kStat, index);
-      if (index < kMemos) heads_[index] = key_memo_[index].id == f.name ? head : JsonReader::MemberHead();
-    } else {
-      Step more = r_->NextKey(&key);
-      if (more == Step::kFailed) return false;
-      if (more == Step::kEnd) break;
-      // Everything about the key is taken before its value is read (a nested
-      // object's keys reuse the reader's key storage).
-      f.name = KeyId(key, index, &role);
-      if (index < kMemos && key_memo_[index].id != memo_id) heads_[index] = JsonReader::MemberHead();
-      if (!ReadFieldValue(&f.value, &facts.own, role == FieldRole::kStat, index)) return false;
-    }
-    AddField(f, role, p2p, &facts);
+  // An empty object (input_kwargs of most calls) is a container of nothing.
+  if (p2p != 2 && r_->PeekByte() == '}') {
+    r_->SkipKnown(1);
+    r_->Rewind(r_->offset(), depth_before);
+    anomaly->own = anomaly->any = false;
+    return true;
   }
+  ObjectFacts facts;
+  bool deferred = false, scanned = false;
+  auto read_again = [&](Defer defer) {
+    out_->fields.resize(fields_start);
+    r_->Rewind(start, depth_before);
+    facts = ObjectFacts();
+    return r_->BeginObject() && ReadFields(p2p, defer, &facts, &deferred, &scanned);
+  };
+  if (!ReadFields(p2p, Defer::kScanned, &facts, &deferred, &scanned)) {
+    // A value skipped unchecked may be what failed: the error is the
+    // checked read's.
+    if (!scanned || !read_again(Defer::kChecked)) return false;
+  }
+  if (facts.leaf && deferred && !read_again(Defer::kNone)) return false;
   if (p2p == 2) {
     if (p2p_op_ != 0 || p2p_has_peer_) out_->p2p.push_back(P2POp{p2p_op_, p2p_has_peer_ ? p2p_peer_ : -1, p2p_group_});
     p2p_op_ = 0;
@@ -890,6 +1032,7 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
     p2p_has_peer_ = false;
   }
   if (facts.leaf) {
+    ConcludeLeaf(&facts);
     size_t count = out_->fields.size() - fields_start;
     if (cached != nullptr && r_->offset() == start + ahead.size() && count < 65535) {
       cached->size = static_cast<uint32_t>(ahead.size());
@@ -908,6 +1051,7 @@ bool DumpParser::ParseObject(std::string* name, ItemState state, bool pgrad, int
   r_->Rewind(start, depth_before);
   if (!r_->BeginObject()) return false;
   size_t base = name->size();
+  std::string_view key;
   for (;;) {
     Step more = r_->NextKey(&key);
     if (more == Step::kFailed) return false;

@@ -633,6 +633,49 @@ JsonReader::Member JsonReader::NextKnownRun(const MemberHead* heads, size_t coun
   return Member::kEnd;
 }
 
+size_t JsonReader::ContainerEndAhead(size_t max_depth) const {
+  const char* data = text_.data();
+  size_t n = text_.size();
+  size_t i = pos_;
+  if (i >= n || (data[i] != '{' && data[i] != '[')) return 0;
+  size_t depth = 0;
+  bool in_string = false;
+  // Per bracket, quote or backslash at data[k]: 1 at the end, -1 to give up.
+  auto step = [&](size_t k) {
+    char c = data[k];
+    if (c == '\\') return -1;
+    if (c == '"') {
+      in_string = !in_string;
+      return 0;
+    }
+    if (in_string) return 0;
+    if (c == '{' || c == '[') return ++depth > max_depth ? -1 : 0;
+    return --depth == 0 ? 1 : 0;
+  };
+#if defined(__SSE2__)
+  for (; i + 16 <= n; i += 16) {
+    // '{' and '[' differ only in the 0x20 bit, as do '}' and ']'.
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
+    __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    __m128i marks = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(folded, _mm_set1_epi8('{')), _mm_cmpeq_epi8(folded, _mm_set1_epi8('}'))),
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+    for (uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(marks)); m != 0; m &= m - 1) {
+      size_t k = i + static_cast<size_t>(std::countr_zero(m));
+      int r = step(k);
+      if (r != 0) return r > 0 ? k + 1 : 0;
+    }
+  }
+#endif
+  for (; i < n; ++i) {
+    char c = data[i];
+    if ((c | 0x20) != '{' && (c | 0x20) != '}' && c != '"' && c != '\\') continue;
+    int r = step(i);
+    if (r != 0) return r > 0 ? i + 1 : 0;
+  }
+  return 0;
+}
+
 JsonReader::Step JsonReader::NextKeySlow(std::string_view* key) {
   SkipSpace();
   if (pos_ >= text_.size()) return Fail(pos_, "unexpected end of input (truncated file?) inside an object"), kFailed;
@@ -661,7 +704,10 @@ JsonReader::Step JsonReader::NextKeySlow(std::string_view* key) {
 }
 
 JsonReader::Step JsonReader::NextItemSlow() {
-  SkipSpace();
+  // Inline: this is every list's first element and end.
+  const char* data = text_.data();
+  size_t n = text_.size();
+  while (pos_ < n && IsSpace(data[pos_])) pos_ = SpaceRun(data, pos_ + 1, n);
   if (pos_ >= text_.size()) return Fail(pos_, "unexpected end of input (truncated file?) inside a list"), kFailed;
   char c = text_[pos_];
   if (c == ']') {
@@ -816,7 +862,12 @@ bool JsonReader::SkipValue() {
     case JsonType::kObject: {
       if (!BeginObject()) return false;
       std::string_view key;
+      Scalar value;
       for (;;) {
+        // A scalar member in one pass (numbers through the cache).
+        Member member = NextScalar(&key, &value);
+        if (member == Member::kEnd) return true;
+        if (member == Member::kMore) continue;
         Step more = NextKey(&key);
         if (more != kMore) return more == kEnd;
         if (!SkipValue()) return false;

@@ -27,7 +27,9 @@
 //   }
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -151,12 +153,19 @@ class JsonReader {
   // object inside, if it is one); empty otherwise.
   std::string_view FlatObjectAhead(size_t limit) const {
     if (pos_ >= text_.size() || text_[pos_] != '{') return {};
-    std::string_view ahead = text_.substr(pos_, limit);
-    size_t close = ahead.find('}');
-    return close == std::string_view::npos ? std::string_view() : ahead.substr(0, close + 1);
+    const char* at = text_.data() + pos_;
+    const void* close = memchr(at, '}', std::min(limit, text_.size() - pos_));
+    return close == nullptr ? std::string_view() : std::string_view(at, static_cast<const char*>(close) - at + 1);
   }
+  // Where the object or list at the reader's position ends (the offset
+  // past its closing bracket) as a scan of brackets and quotes sees it, or
+  // 0 when the scan gives up (an escape, nesting deeper than `max_depth`,
+  // the end of input). Nothing is checked: a caller that skips the value so
+  // must read it properly later, or read it again when what follows fails.
+  size_t ContainerEndAhead(size_t max_depth) const;
   // Consumes the next `size` bytes, which the caller has recognised as a
-  // whole value this reader read before, byte for byte, at the same depth.
+  // whole value this reader read before, byte for byte, at the same depth
+  // (or as ContainerEndAhead saw it).
   void SkipKnown(size_t size) { pos_ += size; }
   bool BeginArray() {
     if (pos_ < text_.size() && text_[pos_] == '[' && stack_.size() < kMaxDepth) {

@@ -236,6 +236,82 @@ TEST_F(DumpReaderTest, OutputSplitIsBySubstring) {
   EXPECT_TRUE(Outputs(name).empty());
 }
 
+// The split at the joint of the entry's name and an item's traversal name:
+// a name ending in ".input" (".output") makes ".input." (".output.") of the
+// key after it; a name that only holds "parameters_grad" is no
+// parameters_grad entry.
+TEST_F(DumpReaderTest, OutputSplitAcrossTheNamesEnd) {
+  Read(DumpJson(R"("M.output": {"input_args": [)" + kT + R"(], "parameters": {"w": )" + kT +
+                R"(}}, "M.input": {"output": [)" + kT + R"(]}, "M.x.parameters_gradual.0": {"input_args": [)" + kT +
+                R"(], "output": [)" + kT + "]}"));
+  EXPECT_EQ(Keys(Inputs("M.output")), std::vector<std::string>{"M.output.input.0"});
+  EXPECT_EQ(Keys(Outputs("M.output")), std::vector<std::string>{"M.output.parameters.w"});
+  EXPECT_EQ(Keys(Inputs("M.input")), std::vector<std::string>{"M.input.output.0"});
+  EXPECT_TRUE(Outputs("M.input").empty());
+  std::vector<FlatItem> in = Inputs("M.x.parameters_gradual.0");
+  EXPECT_EQ(Keys(in), std::vector<std::string>{"M.x.parameters_gradual.0.input.0"});
+  EXPECT_EQ(in[0].state, ItemState::kInput);
+  EXPECT_EQ(Keys(Outputs("M.x.parameters_gradual.0")), std::vector<std::string>{"M.x.parameters_gradual.0.output.0"});
+}
+
+// input_kwargs is read as a container whose nested values are skipped on
+// the first look; a kwargs object (or value) that turns out to be a leaf,
+// its "type" after a nested value, is read whole, nested values included.
+TEST_F(DumpReaderTest, KwargsWithNestedValues) {
+  const std::string leaf_late_type =
+      R"({"value": [1, null, {"a": "x\"y"}], "extra": {"k": [2.5, "s"]}, "type": "slice"})";
+  Read(DumpJson(R"("F.a.0.forward": {"input_args": [{}, { }], "input_kwargs": {"h": )" + kT +
+                R"(, "nested": {"deep": {"t": )" + kT + R"(}, "l": [)" + kT + R"(, null]}, "s": )" + leaf_late_type +
+                R"(, "esc": {"k\"q": )" + kT + R"(}}, "output": [)" + kT + R"(]}, "F.b.0.forward": {"input_kwargs": )" +
+                leaf_late_type + R"(, "output": []}, "F.c.0.forward": {"input_kwargs": {}, "output": [{}]})"));
+  std::vector<FlatItem> in = Inputs("F.a.0.forward");
+  EXPECT_EQ(Keys(in), (std::vector<std::string>{"F.a.0.forward.input.h", "F.a.0.forward.input.nested.deep.t",
+                                                "F.a.0.forward.input.nested.l.0", "F.a.0.forward.input.nested.l.1",
+                                                "F.a.0.forward.input.s", "F.a.0.forward.input.esc.k\"q"}));
+  EXPECT_EQ(in[0].fields["Max"], "float:1");
+  EXPECT_TRUE(in[3].is_null);
+  EXPECT_EQ(in[4].field_names, (std::vector<std::string>{"value", "extra", "type"}));
+  EXPECT_EQ(in[4].fields["value"], R"(json:[1, null, {"a": "x\"y"}])");
+  EXPECT_EQ(in[4].fields["extra"], R"(json:{"k": [2.5, "s"]})");
+  EXPECT_EQ(in[4].fields["type"], "str:slice");
+  EXPECT_EQ(Keys(Outputs("F.a.0.forward")), std::vector<std::string>{"F.a.0.forward.output.0"});
+  std::vector<FlatItem> b = Inputs("F.b.0.forward");
+  EXPECT_EQ(Keys(b), std::vector<std::string>{"F.b.0.forward.input"});
+  EXPECT_EQ(b[0].fields["value"], R"(json:[1, null, {"a": "x\"y"}])");
+  EXPECT_TRUE(Inputs("F.c.0.forward").empty());
+  EXPECT_TRUE(Outputs("F.c.0.forward").empty());
+}
+
+// Damage inside a kwargs value that the first look skips unchecked is
+// reported where it is, as reading every value would report it, also when
+// the damage hides the end of that value.
+TEST_F(DumpReaderTest, DamageInsideSkippedKwargs) {
+  auto dump = [](const std::string& kwargs) {
+    return DumpJson(R"("F.a.0.forward": {"input_kwargs": )" + kwargs + R"(, "output": []})");
+  };
+  const std::string head = DumpJson(R"("F.a.0.forward": {"input_kwargs": )");
+  const size_t at = head.size() - 2;  // DumpJson's closing "}}"
+  struct Case {
+    std::string kwargs;
+    size_t offset;  // of the error, in kwargs
+    std::string message;
+  };
+  const Case cases[] = {
+      {R"({"a": {"b": 1 2}})", 14, "expected ',' or '}' in an object"},
+      {R"({"a": {"b": [1, ]}})", 16, "expected a value"},
+      {R"({"a": {"b": tru}, "c": 1})", 12, "expected true or false"},
+      {R"({"a": [1, }, "type": "x"})", 10, "expected a value"},
+      {R"({"a": {"b": "\q"}})", 13, "bad escape"},
+      {R"({"a": {"b": 1}, "c": {"d": })", 27, "expected a value"},
+  };
+  for (const Case& c : cases) {
+    Error e = ReadError(dump(c.kwargs));
+    EXPECT_NE(e.message.find(c.message), std::string::npos) << c.kwargs << ": " << e.message;
+    EXPECT_NE(e.where.find("(byte " + std::to_string(at + c.offset) + ")"), std::string::npos)
+        << c.kwargs << ": " << e.where;
+  }
+}
+
 TEST_F(DumpReaderTest, RepeatedEntryKeyKeepsTheLastValueAtTheFirstPlace) {
   Read(DumpJson(R"("A.x.0.forward": {"output": [)" + kT + R"(]}, "B.y.0.forward": {"output": []},
                    "A.x.0.forward": {"output": [)" +

@@ -587,6 +587,45 @@ TEST(JsonReaderErrorTest, ScalarMembersLeaveDamageToTheGeneralPath) {
 }
 
 // Numbers read by NextScalar are the ones GetNumber reads.
+// ContainerEndAhead matches brackets outside strings only, gives up on an
+// escape, deep nesting or the end of input, and checks nothing else.
+TEST(JsonReaderTest, ContainerEndAhead) {
+  auto end = [](const std::string& text, size_t max_depth = 64) {
+    JsonReader r(text, "t.json");
+    return r.ContainerEndAhead(max_depth);
+  };
+  EXPECT_EQ(end("{}"), 2u);
+  EXPECT_EQ(end("[1, 2] tail"), 6u);
+  EXPECT_EQ(end(R"({"a": {"b": [1, {"c": "]}"}]}, "d": "{["} ,)"), 41u);
+  EXPECT_EQ(end("{\n \"a\": [\n  1\n ]\n}\n"), 18u);
+  EXPECT_EQ(end(R"({"a": "\"}"})"), 0u);           // an escape
+  EXPECT_EQ(end(R"({"a": [1, }, "b": 2})"), 20u);  // unchecked: a '}' ends the '['
+  EXPECT_EQ(end(R"({"a": [1, 2)"), 0u);
+  EXPECT_EQ(end(R"({"a": "})"), 0u);
+  EXPECT_EQ(end("[[[]]]", 3), 6u);
+  EXPECT_EQ(end("[[[[]]]]", 3), 0u);
+  EXPECT_EQ(end("1"), 0u);
+  EXPECT_EQ(end(" {}"), 0u);  // at the reader's position, no white space skipped
+  // Every length around the 16-byte steps.
+  for (size_t n = 0; n < 40; ++n) {
+    std::string text = "[\"" + std::string(n, 'x') + "\"]";
+    EXPECT_EQ(end(text + "]"), text.size()) << n;
+    EXPECT_EQ(end(text.substr(0, text.size() - 1)), 0u) << n;
+  }
+}
+
+// SkipValue reads scalar members in one pass where it can and reports
+// damage as the general path does.
+TEST(JsonReaderErrorTest, SkipValueOfObjects) {
+  JsonReader r(R"({"a": 1, "b": "x", "c": [1, 2], "d": {"e": NaN, "f": "\u00e9"}, "g": true} 7)", "t.json");
+  ASSERT_TRUE(r.SkipValue()) << r.error().ToString();
+  EXPECT_EQ(r.PeekByte(), '7');
+  EXPECT_EQ(SkipError(R"({"a": 1 "b": 2})").where, "line 1, column 9 (byte 8)");
+  EXPECT_EQ(SkipError(R"({"a": 1.})").where, "line 1, column 9 (byte 8)");
+  EXPECT_EQ(SkipError(R"({"a": "x)").where, "line 1, column 7 (byte 6)");
+  EXPECT_EQ(SkipError(R"({"a": [1, 2], "b": {"c": tru}})").where, "line 1, column 26 (byte 25)");
+}
+
 TEST(JsonReaderTest, ScalarNumbersEqualGetNumber) {
   std::mt19937_64 rng(11);
   std::string doc = "{";
