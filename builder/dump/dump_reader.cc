@@ -328,7 +328,9 @@ class DumpParser {
     keys_.append(key);
     return p;
   }
-  std::string_view KeyOf(const PendingItem& p) const { return std::string_view(keys_).substr(p.key_start, p.key_size); }
+  std::string_view KeyOf(const PendingItem& p) const {
+    return std::string_view(keys_.data() + p.key_start, p.key_size);
+  }
   bool SameKey(const PendingItem& a, const PendingItem& b) const;
   // Sets name_output_, name_input_, joint_output_, joint_input_ and
   // name_parameters_grad_ for the entry `name`, in one scan of its dots.
@@ -478,9 +480,11 @@ void DumpParser::ScanName(std::string_view name) {
   bool input = false, output = false, parameters_grad = false;
   auto at_dot = [&](size_t i) {
     size_t rest = n - i;
-    if (rest >= 7 && memcmp(p + i, ".input.", 7) == 0) input = true;
-    if (rest >= 8 && memcmp(p + i, ".output.", 8) == 0) output = true;
-    if (rest >= 16 && memcmp(p + i, ".parameters_grad", 16) == 0) parameters_grad = true;
+    switch (rest > 1 ? p[i + 1] : 0) {
+      case 'i': input |= rest >= 7 && memcmp(p + i, ".input.", 7) == 0; break;
+      case 'o': output |= rest >= 8 && memcmp(p + i, ".output.", 8) == 0; break;
+      case 'p': parameters_grad |= rest >= 16 && memcmp(p + i, ".parameters_grad", 16) == 0; break;
+    }
   };
   size_t i = 0;
 #if defined(__SSE2__)
@@ -592,7 +596,11 @@ bool DumpParser::ParseEntry(std::string_view name) {
         AppendIndex(i, &traversal);
         Anomaly a;
         int p2p = (batch_p2p && cat == 3 && i == 0) ? 1 : 0;
-        if (!ParseValue(&traversal, kCategories[cat].state, false, 2, p2p, &a)) return false;
+        // Mostly a leaf: straight to ParseObject (ParseValue's nesting
+        // check cannot fail at this depth).
+        bool ok = r_->PeekByte() == '{' ? ParseObject(&traversal, kCategories[cat].state, false, 2, p2p, false, &a)
+                                        : ParseValue(&traversal, kCategories[cat].state, false, 2, p2p, &a);
+        if (!ok) return false;
         elems.push_back(a);
       }
     } else if (cat == 1 && t == JsonType::kObject) {
@@ -611,13 +619,11 @@ bool DumpParser::ParseEntry(std::string_view name) {
   // input_data / output_data by key (§4.3), last duplicate wins in place.
   std::vector<size_t>& order = order_;
   order.clear();
-  // The categories are usually in their order in the file already.
+  // The categories are usually in their order in the file already (and
+  // then `order` stays empty: the pending items in turn).
   bool in_order = true;
   for (size_t s = 1; s < spans.size(); ++s) in_order &= spans[s - 1].first <= spans[s].first;
-  if (in_order) {
-    order.resize(npending_);
-    for (size_t i = 0; i < npending_; ++i) order[i] = i;
-  } else {
+  if (!in_order) {
     for (int c = 0; c < 5; ++c) {
       for (size_t s = 0; s < spans.size(); ++s) {
         if (spans[s].first != c) continue;
@@ -639,7 +645,8 @@ bool DumpParser::ParseEntry(std::string_view name) {
     }
     list->push_back(idx);
   };
-  for (size_t idx : order) {
+  for (size_t k = 0, count = in_order ? npending_ : order.size(); k < count; ++k) {
+    size_t idx = in_order ? k : order[k];
     const PendingItem& p = pending_[idx];
     bool is_output =
         !KeyHolds(p, ".input.", name_input_, joint_input_) && KeyHolds(p, ".output.", name_output_, joint_output_);
