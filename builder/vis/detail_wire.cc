@@ -280,6 +280,10 @@ class Packed {
     head.Varint(size());
     out->append(head.view()).append(view());
   }
+  // The bytes AppendTo appends.
+  size_t FieldSize(uint32_t field) const {
+    return size() == 0 ? 0 : VarintSize(field << 3 | kDelimited) + VarintSize(size()) + size();
+  }
 
  private:
   std::unique_ptr<uint8_t[]> bytes_;
@@ -350,6 +354,10 @@ bool AppendIndexChunkWire(const graph::Side& side, uint32_t first, uint32_t end,
     flags.Varint(IndexFlags(side, n));
     grade.Double(GradeOf(g, n));
   }
+  // Reserved once: a chunk takes megabytes, which growing would copy and fault in again.
+  out->reserve(out->size() + head.size() + names.size() + node_type.FieldSize(3) + parent.FieldSize(4) +
+               child_count.FieldSize(5) + child.FieldSize(6) + micro_step.FieldSize(7) + precision.FieldSize(8) +
+               overflow.FieldSize(9) + matched.FieldSize(10) + flags.FieldSize(11) + grade.FieldSize(120));
   out->append(head.view()).append(names.view());
   node_type.AppendTo(3, out);
   parent.AppendTo(4, out);

@@ -11,6 +11,7 @@
 #include "vis/detail_wire.h"
 #include "vis/protobuf_log.h"
 #include "vis/vis_file.h"
+#include "vis/wire_bytes.h"
 
 namespace graph_ascend::vis {
 namespace {
@@ -44,11 +45,24 @@ void AppendVarint(uint64_t v, std::string* out) {
   out->push_back(static_cast<char>(v));
 }
 
+// The bytes that open a detail block starting at `first`: NodeDetailBlock's
+// `first` (field 1, omitted when 0).
+size_t BlockHeadSize(uint32_t first) { return first == 0 ? 0 : 1 + wire::VarintSize(first); }
+void AppendBlockHead(uint32_t first, std::string* out) {
+  if (first == 0) return;
+  out->push_back(0x08);
+  AppendVarint(first, out);
+}
+
 // The nodes of one chunk of a window, filled, compared and serialized by one thread:
-// node k of the range ends at `end[k]` in `bytes`, its NodeDetail taking
-// `size[k]` bytes after the field tag and length.
+// node k of the range takes [begin[k], end[k]) of `bytes`, its NodeDetail
+// `size[k]` bytes after the field tag and length. A node whose index is a
+// multiple of kDetailBlockNodes has the head of a block starting at it
+// (BlockHeadSize) right before it, so that a block of one-thread cutting is
+// mostly one piece of `bytes`, compressed where it is.
 struct SerializedRange {
   std::string bytes;
+  std::vector<size_t> begin;
   std::vector<size_t> end;
   std::vector<size_t> size;
   std::string problem;  // protobuf's complaint (invalid UTF-8), stops the write
@@ -63,12 +77,13 @@ struct BlockPiece {
 
 // One section on its way: serialized, then compressed on some thread. A
 // detail block may still be `raw` followed by `pieces` of the chunks it was
-// cut from, joined on the thread that packs it.
+// cut from, joined on the thread that packs it (unless it is one piece).
 struct PackedBlock {
   uint32_t first = 0;
   uint32_t count = 0;
   std::string raw;
   std::vector<BlockPiece> pieces;
+  size_t raw_size = 0;  // set by packing
   std::string packed;
   std::string error;
   bool unwritable = false;  // `error` is protobuf's complaint about the section's content
@@ -76,6 +91,7 @@ struct PackedBlock {
 
 // Appends b's pieces to b->raw.
 void JoinPieces(PackedBlock* b) {
+  if (b->pieces.empty()) return;
   size_t size = b->raw.size();
   for (const BlockPiece& p : b->pieces) size += p.end - p.begin;
   b->raw.reserve(size);
@@ -93,10 +109,19 @@ class Packers {
   // Compresses `b` on thread `t` (unless serializing it failed).
   void Pack(int t, PackedBlock* b) {
     if (!b->error.empty()) return;
-    JoinPieces(b);
-    if (b->raw.size() > kMaxSectionBytes) {
-      b->error = "section of " + std::to_string(b->raw.size()) + " bytes is over the limit";
-    } else if (!packers_[t]->Pack(b->raw, &b->packed, &b->error) && b->error.empty()) {
+    std::string_view raw;
+    if (b->raw.empty() && b->pieces.size() == 1) {
+      // One piece of a chunk's bytes, head included: no copy.
+      const BlockPiece& p = b->pieces[0];
+      raw = std::string_view(*p.bytes).substr(p.begin, p.end - p.begin);
+    } else {
+      JoinPieces(b);
+      raw = b->raw;
+    }
+    b->raw_size = raw.size();
+    if (raw.size() > kMaxSectionBytes) {
+      b->error = "section of " + std::to_string(raw.size()) + " bytes is over the limit";
+    } else if (!packers_[t]->Pack(raw, &b->packed, &b->error) && b->error.empty()) {
       b->error = "zstd failed";
     }
   }
@@ -109,7 +134,7 @@ class Packers {
 Status WriteBlocks(VisWriter* w, SectionKind kind, const char* what, Side side, std::vector<PackedBlock>* blocks) {
   for (PackedBlock& b : *blocks) {
     if (!b.error.empty()) return MakeError(w->path(), std::string(what) + (b.unwritable ? " section" : ""), b.error);
-    GA_RETURN_IF_ERROR(w->WritePacked(kind, side, b.first, b.count, b.raw.size(), b.packed));
+    GA_RETURN_IF_ERROR(w->WritePacked(kind, side, b.first, b.count, b.raw_size, b.packed));
   }
   blocks->clear();
   return Status::Ok();
@@ -169,14 +194,15 @@ class BlockCutter {
   void Cut(const std::vector<SerializedRange>& ranges, uint32_t w0, uint32_t chunks, std::vector<PackedBlock>* out) {
     for (uint32_t c = 0; c < chunks; ++c) {
       const SerializedRange& r = ranges[c];
-      size_t begin = 0;
       uint32_t a = w0 + c * kChunkNodes;
       for (size_t k = 0; k < r.end.size(); ++k) {
+        size_t begin = r.begin[k];
         if (open_.count == 0) {
           open_.first = a + static_cast<uint32_t>(k);
-          if (open_.first != 0) {
-            open_.raw.push_back(0x08);
-            AppendVarint(open_.first, &open_.raw);
+          if (open_.first % kDetailBlockNodes == 0) {
+            begin -= BlockHeadSize(open_.first);  // the head written before the node
+          } else {
+            AppendBlockHead(open_.first, &open_.raw);
           }
         }
         if (!open_.pieces.empty() && open_.pieces.back().bytes == &r.bytes && open_.pieces.back().end == begin) {
@@ -184,7 +210,6 @@ class BlockCutter {
         } else {
           open_.pieces.push_back({&r.bytes, begin, r.end[k]});
         }
-        begin = r.end[k];
         ++open_.count;
         open_bytes_ += r.size[k];
         if (DetailBlockFull(open_.count, open_bytes_)) Close(out);
@@ -210,19 +235,27 @@ class BlockCutter {
   size_t open_bytes_ = 0;
 };
 
-Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& direct, Side side_id, graph::Side* side,
-                    graph::Side* other, const WriteRequest& req, double progress_base, double progress_span) {
-  graph::Graph& g = *side->graph;
-  int threads = packers->threads();
-  bool comparing = other != nullptr && req.compare_pair;
-  // Tensor compares read .pt files in node order: one thread fills, claiming the chunks in order.
-  int fill_threads = comparing && req.serial_compare ? 1 : threads;
-  // Window k is filled into ranges[k % 2] while window k - 1's blocks, cut from ranges[(k - 1) % 2], are packed.
+// The chunk buffers of both sides' details: window k is filled into
+// ranges[k % 2] while window k - 1's blocks, cut from ranges[(k - 1) % 2], are
+// packed. Kept from side to side, so that their pages are faulted in once.
+struct DetailChunks {
   std::vector<SerializedRange> ranges[2] = {std::vector<SerializedRange>(kWindowNodes / kChunkNodes),
                                             std::vector<SerializedRange>(kWindowNodes / kChunkNodes)};
   // The most bytes a chunk has taken so far: a chunk's buffer is reserved
   // that large before it is filled (growing it would copy it a dozen times).
   std::atomic<size_t> chunk_bytes{0};
+};
+
+Status WriteDetails(VisWriter* w, Packers* packers, DetailChunks* buffers, const SideDetailWriter& direct, Side side_id,
+                    graph::Side* side, graph::Side* other, const WriteRequest& req, double progress_base,
+                    double progress_span) {
+  graph::Graph& g = *side->graph;
+  int threads = packers->threads();
+  bool comparing = other != nullptr && req.compare_pair;
+  // Tensor compares read .pt files in node order: one thread fills, claiming the chunks in order.
+  int fill_threads = comparing && req.serial_compare ? 1 : threads;
+  std::vector<SerializedRange>* ranges = buffers->ranges;
+  std::atomic<size_t>& chunk_bytes = buffers->chunk_bytes;
   BlockCutter cutter;
   std::vector<PackedBlock> blocks;  // cut, to be packed in the next round
   // Packs `blocks` and fills window [w0, w1) into `fill` (none when w0 == w1)
@@ -245,10 +278,13 @@ Status WriteDetails(VisWriter* w, Packers* packers, const SideDetailWriter& dire
         if (size_t hint = chunk_bytes.load(std::memory_order_relaxed); r.bytes.capacity() < hint) {
           r.bytes.reserve(hint + hint / 8);
         }
+        r.begin.clear();
         r.end.clear();
         r.size.clear();
         uint32_t a = w0 + c * kChunkNodes, b = std::min(w1, a + kChunkNodes);
         for (uint32_t n = a; n < b; ++n) {
+          if (n % kDetailBlockNodes == 0) AppendBlockHead(n, &r.bytes);
+          r.begin.push_back(r.bytes.size());
           size_t size;
           bool compared = comparing && g.matched[n] != graph::kNoNode;
           if (!compared && direct.Append(*side, n, 2, &r.bytes, &size)) {
@@ -438,7 +474,9 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
   Packers packers(*w, std::max(1, req.threads > 0 ? req.threads : DefaultThreads()));
   // Both sides of a compare share one pool: its plain strings are noted once.
   SideDetailWriter direct(*req.npu->pool);
-  GA_RETURN_IF_ERROR(WriteDetails(w, &packers, direct, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
+  auto chunks = std::make_unique<DetailChunks>();
+  GA_RETURN_IF_ERROR(
+      WriteDetails(w, &packers, chunks.get(), direct, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
   if (req.after_compare) req.after_compare();
   if (compare && req.rank_divergence) {
     DivergenceRanking ranking = req.rank_divergence();
@@ -467,8 +505,10 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
   if (compare) {
     std::unique_ptr<SideDetailWriter> own;
     if (req.bench->pool != req.npu->pool) own = std::make_unique<SideDetailWriter>(*req.bench->pool);
-    GA_RETURN_IF_ERROR(WriteDetails(w, &packers, own ? *own : direct, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
+    GA_RETURN_IF_ERROR(
+        WriteDetails(w, &packers, chunks.get(), own ? *own : direct, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
   }
+  chunks.reset();
   GA_RETURN_IF_ERROR(WriteIndex(w, &packers, SIDE_NPU, *req.npu));
   GA_RETURN_IF_ERROR(WriteStacks(w, &packers, SIDE_NPU, *req.npu));
   req.meta.mutable_npu()->set_node_count(req.npu->graph->size());

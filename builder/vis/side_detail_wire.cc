@@ -31,7 +31,8 @@ struct DetailBuffer {
 // The bytes of fields whose value is not a number, which repeat throughout
 // a dump ("type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 8],
 // "requires_grad": true), kept by each thread: by writer, field name and
-// value (a pool id, or the boolean), direct-mapped.
+// value (a pool id, or the boolean), direct-mapped; and of a floating
+// number's field those before its eight bytes, by name.
 class FieldCache {
  public:
   static constexpr size_t kMaxBytes = 40;
@@ -119,6 +120,9 @@ class DetailBytes {
   }
   [[gnu::always_inline]] void Fixed64(uint8_t tag, double v) {
     Byte(tag);
+    DoubleBytes(v);
+  }
+  [[gnu::always_inline]] void DoubleBytes(double v) {
     uint64_t bits = DoubleBits(v);
     for (int i = 0; i < 8; ++i) *p_++ = static_cast<uint8_t>(bits >> (8 * i));
   }
@@ -224,7 +228,22 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
       const dump::Field& in = d.fields[it.first_field + f];
       const dump::Value& v = in.value;
       FieldCache::Entry* kept = nullptr;
-      if (v.kind != dump::ValueKind::kNumber && v.kind != dump::ValueKind::kInteger) {
+      if (v.kind == dump::ValueKind::kNumber) {
+        // A number's field is the same bytes up to its eight (a statistic's
+        // name), kept by name.
+        auto kind = static_cast<uint8_t>(v.kind);
+        kept = cache.Slot(in.name, 0, kind);
+        if (FieldCache::Holds(*kept, generation_, in.name, 0, kind)) {
+          b.Ensure(FieldCache::kMaxBytes + 8);
+          b.Block(kept->bytes, kept->size);
+          b.DoubleBytes(v.number);
+          continue;
+        }
+        kept->generation = 0;  // refilled below when the field fits
+        kept->name = in.name;
+        kept->value = 0;
+        kept->kind = kind;
+      } else if (v.kind != dump::ValueKind::kInteger) {
         uint32_t value = v.kind == dump::ValueKind::kBool ? v.boolean : v.kind == dump::ValueKind::kNull ? 0 : v.string;
         auto kind = static_cast<uint8_t>(v.kind);
         kept = cache.Slot(in.name, value, kind);
@@ -279,7 +298,8 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
       b.Close(field_at, 1);
       if (kept != nullptr) {
         size_t start = field_at - 1;  // the field's tag
-        if (size_t n = b.offset() - start; n <= FieldCache::kMaxBytes) {
+        // A number's eight bytes are its own.
+        if (size_t n = b.offset() - start - (v.kind == dump::ValueKind::kNumber ? 8 : 0); n <= FieldCache::kMaxBytes) {
           memcpy(kept->bytes, b.at(start), n);
           kept->size = static_cast<uint8_t>(n);
           kept->generation = generation_;

@@ -426,6 +426,60 @@ TEST(WriteVisTest, TheFileDoesNotDependOnTheThreads) {
   fs::remove_all(dir);
 }
 
+// Each detail block holds `first` and its nodes' details as protobuf writes
+// them, though the writer cuts blocks out of chunks that hold a block's head
+// before the node that starts it and packs most blocks in place.
+TEST(WriteVisTest, DetailBlocksAreProtobufsBytes) {
+  std::string root = testing::SourceDir() + "/samples/gpt_statistics";
+  StringPool pool;
+  auto pair =
+      graph::BuildSidePair(root + "/npu/step0/rank0", root + "/bench/step0/rank0", &pool, graph::BuildOptions{});
+  ASSERT_TRUE(pair.ok()) << pair.error().message;
+  graph::Graph& g = *pair->npu->graph;
+  for (uint32_t n = 0; n < g.size(); ++n) g.matched[n] = pair->bench->graph->Find(g.name[n]);
+  auto compare = [&](uint32_t n, compare::PairMetrics* metrics) {
+    CompareFromDump(MODE_STATISTICS, *pair->npu, n, *pair->bench, static_cast<uint32_t>(g.matched[n]), metrics);
+  };
+  fs::path dir = fs::temp_directory_path() / ("detail_blocks_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string path = (dir / "c.vis").string();
+  WriteRequest req;
+  req.npu = pair->npu.get();
+  req.bench = pair->bench.get();
+  req.threads = 3;
+  req.compare_pair = compare;
+  ASSERT_TRUE(WriteVis(path, req).ok());
+  auto reader = VisReader::Open(path);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  for (auto [side_id, side] :
+       {std::pair<Side, graph::Side*>{SIDE_NPU, pair->npu.get()}, {SIDE_BENCH, pair->bench.get()}}) {
+    uint32_t nodes = 0;
+    std::vector<const SectionRef*> blocks = (*reader)->Sections(SECTION_NODE_DETAILS, side_id);
+    EXPECT_GT(blocks.size(), 2u);
+    for (const SectionRef* ref : blocks) {
+      EXPECT_EQ(ref->first(), nodes);
+      std::string raw;
+      ASSERT_TRUE((*reader)->ReadRaw(*ref, &raw).ok());
+      EXPECT_EQ(raw.size(), ref->raw_size());
+      NodeDetailBlock expected;
+      expected.set_first(ref->first());
+      compare::PairMetrics metrics;
+      for (uint32_t n = ref->first(); n < ref->first() + ref->count(); ++n) {
+        NodeDetail* d = expected.add_detail();
+        FillDetail(*side, n, d);
+        if (side_id == SIDE_NPU && g.matched[n] != graph::kNoNode) {
+          compare(n, &metrics);
+          compare::StoreMetrics(metrics, d);
+        }
+      }
+      EXPECT_EQ(raw, expected.SerializeAsString()) << "block of " << ref->first();
+      nodes += ref->count();
+    }
+    EXPECT_EQ(nodes, side->graph->size());
+  }
+  fs::remove_all(dir);
+}
+
 TEST(DetailWireTest, LeavesNonAsciiAndSuggestionsToProtobuf) {
   NodeDetail d;
   d.add_input()->set_key("caf\xc3\xa9");
