@@ -16,10 +16,12 @@ Prints one line per tool and input and a markdown table with the ratios
 (msprobe / graph-ascend): wall time, CPU time and peak memory. CPU time is the
 steadier figure on a shared machine.
 
-graph-ascend runs --repeat times per input (default 3) and the run of median
-CPU time is reported: at 10^5 nodes a run takes under a second, so one run
-shows whatever else the machine did in that second; msprobe's run of minutes
-averages that out and runs once.
+graph-ascend runs --repeat times per input (default 3) before msprobe and as
+many times after it, and the run of median CPU time of them all is reported:
+at 10^5 nodes a run takes under a second, so one run shows whatever else the
+machine did in that second (on a shared VM the same binary takes 0.67 to
+1.25 s CPU an hour apart); msprobe's run of minutes averages that out and
+runs once, and the runs on both sides of it sample the machine it saw.
 
 --baseline times a second graph-ascend binary (an earlier build) on the same
 inputs in the same run, for before/after figures; --reference-max-nodes skips
@@ -49,8 +51,14 @@ def figures(text):
     return float(m.group(1)), float(m.group(2)), float(m.group(3))
 
 
+def median_run(runs):
+    """The run of median CPU time (a run of a second is at the mercy of a moment's load)."""
+    runs = sorted(runs, key=lambda f: f[2])
+    return runs[len(runs) // 2]
+
+
 def run_ours(binary, config, flags, repeat=1):
-    """The run of median CPU time of `repeat` runs (a run of a second is at the mercy of a moment's load)."""
+    """`repeat` runs: (wall, peak, cpu) each."""
     runs = []
     for _ in range(repeat):
         out = tempfile.mkdtemp(prefix="bench-graph-")
@@ -60,8 +68,7 @@ def run_ours(binary, config, flags, repeat=1):
             runs.append(figures(r.stdout + r.stderr))
         finally:
             shutil.rmtree(out, ignore_errors=True)
-    runs.sort(key=lambda f: f[2])
-    return runs[len(runs) // 2]
+    return runs
 
 
 def run_reference(version, config, flags):
@@ -89,7 +96,8 @@ def main():
                     help="skip msprobe on scaled inputs of more nodes a side (0: no limit)")
     ap.add_argument("--baseline", help="another graph-ascend binary (an earlier build) to time beside")
     ap.add_argument("--repeat", type=int, default=3,
-                    help="runs of graph-ascend per input, the one of median CPU time reported (msprobe runs once)")
+                    help="runs of graph-ascend per input before msprobe and again after it; the one of median CPU "
+                    "time is reported (msprobe runs once)")
     args = ap.parse_args()
     inputs = [("samples/gpt_tensor (largest sample, tensor)", os.path.join(ROOT, "samples", "gpt_tensor", "compare.json")),
               ("samples/gpt_statistics", os.path.join(ROOT, "samples", "gpt_statistics", "compare.json"))]
@@ -103,20 +111,31 @@ def main():
     rows = []
     baselines = []
     for label, config, *nodes in inputs:
-        if args.baseline:
-            base = run_ours(args.baseline, config, [], args.repeat)
-            print("baseline      %-40s wall %.2f s  cpu %.2f s  peak %.0f MB" % (label, base[0], base[2], base[1]),
-                  flush=True)
-            baselines.append((label, base))
-        ours = run_ours(args.binary, config, [], args.repeat)
-        print("graph-ascend  %-40s wall %.2f s  cpu %.2f s  peak %.0f MB" % (label, ours[0], ours[2], ours[1]),
-              flush=True)
+        base_runs = []
+        our_runs = []
+
+        def time_ours():
+            if args.baseline:
+                base_runs.extend(run_ours(args.baseline, config, [], args.repeat))
+            our_runs.extend(run_ours(args.binary, config, [], args.repeat))
+
+        time_ours()
         ref = None
         too_big = args.reference_max_nodes and nodes and nodes[0] > args.reference_max_nodes
         if not args.skip_reference and not too_big:
             ref = run_reference(args.version, config, [])
             print("msprobe %-6s %-40s wall %.2f s  cpu %.2f s  peak %.0f MB" % (args.version, label, ref[0], ref[2],
                                                                                ref[1]), flush=True)
+            time_ours()
+        if args.baseline:
+            base = median_run(base_runs)
+            print("baseline      %-40s wall %.2f s  cpu %.2f s  peak %.0f MB  (median of %d runs)" % (
+                label, base[0], base[2], base[1], len(base_runs)), flush=True)
+            baselines.append((label, base))
+        ours = median_run(our_runs)
+        print("graph-ascend  %-40s wall %.2f s  cpu %.2f s  peak %.0f MB  (median of %d runs, cpu %.2f to %.2f s)" % (
+            label, ours[0], ours[2], ours[1], len(our_runs), min(r[2] for r in our_runs),
+            max(r[2] for r in our_runs)), flush=True)
         rows.append((label, ours, ref))
     print()
     print("| input | graph-ascend wall / CPU / peak | msprobe %s wall / CPU / peak | wall ratio | CPU ratio | memory ratio |"

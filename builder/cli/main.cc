@@ -1,5 +1,6 @@
 // graph-ascend: the command line. Parses arguments, runs one command and is
 // the one place that prints errors.
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -64,6 +65,14 @@ int Run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A build grows and frees large arrays phase after phase. By default glibc
+  // hands big blocks back to the kernel and maps fresh zeroed pages on the
+  // next growth: a quarter of the faults and most of the system time of a
+  // 10^5-node compare. Keep freed memory for reuse instead (the process is
+  // short-lived; its peak does not grow).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
   // SIGINT / SIGTERM during a write must not leave "*.tmp-<pid>" behind.
   graph_ascend::RemoveTemporariesOnSignals();
   // An exception (std::bad_alloc on an input too large for the machine, here
