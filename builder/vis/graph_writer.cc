@@ -435,7 +435,6 @@ void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out) {
   }
   const dump::DumpData& d = side.dump;
   const dump::DumpEntry& e = d.entries[g.entry[node]];
-  std::string_view name = g.Name(node);
   for (uint32_t k = 0; k < e.input_count + e.output_count; ++k) {
     const dump::DumpItem& it = d.items[e.first_item + k];
     Item* item = k < e.input_count ? Slot(out->mutable_input(), static_cast<int>(k))

@@ -59,7 +59,9 @@ Pairs MatchPairs(const Json& doc) {
         << name << ": the link ends with the peer's parent and the peer";
     const Json& back = bench[peer]["matched_node_link"];
     EXPECT_FALSE(back.empty()) << peer << " does not link back to " << name;
-    if (!back.empty()) EXPECT_EQ(back.back(), name) << peer;
+    if (!back.empty()) {
+      EXPECT_EQ(back.back(), name) << peer;
+    }
   }
   return out;
 }
@@ -222,7 +224,9 @@ std::map<int, int> CheckLinks(const BatchRun& run, const std::string& step, cons
       const size_t dot = name.find('.');
       const std::string api = name.substr(dot + 1, name.find('.', dot + 1) - dot - 1);
       const char* type = api == "send" ? "send" : api == "recv" ? "receive" : "send_receive";
-      if (api != "batch_isend_irecv") EXPECT_EQ(link["communications_type"], type) << name;
+      if (api != "batch_isend_irecv") {
+        EXPECT_EQ(link["communications_type"], type) << name;
+      }
       EXPECT_EQ(link["nodes_info"].size(), 1u) << name << ": one peer rank";
       for (auto& [peer_rank, info] : link["nodes_info"].items()) {
         const Json* peers = graph_of(std::stoi(peer_rank));

@@ -182,13 +182,17 @@ TEST_P(ShardBatchTest, ShardsThenLinkGiveTheOneProcessBatch) {
   TempDir dir;
   const std::string whole = dir / "whole";
   RunWhole(GetParam().args, whole);
-  if (GetParam().linked) ASSERT_GT(LinkedNodes(whole), 0) << "the batch has links to compare";
+  if (GetParam().linked) {
+    ASSERT_GT(LinkedNodes(whole), 0) << "the batch has links to compare";
+  }
   for (uint32_t count : {1u, 2u, 3u, 9u}) {
     SCOPED_TRACE("shards: " + std::to_string(count));
     const std::string out = dir / ("shards" + std::to_string(count));
     // Last shard first: the order the shards run in does not matter.
     for (uint32_t i = count; i-- > 0;) RunShard(GetParam().args, out, std::to_string(i) + "/" + std::to_string(count));
-    if (GetParam().linked) EXPECT_EQ(LinkedNodes(out), 0) << "shards write no links";
+    if (GetParam().linked) {
+      EXPECT_EQ(LinkedNodes(out), 0) << "shards write no links";
+    }
     RunLink(out);
     EXPECT_EQ(FolderContentDiff(whole, out), "");
   }
