@@ -2,6 +2,7 @@
 // and ranks) and a JSON .vis of msprobe 8.1.2 (tests/data/msprobe_outputs),
 // listed, opened through a cache directory outside the log directory,
 // searched and shown. The log directory is never written.
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -11,7 +12,6 @@
 
 #include <algorithm>
 #include <chrono>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +19,7 @@
 #include <set>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "../builder/thread_limit.h"
 #include "formats/foreign_file.h"
@@ -193,8 +194,8 @@ TEST_F(ForeignFilesTest, OpensEveryGraphOfTheDbAndTheJsonVisAndSearchesThem) {
     FileInfo info = Info(file);
     EXPECT_EQ(info.meta().kind(), vis::GRAPH_COMPARE);
     // The node counts the file itself holds.
-    std::string source = file.find("run26/") == 0 ? Fixture("dist_gloo_batch_26.2.0.vis.db")
-                                                  : Fixture("dist_gloo_compare_8.1.2.vis");
+    std::string source =
+        file.find("run26/") == 0 ? Fixture("dist_gloo_batch_26.2.0.vis.db") : Fixture("dist_gloo_compare_8.1.2.vis");
     auto graphs = formats::ReadGraphs(source);
     ASSERT_TRUE(graphs.ok()) << graphs.error().ToString();
     const formats::GraphFile* expected = &graphs->front();
@@ -218,8 +219,9 @@ TEST_F(ForeignFilesTest, OpensTheDbsOfMsprobe82And83) {
     ASSERT_TRUE(st.ok()) << st.error_message();
     FileInfo info = Info(file);
     EXPECT_EQ(info.meta().kind(), vis::GRAPH_COMPARE);
-    auto graphs = formats::ReadGraphs(file.find("batch") != std::string::npos ? Fixture("dist_gloo_batch_8.3.3.vis.db")
-                                                                               : Fixture("dist_gloo_compare_8.2.1.vis.db"));
+    auto graphs =
+        formats::ReadGraphs(file.find("batch") != std::string::npos ? Fixture("dist_gloo_batch_8.3.3.vis.db")
+                                                                    : Fixture("dist_gloo_compare_8.2.1.vis.db"));
     ASSERT_TRUE(graphs.ok()) << graphs.error().ToString();
     const formats::GraphFile* expected = &graphs->front();
     for (const formats::GraphFile& g : *graphs) {
@@ -254,7 +256,7 @@ TEST_F(ForeignFilesTest, ADbGraphOpensHierarchyFirstAndItsDetailsFollow) {
   EXPECT_EQ(CacheFiles(cache_.Join("c"), ".index.vis"), std::vector<std::string>{"step1_rank0.index.vis"});
   FileInfo first = Info(file);
   ASSERT_NO_FATAL_FAILURE(ExpectAllReduceDetail(file));  // from the .vis.db, or the whole file once written
-  Stop();  // waits for the whole file
+  Stop();                                                // waits for the whole file
   EXPECT_EQ(CacheFiles(cache_.Join("c"), "rank0.vis"), std::vector<std::string>{"step1_rank0.vis"});
   ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_TRUE(Open(file).ok());
@@ -459,10 +461,52 @@ TEST(ForeignFilesOpen, AGraphOpensWithItsDetailsWhenNoThreadCanBeStarted) {
 // starts the fill. Each child must get an answer from Wait(), the whole file
 // or an error, and end normally: an exception on the fill's thread
 // (std::bad_alloc) or from StartFill (std::system_error) would abort it.
+//
+// Each child is this test binary started afresh (as gtest's threadsafe death
+// tests do), running only this test with the level in its environment: a
+// child forked from a process that other tests had grown kept their freed
+// heap and thread stacks, inside its limit, and its fill never ran short.
+constexpr char kFillTest[] = "ForeignFilesOpen.AFillOutOfMemoryIsAnErrorOfTheDetailsNotAnAbort";
+
+// The child's side: exits 0 (the whole file), 1 (an error, written to the
+// fd GA_FILL_FD), 3 (no verdict) or 10-13 (could not set up).
+[[noreturn]] void FillUnderLimit(size_t mib) {
+  const char* fd = getenv("GA_FILL_FD");
+  const char* db = getenv("GA_FILL_DB");
+  const char* cache = getenv("GA_FILL_CACHE");
+  const char* logs = getenv("GA_FILL_LOGS");
+  if (fd == nullptr || db == nullptr || cache == nullptr || logs == nullptr) _exit(10);
+  auto foreign = ForeignFiles::Open(cache, logs);
+  if (!foreign.ok()) _exit(10);
+  auto opened = foreign->Converted(db, "");
+  if (!opened.ok() || opened->details == nullptr) _exit(11);
+  long pages = 0;
+  FILE* statm = fopen("/proc/self/statm", "r");
+  if (statm == nullptr || fscanf(statm, "%ld", &pages) != 1) _exit(12);
+  fclose(statm);
+  rlimit lim;
+  getrlimit(RLIMIT_AS, &lim);
+  rlimit low = lim;
+  low.rlim_cur = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (mib << 20);
+  if (setrlimit(RLIMIT_AS, &low) != 0) _exit(13);
+  Result<std::string> whole = Error{};
+  try {
+    foreign->StartFill(*opened);
+    whole = opened->details->Wait();
+  } catch (const std::bad_alloc&) {
+    _exit(3);  // this (the test's) thread's own copy of the answer failed: no verdict
+  }
+  setrlimit(RLIMIT_AS, &lim);
+  std::string said = whole.ok() ? "ok" : whole.error().ToString();
+  (void)!write(atoi(fd), said.data(), said.size());
+  _exit(whole.ok() ? 0 : 1);
+}
+
 TEST(ForeignFilesOpen, AFillOutOfMemoryIsAnErrorOfTheDetailsNotAnAbort) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "an address-space limit and AddressSanitizer's shadow memory do not mix";
 #else
+  if (const char* mib = getenv("GA_FILL_MIB")) FillUnderLimit(static_cast<size_t>(atol(mib)));
   TempDir logs, cache;
   const std::string db = logs.Join("compare.vis.db");
   fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), db);
@@ -471,34 +515,28 @@ TEST(ForeignFilesOpen, AFillOutOfMemoryIsAnErrorOfTheDetailsNotAnAbort) {
     SCOPED_TRACE(std::to_string(mib) + " MiB above what the process uses");
     int out[2];
     ASSERT_EQ(pipe(out), 0);
+    // Made before the fork: the child only execs.
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+    env.push_back("GA_FILL_MIB=" + std::to_string(mib));
+    env.push_back("GA_FILL_FD=" + std::to_string(out[1]));
+    env.push_back("GA_FILL_DB=" + db);
+    env.push_back("GA_FILL_CACHE=" + cache.Join("c" + std::to_string(mib)));
+    env.push_back("GA_FILL_LOGS=" + logs.path());
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string filter = std::string("--gtest_filter=") + kFillTest;
+    char self[] = "/proc/self/exe";
+    char* argv[] = {self, filter.data(), nullptr};
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       close(out[0]);
-      auto foreign = ForeignFiles::Open(cache.Join("c" + std::to_string(mib)), logs.path());
-      if (!foreign.ok()) _exit(10);
-      auto opened = foreign->Converted(db, "");
-      if (!opened.ok() || opened->details == nullptr) _exit(11);
-      long pages = 0;
-      FILE* statm = fopen("/proc/self/statm", "r");
-      if (statm == nullptr || fscanf(statm, "%ld", &pages) != 1) _exit(12);
-      fclose(statm);
-      rlimit lim;
-      getrlimit(RLIMIT_AS, &lim);
-      rlimit low = lim;
-      low.rlim_cur = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (mib << 20);
-      if (setrlimit(RLIMIT_AS, &low) != 0) _exit(13);
-      Result<std::string> whole = Error{};
-      try {
-        foreign->StartFill(*opened);
-        whole = opened->details->Wait();
-      } catch (const std::bad_alloc&) {
-        _exit(3);  // this (the test's) thread's own copy of the answer failed: no verdict
-      }
-      setrlimit(RLIMIT_AS, &lim);
-      std::string said = whole.ok() ? "ok" : whole.error().ToString();
-      (void)!write(out[1], said.data(), said.size());
-      _exit(whole.ok() ? 0 : 1);
+      int null = open("/dev/null", O_WRONLY);
+      if (null >= 0) dup2(null, STDOUT_FILENO);  // the child's gtest report
+      execve(self, argv, envp.data());
+      _exit(14);
     }
     close(out[1]);
     std::string said;
