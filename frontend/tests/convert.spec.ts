@@ -2,8 +2,8 @@
 // msprobe dumps under dumps/ (samples/gpt_statistics, a 10^5-node scale of it made by bench/scale, and a
 // damaged dump). The form converts them through the real graph service and graph-ascend executable.
 import { expect, type Frame, test } from "@playwright/test";
-import { existsSync, readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
 
 import { openPlugin, shot, waitGraph } from "./helpers";
 
@@ -22,6 +22,53 @@ function leftovers(dir: string): string[] {
     if (/^\.graph-ascend-|\.tmp-\d+$/.test(e.name)) out.push(join(e.parentPath, e.name));
   }
   return out;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The pid of the running conversion's builder: a graph-ascend process writing into a staging folder. */
+function builderPid(): number | undefined {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (basename(argv[0]) === "graph-ascend" && argv.some((a) => a.includes(".graph-ascend-convert-"))) {
+      return Number(entry);
+    }
+  }
+  return undefined;
+}
+
+/** Whether a SIGTERM waits for the process (ShdPnd, bit 15 - 1), or it has ended. */
+function terminatedOrGone(pid: number): boolean {
+  try {
+    const pending = /ShdPnd:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return pending === null || (BigInt(`0x${pending[1]}`) & 0x4000n) !== 0n;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The conversion's builder, stopped (SIGSTOP) as soon as it runs, then run 20 ms at a time until `ready`
+ * holds, and left stopped: the builder converts 10^5 nodes a side in under a second, which a click can miss.
+ */
+async function holdBuilderWhen(ready: () => Promise<boolean>): Promise<number> {
+  let pid: number | undefined;
+  for (const end = Date.now() + 30_000; pid === undefined && Date.now() < end; await sleep(2)) pid = builderPid();
+  if (pid === undefined) throw new Error("no graph-ascend builder started within 30 s");
+  process.kill(pid, "SIGSTOP");
+  for (const end = Date.now() + 60_000; !(await ready());) {
+    if (Date.now() > end) throw new Error("the builder did not get there within 60 s");
+    process.kill(pid, "SIGCONT"); // throws if the builder has ended
+    await sleep(20);
+    process.kill(pid, "SIGSTOP");
+  }
+  return pid;
 }
 
 async function openForm(frame: Frame, npu: string, bench: string, output: string) {
@@ -85,9 +132,18 @@ test("cancelling a conversion of a scaled 10^5-node dump mid-way leaves no file"
   await expect(frame.locator("[data-convert=plan]")).toHaveAttribute("data-kind", "compare");
   await frame.locator("button[data-action=convert-start]").click();
   const stage = frame.locator("[data-convert=stage]");
-  await expect(stage).toContainText("reading dumps", { timeout: 60_000 });
+  // Held mid-way, reading the dumps, while the page cancels it; continued once the service's SIGTERM waits
+  // for it, which it then handles as it would running (its temporaries removed).
+  const pid = await holdBuilderWhen(async () => ((await stage.textContent()) ?? "").includes("reading dumps"));
+  await expect(stage).toContainText("reading dumps");
   await shot(page, info, "convert-running");
   await frame.locator("button[data-action=convert-cancel]").click();
+  await expect.poll(() => terminatedOrGone(pid), { timeout: 10_000 }).toBe(true);
+  try {
+    process.kill(pid, "SIGCONT");
+  } catch {
+    // already ended: the service's SIGKILL after its grace period
+  }
   await expect(frame.locator("[data-convert=error]")).toContainText("cancelled from the page");
   await expect(frame.locator("button[data-action=convert-cancel]")).toBeHidden();
   expect(existsSync(join(LOGDIR, OUT, "scaled"))).toBe(false);
