@@ -228,28 +228,21 @@ bool SideDetailWriter::Append(const graph::Side& side, uint32_t node, int field,
       const dump::Field& in = d.fields[it.first_field + f];
       const dump::Value& v = in.value;
       FieldCache::Entry* kept = nullptr;
-      if (v.kind == dump::ValueKind::kNumber) {
-        // A number's field is the same bytes up to its eight (a statistic's
-        // name), kept by name.
-        auto kind = static_cast<uint8_t>(v.kind);
-        kept = cache.Slot(in.name, 0, kind);
-        if (FieldCache::Holds(*kept, generation_, in.name, 0, kind)) {
-          b.Ensure(FieldCache::kMaxBytes + 8);
-          b.Block(kept->bytes, kept->size);
-          b.DoubleBytes(v.number);
-          continue;
-        }
-        kept->generation = 0;  // refilled below when the field fits
-        kept->name = in.name;
-        kept->value = 0;
-        kept->kind = kind;
-      } else if (v.kind != dump::ValueKind::kInteger) {
-        uint32_t value = v.kind == dump::ValueKind::kBool ? v.boolean : v.kind == dump::ValueKind::kNull ? 0 : v.string;
+      // Kept: a floating number's field as its bytes up to its eight (they
+      // are a statistic's name), by name; a string, boolean or null field
+      // whole, by name and value. Not integers: the Value's size written
+      // before one varies with its length.
+      if (v.kind != dump::ValueKind::kInteger) {
+        bool number = v.kind == dump::ValueKind::kNumber;
+        uint32_t value = number || v.kind == dump::ValueKind::kNull ? 0
+                         : v.kind == dump::ValueKind::kBool         ? v.boolean
+                                                                    : v.string;
         auto kind = static_cast<uint8_t>(v.kind);
         kept = cache.Slot(in.name, value, kind);
         if (FieldCache::Holds(*kept, generation_, in.name, value, kind)) {
-          b.Ensure(FieldCache::kMaxBytes);
+          b.Ensure(FieldCache::kMaxBytes + 8);
           b.Block(kept->bytes, kept->size);
+          if (number) b.DoubleBytes(v.number);
           continue;
         }
         kept->generation = 0;  // refilled below when the field fits
