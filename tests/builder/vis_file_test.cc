@@ -380,6 +380,23 @@ TEST(DetailWireTest, IndexChunkIsProtobufsChunk) {
   }
 }
 
+// samples/gpt_statistics's two sides, each NPU node matched to the Bench
+// node of its name.
+Result<graph::SidePair> MatchedStatisticsPair(StringPool* pool) {
+  std::string root = testing::SourceDir() + "/samples/gpt_statistics";
+  auto pair = graph::BuildSidePair(root + "/npu/step0/rank0", root + "/bench/step0/rank0", pool, graph::BuildOptions{});
+  if (!pair.ok()) return pair;
+  graph::Graph& g = *pair->npu->graph;
+  for (uint32_t n = 0; n < g.size(); ++n) g.matched[n] = pair->bench->graph->Find(g.name[n]);
+  return pair;
+}
+
+// The statistics compare of NPU node n and the Bench node it is matched to.
+void CompareMatched(const graph::SidePair& pair, uint32_t n, compare::PairMetrics* metrics) {
+  uint32_t peer = static_cast<uint32_t>(pair.npu->graph->matched[n]);
+  CompareFromDump(MODE_STATISTICS, *pair.npu, n, *pair.bench, peer, metrics);
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -388,13 +405,9 @@ std::string ReadAll(const std::string& path) {
 // A compare written with any number of threads, or serially, is the same
 // file; a serial compare sees the matched nodes in order.
 TEST(WriteVisTest, TheFileDoesNotDependOnTheThreads) {
-  std::string root = testing::SourceDir() + "/samples/gpt_statistics";
   StringPool pool;
-  auto pair =
-      graph::BuildSidePair(root + "/npu/step0/rank0", root + "/bench/step0/rank0", &pool, graph::BuildOptions{});
+  auto pair = MatchedStatisticsPair(&pool);
   ASSERT_TRUE(pair.ok()) << pair.error().message;
-  graph::Graph& g = *pair->npu->graph;
-  for (uint32_t n = 0; n < g.size(); ++n) g.matched[n] = pair->bench->graph->Find(g.name[n]);
   fs::path dir = fs::temp_directory_path() / ("write_vis_test_" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::string first;
@@ -407,7 +420,7 @@ TEST(WriteVisTest, TheFileDoesNotDependOnTheThreads) {
     std::vector<uint32_t> order;
     req.compare_pair = [&](uint32_t n, compare::PairMetrics* metrics) {
       if (req.serial_compare) order.push_back(n);
-      CompareFromDump(MODE_STATISTICS, *pair->npu, n, *pair->bench, static_cast<uint32_t>(g.matched[n]), metrics);
+      CompareMatched(*pair, n, metrics);
     };
     std::string path = (dir / ("t" + std::to_string(threads) + ".vis")).string();
     ASSERT_TRUE(WriteVis(path, req).ok());
@@ -430,16 +443,11 @@ TEST(WriteVisTest, TheFileDoesNotDependOnTheThreads) {
 // them, though the writer cuts blocks out of chunks that hold a block's head
 // before the node that starts it and packs most blocks in place.
 TEST(WriteVisTest, DetailBlocksAreProtobufsBytes) {
-  std::string root = testing::SourceDir() + "/samples/gpt_statistics";
   StringPool pool;
-  auto pair =
-      graph::BuildSidePair(root + "/npu/step0/rank0", root + "/bench/step0/rank0", &pool, graph::BuildOptions{});
+  auto pair = MatchedStatisticsPair(&pool);
   ASSERT_TRUE(pair.ok()) << pair.error().message;
-  graph::Graph& g = *pair->npu->graph;
-  for (uint32_t n = 0; n < g.size(); ++n) g.matched[n] = pair->bench->graph->Find(g.name[n]);
-  auto compare = [&](uint32_t n, compare::PairMetrics* metrics) {
-    CompareFromDump(MODE_STATISTICS, *pair->npu, n, *pair->bench, static_cast<uint32_t>(g.matched[n]), metrics);
-  };
+  const graph::Graph& g = *pair->npu->graph;
+  auto compare = [&](uint32_t n, compare::PairMetrics* metrics) { CompareMatched(*pair, n, metrics); };
   fs::path dir = fs::temp_directory_path() / ("detail_blocks_test_" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::string path = (dir / "c.vis").string();
