@@ -229,7 +229,7 @@ def main(spec):
     try:
         fn = resolve(spec["api"])
     except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print("error: " + " ".join(str(e).splitlines()), file=sys.stderr)
         return 2
     stamp = time.strftime("%Y%m%d%H%M%S", time.localtime())
     os.makedirs(args.output, exist_ok=True)
@@ -248,7 +248,7 @@ def main(spec):
                 grads = place(built_grads, upcast) if backward else None
                 outs[side] = run(fn, place(built_args, upcast), place(built_kwargs, upcast), grads)
         except InputError as e:
-            print(f"error: {e}", file=sys.stderr)
+            print("error: " + " ".join(str(e).splitlines()), file=sys.stderr)
             return 2
         details, messages, status = [], "", "pass"
         print(f"iteration {it}:")

@@ -216,7 +216,10 @@ def real_tensor(info):
         else:
             # weights_only: a dumped file is data; a pickle that would run code is refused.
             tensor = torch.load(path, map_location="cpu", weights_only=True)
-    except (OSError, ValueError, RuntimeError, pickle.UnpicklingError) as e:
+    except pickle.UnpicklingError as e:
+        why = next((line.strip() for line in str(e).splitlines() if "WeightsUnpickler error" in line), str(e))
+        raise InputError(f"{path}: refused: not plain tensor data (torch.load, weights_only=True): {why}") from e
+    except (OSError, ValueError, RuntimeError) as e:
         raise InputError(f"{path}: cannot load the tensor: {e}") from e
     if not isinstance(tensor, torch.Tensor):
         raise InputError(f"{path}: holds a {type(tensor).__name__}, not a tensor")
@@ -569,7 +572,8 @@ def main(spec):
             saved[str(i)] = records
             worst = max(worst, result, key=lambda s: order.get(s, 0))
     except InputError as e:
-        print(f"error: {spec['api_name']}: {e}", file=sys.stderr)
+        message = " ".join(str(e).splitlines())  # one line, whatever the library said
+        print(f"error: {spec['api_name']}: {message}", file=sys.stderr)
         return 2
     if options.save_metrics:
         with open(options.save_metrics, "w") as f:

@@ -272,7 +272,8 @@ TEST(OpGenerate, AnApiOffMsprobesListIsRefusedInOneLine) {
       {"a newline ending the header comment", "Torch.exp.0\\nimport os; os.system('touch pwned')\\n#",
        "'Torch.exp.0\\nimport os; os.system('touch pwned')\\n#' is not an msprobe API call name"},
       {"a carriage return", "Torch.exp\\rprint(1).0", "dumps no PyTorch Torch API named 'exp\\rprint(1)'"},
-      {"a path out of the output folder", "../../escaped.exp.0", "APIs can be reproduced alone, not '../../escaped.exp.0'"},
+      {"a path out of the output folder", "../../escaped.exp.0",
+       "APIs can be reproduced alone, not '../../escaped.exp.0'"},
       {"no call index", "Torch.exp.forward0", "is not an msprobe API call name"},
   };
   for (const auto& c : cases) {
@@ -298,7 +299,8 @@ TEST(OpGenerate, AnApiOffMsprobesListIsRefusedInOneLine) {
 
 TEST(OpGenerate, MindSporeNamesAreCheckedAgainstMindSporesList) {
   TempDir dir;
-  std::string dump = WriteDump(dir, Entry("Mint.os.0.forward") + ", " + Entry("Functional.gelu.0.forward"), "mindspore");
+  std::string dump =
+      WriteDump(dir, Entry("Mint.os.0.forward") + ", " + Entry("Functional.gelu.0.forward"), "mindspore");
   RunResult r = RunTool({"op_generate", "-i", WriteConfigJson(dir, dump, "Mint.os.0"), "-o", dir / "scripts"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("dumps no MindSpore Mint API named 'os'"), std::string::npos) << r.err;

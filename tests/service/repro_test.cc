@@ -62,7 +62,9 @@ class ReproScriptTest : public ::testing::Test {
   void CopyTensors(const std::string& dir) {
     fs::create_directories(dir);
     std::string from = graph_ascend::testing::Sample("gpt_tensor/npu/step0/rank0/dump_tensor_data");
-    for (const auto& e : fs::directory_iterator(from)) fs::copy_file(e.path(), dir + "/" + e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(from)) {
+      fs::copy_file(e.path(), dir + "/" + e.path().filename().string());
+    }
   }
 
   int32_t Find(const std::string& name) {
