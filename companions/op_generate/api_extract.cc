@@ -38,18 +38,29 @@ std::string CallName(const std::string& api_name) {
 Status CheckEntryKeys(const ApiEntries& e) {
   for (const auto& [key, value] : e.entries.members) {
     if (key != e.api_name + ".forward" && key != e.api_name + ".backward") {
-      return MakeError(e.source, "key data." + key,
-                       "api_name '" + e.api_name + "' matches more than one call (" + key +
+      return MakeError(Printable(e.source), "key data." + Printable(key),
+                       "api_name '" + Printable(e.api_name) + "' matches more than one call (" + Printable(key) +
                            "); name one call, e.g. Functional.linear.0");
     }
-    if (!value.is_object()) return MakeError(e.source, "key data." + key, "must be an object");
+    if (!value.is_object()) return MakeError(Printable(e.source), "key data." + Printable(key), "must be an object");
   }
   return Status::Ok();
 }
 
+// Whether `dir` is a folder the extraction may point at: under a read root
+// only one inside it (OpConfig::read_root), so the choice tells nothing of
+// the folders outside.
+bool UsableDir(const std::string& dir, const std::string& read_root) {
+  std::error_code ec;
+  if (read_root.empty()) return fs::is_directory(dir, ec);
+  std::string real = RealPathInside(read_root, dir);
+  return !real.empty() && fs::is_directory(real, ec);
+}
+
 }  // namespace
 
-Result<ApiEntries> ExtractApi(const std::string& dump_json_path, const std::string& api_name) {
+Result<ApiEntries> ExtractApi(const std::string& dump_json_path, const std::string& api_name,
+                              const std::string& read_root) {
   auto file = MappedFile::Open(dump_json_path);
   if (!file.ok()) return file.error();
   ApiEntries e;
@@ -91,17 +102,20 @@ Result<ApiEntries> ExtractApi(const std::string& dump_json_path, const std::stri
       GA_RETURN_IF_ERROR(r.Skip());
     }
   }
-  if (!has_data) return MakeError(dump_json_path, "key data", "missing: this is not an msprobe dump.json");
+  if (!has_data) return MakeError(Printable(dump_json_path), "key data", "missing: this is not an msprobe dump.json");
   if (e.entries.members.empty()) {
-    return MakeError(dump_json_path, "key data", "no entry for API '" + e.api_name + "' (looked for '" + prefix +
-                                                     "forward' and '" + prefix + "backward')");
+    return MakeError(Printable(dump_json_path), "key data",
+                     "no entry for API '" + Printable(e.api_name) + "' (looked for '" + Printable(prefix) +
+                         "forward' and '" + Printable(prefix) + "backward')");
   }
   GA_RETURN_IF_ERROR(CheckEntryKeys(e));
   if (!dump_data_dir.empty()) {
     std::error_code ec;
     fs::path beside = fs::absolute(fs::path(dump_json_path), ec).parent_path() / "dump_tensor_data";
     std::string dir = dump_data_dir;
-    if (!fs::is_directory(dump_data_dir, ec) && fs::is_directory(beside, ec)) dir = beside.lexically_normal().string();
+    if (!UsableDir(dump_data_dir, read_root) && UsableDir(beside.string(), read_root)) {
+      dir = beside.lexically_normal().string();
+    }
     for (auto& [name, value] : e.entries.members) {
       for (const char* list : kTensorLists) {
         if (JsonValue* v = value.Find(list)) PrefixDataNames(v, dir);
@@ -119,12 +133,14 @@ Result<ApiEntries> ReadExtract(const std::string& path) {
   if (!doc.ok()) return doc.error();
   GA_RETURN_IF_ERROR(r.ExpectEnd());
   if (!doc->is_object() || doc->members.empty()) {
-    return MakeError(path, "", "an extract file must be a non-empty object {\"<api>.forward\": {...}, ...}");
+    return MakeError(Printable(path), "", "an extract file must be a non-empty object {\"<api>.forward\": {...}, ...}");
   }
   ApiEntries e;
   e.source = path;
   std::vector<std::string> parts = SplitDotsCopy(doc->members.front().first);
-  if (parts.size() < 4) return MakeError(path, "key " + doc->members.front().first, "is not an API entry name");
+  if (parts.size() < 4) {
+    return MakeError(Printable(path), "key " + Printable(doc->members.front().first), "is not an API entry name");
+  }
   e.api_name = JoinDots(parts, 0, parts.size() - 1);
   e.entries = std::move(*doc);
   GA_RETURN_IF_ERROR(CheckEntryKeys(e));

@@ -1,6 +1,7 @@
 #include "op_generate/json_value.h"
 
 #include "json/json_writer.h"
+#include "op_generate/api_names.h"
 
 namespace graph_ascend::op_generate {
 
@@ -135,11 +136,18 @@ void JsonValue::WritePython(std::string* out, int indent) const {
       } else if (text == "-Infinity") {
         out->append("-math.inf");
       } else {
-        out->append(text);
+        // The reader checked the grammar; Python refuses the leading zeros JSON allows in none but "0".
+        size_t digits = text[0] == '-' ? 1 : 0;
+        size_t zeros = digits;
+        while (zeros + 1 < text.size() && text[zeros] == '0' && text[zeros + 1] >= '0' && text[zeros + 1] <= '9') {
+          ++zeros;
+        }
+        out->append(text, 0, digits);
+        out->append(text, zeros, std::string::npos);
       }
       return;
-    // JSON's escapes (\" \\ \n \uXXXX ...) mean the same in a Python literal.
-    case Type::kString: json::AppendQuoted(text, out, true); return;
+    // Dump text: a Python literal with every non-printable escaped, never raw.
+    case Type::kString: out->append(PythonString(text)); return;
     case Type::kArray:
     case Type::kObject: {
       bool array = type == Type::kArray;
@@ -162,7 +170,7 @@ void JsonValue::WritePython(std::string* out, int indent) const {
         if (array) {
           items[i].WritePython(out, indent + 1);
         } else {
-          json::AppendQuoted(members[i].first, out, true);
+          out->append(PythonString(members[i].first));
           out->append(": ");
           members[i].second.WritePython(out, indent + 1);
         }

@@ -19,6 +19,12 @@ import numpy as np
 import mindspore as ms
 
 TENSOR_TYPES = ("mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.Parameter")
+# The APIs this runner may call, by module (msprobe's support lists): op_generate writes the
+# list after this runner, before SPEC. resolve() looks up nothing else, whatever SPEC says.
+SUPPORTED_APIS = {}
+# MindSpore's dtypes by their lower-case names (ms_dtype looks up nothing else).
+MS_DTYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+             "float32", "float64", "bfloat16", "complex64", "complex128")
 NP_DTYPES = {
     "Float16": np.float16,
     "Float32": np.float32,
@@ -47,10 +53,11 @@ class InputError(Exception):
 
 
 def ms_dtype(name):
-    dtype = getattr(ms, name.lower(), None)
-    if dtype is None:
+    key = str(name).lower()
+    key = "bool_" if key == "bool" else key
+    if key not in MS_DTYPES or getattr(ms, key, None) is None:
         raise InputError(f"unknown dtype {name!r}")
-    return dtype
+    return getattr(ms, key)
 
 
 def finite_or(x, default):
@@ -79,7 +86,10 @@ def real_array(info):
     path = info.get("data_name")
     if not path or not os.path.isfile(path):
         raise InputError(f"real_data: the tensor file {path!r} does not exist")
-    return np.load(path)
+    try:
+        return np.load(path, allow_pickle=False)  # a dumped file is data: never unpickled
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path!r}: cannot load the tensor: {e}") from e
 
 
 def build(info, real_data, rng):
@@ -112,10 +122,19 @@ def place(value, upcast):
 
 
 def resolve(api):
-    obj = __import__("mindspore")
-    for part in api.split(".")[1:]:
-        obj = getattr(obj, part)
-    return obj
+    """The callable of `api` ("mindspore.mint.add"): a name of SUPPORTED_APIS only."""
+    modules = {"mindspore.mint.nn.functional": ms.mint.nn.functional, "mindspore.mint": ms.mint,
+               "mindspore.ops": ms.ops, "mindspore.Tensor": ms.Tensor}
+    for module in sorted(modules, key=len, reverse=True):
+        name = api[len(module) + 1:] if api.startswith(module + ".") else ""
+        if name in SUPPORTED_APIS.get(module, ()):
+            target = modules[module]
+            for part in name.split("."):  # the list's own entry: "auto_generate.quant_matmul" at most
+                target = getattr(target, part, None)
+            if not callable(target):
+                raise InputError(f"{api} does not exist in MindSpore {ms.__version__}")
+            return target
+    raise InputError(f"{api!r} is not an API msprobe dumps (SUPPORTED_APIS): refused")
 
 
 def flatten(value):
@@ -207,7 +226,11 @@ def main(spec):
     print(f"device under test: {device} (MindSpore {ms.__version__}); bench: the same device, one precision step up")
     real = spec["data_mode"] == "real_data"
     backward = spec["propagation"] == "backward"
-    fn = resolve(spec["api"])
+    try:
+        fn = resolve(spec["api"])
+    except InputError as e:
+        print("error: " + " ".join(str(e).splitlines()), file=sys.stderr)
+        return 2
     stamp = time.strftime("%Y%m%d%H%M%S", time.localtime())
     os.makedirs(args.output, exist_ok=True)
     result_path = os.path.join(args.output, f"accuracy_checking_result_{stamp}.csv")
@@ -225,7 +248,7 @@ def main(spec):
                 grads = place(built_grads, upcast) if backward else None
                 outs[side] = run(fn, place(built_args, upcast), place(built_kwargs, upcast), grads)
         except InputError as e:
-            print(f"error: {e}", file=sys.stderr)
+            print("error: " + " ".join(str(e).splitlines()), file=sys.stderr)
             return 2
         details, messages, status = [], "", "pass"
         print(f"iteration {it}:")

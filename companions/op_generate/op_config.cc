@@ -59,10 +59,10 @@ Result<OpConfig> ReadOpConfig(const std::string& path) {
   if (c.propagation.empty()) c.propagation = "forward";
   if (c.data_mode.empty()) c.data_mode = "random_data";
   if (c.propagation != "forward" && c.propagation != "backward") {
-    return MakeError(path, "key propagation", "must be forward or backward, found '" + c.propagation + "'");
+    return MakeError(path, "key propagation", "must be forward or backward, found '" + Printable(c.propagation) + "'");
   }
   if (c.data_mode != "random_data" && c.data_mode != "real_data") {
-    return MakeError(path, "key data_mode", "must be random_data or real_data, found '" + c.data_mode + "'");
+    return MakeError(path, "key data_mode", "must be random_data or real_data, found '" + Printable(c.data_mode) + "'");
   }
   if (c.iter_times < 1 || c.iter_times > 1000) {
     return MakeError(path, "key iter_times", "must be between 1 and 1000, found " + std::to_string(c.iter_times));

@@ -1,5 +1,8 @@
 #include "op_generate/op_generate.h"
 
+#include <limits.h>
+#include <stdlib.h>
+
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -22,18 +25,42 @@ Status MakeDir(const std::string& dir) {
 
 }  // namespace
 
-Result<OpFiles> MakeFiles(const OpConfig& config, const std::string& framework) {
-  bool from_dump = !config.dump_json_path.empty();
-  auto entries = from_dump ? ExtractApi(config.dump_json_path, config.api_name) : ReadExtract(config.extract_api_path);
-  if (!entries.ok()) return entries.error();
+std::string RealPathInside(const std::string& root, const std::string& path) {
+  char* real = realpath(path.c_str(), nullptr);
+  if (real == nullptr) return "";
+  std::string r(real);
+  free(real);
+  return r == root || r.compare(0, root.size() + 1, root + "/") == 0 ? r : "";
+}
+
+Result<ApiEntries> LoadEntries(const OpConfig& config) {
+  if (config.dump_json_path.empty()) return ReadExtract(config.extract_api_path);
+  return ExtractApi(config.dump_json_path, config.api_name, config.read_root);
+}
+
+std::string ScriptFramework(const ApiEntries& entries, const std::string& requested) {
+  if (!requested.empty()) return requested;
+  return entries.framework == "mindspore" ? "mindspore" : "pytorch";
+}
+
+Result<OpFiles> MakeFiles(const ApiEntries& entries, const OpConfig& config, const std::string& framework) {
+  // The name first: nothing of an API off msprobe's list is looked at further.
+  auto call = ResolveApi(entries.source, entries.api_name, framework);
+  if (!call.ok()) return call.error();
+  GA_RETURN_IF_ERROR(CheckRequest(entries, config));
   OpFiles files;
-  files.framework = !framework.empty() ? framework : !entries->framework.empty() ? entries->framework : "pytorch";
-  GA_RETURN_IF_ERROR(CheckRequest(*entries, config, files.framework));
-  if (from_dump) entries->entries.Write(&files.extract_text);
-  files.script_name = ScriptName(*entries, config);
-  files.script_text =
-      files.framework == "mindspore" ? MindSporeScript(*entries, config) : PyTorchScript(*entries, config);
+  files.framework = framework;
+  if (!config.dump_json_path.empty()) entries.entries.Write(&files.extract_text);
+  files.script_name = ScriptName(entries, config);
+  files.script_text = framework == "mindspore" ? MindSporeScript(entries, config, *call)
+                                               : PyTorchScript(entries, config, *call);
   return files;
+}
+
+Result<OpFiles> MakeFiles(const OpConfig& config, const std::string& framework) {
+  auto entries = LoadEntries(config);
+  if (!entries.ok()) return entries.error();
+  return MakeFiles(*entries, config, ScriptFramework(*entries, framework));
 }
 
 Result<OpOutputs> Generate(const OpConfig& config, const std::string& out_dir, const std::string& framework) {

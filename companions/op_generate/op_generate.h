@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "op_generate/api_names.h"
 #include "op_generate/json_value.h"
 
 namespace graph_ascend::op_generate {
@@ -25,6 +26,11 @@ struct OpConfig {
   std::string data_mode = "random_data";
   int64_t random_seed = 1234;
   int64_t iter_times = 1;
+  // When set (a realpath: the service's log directory), a file whose realpath
+  // lies outside it counts as absent, whether or not it exists: the dump's
+  // tensor folder and real_data's tensor files. The answer then tells nothing
+  // about the files outside.
+  std::string read_root;
 };
 
 // Reads and checks config_op.json. Relative paths are taken from the
@@ -41,34 +47,46 @@ struct ApiEntries {
 
 // The entries of `api_name` in dump.json. Each data_name becomes a path in
 // the dump's tensor folder: dump_data_dir when it exists, else the
-// dump_tensor_data folder beside dump.json.
-Result<ApiEntries> ExtractApi(const std::string& dump_json_path, const std::string& api_name);
+// dump_tensor_data folder beside dump.json (either only when inside
+// `read_root`, if set: OpConfig::read_root).
+Result<ApiEntries> ExtractApi(const std::string& dump_json_path, const std::string& api_name,
+                              const std::string& read_root = "");
 
 // Reads an extract file written by msprobe or by ExtractApi.
 Result<ApiEntries> ReadExtract(const std::string& path);
 
-// Checks that `entries` can make the requested script: a supported API type,
-// a backward entry for propagation backward, and in real_data mode a tensor
-// file for every tensor input.
-Status CheckRequest(const ApiEntries& entries, const OpConfig& config, const std::string& framework);
+// The entries `config` names: extracted from its dump (dump_json_path), else
+// read from its extract file.
+Result<ApiEntries> LoadEntries(const OpConfig& config);
+
+// The framework a script of `entries` runs: `requested` ("pytorch",
+// "mindspore"), else the dump's, else pytorch.
+std::string ScriptFramework(const ApiEntries& entries, const std::string& requested);
+
+// Checks that `entries` can make the requested script (the API itself is
+// ResolveApi's): a backward entry for propagation backward, and in real_data
+// mode a tensor file for every tensor input.
+Status CheckRequest(const ApiEntries& entries, const OpConfig& config);
+
+// The realpath of `path` when it lies inside `root` (a realpath), else "".
+std::string RealPathInside(const std::string& root, const std::string& path);
 
 // The script's file name: "<api>.<forward|backward>.py".
 std::string ScriptName(const ApiEntries& entries, const OpConfig& config);
 
-// The text of the PyTorch reproduction script.
-std::string PyTorchScript(const ApiEntries& entries, const OpConfig& config);
+// The text of the PyTorch reproduction script of `call` (ResolveApi's).
+std::string PyTorchScript(const ApiEntries& entries, const OpConfig& config, const ApiCall& call);
 
 // The text of the MindSpore reproduction script: the API run with MindSpore
 // on the device under test and one precision step up, doc 33's two CSV files.
-std::string MindSporeScript(const ApiEntries& entries, const OpConfig& config);
+std::string MindSporeScript(const ApiEntries& entries, const OpConfig& config, const ApiCall& call);
 
-// Whether a MindSpore dump's API can be reproduced alone (Mint, MintFunctional, Functional, Tensor).
-bool MindSporeApiType(const std::string& api_name);
-
-// A script: `runtime` (the runner's Python text), then SPEC (the entry and
-// the config) and a call of main(SPEC). `options` are the runner's, for the header.
-std::string ScriptText(const ApiEntries& entries, const OpConfig& config, const std::string& python_api,
-                       const char* runtime, const std::string& options);
+// A script: `runtime` (the runner's Python text), then SUPPORTED_APIS (the
+// runner's own list of what it may run), SPEC (the entry and the config) and
+// a call of main(SPEC). `options` are the runner's, for the header. Dump text
+// appears only inside SPEC's literals (PythonString).
+std::string ScriptText(const ApiEntries& entries, const OpConfig& config, const ApiCall& call,
+                       const std::string& framework, const char* runtime, const std::string& options);
 
 // The command's files, made in memory: what Generate writes, and what the
 // page's "Repro script" (graph service ReproScript) hands to the browser.
@@ -80,8 +98,13 @@ struct OpFiles {
 };
 
 // Extract (when dump_json_path is set), check and make both files' texts;
-// nothing is written. `framework` as for Generate.
+// nothing is written. `framework` as for Generate. An API name that is not on
+// msprobe's list is ResolveApi's error.
 Result<OpFiles> MakeFiles(const OpConfig& config, const std::string& framework);
+
+// The same from entries already loaded (LoadEntries) and their framework
+// (ScriptFramework).
+Result<OpFiles> MakeFiles(const ApiEntries& entries, const OpConfig& config, const std::string& framework);
 
 struct OpOutputs {
   std::string extract_path;  // empty when the config named no dump (extract reused)

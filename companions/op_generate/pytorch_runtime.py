@@ -8,11 +8,16 @@
 import argparse
 import json
 import math
+import pickle
 import sys
 
 import torch
 
 TENSOR_TYPES = ("torch.Tensor", "torch.nn.parameter.Parameter")
+# The APIs this runner may call, by module (msprobe's support lists): op_generate writes the
+# list after this runner, before SPEC. resolve() looks up nothing else, whatever SPEC says.
+SUPPORTED_APIS = {}
+API_MODULES = {"torch.nn.functional": torch.nn.functional, "torch.Tensor": torch.Tensor, "torch": torch}
 # The bench runs one precision step up, as msprobe's accuracy checker does.
 UPCAST = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.float32: torch.float64}
 
@@ -157,7 +162,9 @@ class InputError(Exception):
 
 
 def dtype_named(name):
-    dtype = getattr(torch, str(name).replace("torch.", "", 1), None)
+    """torch.<name> when that is a dtype ("torch.float16", "float16"); nothing else is looked up."""
+    short = str(name).replace("torch.", "", 1)
+    dtype = getattr(torch, short, None) if short.isidentifier() and not short.startswith("_") else None
     if not isinstance(dtype, torch.dtype):
         raise InputError(f"unknown dtype {name!r}")
     return dtype
@@ -205,9 +212,13 @@ def real_tensor(info):
         if path.endswith(".npy"):
             import numpy
 
-            tensor = torch.from_numpy(numpy.load(path))
+            tensor = torch.from_numpy(numpy.load(path, allow_pickle=False))
         else:
+            # weights_only: a dumped file is data; a pickle that would run code is refused.
             tensor = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        why = next((line.strip() for line in str(e).splitlines() if "WeightsUnpickler error" in line), str(e))
+        raise InputError(f"{path}: refused: not plain tensor data (torch.load, weights_only=True): {why}") from e
     except (OSError, ValueError, RuntimeError) as e:
         raise InputError(f"{path}: cannot load the tensor: {e}") from e
     if not isinstance(tensor, torch.Tensor):
@@ -282,12 +293,17 @@ def fresh(value):
 
 
 def resolve(api):
-    target = torch
-    for part in api.split(".")[1:]:
-        target = getattr(target, part, None)
-        if target is None:
-            raise InputError(f"{api} does not exist in torch {torch.__version__}")
-    return target
+    """The callable of `api` ("torch.nn.functional.linear"): a name of SUPPORTED_APIS only."""
+    for module in sorted(API_MODULES, key=len, reverse=True):
+        name = api[len(module) + 1 :] if api.startswith(module + ".") else ""
+        if name in SUPPORTED_APIS.get(module, ()):
+            target = API_MODULES[module]
+            for part in name.split("."):  # the list's own entry: "linalg.vector_norm" at most
+                target = getattr(target, part, None)
+            if not callable(target):
+                raise InputError(f"{api} does not exist in torch {torch.__version__}")
+            return target
+    raise InputError(f"{api!r} is not an API msprobe dumps (SUPPORTED_APIS): refused")
 
 
 def run(fn, args, kwargs, grads):
@@ -556,7 +572,8 @@ def main(spec):
             saved[str(i)] = records
             worst = max(worst, result, key=lambda s: order.get(s, 0))
     except InputError as e:
-        print(f"error: {spec['api_name']}: {e}", file=sys.stderr)
+        message = " ".join(str(e).splitlines())  # one line, whatever the library said
+        print(f"error: {spec['api_name']}: {message}", file=sys.stderr)
         return 2
     if options.save_metrics:
         with open(options.save_metrics, "w") as f:

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <filesystem>
 
 #include "base/strings.h"
@@ -15,41 +16,38 @@ const JsonValue* Entry(const ApiEntries& e, const char* direction) {
   return e.entries.Find(e.api_name + "." + direction);
 }
 
-// The Python callable: Functional.x -> torch.nn.functional.x, Tensor.x ->
-// torch.Tensor.x, Torch.x -> torch.x (middle parts kept: Torch.linalg.norm).
-std::string PythonApi(const std::string& api_name) {
-  std::vector<std::string> parts = SplitDotsCopy(api_name);
-  std::string module = parts[0] == "Functional" ? "torch.nn.functional" : parts[0] == "Tensor" ? "torch.Tensor" : "torch";
-  return module + "." + JoinDots(parts, 1, parts.size() - 1);
-}
-
-bool SupportedType(const std::string& api_name) {
-  return StartsWith(api_name, "Functional.") || StartsWith(api_name, "Tensor.") || StartsWith(api_name, "Torch.");
-}
-
 bool IsTensor(const JsonValue& v) {
   std::string t = v.StringOr("type");
-  return t == "torch.Tensor" || t == "torch.nn.parameter.Parameter" || t == "mindspore.Tensor";
+  return t == "torch.Tensor" || t == "torch.nn.parameter.Parameter" || t == "mindspore.Tensor" ||
+         t == "mindspore.common.tensor.Tensor" || t == "mindspore.Parameter";
 }
 
-// Every tensor input needs a file in real_data mode.
-Status CheckTensorFiles(const ApiEntries& e, const JsonValue& v, const std::string& where) {
+// Every tensor input needs a file in real_data mode. Under a read root, a
+// file outside it gets the answer of a missing one: the same error, whether
+// or not it exists.
+Status CheckTensorFiles(const ApiEntries& e, const JsonValue& v, const std::string& where,
+                        const std::string& read_root) {
   if (v.is_array()) {
     for (size_t i = 0; i < v.items.size(); ++i) {
-      GA_RETURN_IF_ERROR(CheckTensorFiles(e, v.items[i], where + "[" + std::to_string(i) + "]"));
+      GA_RETURN_IF_ERROR(CheckTensorFiles(e, v.items[i], where + "[" + std::to_string(i) + "]", read_root));
     }
   } else if (v.is_object() && IsTensor(v)) {
     std::string name = v.StringOr("data_name");
     if (name.empty()) {
-      return MakeError(e.source, "key " + where,
+      return MakeError(Printable(e.source), "key " + Printable(where),
                        "real_data needs a tensor dump (msprobe task \"tensor\"): this tensor has no data_name");
     }
+    std::string real = read_root.empty() ? name : RealPathInside(read_root, name);
     std::error_code ec;
-    if (!fs::is_regular_file(name, ec)) {
-      return MakeError(name, "key " + where + ".data_name", "real_data: the tensor file does not exist");
+    if (real.empty() || !fs::is_regular_file(real, ec)) {
+      return MakeError(Printable(name), "key " + Printable(where) + ".data_name",
+                       read_root.empty() ? "real_data: the tensor file does not exist"
+                                         : "real_data: no such tensor file inside the log directory");
     }
   } else if (v.is_object()) {
-    for (const auto& [key, value] : v.members) GA_RETURN_IF_ERROR(CheckTensorFiles(e, value, where + "." + key));
+    for (const auto& [key, value] : v.members) {
+      GA_RETURN_IF_ERROR(CheckTensorFiles(e, value, where + "." + key, read_root));
+    }
   }
   return Status::Ok();
 }
@@ -63,37 +61,40 @@ JsonValue Number(int64_t n) {
 
 }  // namespace
 
-Status CheckRequest(const ApiEntries& e, const OpConfig& config, const std::string& framework) {
-  if (framework == "mindspore" ? !MindSporeApiType(e.api_name) : !SupportedType(e.api_name)) {
-    return MakeError(e.source, "key data." + e.api_name + ".forward",
-                     std::string(framework == "mindspore" ? "only Mint, MintFunctional, Functional and Tensor"
-                                                          : "only Functional, Tensor and Torch") +
-                         " APIs can be reproduced alone, not '" + e.api_name + "'");
+Status CheckRequest(const ApiEntries& e, const OpConfig& config) {
+  // ReadOpConfig and the service check these; they reach the script's name and header too.
+  if (config.propagation != "forward" && config.propagation != "backward") {
+    return MakeError(Printable(config.file), "key propagation", "must be forward or backward");
+  }
+  if (config.data_mode != "random_data" && config.data_mode != "real_data") {
+    return MakeError(Printable(config.file), "key data_mode", "must be random_data or real_data");
   }
   const JsonValue* forward = Entry(e, "forward");
   if (forward == nullptr) {
-    return MakeError(e.source, "key data." + e.api_name + ".forward",
+    return MakeError(Printable(e.source), "key data." + e.api_name + ".forward",
                      "missing: the script rebuilds the inputs from the forward entry");
   }
   const JsonValue* backward = Entry(e, "backward");
   if (config.propagation == "backward") {
     if (backward == nullptr) {
-      return MakeError(e.source, "key data." + e.api_name + ".backward",
+      return MakeError(Printable(e.source), "key data." + e.api_name + ".backward",
                        "propagation is backward but the dump has no backward entry for " + e.api_name);
     }
     if (backward->Find("grad_input") == nullptr && backward->Find("input") == nullptr) {
-      return MakeError(e.source, "key data." + e.api_name + ".backward", "has no input gradients (input)");
+      return MakeError(Printable(e.source), "key data." + e.api_name + ".backward", "has no input gradients (input)");
     }
   }
   if (config.data_mode == "real_data") {
     std::string base = "data." + e.api_name;
     for (const char* list : {"input_args", "input_kwargs"}) {
-      if (const JsonValue* v = forward->Find(list)) GA_RETURN_IF_ERROR(CheckTensorFiles(e, *v, base + ".forward." + list));
+      if (const JsonValue* v = forward->Find(list)) {
+        GA_RETURN_IF_ERROR(CheckTensorFiles(e, *v, base + ".forward." + list, config.read_root));
+      }
     }
     if (config.propagation == "backward") {
       for (const char* list : {"grad_input", "input"}) {
         if (const JsonValue* v = backward->Find(list)) {
-          GA_RETURN_IF_ERROR(CheckTensorFiles(e, *v, base + ".backward." + list));
+          GA_RETURN_IF_ERROR(CheckTensorFiles(e, *v, base + ".backward." + list, config.read_root));
           break;
         }
       }
@@ -106,12 +107,13 @@ std::string ScriptName(const ApiEntries& e, const OpConfig& config) {
   return e.api_name + "." + config.propagation + ".py";
 }
 
-std::string ScriptText(const ApiEntries& e, const OpConfig& config, const std::string& python_api,
-                       const char* runtime, const std::string& options) {
+std::string ScriptText(const ApiEntries& e, const OpConfig& config, const ApiCall& call,
+                       const std::string& framework, const char* runtime, const std::string& options) {
   JsonValue spec;
   spec.type = JsonValue::Type::kObject;
   spec.members.emplace_back("api_name", JsonValue::String(e.api_name));
-  spec.members.emplace_back("api", JsonValue::String(python_api));
+  spec.members.emplace_back("api", JsonValue::String(call.python_api()));
+  spec.members.emplace_back("source", JsonValue::String(fs::path(e.source).filename().string()));
   spec.members.emplace_back("propagation", JsonValue::String(config.propagation));
   spec.members.emplace_back("data_mode", JsonValue::String(config.data_mode));
   spec.members.emplace_back("random_seed", Number(config.random_seed));
@@ -120,20 +122,30 @@ std::string ScriptText(const ApiEntries& e, const OpConfig& config, const std::s
   const JsonValue* backward = Entry(e, "backward");
   spec.members.emplace_back("backward", config.propagation == "backward" && backward ? *backward : JsonValue{});
 
+  // The comments hold only checked text: the API name is on msprobe's list
+  // (ResolveApi), propagation one of two words, the dump's file name shown
+  // only when plain; the rest is in SPEC's literals.
+  std::string source = fs::path(e.source).filename().string();
+  bool plain = !source.empty() && std::all_of(source.begin(), source.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+  });
   std::string out = "#!/usr/bin/env python3\n";
-  out += "# Reproduces " + e.api_name + " (" + config.propagation + ") from " + fs::path(e.source).filename().string() +
+  out += "# Reproduces " + e.api_name + " (" + config.propagation + ") from " + (plain ? source : "the dump") +
          ", written by graph-ascend op_generate.\n";
   out += "# Run: python3 " + ScriptName(e, config) + " " + options + "\n";
   out += "# The dumped entry is SPEC at the end of the file.\n";
   out += runtime;
-  out += "\n\nSPEC = ";
+  out += "\n\n";
+  out += SupportedApisPython(framework);
+  out += "\nSPEC = ";
   spec.WritePython(&out);
   out += "\n\nif __name__ == \"__main__\":\n    sys.exit(main(SPEC))\n";
   return out;
 }
 
-std::string PyTorchScript(const ApiEntries& e, const OpConfig& config) {
-  return ScriptText(e, config, PythonApi(e.api_name), kPyTorchRuntime,
+std::string PyTorchScript(const ApiEntries& e, const OpConfig& config, const ApiCall& call) {
+  return ScriptText(e, config, call, "pytorch", kPyTorchRuntime,
                     "[--device cpu|cuda|npu] [--save-metrics FILE] [--against FILE]");
 }
 

@@ -4,9 +4,8 @@
 // folder the builder read). The service reads it only when its realpath lies
 // inside the log directory, and writes nothing: both files go back in the
 // reply, made by the same code as the command (op_generate::MakeFiles).
-#include <limits.h>
-#include <stdlib.h>
-
+// Files the dump names outside the log directory count as absent whether or
+// not they exist (OpConfig::read_root): the answer tells nothing about them.
 #include <filesystem>
 
 #include "base/strings.h"
@@ -19,15 +18,6 @@ namespace graph_ascend::service {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The realpath of `path` when it lies inside `root` (a realpath), else "".
-std::string InsideRealPath(const std::string& root, const std::string& path) {
-  char* real = realpath(path.c_str(), nullptr);
-  if (real == nullptr) return "";
-  std::string r(real);
-  free(real);
-  return r == root || StartsWith(r, root + "/") ? r : "";
-}
 
 // "Functional.linear.0.backward" -> "backward"; "" for a name without a direction.
 std::string DirectionOf(const std::string& name) {
@@ -61,7 +51,7 @@ grpc::Status GraphServiceImpl::ReproScript(grpc::ServerContext*, const ReproRequ
                                 "graph-ascend): run graph-ascend op_generate on the dump instead");
   }
   const std::string& root = logdir_.root();
-  std::string dump_json = InsideRealPath(root, (fs::path(meta.dump_path()) / "dump.json").string());
+  std::string dump_json = op_generate::RealPathInside(root, (fs::path(meta.dump_path()) / "dump.json").string());
   if (dump_json.empty()) {
     return Fail(grpc::StatusCode::FAILED_PRECONDITION,
                   "the dump of this graph (" + meta.dump_path() +
@@ -78,6 +68,7 @@ grpc::Status GraphServiceImpl::ReproScript(grpc::ServerContext*, const ReproRequ
   config.data_mode = req->data_mode().empty() ? "random_data" : req->data_mode();
   config.random_seed = req->random_seed() != 0 ? req->random_seed() : 1234;
   config.iter_times = req->iter_times() != 0 ? req->iter_times() : 1;
+  config.read_root = root;
   if (config.propagation != "forward" && config.propagation != "backward") {
     return Fail(grpc::StatusCode::INVALID_ARGUMENT,
                   "propagation: forward or backward, not '" + config.propagation + "'");
@@ -90,7 +81,13 @@ grpc::Status GraphServiceImpl::ReproScript(grpc::ServerContext*, const ReproRequ
     return Fail(grpc::StatusCode::INVALID_ARGUMENT,
                   "iter_times: between 1 and 1000, not " + std::to_string(config.iter_times));
   }
-  auto made = op_generate::MakeFiles(config, meta.framework() == "mindspore" ? "mindspore" : "");
+  auto entries = op_generate::LoadEntries(config);
+  if (!entries.ok()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, entries.error().ToString());
+  std::string framework = op_generate::ScriptFramework(*entries, meta.framework() == "mindspore" ? "mindspore" : "");
+  // An API off msprobe's list is refused outright, with the command's one line.
+  auto api = op_generate::ResolveApi(entries->source, entries->api_name, framework);
+  if (!api.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, api.error().ToString());
+  auto made = op_generate::MakeFiles(*entries, config, framework);
   if (!made.ok()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, made.error().ToString());
 
   std::string call = name;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_runner.h"
 #include "op_generate/op_generate.h"
 
@@ -228,6 +230,120 @@ TEST(OpGenerate, BadConfigNamesTheKey) {
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(dir / "scripts"));
   }
+}
+
+// A dump.json of one call per entry: `entries` is the text of its "data" object's members.
+std::string WriteDump(const TempDir& dir, const std::string& entries, const std::string& framework = "pytorch") {
+  std::string path = dir / "dump.json";
+  std::ofstream(path) << "{\"task\": \"statistics\", \"level\": \"L1\", \"framework\": \"" << framework
+                      << "\", \"dump_data_dir\": null, \"data\": {" << entries << "}}";
+  return path;
+}
+
+// One forward entry of a float32 tensor in and out; `extra` goes into input_kwargs.
+std::string Entry(const std::string& key, const std::string& extra = "") {
+  std::string t = R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0,
+                      "requires_grad": false})";
+  return "\"" + key + "\": {\"input_args\": [" + t + "], \"input_kwargs\": {" + extra + "}, \"output\": [" + t + "]}";
+}
+
+// The config with `api` written by nlohmann (so that any character survives into the file).
+std::string WriteConfigJson(const TempDir& dir, const std::string& dump, const std::string& api,
+                            const std::string& extract = "") {
+  nlohmann::json c = {{"api_name", api}, {"extract_api_path", extract.empty() ? dir / "extract/x.json" : extract}};
+  if (!dump.empty()) c["dump_json_path"] = dump;
+  std::string path = dir / "config_op.json";
+  std::ofstream(path) << c.dump();
+  return path;
+}
+
+// An API name is checked against msprobe's support list before anything is generated: the dump
+// chooses an entry of that list, never a Python attribute chain (issue 35, point 3).
+TEST(OpGenerate, AnApiOffMsprobesListIsRefusedInOneLine) {
+  struct {
+    const char* what;
+    std::string key;  // the dump's entry key, also the config's api_name + ".forward"
+    const char* message;
+  } cases[] = {
+      {"an attribute chain out of torch", "Torch.os.system.0", "dumps no PyTorch Torch API named 'os.system'"},
+      {"a torch function msprobe does not wrap", "Torch.load.0", "dumps no PyTorch Torch API named 'load'"},
+      {"a dunder of torch", "Torch.__builtins__.0", "dumps no PyTorch Torch API named '__builtins__'"},
+      {"a Tensor method off the list", "Tensor.__reduce_ex__.0", "dumps no PyTorch Tensor API named '__reduce_ex__'"},
+      {"a newline ending the header comment", "Torch.exp.0\\nimport os; os.system('touch pwned')\\n#",
+       "'Torch.exp.0\\nimport os; os.system('touch pwned')\\n#' is not an msprobe API call name"},
+      {"a carriage return", "Torch.exp\\rprint(1).0", "dumps no PyTorch Torch API named 'exp\\rprint(1)'"},
+      {"a path out of the output folder", "../../escaped.exp.0",
+       "APIs can be reproduced alone, not '../../escaped.exp.0'"},
+      {"no call index", "Torch.exp.forward0", "is not an msprobe API call name"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    TempDir dir;
+    std::string dump = WriteDump(dir, Entry(c.key + ".forward"));
+    std::string api = nlohmann::json::parse("\"" + c.key + "\"").get<std::string>();
+    RunResult r = RunTool({"op_generate", "-i", WriteConfigJson(dir, dump, api), "-o", dir / "scripts"});
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("graph-ascend: error: " + dump + ": "), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(FilesUnder(dir / "scripts") + FilesUnder(dir / "extract"), 0u);
+    EXPECT_FALSE(fs::exists(dir / "escaped.exp.0.forward.py"));
+    // The same entry in an extract file (no dump) is refused alike.
+    std::ofstream(dir / "extract.json") << "{" << Entry(c.key + ".forward") << "}";
+    r = RunTool({"op_generate", "-i", WriteConfigJson(dir, "", "", dir / "extract.json"), "-o", dir / "scripts"});
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(FilesUnder(dir / "scripts"), 0u);
+  }
+}
+
+TEST(OpGenerate, MindSporeNamesAreCheckedAgainstMindSporesList) {
+  TempDir dir;
+  std::string dump =
+      WriteDump(dir, Entry("Mint.os.0.forward") + ", " + Entry("Functional.gelu.0.forward"), "mindspore");
+  RunResult r = RunTool({"op_generate", "-i", WriteConfigJson(dir, dump, "Mint.os.0"), "-o", dir / "scripts"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("dumps no MindSpore Mint API named 'os'"), std::string::npos) << r.err;
+  EXPECT_EQ(FilesUnder(dir / "scripts"), 0u);
+  r = RunTool({"op_generate", "-i", WriteConfigJson(dir, dump, "Functional.gelu.0"), "-o", dir / "scripts"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string script = Slurp(dir / "scripts/Functional.gelu.0.forward.py");
+  EXPECT_NE(script.find("\"api\": \"mindspore.ops.gelu\""), std::string::npos);
+  EXPECT_NE(script.find("    \"mindspore.mint\": frozenset(\n"), std::string::npos);
+}
+
+TEST(OpGenerate, AListedEntryNamedByItsLastPartResolvesToTheEntry) {
+  // msprobe 26 dumps torch.linalg.vector_norm as Torch.vector_norm.N; older msprobe kept the whole entry.
+  TempDir dir;
+  std::string dump =
+      WriteDump(dir, Entry("Torch.vector_norm.0.forward") + ", " + Entry("Torch.linalg.vector_norm.1.forward"));
+  for (const char* api : {"Torch.vector_norm.0", "Torch.linalg.vector_norm.1"}) {
+    SCOPED_TRACE(api);
+    RunResult r = RunTool({"op_generate", "-i", WriteConfigJson(dir, dump, api), "-o", dir / "scripts"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::string script = Slurp(dir / ("scripts/" + std::string(api) + ".forward.py"));
+    EXPECT_NE(script.find("\"api\": \"torch.linalg.vector_norm\""), std::string::npos);
+  }
+}
+
+// Dump text reaches a script only inside SPEC's literals, escaped: no newline, carriage return,
+// quote or NUL of the dump ends a literal or a comment (issue 35, point 3).
+TEST(OpGenerate, DumpStringsReachTheScriptOnlyAsEscapedLiterals) {
+  TempDir dir;
+  std::string evil = R"("k\"\n\rimport os #": "a\nimport os; os.system('x')\r\n\u2028\u0000\u00e9\ud83d\ude00\\\"")";
+  std::string dump = WriteDump(dir, Entry("Torch.exp.0.forward", evil));
+  RunResult r = RunTool({"op_generate", "-i", WriteConfigJson(dir, dump, "Torch.exp.0"), "-o", dir / "scripts"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string script = Slurp(dir / "scripts/Torch.exp.0.forward.py");
+  EXPECT_EQ(script.find("\nimport os"), std::string::npos);
+  EXPECT_EQ(script.find('\r'), std::string::npos);
+  EXPECT_EQ(script.find('\0'), std::string::npos);
+  EXPECT_NE(script.find(R"("k\"\n\rimport os #": "a\nimport os; os.system('x')\r\n\u2028\x00\xe9\U0001f600\\\"",)"),
+            std::string::npos);
+  auto odd = [](unsigned char c) { return c != '\n' && (c < 0x20 || c >= 0x7f); };
+  EXPECT_EQ(std::count_if(script.begin(), script.end(), odd), 0);  // printable ASCII lines only
+  EXPECT_NE(script.find("# Reproduces Torch.exp.0 (forward) from dump.json, written by graph-ascend op_generate.\n"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@ import csv
 import json
 import os
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -111,3 +112,68 @@ def test_iterations_append_rows_to_the_same_files(build_dir, tmp_path):
     res, details, results = run(script, tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
     assert len(results) == 4 and len(details) == 4
+
+
+# A dump is untrusted input (issue 35, point 3): the script resolves only msprobe's listed APIs and
+# loads .npy files as data, never unpickling them.
+def probe(script, body):
+    code = (
+        "import importlib.util, json, sys\n"
+        f"spec = importlib.util.spec_from_file_location('repro', {str(script)!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n" + body
+    )
+    res = subprocess.run([MS_PYTHON, "-c", code], check=False, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+@needs_ms
+def test_the_script_runs_only_apis_of_msprobes_list(build_dir, tmp_path):
+    script = generate(build_dir, tmp_path, "Mint.add.0")
+    marker = tmp_path / "pwned"
+    refused = ("mindspore.os.system", "mindspore.mint.nn.functional.ms.os.system", "mindspore.load_checkpoint",
+               "mindspore.Tensor.__reduce_ex__")
+    body = (
+        "sys.argv = ['repro', '--output', " + repr(str(tmp_path / "out")) + "]\n"
+        "out = {}\n"
+        f"for api in {refused!r}:\n"
+        "    try:\n"
+        "        m.resolve(api)\n"
+        "        out[api] = 'resolved'\n"
+        "    except m.InputError as e:\n"
+        "        out[api] = str(e)\n"
+        "out['add'] = m.resolve('mindspore.mint.add') is m.ms.mint.add\n"
+        "m.SPEC['api'] = 'mindspore.os.system'\n"
+        f"m.SPEC['forward']['input_args'] = [{{'type': 'str', 'value': 'touch {marker}'}}]\n"
+        "out['main'] = m.main(m.SPEC)\n"
+        "print(json.dumps(out))\n"
+    )
+    out = json.loads(probe(script, body).splitlines()[-1])
+    for api in refused:
+        assert out[api] == f"{api!r} is not an API msprobe dumps (SUPPORTED_APIS): refused"
+    assert out["add"] and out["main"] == 2
+    assert not marker.exists()
+
+
+@needs_ms
+def test_a_pickled_npy_is_refused(build_dir, tmp_path):
+    marker = tmp_path / "pwned"
+    make = (
+        "import numpy\n"
+        "class Evil:\n"
+        f"    def __reduce__(self): return (open, ({str(marker)!r}, 'w'))\n"
+        f"numpy.save({str(tmp_path / 'evil.npy')!r}, numpy.array([Evil()], dtype=object), allow_pickle=True)\n"
+    )
+    made = subprocess.run([MS_PYTHON, "-c", make], check=False, capture_output=True, text=True)
+    assert made.returncode == 0 and not marker.exists(), made.stderr
+    script = generate(build_dir, tmp_path, "MintFunctional.softmax.0", mode="real_data")
+    evil = json.dumps(str(tmp_path / "evil.npy"))
+    text = re.sub(r'"[^"]*/MintFunctional\.softmax\.0\.forward\.input\.0\.npy"', evil, script.read_text())
+    assert text != script.read_text()
+    script.write_text(text)
+    res = subprocess.run([MS_PYTHON, str(script), "--device", "cpu", "--output", str(tmp_path / "out")], check=False,
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 2, res.stdout + res.stderr
+    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]  # MindSpore warns on stderr too
+    assert len(errors) == 1 and "evil.npy" in errors[0] and "allow_pickle=False" in errors[0], res.stderr
+    assert not marker.exists()

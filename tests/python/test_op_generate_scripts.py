@@ -10,6 +10,7 @@ import csv
 import json
 import os
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -184,3 +185,132 @@ def test_a_missing_tensor_file_at_run_time_is_one_line_and_exit_2(build_dir, tmp
     out = run_script(script)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "gone.pt" in out.stderr
+
+
+# A dump is untrusted input (issue 35, point 3): its text never becomes a statement, its API name
+# never reaches past msprobe's support list, its files are loaded only as data.
+INJECTED = "\nimport pathlib; pathlib.Path('pwned').touch()\n#"
+TENSOR = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 3], "Max": 1.0, "Min": -1.0,
+          "requires_grad": False}
+
+
+def write_dump(tmp_path, data, name="dump.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": None,
+                                "data": data}))
+    return path
+
+
+def generate_from(build_dir, tmp_path, dump, api):
+    config = tmp_path / "config_op.json"
+    config.write_text(json.dumps({"dump_json_path": str(dump), "api_name": api,
+                                  "extract_api_path": str(tmp_path / "extract.json")}))
+    return subprocess.run(
+        [str(build_dir / "bin/graph-ascend"), "op_generate", "-i", str(config), "-o", str(tmp_path / "scripts")],
+        check=False, capture_output=True, text=True,
+    )
+
+
+def test_runtimes_load_dumped_files_only_as_data():
+    runtimes = ROOT / "companions/op_generate"
+    for name in ("pytorch_runtime.py", "mindspore_runtime.py"):
+        text = (runtimes / name).read_text()
+        for call in ("torch.load(", "numpy.load(", "np.load("):
+            for at in [i for i in range(len(text)) if text.startswith(call, i)]:
+                args = text[at:text.index(")", at)]
+                assert "weights_only=True" in args or "allow_pickle=False" in args, f"{name}: {args}"
+        assert "pickle.load" not in text and "allow_pickle=True" not in text and "weights_only=False" not in text
+        assert "eval(" not in text and "exec(" not in text
+
+
+def test_names_off_msprobes_list_make_no_script(build_dir, tmp_path):
+    dump = write_dump(tmp_path, {
+        "Torch.os.system.0.forward": {"input_args": [{"type": "str", "value": "touch pwned"}], "input_kwargs": {}},
+        f"Torch.exp.0{INJECTED}.forward": {"input_args": [TENSOR], "input_kwargs": {}},
+        "Torch.exp\rimport os.0.forward": {"input_args": [TENSOR], "input_kwargs": {}},
+    })
+    for api in ("Torch.os.system.0", f"Torch.exp.0{INJECTED}", "Torch.exp\rimport os.0"):
+        out = generate_from(build_dir, tmp_path, dump, api)
+        assert out.returncode == 2, out.stdout
+        assert out.stderr.count("\n") == 1 and out.stderr.startswith(f"graph-ascend: error: {dump}: "), out.stderr
+        assert not (tmp_path / "scripts").exists()
+
+
+@needs_torch
+def test_dump_text_never_becomes_a_statement(build_dir, tmp_path):
+    # Newlines and quotes everywhere the dump has text: keys, values, the dump file's own name.
+    tensor = dict(TENSOR, md5=f"'\"{INJECTED}", **{f"key{INJECTED}": f"\r{INJECTED}\\"})
+    entry = {"input_args": [tensor], "input_kwargs": {}, "output": [dict(tensor)], f"x{INJECTED}": [INJECTED]}
+    dump = write_dump(tmp_path, {"Torch.exp.0.forward": entry}, name=f"dump{INJECTED}.json")
+    out = generate_from(build_dir, tmp_path, dump, "Torch.exp.0")
+    assert out.returncode == 0, out.stderr
+    script = tmp_path / "scripts/Torch.exp.0.forward.py"
+    header = "# Reproduces Torch.exp.0 (forward) from the dump, written by graph-ascend op_generate."
+    assert header in script.read_text()
+    res = run_script(script)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.rstrip().endswith("result: pass")
+    assert not (script.parent / "pwned").exists()
+    # The dumped strings come back as they were.
+    spec = json.loads(probe(script, "print(json.dumps(m.SPEC))"))
+    assert spec["forward"] == entry and spec["source"] == dump.name
+
+
+@needs_torch
+def test_the_script_runs_only_apis_of_msprobes_list(build_dir, tmp_path):
+    # Defence in depth: even a SPEC that names torch.os.system (a generator bug) runs nothing.
+    dump = write_dump(tmp_path, {"Torch.exp.0.forward": {"input_args": [TENSOR], "input_kwargs": {}}})
+    assert generate_from(build_dir, tmp_path, dump, "Torch.exp.0").returncode == 0
+    script = tmp_path / "scripts/Torch.exp.0.forward.py"
+    marker = tmp_path / "pwned"
+    refused = ("torch.os.system", "torch.nn.functional.torch.load", "torch.load", "torch.Tensor.__reduce_ex__")
+    body = (
+        "import sys\n"
+        "sys.argv = ['repro']\n"
+        "out = {}\n"
+        f"for api in {refused!r}:\n"
+        "    try:\n"
+        "        m.resolve(api)\n"
+        "        out[api] = 'resolved'\n"
+        "    except m.InputError as e:\n"
+        "        out[api] = str(e)\n"
+        "out['vector_norm'] = m.resolve('torch.linalg.vector_norm') is m.torch.linalg.vector_norm\n"
+        "out['linear'] = m.resolve('torch.nn.functional.linear') is m.torch.nn.functional.linear\n"
+        "m.SPEC['api'] = 'torch.os.system'\n"
+        f"m.SPEC['forward']['input_args'] = [{{'type': 'str', 'value': 'touch {marker}'}}]\n"
+        "out['main'] = m.main(m.SPEC)\n"
+        "print(json.dumps(out))\n"
+    )
+    out = json.loads(probe(script, body).splitlines()[-1])
+    for api in refused:
+        assert out[api] == f"{api!r} is not an API msprobe dumps (SUPPORTED_APIS): refused"
+    assert out["vector_norm"] and out["linear"]
+    assert out["main"] == 2
+    assert not marker.exists()
+
+
+@needs_torch
+def test_a_dumped_file_that_would_run_code_is_refused(build_dir, tmp_path):
+    # torch.load(weights_only=True) and numpy.load(allow_pickle=False): a pickle whose object would
+    # create the marker on loading is refused, in one line, and the marker never appears.
+    marker = tmp_path / "pwned"
+    make = (
+        "import sys, numpy, torch\n"
+        "class Evil:\n"
+        f"    def __reduce__(self): return (open, ({str(marker)!r}, 'w'))\n"
+        f"torch.save({{'t': Evil()}}, {str(tmp_path / 'evil.pt')!r})\n"
+        f"numpy.save({str(tmp_path / 'evil.npy')!r}, numpy.array([Evil()], dtype=object), allow_pickle=True)\n"
+    )
+    made = subprocess.run([TORCH_PYTHON, "-c", make], check=False, capture_output=True, text=True)
+    assert made.returncode == 0 and not marker.exists(), made.stderr
+    for evil in ("evil.pt", "evil.npy"):
+        script = generate(
+            build_dir, tmp_path, "gpt_tensor/npu/step0/rank0/dump.json", "Functional.linear.0", "forward", "real_data"
+        )
+        text = re.sub(r'"[^"]*/Functional\.linear\.0\.forward\.input\.0\.pt"', json.dumps(str(tmp_path / evil)),
+                      script.read_text())
+        script.write_text(text)
+        out = run_script(script)
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert out.stderr.count("\n") == 1 and evil in out.stderr, out.stderr
+        assert not marker.exists()
