@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "base/confine.h"
 #include "base/parallel.h"
 #include "base/time_stamp.h"
 #include "builder_child.h"
@@ -46,9 +48,47 @@ std::string Relative(std::string text, const std::string& root, const std::strin
   auto replace = [&text](const std::string& from, const std::string& to) {
     for (size_t p = 0; (p = text.find(from, p)) != std::string::npos; p += to.size()) text.replace(p, from.size(), to);
   };
-  if (!staging.empty()) replace(staging + "/", output_dir + "/");
+  if (!staging.empty()) {
+    replace(staging + "-config/", "");  // the compare.json of a "graph" run
+    replace(staging + "/", output_dir + "/");
+  }
   replace(root + "/", "");
+  // The log directory itself (a message naming the folder "."), never its absolute path.
+  auto in_name = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/';
+  };
+  for (size_t p = 0; (p = text.find(root, p)) != std::string::npos;) {
+    size_t end = p + root.size();
+    bool whole = (p == 0 || !in_name(text[p - 1])) && (end == text.size() || !in_name(text[end]));
+    if (whole) text.replace(p, root.size(), ".");
+    p += whole ? 1 : root.size();
+  }
   return text;
+}
+
+// The files of a dump folder the builder reads first; the tensors of
+// dump_tensor_data are checked by the builder as it opens them.
+constexpr const char* kDumpFiles[] = {"", "dump.json", "construct.json", "stack.json", "dump_tensor_data"};
+
+// Every dump folder of a plan and its files must resolve inside the log
+// directory, as the builder will check under --confine: a symlinked step or
+// rank folder or dump.json that leads out is refused before anything runs.
+ConvertStatus CheckInside(const std::string& root, const std::vector<std::string>& dirs) {
+  for (const std::string& dir : dirs) {
+    if (dir.empty()) continue;
+    for (const char* name : kDumpFiles) {
+      std::string path = *name == '\0' ? dir : dir + "/" + name;
+      char* real = realpath(path.c_str(), nullptr);
+      if (real == nullptr) continue;  // missing: the builder says so
+      bool inside = PathInside(real, root);
+      free(real);
+      if (!inside) {
+        return Bad(grpc::StatusCode::FAILED_PRECONDITION,
+                   Relative(path, root, "", "") + ": path leaves the log directory (symlink)");
+      }
+    }
+  }
+  return ConvertStatus{};
 }
 
 bool SafeOrder(const std::string& s) {
@@ -189,6 +229,10 @@ ConvertStatus ConvertQueue::Command(const ConvertRequest& r, const std::string& 
   };
   bool visualize = r.command() != "graph";
   add(options_.builder, "graph-ascend");
+  // The builder reads nothing whose real path leaves the log directory (a
+  // symlinked rank folder or dump.json): --confine, checked at every open.
+  launch->argv.push_back("--confine");
+  launch->argv.push_back(root);
   if (visualize) {
     add("graph_visualize", "graph_visualize");
     add("-tp", "-tp");
@@ -202,9 +246,14 @@ ConvertStatus ConvertQueue::Command(const ConvertRequest& r, const std::string& 
     add("-i", "-i");
     std::string compare_json = "compare.json";
     if (!staging.empty()) {
-      char tmpl[] = "/tmp/graph-ascend-convert-XXXXXX";
-      if (mkdtemp(tmpl) == nullptr) return Bad(grpc::StatusCode::INTERNAL, std::string("mkdtemp: ") + strerror(errno));
-      launch->config_dir = tmpl;
+      // Beside the staging folder, inside the log directory (the builder reads
+      // nothing outside it); a dead server's is removed as its staging is.
+      std::string dir = staging + "-config";
+      if (mkdir(dir.c_str(), 0700) != 0) {
+        return Bad(grpc::StatusCode::INTERNAL,
+                   "cannot make a folder in the log directory: " + std::string(strerror(errno)));
+      }
+      launch->config_dir = dir;
       compare_json = launch->config_dir + "/compare.json";
       nlohmann::json config = {{"npu_path", paths.npu}};
       if (!paths.bench.empty()) config["bench_path"] = paths.bench;
@@ -271,6 +320,13 @@ ConvertStatus ConvertQueue::Plan(const ConvertRequest& r, ConvertPlanReply* repl
                  "parallel merge needs positive rank_size, tp and pp with rank_size a multiple of tp x pp");
     }
     size_t dp = static_cast<size_t>(rank_size / (tp * pp));
+    std::vector<std::string> dirs;
+    for (const job::MergeStepJob& s : *steps) {
+      for (const auto* ranks : {&s.npu_ranks, &s.bench_ranks}) {
+        for (const job::RankFolder& f : *ranks) dirs.push_back(f.dir);
+      }
+    }
+    if (st = CheckInside(root, dirs); !st.ok()) return st;
     for (const job::MergeStepJob& s : *steps) {
       for (size_t i = 0; i < dp; ++i) names.push_back(job::MergedOutputName(compare, s.step, i, ts));
     }
@@ -279,6 +335,14 @@ ConvertStatus ConvertQueue::Plan(const ConvertRequest& r, ConvertPlanReply* repl
     reply->set_kind(compare ? "compare" : "build");
     auto plan = job::PlanJobs(config, ts);
     if (!plan.ok()) return Bad(grpc::StatusCode::FAILED_PRECONDITION, Relative(plan.error().ToString(), root, "", ""));
+    std::vector<std::string> dirs;
+    for (const auto& step : *plan) {
+      for (const job::PairJob& j : step) {
+        dirs.push_back(j.npu_dir);
+        dirs.push_back(j.bench_dir);
+      }
+    }
+    if (st = CheckInside(root, dirs); !st.ok()) return st;
     size_t ranks = 0;
     for (const auto& step : *plan) {
       ranks = std::max(ranks, step.size());
@@ -443,7 +507,7 @@ void ConvertQueue::Finish(const std::shared_ptr<Job>& job, ConvertState state, c
   job->state.set_state(state);
   job->state.set_stage(state == CONVERT_DONE ? "done" : state == CONVERT_CANCELLED ? "cancelled" : "failed");
   if (state == CONVERT_DONE) job->state.set_fraction(1);
-  job->state.set_error_message(error);
+  job->state.set_error_message(OneLine(error));  // one line, whoever wrote it
   if (job->started != Clock::time_point()) {
     job->state.set_seconds(std::chrono::duration<double>(Clock::now() - job->started).count());
   }
@@ -556,9 +620,9 @@ void ConvertQueue::Run(const std::shared_ptr<Job>& job) {
       outputs.push_back(raw.substr(staging.size() + 1));
       return;
     }
-    std::string line = Relative(raw, root, staging, output_dir);
+    std::string line = OneLine(Relative(raw, root, staging, output_dir));
     if (err && StartsWith(line, kErrorPrefix) && error.empty()) error = line.substr(strlen(kErrorPrefix));
-    if (line.size() > kMaxLogLine) line = line.substr(0, kMaxLogLine) + "...";
+    line = QuoteBytes(line, kMaxLogLine);  // cut between characters
     job->log.push_back(std::move(line));
     while (job->log.size() > kLogLines) job->log.pop_front();
     Changed(job.get());
