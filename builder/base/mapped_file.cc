@@ -8,16 +8,25 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/confine.h"
+
 namespace graph_ascend {
 
 namespace {
 
 // Opens `path` for reading if it is a regular file. O_NONBLOCK so that a
 // FIFO named by mistake (or on purpose) cannot block open() forever; devices
-// such as /dev/zero are refused before anything is read.
+// such as /dev/zero are refused before anything is read. Under --confine
+// (base/confine.h) the path is checked before the open (nothing outside is
+// opened) and the descriptor after it (no link swapped in between).
 Result<int> OpenRegular(const std::string& path, struct stat* st) {
+  GA_RETURN_IF_ERROR(CheckConfined(path));
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return MakeError(path, "", std::string("cannot open: ") + strerror(errno));
+  if (Status inside = CheckConfined(path, fd); !inside.ok()) {
+    close(fd);
+    return inside.error();
+  }
   if (fstat(fd, st) != 0) {
     int e = errno;
     close(fd);

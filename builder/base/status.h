@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -15,9 +16,18 @@ struct Error {
   std::string where;    // "line 3, column 7 (byte 41)", "key data.X.input_args"
   std::string message;  // what is wrong, without the file and place
 
-  // "file: where: message", leaving out empty parts.
+  // "file: where: message", leaving out empty parts, on one line: control
+  // characters and bytes that are not UTF-8 escaped (OneLine).
   std::string ToString() const;
 };
+
+// `text` safe to print on one line of a message: \n, \r, \t as such, other
+// control characters (C0, DEL) and bytes that are not valid UTF-8 as \xNN.
+// Backslashes stay: escaping twice gives the same text.
+std::string OneLine(std::string_view text);
+
+// Bytes of a file quoted in a message: OneLine, cut after `max` bytes ("...").
+std::string QuoteBytes(std::string_view bytes, size_t max = 40);
 
 // Ok or an Error.
 class [[nodiscard]] Status {

@@ -2,25 +2,39 @@
 
 #include <limits.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
 namespace graph_ascend {
 namespace {
 
-// Fixed storage: the handler may only read memory and call unlink().
+// Fixed storage: the handler may only read memory and call unlink() / rmdir().
 constexpr int kSlots = 64;
 constexpr int kFree = 0, kFilling = 1, kArmed = 2;
 std::atomic<int> g_state[kSlots];
 char g_path[kSlots][PATH_MAX];
 
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// Folders made by this process, in order (never unregistered: a folder that
+// holds the run's results is not empty, and rmdir leaves it).
+constexpr int kFolders = 32;
+std::atomic<int> g_folders{0};
+std::atomic<bool> g_folder_set[kFolders];
+char g_folder[kFolders][PATH_MAX];
+
+// The default action of each ends the process.
+constexpr int kSignals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGPIPE,   SIGXFSZ,
+                            SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF};
 
 void OnSignal(int sig) {
+  int saved = errno;
   RemoveTemporariesNow();
+  RemoveEmptyCreatedFolders();
+  errno = saved;
   // Die of the signal as if there were no handler (the exit status says so).
   signal(sig, SIG_DFL);
   raise(sig);
@@ -42,8 +56,47 @@ void RemoveTemporariesOnSignals() {
     sa.sa_handler = OnSignal;
     sigemptyset(&sa.sa_mask);
     for (int s : kSignals) sigaddset(&sa.sa_mask, s);
-    for (int s : kSignals) sigaction(s, &sa, nullptr);
+    for (int s : kSignals) {
+      struct sigaction old;
+      // A signal ignored by whoever started us (nohup, a shell's trap '') stays ignored.
+      if (sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+      sigaction(s, &sa, nullptr);
+    }
   });
+}
+
+void RegisterCreatedFolder(const std::string& dir) {
+  if (dir.empty() || dir.size() >= PATH_MAX) return;
+  int i = g_folders.fetch_add(1);
+  if (i >= kFolders) return;  // past the table: left as before
+  memcpy(g_folder[i], dir.c_str(), dir.size() + 1);
+  g_folder_set[i].store(true);
+}
+
+void RemoveEmptyCreatedFolders() {
+  int n = g_folders.load();
+  if (n > kFolders) n = kFolders;
+  for (int i = n - 1; i >= 0; --i) {
+    if (g_folder_set[i].load()) rmdir(g_folder[i]);  // fails, as it should, when not empty
+  }
+}
+
+Status MakeOutputFolders(const std::string& dir, unsigned mode) {
+  for (size_t i = 1; i <= dir.size(); ++i) {
+    if (i != dir.size() && dir[i] != '/') continue;
+    std::string part = dir.substr(0, i);
+    struct stat st;
+    if (stat(part.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return Error{part, "", "output path is not a directory"};
+      continue;
+    }
+    if (mkdir(part.c_str(), mode) == 0) {
+      RegisterCreatedFolder(part);
+    } else if (errno != EEXIST) {
+      return Error{part, "", std::string("cannot create output directory: ") + strerror(errno)};
+    }
+  }
+  return Status::Ok();
 }
 
 TemporaryFile::TemporaryFile(const std::string& path) {

@@ -1,13 +1,24 @@
-// Temporary output files that must not outlive an interrupted run.
+// Temporary output files and output folders that must not outlive a failed
+// or interrupted run.
 //
 // Writers create "<target>.tmp-<pid>" and rename it on success; their
 // destructors remove it on every error path. A signal that ends the process
-// (SIGINT, SIGTERM, SIGHUP) runs no destructor, so writers also register the
-// temporary here, and the handler installed by RemoveTemporariesOnSignals()
-// unlinks every registered path before the process dies of the signal.
+// runs no destructor, so writers also register the temporary here, and the
+// handler installed by RemoveTemporariesOnSignals() unlinks every registered
+// path before the process dies of the signal. The signals are those whose
+// default action ends the process and that a user meets: SIGINT, SIGTERM,
+// SIGHUP, SIGPIPE (progress or results piped into `head`), SIGXFSZ
+// (`ulimit -f`), SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF. A signal the
+// process was started with ignored (nohup's SIGHUP) stays ignored.
+//
+// Output folders a run makes (MakeOutputFolders) are registered too: a run
+// that fails (the command line's exit status 2) or dies of one of the signals
+// removes each of them that is still empty.
 #pragma once
 
 #include <string>
+
+#include "base/status.h"
 
 namespace graph_ascend {
 
@@ -18,6 +29,18 @@ void RemoveTemporariesOnSignals();
 // that handles termination itself and leaves with _exit() while writers may
 // still run (the graph service).
 void RemoveTemporariesNow();
+
+// Creates `dir` and its missing parents (mode 0755 & umask, or `mode`),
+// registering each folder made here. An Error names the part that could not
+// be made or is not a folder.
+Status MakeOutputFolders(const std::string& dir, unsigned mode = 0755);
+
+// Registers a folder this process has just created (mkdir succeeded).
+void RegisterCreatedFolder(const std::string& dir);
+
+// Removes the registered folders that are empty, the last made first
+// (async-signal-safe: rmdir only). For a run that failed.
+void RemoveEmptyCreatedFolders();
 
 // A registered temporary path; unregisters on destruction or Release().
 // Registration may fail silently when too many temporaries are open at once

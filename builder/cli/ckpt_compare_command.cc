@@ -35,8 +35,8 @@ Result<std::shared_ptr<const vis::CkptSimilarity>> CkptOption(const std::string&
     out->set_checkpoint_b(std::filesystem::weakly_canonical(b, ec).string());
     auto result = ckpt::CompareCheckpoints(a, b);
     if (!result.ok()) return result.error();
-    for (const std::string& w : result->warnings) fprintf(stderr, "graph-ascend: warning: %s\n", w.c_str());
-    for (const std::string& n : result->notes) fprintf(stderr, "graph-ascend: note: %s\n", n.c_str());
+    for (const std::string& w : result->warnings) Warn(w);
+    for (const std::string& n : result->notes) fprintf(stderr, "graph-ascend: note: %s\n", OneLine(n).c_str());
     // The JSON ckpt_compare writes is the one form of a result (the same reader as --ckpt-json).
     params = weights::ParseCkptJson(ckpt::ComparisonJson(*result), a + " vs " + b);
   }
@@ -61,21 +61,21 @@ int CkptCompareCommand(const std::vector<std::string>& args) {
     } else if (!args[i].empty() && args[i][0] != '-' && inputs.size() < 2) {
       inputs.push_back(args[i]);
     } else {
-      return Fail("unexpected argument '" + args[i] + "'\n\n" + kCkptUsage);
+      return Fail("unexpected argument '" + args[i] + "'", kCkptUsage);
     }
   }
-  if (inputs.size() != 2) return Fail(std::string("ckpt_compare needs two checkpoints\n\n") + kCkptUsage);
+  if (inputs.size() != 2) return Fail("ckpt_compare needs two checkpoints", kCkptUsage);
   std::error_code ec;
   if (!force && std::filesystem::exists(output, ec)) {
     return Fail(output + ": output exists; remove it or pass --force to overwrite");
   }
   auto result = ckpt::CompareCheckpoints(inputs[0], inputs[1]);
   if (!result.ok()) return Fail(result.error().ToString());
-  for (const std::string& w : result->warnings) fprintf(stderr, "graph-ascend: warning: %s\n", w.c_str());
-  for (const std::string& n : result->notes) fprintf(stderr, "graph-ascend: note: %s\n", n.c_str());
+  for (const std::string& w : result->warnings) Warn(w);
+  for (const std::string& n : result->notes) fprintf(stderr, "graph-ascend: note: %s\n", OneLine(n).c_str());
   if (!result->only_a.empty() || !result->only_b.empty()) {
-    fprintf(stderr, "graph-ascend: warning: %zu parameters only in %s, %zu only in %s (not compared)\n",
-            result->only_a.size(), inputs[0].c_str(), result->only_b.size(), inputs[1].c_str());
+    Warn(std::to_string(result->only_a.size()) + " parameters only in " + inputs[0] + ", " +
+         std::to_string(result->only_b.size()) + " only in " + inputs[1] + " (not compared)");
   }
   Status st = output::WriteFileAtomically(output, ckpt::ComparisonJson(*result), force);
   if (!st.ok()) return Fail(st.error().ToString());

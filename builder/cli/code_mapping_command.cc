@@ -36,11 +36,11 @@ int CodeMappingCommand(const std::vector<std::string>& args) {
     } else if (a == "--no-backup") {
       options.keep_original = false;
     } else {
-      return Fail("unexpected argument '" + a + "'\n\n" + kCodeMappingUsage);
+      return Fail("unexpected argument '" + a + "'", kCodeMappingUsage);
     }
   }
   if (options.ir_path.empty() || options.dump_path.empty()) {
-    return Fail(std::string("code_mapping needs --ir and --dump_data\n\n") + kCodeMappingUsage);
+    return Fail("code_mapping needs --ir and --dump_data", kCodeMappingUsage);
   }
   auto result = code_mapping::MapDumpToCode(options);
   if (!result.ok()) return Fail(result.error().ToString());

@@ -29,7 +29,11 @@ int ConfigCheckCommand(const std::vector<std::string>& args);
 Result<std::shared_ptr<const vis::CkptSimilarity>> CkptOption(const std::string& a, const std::string& b,
                                                               const std::string& json);
 
-// Prints "graph-ascend: <error>" to stderr and returns 2.
-int Fail(const std::string& message);
+// Prints "graph-ascend: error: <message>" to stderr as one line (control
+// characters escaped, base/status.h OneLine), then `usage` when given after a
+// blank line, and returns 2.
+int Fail(const std::string& message, const char* usage = nullptr);
+// "graph-ascend: warning: <message>", one line.
+void Warn(const std::string& message);
 
 }  // namespace graph_ascend::cli

@@ -50,11 +50,11 @@ int ConfigCheckCommand(const std::vector<std::string>& args) {
     } else if (args[i] == "--python" && i + 1 < args.size()) {
       python = args[++i];
     } else {
-      return Fail("unexpected argument '" + args[i] + "'\n\n" + kConfigCheckUsage);
+      return Fail("unexpected argument '" + args[i] + "'", kConfigCheckUsage);
     }
   }
   if (dumping && !compare.empty()) {
-    return Fail(std::string("-d and -c cannot be used together\n\n") + kConfigCheckUsage);
+    return Fail("-d and -c cannot be used together", kConfigCheckUsage);
   }
   if (dumping) {
     if (output.empty()) output = "config_check_pack.zip";
@@ -68,7 +68,7 @@ int ConfigCheckCommand(const std::vector<std::string>& args) {
     printf("%s\n", output.c_str());
     return 0;
   }
-  if (compare.empty()) return Fail(std::string("config_check needs -c BENCH CMP or -d\n\n") + kConfigCheckUsage);
+  if (compare.empty()) return Fail("config_check needs -c BENCH CMP or -d", kConfigCheckUsage);
   // msprobe's rule: a first argument ending in "zip" is a pack, anything else a checkpoint.
   if (compare[0].size() < 3 || compare[0].compare(compare[0].size() - 3, 3, "zip") != 0) {
     std::vector<std::string> ckpt_args = {compare[0], compare[1], "-o",

@@ -43,11 +43,11 @@ int ExportCommand(const std::vector<std::string>& args) {
     } else if (!args[i].empty() && args[i][0] != '-') {
       inputs.push_back(args[i]);
     } else {
-      return Fail("unexpected argument '" + args[i] + "'\n\n" + kExportUsage);
+      return Fail("unexpected argument '" + args[i] + "'", kExportUsage);
     }
   }
   if (format != "json" && format != "db") return Fail("--format is json or db, not '" + format + "'");
-  if (inputs.empty() || output.empty()) return Fail(std::string("export needs FILE.vis and -o OUT\n\n") + kExportUsage);
+  if (inputs.empty() || output.empty()) return Fail("export needs FILE.vis and -o OUT", kExportUsage);
   if (format == "json" && inputs.size() > 1) return Fail("--format json takes one FILE.vis");
   std::optional<vis::Grading> db_grading;
   if (grading_given) db_grading = grading;

@@ -51,10 +51,14 @@ const char* kGraphUsage =
 
 }  // namespace
 
-int Fail(const std::string& message) {
-  fprintf(stderr, "graph-ascend: error: %s\n", message.c_str());
+int Fail(const std::string& message, const char* usage) {
+  // The one place errors are printed: always one line (a path may hold a newline).
+  fprintf(stderr, "graph-ascend: error: %s\n", OneLine(message).c_str());
+  if (usage != nullptr) fprintf(stderr, "\n%s", usage);
   return 2;
 }
+
+void Warn(const std::string& message) { fprintf(stderr, "graph-ascend: warning: %s\n", OneLine(message).c_str()); }
 
 int GraphCommand(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
   std::string input, output, ckpt_a, ckpt_b, ckpt_json;
@@ -98,10 +102,10 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
     } else if (reader.Parallel(&options.parallel, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);
     } else {
-      return Fail("unknown option '" + a + "'\n\n" + kGraphUsage);
+      return Fail("unknown option '" + a + "'", kGraphUsage);
     }
   }
-  if (input.empty() || output.empty()) return Fail(std::string("-i and -o are required\n\n") + kGraphUsage);
+  if (input.empty() || output.empty()) return Fail("-i and -o are required", kGraphUsage);
   if (options.fuzzy_match && options.layer_mapping) {
     return Fail("-f (fuzzy match) and -lm (layer mapping) cannot be used together: pick one matching rule");
   }
@@ -123,7 +127,7 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
   }
   options.warn = [&bar](const Error& w) {
     bar.Done();
-    fprintf(stderr, "graph-ascend: warning: %s\n", w.ToString().c_str());
+    Warn(w.ToString());
   };
   auto result = job::RunGraph(input, output, options);
   bar.Done();

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/temp_files.h"
 #include "base/time_stamp.h"
 #include "cli/commands.h"
 #include "formats/foreign_file.h"
@@ -40,10 +41,10 @@ int ImportCommand(const std::vector<std::string>& args) {
     } else if (input.empty() && !args[i].empty() && args[i][0] != '-') {
       input = args[i];
     } else {
-      return Fail("unexpected argument '" + args[i] + "'\n\n" + kImportUsage);
+      return Fail("unexpected argument '" + args[i] + "'", kImportUsage);
     }
   }
-  if (input.empty() || output.empty()) return Fail(std::string("import needs FILE and -o OUT\n\n") + kImportUsage);
+  if (input.empty() || output.empty()) return Fail("import needs FILE and -o OUT", kImportUsage);
   // Several graphs (a .vis.db of many steps or ranks, whose graphs carry their
   // step and rank) or an existing directory: batch-named files in it.
   std::string stamp = LocalTimeStamp();
@@ -55,6 +56,7 @@ int ImportCommand(const std::vector<std::string>& args) {
     if (!IsDirectory(output)) {
       if (mkdir(output.c_str(), 0755) == 0) {
         created = true;
+        RegisterCreatedFolder(output);  // a signal before the end removes it when empty
       } else if (made.ok()) {
         made = Error{output, "", std::string("cannot create directory: ") + strerror(errno)};
       }

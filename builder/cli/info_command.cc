@@ -92,7 +92,7 @@ int InfoCommand(const std::vector<std::string>& args) {
     fputs(kInfoUsage, stdout);
     return 0;
   }
-  if (args.size() != 1) return Fail(std::string("info takes one .vis file\n\n") + kInfoUsage);
+  if (args.size() != 1) return Fail("info takes one .vis file", kInfoUsage);
   auto reader = vis::VisReader::Open(args[0]);
   if (!reader.ok()) return Fail(reader.error().ToString());
   const vis::FileMeta& meta = (*reader)->meta();

@@ -32,14 +32,14 @@ int LinkCommand(const std::vector<std::string>& args) {
     } else if (a == "-v" || a == "--verbose") {
       options.log = [](const std::string& s) { fprintf(stderr, "graph-ascend: %s\n", s.c_str()); };
     } else if (a.size() > 1 && a[0] == '-') {
-      return Fail("unknown option '" + a + "'\n\n" + kLinkUsage);
+      return Fail("unknown option '" + a + "'", kLinkUsage);
     } else if (dir.empty()) {
       dir = a;
     } else {
       return Fail("link takes one OUTPUT_DIR (got '" + dir + "' and '" + a + "')");
     }
   }
-  if (dir.empty()) return Fail(std::string("OUTPUT_DIR is required\n\n") + kLinkUsage);
+  if (dir.empty()) return Fail("OUTPUT_DIR is required", kLinkUsage);
   auto result = job::RunLink(dir, options);
   if (!result.ok()) return Fail(result.error().ToString());
   for (const std::string& p : result->outputs) printf("%s\n", p.c_str());

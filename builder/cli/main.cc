@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/confine.h"
 #include "base/temp_files.h"
 #include "base/version.h"
 #include "cli/commands.h"
@@ -31,12 +32,22 @@ const char* kUsage =
     "  ckpt_compare  compare two Megatron / MindSpeed checkpoints parameter by parameter\n"
     "  config_check  compare two msprobe config_check packs (env, pip, hyperparameters, statistics)\n"
     "\n"
+    "  --confine DIR (before the command): read no input whose real path leaves DIR\n"
+    "\n"
     "Run 'graph-ascend <command> --help' for a command's options.\n";
 
 int Run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  // msprobe's framework flag comes before the command: "-f pytorch graph ...".
-  if (args.size() >= 2 && (args[0] == "-f" || args[0] == "--framework")) args.erase(args.begin(), args.begin() + 2);
+  // Options before the command: msprobe's framework flag ("-f pytorch graph ...")
+  // and --confine DIR (base/confine.h; the graph service's conversions).
+  while (args.size() >= 2 && (args[0] == "-f" || args[0] == "--framework" || args[0] == "--confine")) {
+    if (args[0] == "--confine") {
+      if (graph_ascend::Status st = graph_ascend::ConfineReadsTo(args[1]); !st.ok()) {
+        return graph_ascend::cli::Fail(st.error().ToString());
+      }
+    }
+    args.erase(args.begin(), args.begin() + 2);
+  }
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
@@ -58,8 +69,7 @@ int Run(int argc, char** argv) {
   if (command == "code_mapping") return graph_ascend::cli::CodeMappingCommand(args);
   if (command == "ckpt_compare") return graph_ascend::cli::CkptCompareCommand(args);
   if (command == "config_check") return graph_ascend::cli::ConfigCheckCommand(args);
-  fprintf(stderr, "graph-ascend: unknown command '%s'\n\n%s", command.c_str(), kUsage);
-  return 2;
+  return graph_ascend::cli::Fail("unknown command '" + command + "'", kUsage);
 }
 
 }  // namespace
@@ -73,17 +83,21 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 64 << 20);
-  // SIGINT / SIGTERM during a write must not leave "*.tmp-<pid>" behind.
+  // A signal during a write (SIGINT, SIGTERM, SIGPIPE, SIGXFSZ, ...) must not
+  // leave "*.tmp-<pid>" or an empty output folder behind.
   graph_ascend::RemoveTemporariesOnSignals();
   // An exception (std::bad_alloc on an input too large for the machine, here
   // or brought back from a worker thread) is one line and exit 2, not an
   // abort; unwinding to here removes the temporary files being written.
+  int status = 2;
   try {
-    return Run(argc, argv);
+    status = Run(argc, argv);
   } catch (const std::bad_alloc&) {
-    fputs("graph-ascend: error: out of memory\n", stderr);
+    graph_ascend::cli::Fail("out of memory");
   } catch (const std::exception& e) {
-    fprintf(stderr, "graph-ascend: error: %s\n", e.what());
+    graph_ascend::cli::Fail(e.what());
   }
-  return 2;
+  // A failed run leaves no empty output folder it made (base/temp_files).
+  if (status != 0) graph_ascend::RemoveEmptyCreatedFolders();
+  return status;
 }

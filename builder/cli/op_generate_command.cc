@@ -38,11 +38,11 @@ int OpGenerateCommand(const std::vector<std::string>& args) {
         return Fail("-f must be pytorch or mindspore, not '" + framework + "'");
       }
     } else {
-      return Fail("unexpected argument '" + a + "'\n\n" + kOpGenerateUsage);
+      return Fail("unexpected argument '" + a + "'", kOpGenerateUsage);
     }
   }
   if (config_path.empty() || out_dir.empty()) {
-    return Fail(std::string("op_generate needs -i config_op.json and -o DIR\n\n") + kOpGenerateUsage);
+    return Fail("op_generate needs -i config_op.json and -o DIR", kOpGenerateUsage);
   }
   auto config = op_generate::ReadOpConfig(config_path);
   if (!config.ok()) return Fail(config.error().ToString());

@@ -127,7 +127,7 @@ Result<Tensor> ReadNpy(const std::string& path) {
   }
   char kind = t.dtype[0];
   size_t width = static_cast<size_t>(std::atoi(t.dtype.c_str() + 1));
-  if (width == 0 || width > 8) return Error{path, "header", "unsupported dtype '" + descr + "'"};
+  if (width == 0 || width > 8) return Error{path, "header", "unsupported dtype '" + QuoteBytes(descr) + "'"};
   size_t data_at = header_at + header_len;
   if (count > (d.size() - data_at) / width) {  // not data_at + count * width: that can wrap around
     return Error{path, "byte " + std::to_string(d.size()), "truncated .npy data"};
@@ -136,10 +136,10 @@ Result<Tensor> ReadNpy(const std::string& path) {
   t.values.resize(count);
   const unsigned char* p = reinterpret_cast<const unsigned char*>(d.data() + data_at);
   if (kind != 'f' && kind != 'V' && kind != 'i' && kind != 'u' && kind != 'b') {
-    return Error{path, "header", "unsupported dtype '" + descr + "'"};
+    return Error{path, "header", "unsupported dtype '" + QuoteBytes(descr) + "'"};
   }
   if ((kind == 'f' && width != 2 && width != 4 && width != 8) || (kind == 'V' && width != 2)) {
-    return Error{path, "header", "unsupported dtype '" + descr + "'"};
+    return Error{path, "header", "unsupported dtype '" + QuoteBytes(descr) + "'"};
   }
   for (size_t i = 0; i < count; ++i, p += width) {
     unsigned char raw[8];

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 
+#include "base/confine.h"
 #include "base/mapped_file.h"
 #include "json/json_reader.h"
 
@@ -87,8 +88,13 @@ Status ReadParallel(JsonReader* r, ParallelParams* out, const std::string& key, 
 
 // The entries of a directory, sorted.
 Result<std::vector<std::string>> List(const std::string& dir) {
+  GA_RETURN_IF_ERROR(CheckConfined(dir));
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return Error{dir, "", std::string("cannot read directory: ") + strerror(errno)};
+  if (Status inside = CheckConfined(dir, dirfd(d)); !inside.ok()) {
+    closedir(d);
+    return inside.error();
+  }
   std::vector<std::string> names;
   while (dirent* e = readdir(d)) {
     std::string n = e->d_name;

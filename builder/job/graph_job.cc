@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "base/temp_files.h"
 #include "base/time_stamp.h"
 #include "distributed/comm_linker.h"
 #include "formats/foreign_file.h"
@@ -75,7 +76,9 @@ Status RunMergedDump(const CompareConfig& config, const GraphOptions& options, c
     auto merged = runner.BuildMerged(step.npu_ranks, config.npu_parallel, &pool, label);
     if (!merged.ok()) return merged.error();
     std::string step_dir = output_dir + "/" + (step.step.empty() ? std::string("step0") : step.step);
-    if (mkdir(step_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    if (mkdir(step_dir.c_str(), 0755) == 0) {
+      RegisterCreatedFolder(step_dir);
+    } else if (errno != EEXIST) {
       return Error{step_dir, "", std::string("cannot make the folder: ") + strerror(errno)};
     }
     if (options.stage) options.stage("writing");
@@ -134,6 +137,7 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
   if (mkdtemp(scratch.data()) == nullptr) {
     return Error{output_dir, "", std::string("cannot make a temporary folder: ") + strerror(errno)};
   }
+  RegisterCreatedFolder(scratch);
   GraphOptions vis_options = options;
   vis_options.output_format = OutputFormat::kVis;
   if (vis_options.timestamp.empty()) vis_options.timestamp = LocalTimeStamp();

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "base/parallel.h"
+#include "base/temp_files.h"
 #include "base/version.h"
 #include "compare/grading.h"
 #include "compare/legend.h"
@@ -36,7 +37,8 @@ Result<vis::CompareMode> DetectMode(const Side& npu, const Side* bench) {
     const std::string& t = s.dump.task;
     if (t == "statistics" || t == "tensor" || t == "structure") return Status::Ok();
     if (t.empty()) return Error{s.dump.path, "key task", "missing: expected statistics, tensor or structure"};
-    return Error{s.dump.path, "key task", "unknown task '" + t + "': expected statistics, tensor or structure"};
+    return Error{s.dump.path, "key task",
+                 "unknown task '" + QuoteBytes(t) + "': expected statistics, tensor or structure"};
   };
   GA_RETURN_IF_ERROR(check(npu));
   if (bench == nullptr) return vis::MODE_NONE;
@@ -126,20 +128,8 @@ void ApplyOverflow(Side* side) {
 }  // namespace
 
 Status MakeOutputDir(const std::string& dir) {
-  std::string partial;
-  for (size_t i = 0; i <= dir.size(); ++i) {
-    if (i == dir.size() || (dir[i] == '/' && i > 0)) {
-      partial = dir.substr(0, i);
-      struct stat st;
-      if (stat(partial.c_str(), &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) return Error{partial, "", "output path is not a directory"};
-        continue;
-      }
-      if (mkdir(partial.c_str(), 0750) != 0 && errno != EEXIST) {
-        return Error{partial, "", std::string("cannot create output directory: ") + strerror(errno)};
-      }
-    }
-  }
+  // Registered: a failed or interrupted run removes the folders it made when empty.
+  GA_RETURN_IF_ERROR(MakeOutputFolders(dir, 0750));
   if (access(dir.c_str(), W_OK) != 0) return Error{dir, "", "output directory is not writable"};
   return Status::Ok();
 }

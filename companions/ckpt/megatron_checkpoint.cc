@@ -45,7 +45,7 @@ Result<std::string> IterationDir(const std::string& path) {
   } else if (!t.empty() && t.size() <= 9 && t.find_first_not_of("0123456789") == std::string::npos) {
     dir = "iter_" + Pad(std::stoi(t), 7);
   } else {
-    return Error{tracker.string(), "line 1", "expected an iteration number or 'release', got '" + t + "'"};
+    return Error{tracker.string(), "line 1", "expected an iteration number or 'release', got '" + QuoteBytes(t) + "'"};
   }
   fs::path full = fs::path(path) / dir;
   if (!fs::is_directory(full, ec)) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/temp_files.h"
 #include "output/output_file.h"
 
 namespace graph_ascend::op_generate {
@@ -15,11 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The folders made are registered (base/temp_files): a failed or
+// interrupted run removes them again when empty.
 Status MakeDir(const std::string& dir) {
   std::error_code ec;
   if (dir.empty() || fs::is_directory(dir, ec)) return Status::Ok();
-  fs::create_directories(dir, ec);
-  if (ec) return MakeError(dir, "", "cannot create the folder: " + ec.message());
+  Status made = MakeOutputFolders(dir);
+  if (!made.ok()) return MakeError(dir, "", "cannot create the folder: " + made.error().message);
   return Status::Ok();
 }
 

@@ -14,11 +14,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "base/parallel.h"
 #include "base/time_stamp.h"
 #include "builder_child.h"
+#include "convert_request.h"
 #include "job/compare_config.h"
 
 namespace graph_ascend::service {
@@ -39,22 +39,6 @@ ConvertStatus Bad(int code, std::string message) { return ConvertStatus{code, st
 ConvertStatus Invalid(std::string message) { return Bad(grpc::StatusCode::INVALID_ARGUMENT, std::move(message)); }
 
 bool StartsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
-
-// Paths in the builder's messages, relative to the log directory as the page names them.
-std::string Relative(std::string text, const std::string& root, const std::string& staging,
-                     const std::string& output_dir) {
-  auto replace = [&text](const std::string& from, const std::string& to) {
-    for (size_t p = 0; (p = text.find(from, p)) != std::string::npos; p += to.size()) text.replace(p, from.size(), to);
-  };
-  if (!staging.empty()) replace(staging + "/", output_dir + "/");
-  replace(root + "/", "");
-  return text;
-}
-
-bool SafeOrder(const std::string& s) {
-  static const std::regex kOrder("^[A-Za-z]{1,8}(-[A-Za-z]{1,8}){0,7}$");
-  return std::regex_match(s, kOrder);
-}
 
 bool Active(ConvertState s) { return s == CONVERT_QUEUED || s == CONVERT_RUNNING; }
 
@@ -120,62 +104,6 @@ void ConvertQueue::RemoveStaleStaging() const {
   }
 }
 
-namespace {
-
-struct Resolved {
-  std::string npu, bench, output, mapping;
-};
-
-ConvertStatus ResolveRequest(const LogDir& logdir, const ConvertRequest& r, Resolved* out) {
-  if (r.npu().empty()) return Invalid("npu: choose the dump folder to convert");
-  auto npu = logdir.ResolveDir(r.npu());
-  if (!npu.ok()) return Invalid("npu: " + npu.error().ToString());
-  out->npu = *npu;
-  if (!r.bench().empty()) {
-    auto bench = logdir.ResolveDir(r.bench());
-    if (!bench.ok()) return Invalid("bench: " + bench.error().ToString());
-    out->bench = *bench;
-  }
-  if (r.output_dir().empty()) return Invalid("output_dir: name the folder the results go into");
-  auto output = logdir.ResolveNewDir(r.output_dir());
-  if (!output.ok()) return Invalid("output_dir: " + output.error().ToString());
-  if (output->find("/" + std::string(kPrivateFolderPrefix)) != std::string::npos) {
-    return Invalid("output_dir: " + r.output_dir() + ": folders named " + kPrivateFolderPrefix + "* are the server's");
-  }
-  out->output = *output;
-  if (!r.layer_mapping_file().empty()) {
-    bool missing = false;
-    auto yaml = logdir.Resolve(r.layer_mapping_file(), true, &missing);
-    if (!yaml.ok()) return Invalid("layer_mapping_file: " + yaml.error().ToString());
-    out->mapping = *yaml;
-  }
-  if (r.command() != "" && r.command() != "graph_visualize" && r.command() != "graph") {
-    return Invalid("command: \"" + r.command() + "\" is neither graph_visualize nor graph");
-  }
-  auto counted = [&](const char* name, int n) -> ConvertStatus {
-    size_t want = r.bench().empty() ? 1 : 2;
-    if (n != 0 && static_cast<size_t>(n) > want) {
-      return Invalid(std::string(name) + ": " + std::to_string(n) + " values; " +
-                     (want == 1 ? "a build takes one" : "a compare takes two (npu, bench)"));
-    }
-    return ConvertStatus{};
-  };
-  for (auto [name, n] : {std::pair{"rank_size", r.rank_size_size()}, {"tp", r.tp_size()}, {"pp", r.pp_size()},
-                         {"vpp", r.vpp_size()}, {"order", r.order_size()}}) {
-    ConvertStatus st = counted(name, n);
-    if (!st.ok()) return st;
-  }
-  for (const std::string& o : r.order()) {
-    if (!SafeOrder(o)) return Invalid("order: \"" + o + "\" is not a rank order like tp-cp-ep-dp-pp");
-  }
-  return ConvertStatus{};
-}
-
-bool Parallel(const ConvertRequest& r) {
-  return r.rank_size_size() + r.tp_size() + r.pp_size() + r.vpp_size() + r.order_size() > 0;
-}
-
-}  // namespace
 
 ConvertStatus ConvertQueue::Command(const ConvertRequest& r, const std::string& staging, Launch* launch) const {
   Resolved paths;
@@ -189,6 +117,10 @@ ConvertStatus ConvertQueue::Command(const ConvertRequest& r, const std::string& 
   };
   bool visualize = r.command() != "graph";
   add(options_.builder, "graph-ascend");
+  // The builder reads nothing whose real path leaves the log directory (a
+  // symlinked rank folder or dump.json): --confine, checked at every open.
+  launch->argv.push_back("--confine");
+  launch->argv.push_back(root);
   if (visualize) {
     add("graph_visualize", "graph_visualize");
     add("-tp", "-tp");
@@ -202,9 +134,14 @@ ConvertStatus ConvertQueue::Command(const ConvertRequest& r, const std::string& 
     add("-i", "-i");
     std::string compare_json = "compare.json";
     if (!staging.empty()) {
-      char tmpl[] = "/tmp/graph-ascend-convert-XXXXXX";
-      if (mkdtemp(tmpl) == nullptr) return Bad(grpc::StatusCode::INTERNAL, std::string("mkdtemp: ") + strerror(errno));
-      launch->config_dir = tmpl;
+      // Beside the staging folder, inside the log directory (the builder reads
+      // nothing outside it); a dead server's is removed as its staging is.
+      std::string dir = staging + "-config";
+      if (mkdir(dir.c_str(), 0700) != 0) {
+        return Bad(grpc::StatusCode::INTERNAL,
+                   "cannot make a folder in the log directory: " + std::string(strerror(errno)));
+      }
+      launch->config_dir = dir;
       compare_json = launch->config_dir + "/compare.json";
       nlohmann::json config = {{"npu_path", paths.npu}};
       if (!paths.bench.empty()) config["bench_path"] = paths.bench;
@@ -271,6 +208,13 @@ ConvertStatus ConvertQueue::Plan(const ConvertRequest& r, ConvertPlanReply* repl
                  "parallel merge needs positive rank_size, tp and pp with rank_size a multiple of tp x pp");
     }
     size_t dp = static_cast<size_t>(rank_size / (tp * pp));
+    std::vector<std::string> dirs;
+    for (const job::MergeStepJob& s : *steps) {
+      for (const auto* ranks : {&s.npu_ranks, &s.bench_ranks}) {
+        for (const job::RankFolder& f : *ranks) dirs.push_back(f.dir);
+      }
+    }
+    if (st = CheckInside(root, dirs); !st.ok()) return st;
     for (const job::MergeStepJob& s : *steps) {
       for (size_t i = 0; i < dp; ++i) names.push_back(job::MergedOutputName(compare, s.step, i, ts));
     }
@@ -279,6 +223,14 @@ ConvertStatus ConvertQueue::Plan(const ConvertRequest& r, ConvertPlanReply* repl
     reply->set_kind(compare ? "compare" : "build");
     auto plan = job::PlanJobs(config, ts);
     if (!plan.ok()) return Bad(grpc::StatusCode::FAILED_PRECONDITION, Relative(plan.error().ToString(), root, "", ""));
+    std::vector<std::string> dirs;
+    for (const auto& step : *plan) {
+      for (const job::PairJob& j : step) {
+        dirs.push_back(j.npu_dir);
+        dirs.push_back(j.bench_dir);
+      }
+    }
+    if (st = CheckInside(root, dirs); !st.ok()) return st;
     size_t ranks = 0;
     for (const auto& step : *plan) {
       ranks = std::max(ranks, step.size());
@@ -443,7 +395,7 @@ void ConvertQueue::Finish(const std::shared_ptr<Job>& job, ConvertState state, c
   job->state.set_state(state);
   job->state.set_stage(state == CONVERT_DONE ? "done" : state == CONVERT_CANCELLED ? "cancelled" : "failed");
   if (state == CONVERT_DONE) job->state.set_fraction(1);
-  job->state.set_error_message(error);
+  job->state.set_error_message(OneLine(error));  // one line, whoever wrote it
   if (job->started != Clock::time_point()) {
     job->state.set_seconds(std::chrono::duration<double>(Clock::now() - job->started).count());
   }
@@ -556,9 +508,9 @@ void ConvertQueue::Run(const std::shared_ptr<Job>& job) {
       outputs.push_back(raw.substr(staging.size() + 1));
       return;
     }
-    std::string line = Relative(raw, root, staging, output_dir);
+    std::string line = OneLine(Relative(raw, root, staging, output_dir));
     if (err && StartsWith(line, kErrorPrefix) && error.empty()) error = line.substr(strlen(kErrorPrefix));
-    if (line.size() > kMaxLogLine) line = line.substr(0, kMaxLogLine) + "...";
+    line = QuoteBytes(line, kMaxLogLine);  // cut between characters
     job->log.push_back(std::move(line));
     while (job->log.size() > kLogLines) job->log.pop_front();
     Changed(job.get());

@@ -32,7 +32,11 @@ uint32_t AddAncestors(const SideGraph& g, uint32_t n, google::protobuf::Repeated
 
 }  // namespace
 
-grpc::Status Fail(grpc::StatusCode code, const std::string& message) { return grpc::Status(code, Clip(message)); }
+// Every error answer goes through here: one line (control characters and
+// bytes that are not UTF-8 escaped: grpcio decodes the message as UTF-8), cut.
+grpc::Status Fail(grpc::StatusCode code, const std::string& message) {
+  return grpc::Status(code, Clip(OneLine(message)));
+}
 grpc::Status Fail(grpc::StatusCode code, const Error& e) { return Fail(code, e.ToString()); }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {

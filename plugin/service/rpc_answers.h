@@ -17,7 +17,8 @@
 
 namespace graph_ascend::service {
 
-// A failed status whose message is cut to 1 KiB (it may echo request fields).
+// A failed status whose message is one line (base/status.h OneLine) cut to
+// 1 KiB (it may echo request fields).
 grpc::Status Fail(grpc::StatusCode code, const std::string& message);
 grpc::Status Fail(grpc::StatusCode code, const Error& e);
 

@@ -342,6 +342,103 @@ TEST_F(ConvertTest, RefusesPathsOutsideTheLogDirectory) {
   EXPECT_EQ(Start(mapping, &job).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+// A dump folder whose rank folder, step folder, dump.json or construct.json
+// is a symbolic link out of the log directory: the plan refuses it, and a
+// conversion started anyway (the builder runs under --confine) fails with one
+// line naming the link; no .vis is written, nothing of the outside dump is served.
+TEST_F(ConvertTest, LinksOutOfTheLogDirectoryAreNeitherPlannedNorConverted) {
+  TempDir outside;
+  const std::string rank0 = dir_.Join("gpt/npu/step0/rank0");
+  fs::copy(dir_.Join("gpt/npu/step0"), outside.Join("step0"), fs::copy_options::recursive);
+  // links: a rank folder, a step folder, dump.json, construct.json.
+  fs::create_directories(dir_.Join("rank_link"));
+  fs::create_directory_symlink(outside.Join("step0/rank0"), dir_.Join("rank_link/rank0"));
+  fs::create_directories(dir_.Join("step_link"));
+  fs::create_directory_symlink(outside.Join("step0"), dir_.Join("step_link/step0"));
+  for (const char* name : {"dump.json", "construct.json"}) {
+    std::string folder = dir_.Join(std::string(name) == "dump.json" ? "dump_link" : "construct_link");
+    fs::create_directories(folder);
+    for (const char* f : {"dump.json", "construct.json", "stack.json"}) {
+      if (std::string(f) == name) {
+        fs::create_symlink(outside.Join(std::string("step0/rank0/") + f), folder + "/" + f);
+      } else {
+        fs::copy(rank0 + "/" + f, folder + "/" + f);
+      }
+    }
+  }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"rank_link", "rank_link/rank0"},
+      {"step_link", "step_link/step0"},
+      {"dump_link", "dump_link/dump.json"},
+      {"construct_link", "construct_link/construct.json"},
+  };
+  for (const auto& [npu, link] : cases) {
+    for (const char* command : {"graph_visualize", "graph"}) {
+      SCOPED_TRACE(npu + " " + command);
+      ConvertRequest r = Request(npu, "", npu + "_out");
+      r.set_command(command);
+      grpc::ClientContext pc;
+      ConvertPlanReply plan;
+      grpc::Status st = stub_->ConvertPlan(&pc, r, &plan);
+      EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+      EXPECT_NE(st.error_message().find(link), std::string::npos) << st.error_message();
+      EXPECT_NE(st.error_message().find("leaves the log directory"), std::string::npos) << st.error_message();
+      EXPECT_EQ(st.error_message().find(dir_.path()), std::string::npos) << st.error_message();
+      ConvertJob job;
+      ASSERT_TRUE(Start(r, &job).ok());
+      const ConvertJob last = Watch(job.id()).back();
+      EXPECT_EQ(last.state(), CONVERT_FAILED);
+      EXPECT_NE(last.error_message().find(link), std::string::npos) << last.error_message();
+      EXPECT_NE(last.error_message().find("leaves the log directory"), std::string::npos) << last.error_message();
+      EXPECT_EQ(last.error_message().find(outside.path()), std::string::npos) << last.error_message();
+      EXPECT_EQ(last.outputs_size(), 0);
+      EXPECT_FALSE(fs::exists(dir_.Join(npu + "_out")));
+    }
+  }
+  EXPECT_EQ(Leftovers(dir_.path()), std::vector<std::string>{});
+  grpc::ClientContext lc;
+  ListRunsReply runs;
+  ASSERT_TRUE(stub_->ListRuns(&lc, ListRunsRequest(), &runs).ok());
+  EXPECT_EQ(runs.files_size(), 0) << runs.DebugString();
+}
+
+// The plan names paths relative to the log directory, the log directory itself as ".".
+TEST_F(ConvertTest, PlanErrorsNeverNameTheAbsoluteLogDirectory) {
+  fs::create_directories(dir_.Join("loose"));
+  fs::copy(dir_.Join("gpt/npu/step0/rank0/dump.json"), dir_.Join("loose/dump.json"));
+  fs::create_directories(dir_.Join("notes"));
+  std::ofstream(dir_.Join("notes/readme.txt")) << "not a dump\n";
+  for (const ConvertRequest& r : {Request(".", "", "o"), Request(".", "gpt/npu", "o"), Request("gpt/npu", ".", "o")}) {
+    grpc::ClientContext ctx;
+    ConvertPlanReply plan;
+    grpc::Status st = stub_->ConvertPlan(&ctx, r, &plan);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << r.ShortDebugString();
+    EXPECT_EQ(st.error_message().find(dir_.path()), std::string::npos) << st.error_message();
+  }
+}
+
+// A path with a newline (a folder name) gives a one-line answer.
+TEST_F(ConvertTest, ErrorAnswersAreOneLine) {
+  fs::create_directories(dir_.Join("two\nlines"));
+  std::ofstream(dir_.Join("two\nlines/dump.json")) << "{\"task\": \"statistics\", \"data\": {\n\x1b[2J\x01";
+  fs::copy(dir_.Join("gpt/npu/step0/rank0/construct.json"), dir_.Join("two\nlines/construct.json"));
+  fs::copy(dir_.Join("gpt/npu/step0/rank0/stack.json"), dir_.Join("two\nlines/stack.json"));
+  grpc::ClientContext ctx;
+  ConvertPlanReply plan;
+  grpc::Status st = stub_->ConvertPlan(&ctx, Request("no\nsuch\rfolder", "", "o"), &plan);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(st.error_message().find("no\\nsuch\\rfolder"), std::string::npos) << st.error_message();
+  ConvertJob job;
+  ASSERT_TRUE(Start(Request("two\nlines", "", "o"), &job).ok());
+  const ConvertJob last = Watch(job.id()).back();
+  EXPECT_EQ(last.state(), CONVERT_FAILED);
+  EXPECT_EQ(last.error_message().rfind("two\\nlines/dump.json: ", 0), 0u) << last.error_message();
+  for (char c : last.error_message()) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << last.error_message();
+  for (const std::string& line : last.log()) {
+    for (char c : line) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << line;
+  }
+}
+
 TEST_F(ConvertTest, AJobNobodyWatchesIsCancelled) {
   ServiceOptions options;
   options.convert_orphan_seconds = 1;
