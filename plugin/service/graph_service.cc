@@ -73,7 +73,7 @@ GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const Se
       on_match_read_(options.on_match_read),
       foreign_(std::move(foreign)),
       cache_(options.cache_bytes),
-      views_(options.max_views, options.views_bytes, options.idle_seconds),
+      views_(options.max_views, options.views_bytes, options.idle_seconds, foreign_.root() + "/views"),
       convert_(logdir_, std::move(convert)),
       journal_dir_(foreign_.root() + "/edits") {}
 

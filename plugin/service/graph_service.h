@@ -110,7 +110,6 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   };
   // Open() + shared lock + the checks of the view key (session, side, micro step).
   grpc::Status OpenView(const ViewKey& key, ViewAccess* access);
-  enum class ViewOp { kGet, kExpand, kCollapse, kReveal };
   grpc::Status DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,
                       ViewReply* reply);
   grpc::Status DoMatch(const MatchRequest& req, bool match, MatchReply* reply);

@@ -243,3 +243,34 @@ def test_unsaved_edits_survive_a_kill_9_and_a_save_removes_their_journal(logdir,
     finally:
         board.stop()
         (logdir / (stats + ".config")).unlink(missing_ok=True)
+
+
+def test_a_sessions_view_survives_a_kill_9(logdir, plugin_installed, stats):
+    """Each Expand / Collapse / Reveal is in the view's journal before the reply: the new server shows the
+    session the view it had; another session starts fresh."""
+    board = TensorBoard(logdir)
+    try:
+        viewport = {"x": 0, "y": 0, "width": 4000, "height": 3000}
+        fresh = board.ok("GetView", {"view": view(stats), "viewport": viewport})
+        hits = board.ok("Search", {"view": view(stats), "query": "layer", "limit": 50})["hits"]
+        grown = fresh
+        for hit in hits:  # expand modules until the view has grown twice
+            reply = board.ok("Expand", {"view": view(stats), "node": hit["index"], "viewport": viewport})
+            if reply["totalVisible"] > grown["totalVisible"]:
+                grown = reply
+                if grown["totalVisible"] >= fresh["totalVisible"] + 4:
+                    break
+        assert grown["totalVisible"] > fresh["totalVisible"]
+        assert (board.cache / "views").is_dir() and list((board.cache / "views").glob("*.journal"))
+
+        pid = board.server_pids()[0]
+        os.kill(pid, signal.SIGKILL)
+        assert wait_until(lambda: not process_alive(pid))
+        after = board.ok("GetView", {"view": view(stats), "viewport": viewport})
+        assert pid not in board.server_pids()
+        assert after["totalVisible"] == grown["totalVisible"]
+        assert after["nodes"] == grown["nodes"]
+        other = board.ok("GetView", {"view": {**view(stats), "session": "another"}, "viewport": viewport})
+        assert other["totalVisible"] == fresh["totalVisible"]
+    finally:
+        board.stop()
