@@ -11,18 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
+#include "config_files.h"
 
 namespace graph_ascend::service {
 namespace {
 
 // A journal holds at most this much (a subtree match of 10^6 nodes is ~200 MB).
 constexpr size_t kMaxJournalBytes = size_t{1} << 30;
-
-uint64_t Fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 Error Failed(const std::string& path, const std::string& what) {
   return MakeError(path, "", what + ": " + strerror(errno));
@@ -44,9 +39,7 @@ std::string Dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohma
 }  // namespace
 
 std::string JournalPath(const std::string& dir, const std::string& logdir_root, const std::string& relative) {
-  char hash[17];
-  std::snprintf(hash, sizeof(hash), "%016llx",
-                static_cast<unsigned long long>(Fnv1a(logdir_root + std::string(1, '\0') + relative)));
+  const std::string hash = KeyHash(logdir_root + std::string(1, '\0') + relative);
   std::string name = relative.substr(relative.rfind('/') + 1);
   for (char& c : name) {
     if (c == '#') c = '_';

@@ -24,12 +24,6 @@ namespace {
 constexpr size_t kCompactLines = 4096;
 constexpr size_t kMaxJournalBytes = size_t{256} << 20;
 
-uint64_t Fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 const char* OpName(ViewOp op) {
   switch (op) {
     case ViewOp::kExpand:
@@ -97,9 +91,7 @@ std::string ViewStore::JournalOf(const std::string& session, const std::string& 
   std::string key = session;
   key += '\0';
   key += file + '\0' + std::to_string(side) + "/" + std::to_string(micro_step);
-  char hash[17];
-  std::snprintf(hash, sizeof(hash), "%016llx", static_cast<unsigned long long>(Fnv1a(key)));
-  return journal_dir_ + "/" + hash + ".journal";
+  return journal_dir_ + "/" + KeyHash(key) + ".journal";
 }
 
 std::shared_ptr<View> ViewStore::Get(const std::string& session, uint64_t file_id, int side, int32_t micro_step,

@@ -45,7 +45,9 @@ class ViewJournalTest : public ::testing::Test {
   const SideGraph& g() const { return *file_->side(vis::SIDE_NPU); }
   size_t Journals() const {
     size_t n = 0;
-    for (const auto& e : std::filesystem::directory_iterator(dir_.Join("views"))) n += e.path().extension() == ".journal";
+    for (const auto& e : std::filesystem::directory_iterator(dir_.Join("views"))) {
+      n += e.path().extension() == ".journal";
+    }
     return n;
   }
 
@@ -55,6 +57,7 @@ class ViewJournalTest : public ::testing::Test {
 
 TEST_F(ViewJournalTest, AViewComesBackFromItsJournalOnAFreshStore) {
   std::vector<uint32_t> before, root_only;
+  std::string journal;
   {
     ViewStore store(16, size_t{1} << 30, 3600, dir_.Join("views"));
     auto v = store.Get("tab", file_->id(), 0, -1, "compare.vis", &g());
@@ -63,19 +66,16 @@ TEST_F(ViewJournalTest, AViewComesBackFromItsJournalOnAFreshStore) {
     Take(&store, v.get(), g(), ViewOp::kExpand, "Module.layer1.0.BasicBlock.forward.0");
     Take(&store, v.get(), g(), ViewOp::kCollapse, "Module.layer2.0.BasicBlock.forward.0");
     before = Expanded(g(), v.get());
+    journal = v->journal;
   }  // the server dies: the store goes, its journals stay
   ASSERT_GT(before.size(), root_only.size() + 1);
-  std::ofstream(dir_.Join("views/") + std::filesystem::directory_iterator(dir_.Join("views"))->path().filename().string(),
-                std::ios::app)
-      << "{\"op\":\"expand\",\"node\":\"Module.lay";  // killed mid-append
+  std::ofstream(journal, std::ios::app) << "{\"op\":\"expand\",\"node\":\"Module.lay";  // killed mid-append
 
   ViewStore fresh(16, size_t{1} << 30, 3600, dir_.Join("views"));
   // The file is opened again on the new server (another id); the view replays its journal.
   auto v = fresh.Get("tab", file_->id() + 1, 0, -1, "compare.vis", &g());
   EXPECT_EQ(Expanded(g(), v.get()), before);
   EXPECT_EQ(Expanded(g(), fresh.Get("other-tab", file_->id() + 1, 0, -1, "compare.vis", &g()).get()), root_only);
-  EXPECT_EQ(Expanded(g(), fresh.Get("tab", file_->id() + 1, 1, -1, "compare.vis", file_->side(vis::SIDE_BENCH)).get()),
-            Expanded(g(), fresh.Get("tab2", file_->id() + 1, 1, -1, "compare.vis", file_->side(vis::SIDE_BENCH)).get()));
   // The torn line was cut: what comes next is a line of its own.
   Take(&fresh, v.get(), g(), ViewOp::kCollapse, "Module.layer1.0.BasicBlock.forward.0");
   auto after = Expanded(g(), v.get());
