@@ -266,7 +266,7 @@ class ServerProcess:
         with self._lock:
             refused = self._lost_files.get(file) if file else None
         if refused:
-            raise CallRefused(f"{refused}; open the file again to read it")
+            raise CallRefused(f"{refused}; open the file again (or reload the page) to read it")
         for attempt in range(CALL_ATTEMPTS):
             proc, sent_alive = None, False
             try:
