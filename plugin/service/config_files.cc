@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "base/mapped_file.h"
@@ -76,6 +77,14 @@ std::vector<ConfigEntry> ListMatchConfigs(const std::string& root, const std::st
   std::sort(out.begin(), out.end(),
             [](const ConfigEntry& a, const ConfigEntry& b) { return NaturalLess(a.name, b.name); });
   return out;
+}
+
+std::string KeyHash(const std::string& key) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return hex;
 }
 
 std::string RefusedTarget(const std::string& abs) {

@@ -40,6 +40,10 @@ std::vector<ConfigEntry> ListMatchConfigs(const std::string& root, const std::st
 // symbolic link or not a regular file.
 std::string RefusedTarget(const std::string& abs);
 
+// A stable file name for `key` (16 hex digits of its FNV-1a hash): the same
+// in every build and process, for the journals of the cache folder.
+std::string KeyHash(const std::string& key);
+
 // Writes `text` to `abs_path` atomically: a temporary file beside it opened
 // O_EXCL | O_NOFOLLOW, fsync, rename. Mode 0640, as tb_graph_ascend's.
 Status WriteAtomically(const std::string& abs_path, const std::string& display_path, const std::string& text);

@@ -73,8 +73,9 @@ GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const Se
       on_match_read_(options.on_match_read),
       foreign_(std::move(foreign)),
       cache_(options.cache_bytes),
-      views_(options.max_views, options.views_bytes, options.idle_seconds),
-      convert_(logdir_, std::move(convert)) {}
+      views_(options.max_views, options.views_bytes, options.idle_seconds, foreign_.root() + "/views"),
+      convert_(logdir_, std::move(convert)),
+      journal_dir_(foreign_.root() + "/edits") {}
 
 grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressFn& progress,
                                     std::shared_ptr<GraphFile>* file) {
@@ -120,6 +121,7 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
   if (!f.ok()) return Fail(grpc::StatusCode::DATA_LOSS, f.error());
   foreign_.StartFill(converted_open);
   *file = std::move(*f);
+  ReplayJournalOnce(*file);  // before the saved choice, which recolours what it restores
   if ((*file)->TakeSavedChoiceCheck()) ApplySavedChoice(*file);
   return grpc::Status::OK;
 }

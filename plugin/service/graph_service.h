@@ -10,8 +10,10 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 
 #include "config_files.h"
 
@@ -20,6 +22,7 @@
 #include "foreign_files.h"
 #include "graph_service.grpc.pb.h"
 #include "log_dir.h"
+#include "manual_match.h"
 #include "rank_overview.h"
 #include "view_store.h"
 
@@ -107,7 +110,6 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   };
   // Open() + shared lock + the checks of the view key (session, side, micro step).
   grpc::Status OpenView(const ViewKey& key, ViewAccess* access);
-  enum class ViewOp { kGet, kExpand, kCollapse, kReveal };
   grpc::Status DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,
                       ViewReply* reply);
   grpc::Status DoMatch(const MatchRequest& req, bool match, MatchReply* reply);
@@ -121,6 +123,13 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
                           const google::protobuf::RepeatedPtrField<vis::ColorBucket>* legend);
   // The saved choice beside a file just opened; a bad one is FileInfo.legend_error.
   void ApplySavedChoice(const std::shared_ptr<GraphFile>& file);
+  // The unsaved edits journal (match_journal.h): where `f`'s is, the edit's
+  // pairs appended (`had_matches`: the file had manual matches before it, so
+  // a new journal follows the saved config), replayed once per open file.
+  std::string JournalOf(const GraphFile& f) const;
+  void JournalEdits(const GraphFile& f, bool had_matches, bool match, const std::vector<PairOutcome>& outcomes);
+  void ReplayJournalOnce(const std::shared_ptr<GraphFile>& file);
+  void ReplayJournal(const std::shared_ptr<GraphFile>& file);
   // After a match edit: the metric shown again, and the file info.
   grpc::Status Reshow(const std::shared_ptr<GraphFile>& file, uint32_t metrics, FileInfo* info);
   template <typename Req, typename Rep>
@@ -137,6 +146,9 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   ViewStore views_;
   ConvertQueue convert_;  // after logdir_, which it refers to
   OverviewCache overviews_;
+  const std::string journal_dir_;  // <cache root>/edits
+  std::mutex journal_mu_;
+  std::unordered_map<uint64_t, std::shared_ptr<std::once_flag>> replayed_;  // by GraphFile::id()
 };
 
 }  // namespace graph_ascend::service

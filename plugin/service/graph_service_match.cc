@@ -1,11 +1,14 @@
-// GraphService: manual matching (Match, Unmatch) and match configs
-// (SaveMatches, LoadMatches, ListMatchConfigs).
+// GraphService: manual matching (Match, Unmatch), match configs
+// (SaveMatches, LoadMatches, ListMatchConfigs) and the journal that keeps
+// unsaved edits across restarts.
 #include "graph_service.h"
 
+#include <cstdio>
 #include <shared_mutex>
 
 #include "config_files.h"
 #include "manual_match.h"
+#include "match_journal.h"
 #include "rpc_answers.h"
 
 namespace graph_ascend::service {
@@ -52,8 +55,10 @@ grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, Matc
     // indices come back first and the metric is shown again after.
     metrics = file->metrics();
     if (metrics != 0) file->ApplyMetrics(0, {});
+    bool had_matches = !file->manual_matches().empty();
     auto outcomes = match ? MatchNodes(file.get(), npu, bench, req.with_children(), &cache)
                           : UnmatchNodes(file.get(), npu, bench, req.with_children(), &cache);
+    JournalEdits(*file, had_matches, match, outcomes);  // still under the lock: lines in the edits' order
     AddResults(outcomes, reply);
   }
   return Reshow(file, metrics, reply->mutable_info());
@@ -92,6 +97,9 @@ grpc::Status GraphServiceImpl::SaveMatches(grpc::ServerContext*, const FileReque
   Status s = WriteMatchConfig(*file, abs, rel);
   if (!s.ok()) return Fail(grpc::StatusCode::INTERNAL, s.error());
   file->MarkSaved();
+  // The config holds every edit now; a journal started later follows it.
+  Status removed = RemoveJournal(JournalOf(*file));
+  if (!removed.ok()) std::fprintf(stderr, "graph-ascend-server: warning: %s\n", removed.error().ToString().c_str());
   reply->set_path(rel);
   reply->set_matches(static_cast<uint32_t>(file->manual_matches().size()));
   return grpc::Status::OK;
@@ -120,7 +128,9 @@ grpc::Status GraphServiceImpl::LoadMatches(grpc::ServerContext*, const LoadMatch
     if (!why.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, file->relative() + ": " + why);
     metrics = file->metrics();
     if (metrics != 0) file->ApplyMetrics(0, {});
+    bool had_matches = !file->manual_matches().empty();
     outcomes = ApplyMatchConfig(file.get(), *abs, rel);
+    if (outcomes.ok()) JournalEdits(*file, had_matches, true, *outcomes);
   }
   st = Reshow(file, metrics, reply->mutable_info());
   if (!outcomes.ok()) {
@@ -130,6 +140,49 @@ grpc::Status GraphServiceImpl::LoadMatches(grpc::ServerContext*, const LoadMatch
   if (!st.ok()) return st;
   AddResults(*outcomes, reply);
   return grpc::Status::OK;
+}
+
+std::string GraphServiceImpl::JournalOf(const GraphFile& f) const {
+  return JournalPath(journal_dir_, logdir_.root(), f.relative());
+}
+
+void GraphServiceImpl::JournalEdits(const GraphFile& f, bool had_matches, bool match,
+                                    const std::vector<PairOutcome>& outcomes) {
+  Status s = AppendToJournal(JournalOf(f), f.relative(), had_matches ? NamesOf(f).match_config : "", match, outcomes);
+  // The edit stands in memory; only its survival of a restart is lost.
+  if (!s.ok()) std::fprintf(stderr, "graph-ascend-server: warning: %s\n", s.error().ToString().c_str());
+}
+
+void GraphServiceImpl::ReplayJournalOnce(const std::shared_ptr<GraphFile>& file) {
+  std::shared_ptr<std::once_flag> once;
+  {
+    std::lock_guard<std::mutex> l(journal_mu_);
+    auto& slot = replayed_[file->id()];
+    if (!slot) slot = std::make_shared<std::once_flag>();
+    once = slot;
+  }
+  std::call_once(*once, [&] { ReplayJournal(file); });  // other openers wait for the edits
+}
+
+void GraphServiceImpl::ReplayJournal(const std::shared_ptr<GraphFile>& file) {
+  auto warn = [](const std::string& what) { std::fprintf(stderr, "graph-ascend-server: warning: %s\n", what.c_str()); };
+  const std::string path = JournalOf(*file);
+  auto journal = RecoverJournal(path);
+  if (!journal.ok()) return warn(journal.error().ToString());
+  for (const std::string& w : journal->warnings) warn(w);
+  if (journal->entries.empty() || !MatchingUnsupported(*file).empty()) return;
+  size_t lost = 0;
+  std::unique_lock<std::shared_mutex> l(file->mutex());
+  if (!journal->base.empty()) {
+    bool missing = false;
+    auto abs = logdir_.Resolve(journal->base, true, &missing);
+    Status applied = abs.ok() ? ApplyMatchConfig(file.get(), *abs, journal->base).status() : Status(abs.error());
+    if (!applied.ok()) warn(path + ": its saved config: " + applied.error().ToString());
+  }
+  for (const PairOutcome& o : ReplayEdits(file.get(), journal->entries)) lost += o.ok ? 0 : 1;
+  std::fprintf(stderr, "graph-ascend-server: %s: %zu unsaved edits restored from %s\n", file->relative().c_str(),
+               journal->entries.size() - lost, path.c_str());
+  if (lost > 0) warn(path + ": " + std::to_string(lost) + " edits no longer apply to " + file->relative());
 }
 
 grpc::Status GraphServiceImpl::ListMatchConfigs(grpc::ServerContext*, const FileRequest* req, MatchConfigList* reply) {

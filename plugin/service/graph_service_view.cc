@@ -26,7 +26,7 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     st = CheckNode(*file, key.side(), *g, node);
     if (!st.ok()) return st;
   }
-  auto view = views_.Get(key.session(), file->id(), key.side(), key.micro_step());
+  auto view = views_.Get(key.session(), file->id(), key.side(), key.micro_step(), file->relative(), g);
   std::lock_guard<std::mutex> view_lock(view->mu);
   Status s = Status::Ok();
   switch (op) {
@@ -47,6 +47,7 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     e.file = file->relative() + " (" + SideName(key.side()) + ")";
     return Fail(grpc::StatusCode::FAILED_PRECONDITION, e);
   }
+  views_.Record(view.get(), *g, op, static_cast<uint32_t>(node));  // the view outlives a server restart
   view->state.Update(*g);
   view->bytes = view->state.MemoryBytes();
   reply->set_total_visible(view->state.total_visible());

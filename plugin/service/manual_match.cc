@@ -364,6 +364,28 @@ Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::strin
   return out;
 }
 
+std::vector<PairOutcome> ReplayEdits(GraphFile* f, const std::vector<PairEdit>& edits) {
+  std::vector<PairOutcome> out;
+  Batch batch;
+  const SideGraph& n = *f->side(vis::SIDE_NPU);
+  const SideGraph& b = *f->side(vis::SIDE_BENCH);
+  for (const PairEdit& e : edits) {
+    int32_t x = n.Find(e.npu), y = b.Find(e.bench);
+    if (x < 0 || y < 0) {
+      PairOutcome o;
+      o.npu = e.npu;
+      o.bench = e.bench;
+      o.error = x < 0 ? "no NPU node of that name" : "no Bench node of that name";
+      out.push_back(std::move(o));
+      continue;
+    }
+    uint32_t npu = static_cast<uint32_t>(x), bench = static_cast<uint32_t>(y);
+    out.push_back(e.match ? MatchOne(f, npu, bench, false, &batch) : UnmatchOne(f, npu, bench, &batch));
+  }
+  Finish(f, batch);
+  return out;
+}
+
 Status WriteMatchConfig(const GraphFile& f, const std::string& abs_path, const std::string& display_path) {
   nlohmann::ordered_json doc = nlohmann::ordered_json::object();
   for (const auto& [npu, bench] : f.manual_matches()) doc[npu] = bench;

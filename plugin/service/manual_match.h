@@ -61,6 +61,16 @@ std::string OppositeName(const std::string& name);
 Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::string& abs_path,
                                                   const std::string& display_path);
 
+// Replays edits by node names, in order (a match journal, match_journal.h):
+// pairs matched or unmatched as they were, without twins, type check or
+// children (the journal lists every pair an edit changed).
+struct PairEdit {
+  bool match = true;  // false: unmatch
+  std::string npu;
+  std::string bench;
+};
+std::vector<PairOutcome> ReplayEdits(GraphFile* f, const std::vector<PairEdit>& edits);
+
 // Writes the manual matches as such a JSON object in tb_graph_ascend's
 // layout (indent 4, UTF-8, no final newline), atomically (WriteAtomically).
 Status WriteMatchConfig(const GraphFile& f, const std::string& abs_path, const std::string& display_path);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "compare/pair_compare.h"
+#include "match_journal.h"
 #include "service_fixture.h"
 
 namespace graph_ascend::service {
@@ -151,6 +152,78 @@ TEST_F(ManualMatchTest, BadConfigsNameTheFileAndPlace) {
   ASSERT_TRUE(out.ok());
   EXPECT_FALSE((*out)[0].ok);
   EXPECT_EQ((*out)[0].error, "no NPU node of that name");
+}
+
+TEST_F(ManualMatchTest, TheJournalReplaysEditsOnAFreshOpenAndCutsATornLastLine) {
+  Open({});
+  uint32_t fwd = Node("Module.fc.Linear.forward.0"), bwd = Node("Module.fc.Linear.backward.0");
+  const std::string journal = JournalPath(dir_.Join("edits"), dir_.path(), "compare.vis");
+  // Match (with the twin), unmatch, match again: each edit's pairs, as the service appends them.
+  ASSERT_TRUE(AppendToJournal(journal, "compare.vis", "", true, MatchNodes(file_.get(), fwd, fwd, false)).ok());
+  ASSERT_TRUE(AppendToJournal(journal, "compare.vis", "", false, UnmatchNodes(file_.get(), fwd, fwd, false)).ok());
+  ASSERT_TRUE(AppendToJournal(journal, "compare.vis", "", true, MatchNodes(file_.get(), fwd, fwd, false)).ok());
+  const std::string whole = Read(journal);
+  // The server killed in the middle of the next append.
+  std::ofstream(journal, std::ios::app) << "{\"op\":\"unmatch\",\"npu\":\"Module.fc.Lin";
+
+  auto j = RecoverJournal(journal);
+  ASSERT_TRUE(j.ok()) << j.error().ToString();
+  ASSERT_EQ(j->warnings.size(), 1u);
+  EXPECT_NE(j->warnings[0].find("line 8: torn last line"), std::string::npos) << j->warnings[0];
+  EXPECT_EQ(Read(journal), whole);  // cut back to its last whole line
+  EXPECT_EQ(j->base, "");
+  ASSERT_EQ(j->entries.size(), 6u);
+  EXPECT_FALSE(j->entries[2].match);
+
+  auto fresh = GraphFile::Open(dir_.Join("compare.vis"), "compare.vis", {});
+  ASSERT_TRUE(fresh.ok());
+  for (const auto& o : ReplayEdits(fresh->get(), j->entries)) EXPECT_TRUE(o.ok) << o.npu << ": " << o.error;
+  const SideGraph& n = *(*fresh)->side(vis::SIDE_NPU);
+  EXPECT_EQ(n.matched(fwd), static_cast<int32_t>(fwd));
+  EXPECT_EQ(n.matched(bwd), static_cast<int32_t>(bwd));
+  EXPECT_DOUBLE_EQ(n.precision(fwd), npu().precision(fwd));
+  EXPECT_EQ(n.bucket(fwd), npu().bucket(fwd));
+  EXPECT_EQ((*fresh)->manual_matches(), file_->manual_matches());
+  EXPECT_TRUE((*fresh)->dirty());
+
+  // The next append starts on a line of its own; removing the journal (a save) empties it.
+  ASSERT_TRUE(AppendToJournal(journal, "compare.vis", "", false, UnmatchNodes(file_.get(), fwd, fwd, false)).ok());
+  j = RecoverJournal(journal);
+  ASSERT_TRUE(j.ok());
+  EXPECT_TRUE(j->warnings.empty()) << j->warnings[0];
+  EXPECT_EQ(j->entries.size(), 8u);
+  ASSERT_TRUE(RemoveJournal(journal).ok());
+  j = RecoverJournal(journal);
+  ASSERT_TRUE(j.ok());
+  EXPECT_TRUE(j->entries.empty());
+  EXPECT_TRUE(RemoveJournal(journal).ok());  // already gone
+}
+
+TEST_F(ManualMatchTest, AJournalNamesItsBaseConfigAndSkipsDamagedLines) {
+  Open({});
+  uint32_t fwd = Node("Module.fc.Linear.forward.0");
+  const std::string journal = JournalPath(dir_.Join("edits"), dir_.path(), "compare.vis");
+  EXPECT_NE(journal, JournalPath(dir_.Join("edits"), dir_.path() + "/other", "compare.vis"));
+  EXPECT_EQ(journal.rfind(dir_.Join("edits/"), 0), 0u);
+  ASSERT_TRUE(
+      AppendToJournal(journal, "compare.vis", "compare.vis.config", true, MatchNodes(file_.get(), fwd, fwd, false))
+          .ok());
+  // The header is written once: a later append's base is not.
+  ASSERT_TRUE(AppendToJournal(journal, "compare.vis", "other.vis.config", false,
+                              UnmatchNodes(file_.get(), fwd, fwd, false))
+                  .ok());
+  std::ofstream(journal, std::ios::app) << "not json\n{\"op\":\"rename\"}\n";
+  auto j = RecoverJournal(journal);
+  ASSERT_TRUE(j.ok()) << j.error().ToString();
+  EXPECT_EQ(j->base, "compare.vis.config");
+  EXPECT_EQ(j->entries.size(), 4u);
+  ASSERT_EQ(j->warnings.size(), 2u);
+  EXPECT_NE(j->warnings[0].find("line 6: not an edit"), std::string::npos) << j->warnings[0];
+  // A pair whose nodes are gone is reported, not fatal.
+  auto out = ReplayEdits(file_.get(), {{true, "Module.gone.forward.0", "Module.fc.Linear.forward.0"}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].ok);
+  EXPECT_EQ(out[0].error, "no NPU node of that name");
 }
 
 TEST(ManualMatchModeTest, BuildsAndTensorComparesCannotBeMatchedByHand) {

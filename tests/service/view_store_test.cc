@@ -1,9 +1,115 @@
 #include "view_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "graph_file.h"
+#include "service_fixture.h"
 
 namespace graph_ascend::service {
 namespace {
+
+using testing::TempDir;
+
+// The nodes a view shows expanded.
+std::vector<uint32_t> Expanded(const SideGraph& g, View* v) {
+  std::lock_guard<std::mutex> l(v->mu);
+  std::vector<uint32_t> out;
+  for (uint32_t n = 0; n < g.size(); ++n) {
+    if (v->state.IsExpanded(n)) out.push_back(n);
+  }
+  return out;
+}
+
+// Applies `op` on the named node to the view and records it, as GetView and its kin do.
+void Take(ViewStore* store, View* v, const SideGraph& g, ViewOp op, const std::string& name) {
+  std::lock_guard<std::mutex> l(v->mu);
+  auto n = static_cast<uint32_t>(g.Find(name));
+  Status s = op == ViewOp::kExpand ? v->state.Expand(g, n) : op == ViewOp::kCollapse ? v->state.Collapse(g, n)
+                                                                                     : v->state.Reveal(g, n);
+  ASSERT_TRUE(s.ok()) << name;
+  store->Record(v, g, op, n);
+}
+
+class ViewJournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::WriteCompare(dir_.Join("compare.vis"), testing::ResnetLike(), {});
+    auto f = GraphFile::Open(dir_.Join("compare.vis"), "compare.vis", {});
+    ASSERT_TRUE(f.ok()) << f.error().ToString();
+    file_ = *f;
+  }
+  const SideGraph& g() const { return *file_->side(vis::SIDE_NPU); }
+  size_t Journals() const {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir_.Join("views"))) {
+      n += e.path().extension() == ".journal";
+    }
+    return n;
+  }
+
+  TempDir dir_;
+  std::shared_ptr<GraphFile> file_;
+};
+
+TEST_F(ViewJournalTest, AViewComesBackFromItsJournalOnAFreshStore) {
+  std::vector<uint32_t> before, root_only;
+  std::string journal;
+  {
+    ViewStore store(16, size_t{1} << 30, 3600, dir_.Join("views"));
+    auto v = store.Get("tab", file_->id(), 0, -1, "compare.vis", &g());
+    root_only = Expanded(g(), v.get());
+    Take(&store, v.get(), g(), ViewOp::kReveal, "Module.layer2.0.conv1.Conv2d.forward.0");
+    Take(&store, v.get(), g(), ViewOp::kExpand, "Module.layer1.0.BasicBlock.forward.0");
+    Take(&store, v.get(), g(), ViewOp::kCollapse, "Module.layer2.0.BasicBlock.forward.0");
+    before = Expanded(g(), v.get());
+    journal = v->journal;
+  }  // the server dies: the store goes, its journals stay
+  ASSERT_GT(before.size(), root_only.size() + 1);
+  std::ofstream(journal, std::ios::app) << "{\"op\":\"expand\",\"node\":\"Module.lay";  // killed mid-append
+
+  ViewStore fresh(16, size_t{1} << 30, 3600, dir_.Join("views"));
+  // The file is opened again on the new server (another id); the view replays its journal.
+  auto v = fresh.Get("tab", file_->id() + 1, 0, -1, "compare.vis", &g());
+  EXPECT_EQ(Expanded(g(), v.get()), before);
+  EXPECT_EQ(Expanded(g(), fresh.Get("other-tab", file_->id() + 1, 0, -1, "compare.vis", &g()).get()), root_only);
+  // The torn line was cut: what comes next is a line of its own.
+  Take(&fresh, v.get(), g(), ViewOp::kCollapse, "Module.layer1.0.BasicBlock.forward.0");
+  auto after = Expanded(g(), v.get());
+  ViewStore third(16, size_t{1} << 30, 3600, dir_.Join("views"));
+  EXPECT_EQ(Expanded(g(), third.Get("tab", file_->id() + 2, 0, -1, "compare.vis", &g()).get()), after);
+}
+
+TEST_F(ViewJournalTest, ADroppedViewTakesItsJournalAlong) {
+  ViewStore store(1, size_t{1} << 30, 3600, dir_.Join("views"));
+  auto a = store.Get("a", file_->id(), 0, -1, "compare.vis", &g());
+  auto root_only = Expanded(g(), a.get());
+  Take(&store, a.get(), g(), ViewOp::kExpand, "Module.layer1.0.BasicBlock.forward.0");
+  EXPECT_EQ(Journals(), 1u);
+  store.Get("b", file_->id(), 0, -1, "compare.vis", &g());  // evicts a
+  EXPECT_EQ(Journals(), 0u);
+  ViewStore fresh(16, size_t{1} << 30, 3600, dir_.Join("views"));
+  EXPECT_EQ(Expanded(g(), fresh.Get("a", file_->id(), 0, -1, "compare.vis", &g()).get()), root_only);
+}
+
+TEST_F(ViewJournalTest, ALongSessionsJournalStaysInProportionToItsView) {
+  ViewStore store(16, size_t{1} << 30, 3600, dir_.Join("views"));
+  auto v = store.Get("tab", file_->id(), 0, -1, "compare.vis", &g());
+  for (int i = 0; i < 5000; ++i) {
+    Take(&store, v.get(), g(), ViewOp::kExpand, "Module.layer1.0.BasicBlock.forward.0");
+    Take(&store, v.get(), g(), ViewOp::kCollapse, "Module.layer1.0.BasicBlock.forward.0");
+  }
+  auto before = Expanded(g(), v.get());
+  std::string journal = v->journal;
+  struct stat st;
+  ASSERT_EQ(stat(journal.c_str(), &st), 0);
+  EXPECT_LT(st.st_size, 4096 * 80);  // rewritten as the expanded nodes, not 10^4 lines
+  ViewStore fresh(16, size_t{1} << 30, 3600, dir_.Join("views"));
+  EXPECT_EQ(Expanded(g(), fresh.Get("tab", file_->id(), 0, -1, "compare.vis", &g()).get()), before);
+}
 
 TEST(ViewStoreTest, ViewsArePerSessionFileSideAndMicroStep) {
   ViewStore store(16, size_t{1} << 30, 3600);

@@ -14,7 +14,7 @@ route answers only the host names TensorBoard was bound to and localhost
 forms (DNS rebinding), and every API call must be `Content-Type:
 application/json` (a cross-site page cannot send that without a CORS
 preflight, which is never granted) and must not come from another origin
-(`Origin`, `Sec-Fetch-Site`).
+(`Origin` — scheme, host and port —, `Sec-Fetch-Site`).
 """
 
 import ipaddress
@@ -154,11 +154,31 @@ def _cross_site(request) -> str:
     if site is not None and site not in ("same-origin", "none"):
         return f"Sec-Fetch-Site: {site}"
     origin = request.headers.get("Origin")
-    if origin is not None:
-        netloc = origin.split("://", 1)[-1] if "://" in origin else None
-        if netloc is None or netloc.lower() != (request.host or "").lower():
-            return f"Origin {origin}"
+    if origin is not None and origin.lower() != f"{_served_scheme(request)}://{request.host or ''}".lower():
+        return f"Origin {origin}"
     return ""
+
+
+def _served_scheme(request) -> str:
+    """The scheme the page was served on: TensorBoard's own (http unless it serves https), or the one a
+    reverse proxy names in X-Forwarded-Proto (a header no cross-site page can add without a preflight)."""
+    forwarded = request.headers.get("X-Forwarded-Proto", "").split(",", 1)[0].strip().lower()
+    return forwarded if forwarded in ("http", "https") else request.scheme
+
+
+def _file_of(text: str) -> str:
+    """The file a request reads: its "file", or its view's ("" for none or bad JSON: the server says why)."""
+    try:
+        message = json.loads(text) if text else {}
+    except ValueError:
+        return ""
+    if not isinstance(message, dict):
+        return ""
+    file = message.get("file")
+    view = message.get("view")
+    if not isinstance(file, str) and isinstance(view, dict):
+        file = view.get("file")
+    return file if isinstance(file, str) else ""
 
 
 def _read_body(request):
@@ -281,17 +301,22 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
                     return _error(400, "INVALID_ARGUMENT", f"bad {method.input_type.name} JSON: {e}")
                 return self._stream(name, req)
             # Unary methods: the server converts JSON in C++ (CallJson); the bytes pass through.
-            reply = self._server.call("CallJson", graph_service_pb2.JsonCall(method=name, request_json=text))
+            call = graph_service_pb2.JsonCall(method=name, request_json=text)
+            reply = self._server.call("CallJson", call, file=_file_of(text))
         except grpc.RpcError as e:
             return _rpc_error(e)
-        except server_process.ServerUnavailable as e:
+        except (server_process.ServerUnavailable, server_process.CallLost) as e:
             return _error(503, "UNAVAILABLE", str(e))
+        except server_process.CallRefused as e:
+            return _error(409, "FAILED_PRECONDITION", str(e))
         return _respond(reply.reply_json)
 
     def _stream(self, name, req):
         """Newline-delimited JSON: one reply message per line; an error ends the stream with {"error": ...}."""
         # Errors before the first message still get an HTTP status; restarts before it are retried.
-        first, replies = self._server.open_stream(name, req)
+        # OpenFile is the user opening the file: a file lost with a dead server is read again.
+        file = getattr(req, "file", "") if name == "OpenFile" else ""
+        first, replies = self._server.open_stream(name, req, file=file, reopen=name == "OpenFile")
         if first is None:
             return _respond("", content_type="application/x-ndjson")
 
@@ -302,6 +327,9 @@ class GraphAscendPlugin(base_plugin.TBPlugin):
                     yield (_to_json(reply) + "\n").encode()
             except grpc.RpcError as e:
                 error = {"code": e.code().name, "message": _clip(e.details() or "")}
+                yield (json.dumps({"error": error}) + "\n").encode()
+            except server_process.CallLost as e:
+                error = {"code": "UNAVAILABLE", "message": _clip(str(e))}
                 yield (json.dumps({"error": error}) + "\n").encode()
 
         response = wrappers.Response(lines(), content_type="application/x-ndjson", direct_passthrough=True)

@@ -5,11 +5,14 @@ temporary directory (mode 0700). It holds the read end of a pipe on its
 stdin and exits when that pipe closes, i.e. when TensorBoard exits however
 it exits (it also asks the kernel for SIGTERM on parent death). The plugin
 starts it on first use, checks it before each call and restarts it when it
-died; a call that fails because the server went away (or because a restart
-closed the channel under it) is sent again to the new server, so a restart
-is invisible to the page. A call may meet more than one restart (a slow call
-on a server that is killed again), so it is retried up to CALL_ATTEMPTS times,
-each time only after its server was seen gone.
+died. A call that never reached a live server (its server was already gone
+when it was sent, or a restart closed the channel before it was sent) is sent
+again to the new server, up to CALL_ATTEMPTS times. A call that was in flight
+when its server died is never sent again: the request may be what killed it
+(a file that crashes the reader would otherwise kill one server per retry and
+every other session's view state with it). It answers CallLost, and its file
+is refused (CallRefused) until the user opens it again (OpenFile); unsaved
+match edits survive the restart in the server's journal (match_journal.h).
 
 A watchdog checks Health, which the server answers on a thread of its own.
 Failures count per server process; a server that does not answer is given
@@ -21,10 +24,12 @@ stopped (SIGSTOP: it resumes where it was).
 from __future__ import annotations  # `X | None` annotations on Python 3.9
 
 import atexit
+import contextlib
 import logging
 import os
 import pathlib
 import shutil
+import signal
 import stat
 import subprocess
 import tempfile
@@ -56,6 +61,22 @@ class ServerUnavailable(Exception):
     """The server could not be started; the message says why."""
 
 
+class CallLost(Exception):
+    """The server died while the call was in flight; the call was not sent again."""
+
+
+class CallRefused(Exception):
+    """The call names a file whose reading was in flight when a server died; it waits for an OpenFile."""
+
+
+def ending(proc) -> str:
+    """How `proc` ended, in words ("was killed by signal 9")."""
+    code = proc.returncode if proc is not None else None
+    if code is None:
+        return "stopped"
+    return f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+
+
 def server_binary() -> pathlib.Path:
     """The server executable: $GRAPH_ASCEND_SERVER_BINARY, else the packaged one."""
     if os.environ.get(BINARY_ENV):
@@ -72,20 +93,43 @@ def exited(proc: subprocess.Popen) -> bool:
     return True
 
 
-def retryable(error: Exception, proc) -> bool:
-    """Whether a call that failed with `error` on `proc` may be sent again to a new server: its channel was
-    closed by a restart before it was sent (grpc's ValueError), or its server died under it (UNAVAILABLE, or
-    CANCELLED "Channel closed!" when the restart closed the channel while the call was in flight). What the
-    dead server did for the call died with it."""
+def retryable(error: Exception, proc, sent_alive: bool = False) -> bool:
+    """Whether a call that failed with `error` on `proc` may be sent again to a new server: it never reached
+    a live server. Its channel was closed by a restart before it was sent (grpc's ValueError), or its server
+    was already gone when it was sent (`sent_alive` False) and it failed UNAVAILABLE or CANCELLED. A call
+    sent while its server lived is never retried (lost()): the request may be what killed the server."""
     if isinstance(error, ValueError):
         # grpc says "Cannot invoke RPC on closed channel!" or, once close() ran, "Cannot invoke RPC: Channel closed!".
         return "closed" in str(error).lower()
+    return not sent_alive and died_under(error, proc)
+
+
+def died_under(error: Exception, proc) -> bool:
+    """Whether `error` is the call's server dying (UNAVAILABLE, or CANCELLED "Channel closed!" when a restart
+    closed the channel under it) and `proc` is gone."""
     return (
         isinstance(error, grpc.RpcError)
         and error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
         and proc is not None
         and exited(proc)
     )
+
+
+def dying(pid: int) -> bool:
+    """Whether the process is on its way out though not yet reaped: a SIGKILL pending, or its main thread
+    already a zombie while other threads exit. A call sent to it never reaches a live server."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            if f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
+                return True
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                pending = line.startswith((b"SigPnd:", b"ShdPnd:")) and int(line.split()[1], 16)
+                if pending and pending & (1 << (signal.SIGKILL - 1)):
+                    return True
+    except (OSError, IndexError, ValueError):
+        return True  # gone
+    return False
 
 
 def stopped(pid: int) -> bool:
@@ -111,6 +155,10 @@ class ServerProcess:
         self._starts = 0
         self._closed = False
         self._watchdog = None
+        # file -> why it is refused: a call naming it was in flight when a server died (until an OpenFile).
+        self._lost_files = {}
+        self._in_flight = {}  # id -> (method, file, pid): calls sent to a live server and not yet answered
+        self._calls = 0
         atexit.register(self.close)
 
     @property
@@ -121,6 +169,16 @@ class ServerProcess:
     @property
     def starts(self) -> int:
         return self._starts
+
+    def calls_in_flight(self) -> list:
+        """(method, file, pid) of each call sent to a live server and not answered yet."""
+        with self._lock:
+            return list(self._in_flight.values())
+
+    def lost_files(self) -> dict:
+        """The files refused until opened again, and why."""
+        with self._lock:
+            return dict(self._lost_files)
 
     def stub(self) -> graph_service_pb2_grpc.GraphServiceStub:
         """A stub to a live server, starting or restarting it when needed."""
@@ -138,29 +196,37 @@ class ServerProcess:
                 self._start_locked()
             return self._stub, self._proc
 
-    def call(self, method: str, request, timeout: float = CALL_TIMEOUT_S):
-        """Calls a unary RPC, sending it again to a fresh server each time the one it went to died or was
-        replaced (at most CALL_ATTEMPTS sends)."""
+    def call(self, method: str, request, timeout: float = CALL_TIMEOUT_S, file: str = ""):
+        """Calls a unary RPC, sending it again to a fresh server each time the one it went to was gone before
+        it was sent (at most CALL_ATTEMPTS sends). `file`: the file the call reads ("" for none): refused with
+        CallRefused while it is lost; lost (CallLost) when its server dies while the call is in flight."""
 
         def send():
             stub, proc = self._live()
             return proc, lambda: getattr(stub, method)(request, timeout=timeout)
 
-        return self._retried(send)
+        # A JSON bridge call is named by the method it carries.
+        return self._retried(send, getattr(request, "method", "") if method == "CallJson" else method, file)
 
     def stream(self, method: str, request, timeout: float = CALL_TIMEOUT_S):
         """Starts a server-streaming RPC; returns its iterator and the process it talks to."""
         stub, proc = self._live()
         return getattr(stub, method)(request, timeout=timeout), proc
 
-    def open_stream(self, method: str, request, timeout: float = CALL_TIMEOUT_S):
+    def open_stream(self, method: str, request, timeout: float = CALL_TIMEOUT_S, file: str = "", reopen=False):
         """Starts a server-streaming RPC and reads its first message, sending it again to a fresh server each
-        time the one it went to died or was replaced before that message (at most CALL_ATTEMPTS sends), as
-        call() does. Returns (first, rest): first is None for a stream without messages. A server lost after
-        the first message ends `rest` with its error: what was sent cannot be taken back."""
+        time the one it went to was gone before it was sent (at most CALL_ATTEMPTS sends), as call() does.
+        Returns (first, rest): first is None for a stream without messages. A server that dies after the
+        stream was sent loses it (CallLost, raised by `rest` after the first message) and `file` with it.
+        `reopen` (OpenFile, the user opening the file): a lost `file` is read again."""
+        if reopen:
+            with self._lock:
+                self._lost_files.pop(file, None)
+        state = {}  # the process of the last send
 
         def send():
             replies, proc = self.stream(method, request, timeout=timeout)
+            state["proc"] = proc
 
             def first():
                 try:
@@ -170,24 +236,70 @@ class ServerProcess:
 
             return proc, first
 
-        return self._retried(send)
+        first, rest = self._retried(send, method, file)
+        return first, self._rest(rest, method, file, state["proc"])
 
-    @staticmethod
-    def _retried(send):
-        """Runs `send()` -> (proc, run) then run(), again after each retryable failure (CALL_ATTEMPTS in all).
-        A closed channel met on the last attempt is ServerUnavailable; other errors go to the caller."""
+    def _rest(self, replies, method, file, proc):
+        """The stream's messages after the first; its server dying meanwhile loses it."""
+        try:
+            yield from replies
+        except grpc.RpcError as e:
+            if died_under(e, proc):
+                raise self._lost(method, file, proc) from e
+            raise
+
+    def _lost(self, method, file, proc) -> CallLost:
+        """Records that the call on `file` was in flight when `proc` died; the error to answer."""
+        what = f"reading {file}" if file else f"answering {method}"
+        message = f"the graph service (pid {proc.pid}) {ending(proc)} while {what}; not retried"
+        if file:
+            with self._lock:
+                self._lost_files[file] = message
+            message += " (open the file again to retry)"
+        logger.error("graph-ascend-server: %s", message)
+        return CallLost(message)
+
+    def _retried(self, send, method="", file=""):
+        """Runs `send()` -> (proc, run) then run(), again after each failure before the call reached a live
+        server (CALL_ATTEMPTS in all). A call sent to a live server that then died is CallLost, never sent
+        again. A closed channel met on the last attempt is ServerUnavailable; other errors go to the caller."""
+        with self._lock:
+            refused = self._lost_files.get(file) if file else None
+        if refused:
+            raise CallRefused(f"{refused}; open the file again (or reload the page) to read it")
         for attempt in range(CALL_ATTEMPTS):
-            proc = None
+            proc, sent_alive = None, False
             try:
                 proc, run = send()
-                return run()
+                # From here on a live server may be working on it.
+                sent_alive = proc is not None and proc.poll() is None and not dying(proc.pid)
+                with self._in_flight_as(method, file, proc if sent_alive else None):
+                    return run()
             except (grpc.RpcError, ValueError) as e:
-                if attempt + 1 < CALL_ATTEMPTS and retryable(e, proc):
+                if sent_alive and died_under(e, proc):
+                    raise self._lost(method, file, proc) from e
+                if attempt + 1 < CALL_ATTEMPTS and retryable(e, proc, sent_alive):
                     continue
                 if isinstance(e, ValueError):
                     raise ServerUnavailable("graph-ascend-server restarted during the call") from e
                 raise
         raise AssertionError("unreachable")
+
+    @contextlib.contextmanager
+    def _in_flight_as(self, method, file, proc):
+        """Lists the call in calls_in_flight() while it runs on the live `proc` (None: not listed)."""
+        if proc is None:
+            yield
+            return
+        with self._lock:
+            self._calls += 1
+            call_id = self._calls
+            self._in_flight[call_id] = (method, file, proc.pid)
+        try:
+            yield
+        finally:
+            with self._lock:
+                del self._in_flight[call_id]
 
     def _watch(self) -> None:
         """Health-checks the server: restarts it when it died; kills one that has not answered for

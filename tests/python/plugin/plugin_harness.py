@@ -4,9 +4,11 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -27,9 +29,13 @@ class TensorBoard:
 
     def __init__(self, logdir: pathlib.Path, env=None):
         exe = pathlib.Path(sys.executable).parent / "tensorboard"
+        # A cache folder of its own (converted files, edit journals), unless the test names one: nothing
+        # of one test's server reaches another's, nor the user's ~/.cache.
+        self._own_cache = None if "XDG_CACHE_HOME" in (env or {}) else tempfile.mkdtemp(prefix="ga-cache-")
+        self.cache = pathlib.Path((env or {}).get("XDG_CACHE_HOME") or self._own_cache) / "graph-ascend"
         self.proc = subprocess.Popen(
             [str(exe), "--logdir", str(logdir), "--port", "0", "--host", "127.0.0.1"],
-            env={**os.environ, **(env or {})},
+            env={**os.environ, "XDG_CACHE_HOME": str(self.cache.parent), **(env or {})},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -100,6 +106,8 @@ class TensorBoard:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self._own_cache:
+            shutil.rmtree(self._own_cache, ignore_errors=True)
 
 
 def wait_until(predicate, timeout=15.0, interval=0.1):

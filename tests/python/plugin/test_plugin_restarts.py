@@ -1,5 +1,7 @@
-"""Server restarts are invisible to the page (issue 17, 4): clients keep calling a real tensorboard
-while its graph-ascend-server is killed with SIGKILL or stopped with SIGSTOP; no request may fail."""
+"""Server restarts (issue 17, 4; issue 35, 2): clients keep calling a real tensorboard while its
+graph-ascend-server is killed with SIGKILL or stopped with SIGSTOP. A call that had not reached the
+server is sent again to the new one; a call in flight at the kill is not (test_plugin_lost_calls.py):
+it answers 503, and its file 409 until the page opens it again. No other request may fail."""
 
 import json
 import os
@@ -22,7 +24,7 @@ class Load:
 
     def __init__(self, board, file, clients=4):
         self.board, self.file = board, file
-        self.failures, self.done = [], 0
+        self.failures, self.done, self.lost, self.refused = [], 0, 0, 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(clients)]
@@ -40,10 +42,29 @@ class Load:
         while not self._stop.is_set():
             for rpc, message in calls:
                 status, body = self.board.api(rpc, message)
+                error = body.get("error", {}).get("message", "") if isinstance(body, dict) else ""
                 with self._lock:
                     self.done += 1
-                    if status != 200:
+                    if status == 503 and "; not retried" in error:
+                        self.lost += 1  # in flight at the kill
+                    elif status == 409 and "open the file again" in error:
+                        self.refused += 1
+                    elif status != 200:
                         self.failures.append((rpc, status, body))
+                if status == 409 and "open the file again" in error:
+                    self.reopen()  # as the page does: the user opens the file again
+
+    def reopen(self):
+        status, _headers, data = self.board.request(
+            "POST", "/data/plugin/graph_ascend/api/OpenFile", json.dumps({"file": self.file}),
+            {"Content-Type": "application/json"},
+        )
+        last = json.loads(data.decode().strip().splitlines()[-1])
+        with self._lock:
+            if "; not retried" in last.get("error", {}).get("message", ""):
+                self.lost += 1  # the open itself was in flight at a kill
+            elif status != 200 or not last.get("done"):
+                self.failures.append(("OpenFile", status, data))
 
     def stop(self):
         self._stop.set()
@@ -74,7 +95,9 @@ def kill_between_choice_and_send(server, times, restart_elsewhere=False):
     return killed
 
 
-def test_kill_9_under_load_fails_no_request(logdir, plugin_installed, stats):
+def test_kill_9_under_load_loses_only_the_calls_in_flight(logdir, plugin_installed, stats):
+    """Each kill loses at most the calls in flight (one per client); the rest are answered, and once the
+    file is opened again every route answers."""
     board = TensorBoard(logdir)
     try:
         board.ok("GetFileInfo", {"file": stats})
@@ -91,7 +114,10 @@ def test_kill_9_under_load_fails_no_request(logdir, plugin_installed, stats):
         failures = load.stop()
         assert failures == [], failures[:3]
         assert load.done > 20
+        assert load.lost <= 3 * 4  # at most one call per client and kill
         assert len(board.server_pids()) == 1
+        load.reopen()
+        assert board.ok("GetView", {"view": {"session": "after", "file": stats, "side": "SIDE_NPU", "microStep": -1}})
     finally:
         board.stop()
 
@@ -140,7 +166,7 @@ def test_a_call_whose_channel_another_thread_closed_is_answered(logdir, plugin_i
 
     met = []
     retryable = server_process.retryable
-    monkeypatch.setattr(server_process, "retryable", lambda e, proc: met.append(e) or retryable(e, proc))
+    monkeypatch.setattr(server_process, "retryable", lambda e, *args: met.append(e) or retryable(e, *args))
     try:
         request = graph_service_pb2.JsonCall(method="GetFileInfo", request_json=json.dumps({"file": stats}))
         reply = json.loads(server.call("CallJson", request).reply_json)

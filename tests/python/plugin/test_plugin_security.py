@@ -64,12 +64,17 @@ def test_api_takes_only_json_bodies(tb, stats, content_type):
         ("Origin", "http://127.0.0.1:1"),
         ("Origin", "http://evil.example"),
         ("Origin", "null"),
+        # The right host and port on a scheme TensorBoard does not serve (issue 35, 10).
+        ("Origin", "https://127.0.0.1:{port}"),
+        ("Origin", "ws://127.0.0.1:{port}"),
+        ("Origin", "127.0.0.1:{port}"),
         ("Sec-Fetch-Site", "cross-site"),
         ("Sec-Fetch-Site", "same-site"),
     ],
 )
 def test_cross_site_api_calls_are_refused(tb, stats, header):
     before = legend(tb, stats)
+    header = (header[0], header[1].format(port=tb.port))
     headers = [("Host", f"127.0.0.1:{tb.port}"), ("Content-Type", "application/json"), header]
     status, data = raw(tb, "POST", f"{API}/SetLegend", new_legend(stats).encode(), headers)
     assert status == 403, data
@@ -87,6 +92,22 @@ def test_same_origin_calls_pass(tb):
     status, data = raw(tb, "POST", f"{API}/Health", b"{}", headers)
     assert status == 200, data
     assert json.loads(data)["version"]
+
+
+def test_an_https_origin_passes_behind_a_proxy_that_says_https(tb):
+    """A reverse proxy ending TLS names the scheme in X-Forwarded-Proto (no cross-site page can add it
+    without a preflight): its https origin is the page's own."""
+    headers = [
+        ("Host", f"127.0.0.1:{tb.port}"),
+        ("Content-Type", "application/json"),
+        ("Origin", f"https://127.0.0.1:{tb.port}"),
+        ("X-Forwarded-Proto", "https"),
+    ]
+    status, data = raw(tb, "POST", f"{API}/Health", b"{}", headers)
+    assert status == 200, data
+    headers[2] = ("Origin", f"http://127.0.0.1:{tb.port}")  # and the http origin is then another one
+    status, data = raw(tb, "POST", f"{API}/Health", b"{}", headers)
+    assert status == 403, data
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:6006", "127.0.0.1.evil.example"])
