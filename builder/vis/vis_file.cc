@@ -242,7 +242,14 @@ Result<std::unique_ptr<VisReader>> VisReader::Open(const std::string& path) {
   GA_RETURN_IF_ERROR(ReadAt(fd, path, 0, sizeof(header), header));
   if (memcmp(header, kMagic, sizeof(kMagic)) != 0) {
     if (header[0] == '{') {
-      return MakeError(path, ByteWhere(0), "this is a JSON .vis of msprobe; graph-ascend reads its own protobuf .vis");
+      return MakeError(path, ByteWhere(0),
+                       "this is a JSON .vis of msprobe; graph-ascend reads its own protobuf .vis "
+                       "(convert it with graph-ascend import)");
+    }
+    if (memcmp(header, "SQLite format 3", 15) == 0) {
+      return MakeError(path, ByteWhere(0),
+                       "this is an msprobe .vis.db; graph-ascend reads its own protobuf .vis "
+                       "(convert it with graph-ascend import)");
     }
     return MakeError(path, ByteWhere(0), "not a graph-ascend .vis file (bad magic)");
   }

@@ -132,6 +132,18 @@ TEST_F(VisFileTest, JsonVisIsRecognisedAndNamed) {
   auto r = VisReader::Open(path);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("JSON .vis of msprobe"), std::string::npos);
+  EXPECT_NE(r.error().message.find("graph-ascend import"), std::string::npos);
+}
+
+// info and export read only graph-ascend's .vis: an msprobe .vis.db is named as one, with the way to convert it.
+TEST_F(VisFileTest, MsprobeVisDbIsRecognisedAndNamed) {
+  std::string path = (dir_ / "run.vis.db").string();
+  std::string head("SQLite format 3\0", 16);
+  std::ofstream(path, std::ios::binary) << head << std::string(4096, '\0');
+  auto r = VisReader::Open(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("msprobe .vis.db"), std::string::npos) << r.error().ToString();
+  EXPECT_NE(r.error().message.find("graph-ascend import"), std::string::npos);
 }
 
 TEST_F(VisFileTest, CorruptedSectionIsReportedNotCrashed) {
