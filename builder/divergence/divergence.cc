@@ -210,9 +210,13 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
   for (uint32_t i = 0; i < items.size(); ++i) {
     const compare::ItemView& a = items[i];
     const compare::PairedItem& p = pairing.items[i];
-    if (p.positional == nullptr) continue;
-    const compare::ItemView& b = *p.positional;  // the peer but for parameter gradients
     int s = a.state;
+    // Parameter gradients pair by parameter name, as ComparePair computed
+    // their metrics (msprobe lists them in arrival order); the rest k-th
+    // with k-th.
+    const compare::ItemView* peer = s == vis::STATE_PARAMETERS_GRAD ? p.peer : p.positional;
+    if (peer == nullptr) continue;
+    const compare::ItemView& b = *peer;
     if (s == vis::STATE_PARAMETERS) continue;  // weights: neither what flows in nor what comes out
     const compare::ItemFields& fa = a.fields;
     const compare::ItemFields& fb = b.fields;

@@ -40,7 +40,7 @@ struct Evidence {
 Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const vis::NodeDetail& bench);
 // The same with the items already paired (compare::PairItems) and the
 // metrics ComparePair gave them. Items pair k-th with k-th of a state,
-// parameter gradients too.
+// parameter gradients by parameter name (as their metrics).
 Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, const compare::PairMetrics& metrics);
 
 // The noise floor of a dtype name ("torch.bfloat16", "Float16", ...) in a mode.

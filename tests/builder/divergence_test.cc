@@ -207,5 +207,29 @@ TEST(Divergence, EvidenceReadsMetricsDtypeAndOverflow) {
   EXPECT_TRUE(EvidenceOf(vis::MODE_STATISTICS, npu, bench).output_nonfinite);
 }
 
+// msprobe lists a module's parameter gradients in arrival order, which differs
+// between runs (samples/bert_pgrad: bias first on one side): the evidence
+// pairs them by parameter name, as their metrics are, so equal gradients in
+// another order are no change of shape.
+TEST(Divergence, EvidencePairsParameterGradientsByName) {
+  vis::NodeDetail npu, bench;
+  auto grad = [](const std::string& name, const char* shape, double value) {
+    vis::Item it = StatItem("Module.fc.Linear.parameters_grad.0." + name, vis::STATE_PARAMETERS_GRAD,
+                            "torch.float32", value);
+    it.mutable_field(2)->mutable_value()->set_json(shape);
+    return it;
+  };
+  *npu.add_output() = grad("bias", "[3]", 0.5);
+  *npu.add_output() = grad("weight", "[3, 2]", 2.0);
+  *bench.add_output() = grad("weight", "[3, 2]", 2.0);
+  *bench.add_output() = grad("bias", "[3]", 0.5);
+  compare::ComparePair(vis::MODE_STATISTICS, "Module.fc.Linear.parameters_grad.0", &npu, bench, nullptr);
+  Evidence e = EvidenceOf(vis::MODE_STATISTICS, npu, bench);
+  EXPECT_TRUE(e.compared);
+  EXPECT_FALSE(e.output_changed) << e.note;
+  EXPECT_EQ(e.note, "");
+  EXPECT_EQ(e.output_error, 0);
+}
+
 }  // namespace
 }  // namespace graph_ascend::divergence
