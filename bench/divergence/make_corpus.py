@@ -154,6 +154,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--work", default="/tmp/ga-divergence-corpus")
     ap.add_argument("--out", default=os.path.join(HERE, "corpus.tar.xz"))
+    ap.add_argument("--pack-done", action="store_true", help="run nothing; pack the cases whose runs are done")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
@@ -162,8 +163,13 @@ def main():
         keys.add(run_key(model, noise, "bench", bug))
         keys.add(run_key(model, noise, "npu", bug))
         keys.add(run_key(model, noise, "npu", "none") if steps_of(bug) == 1 else (model, noise, "npu", "none_s2", 2))
+    def done(key):
+        return os.path.exists(os.path.join(args.work, run_dir(key), "done"))
+
+    if args.pack_done:
+        keys = {k for k in keys if done(k)}
     with ThreadPoolExecutor(args.jobs) as pool:
-        for key, done in zip(sorted(keys), pool.map(lambda k: do_run(args.python, k, args.work), sorted(keys))):
+        for key, _ in zip(sorted(keys), pool.map(lambda k: do_run(args.python, k, args.work), sorted(keys))):
             print("ran", run_dir(key), flush=True)
 
     manifest = {}
@@ -173,6 +179,8 @@ def main():
         npu_key = run_key(model, noise, "npu", bug)
         bench_key = run_key(model, noise, "bench", bug)
         ref_key = run_key(model, noise, "npu", "none") if step == 0 else (model, noise, "npu", "none_s2", 2)
+        if not all(k in keys for k in (npu_key, bench_key, ref_key)):
+            continue
         rel = f"step{step}/rank0"
         npu_dir = os.path.join(args.work, run_dir(npu_key), rel)
         ref_dir = os.path.join(args.work, run_dir(ref_key), rel)

@@ -41,7 +41,7 @@ def first_divergence(info):
 
 def naive(nodes, colors):
     """The first node in execution order (forward, then backward) in the worst colour bucket."""
-    buckets = sorted((v["value"] for v in colors.values() if isinstance(v.get("value"), list)), key=lambda b: b[0])
+    buckets = sorted((v["value"] for v in colors.values() if isinstance(v.get("value"), list) and len(v["value"]) == 2), key=lambda b: b[0])
 
     def bucket(p):
         for i, (lo, hi) in enumerate(buckets):
