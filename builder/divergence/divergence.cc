@@ -282,7 +282,7 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
     *ulp = precision_ulp;
     return precision_bit;
   };
-  double weighted_input = 0, input_scales = 0, unweighted_input = 0;
+  double weighted_input = 0, unweighted_input = 0, output_scale = 0;
   std::span<const compare::ItemView> items = pairing.npu->items();
   for (uint32_t i = 0; i < items.size(); ++i) {
     const compare::ItemView& a = items[i];
@@ -325,17 +325,18 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
       double ua, ub;
       e.precision |= precision_of(PyText(fa.dtype, &scratch_a), &ua);
       e.precision |= precision_of(PyText(fb.dtype, &scratch_b), &ub);
-      if (!input) e.ulp = std::max({e.ulp, ua, ub});
+      // A cast's rounding is the change itself: no floor where the dtypes differ.
+      if (!input && ua == ub) e.ulp = std::max(e.ulp, ua);
     }
     if (input) {
       if (scaled >= 0) {
         weighted_input += scaled * scale;
-        input_scales += scale;
         unweighted_input = std::max(unweighted_input, scaled);
       }
       e.input_shape_changed |= shape_changed;
     } else {
       if (scaled >= 0) e.output_change = std::max(e.output_change, scaled);
+      output_scale = std::max(output_scale, scale);
       e.output_shape_changed |= shape_changed;
     }
     if (input) {
@@ -361,9 +362,12 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
       e.floor = std::max({e.floor, floor_a, floor_b});
     }
   }
-  // Inputs of mixed scales (a residual add) change the output as their
-  // changes weighted by their scales do.
-  e.input_change = input_scales > 0 ? weighted_input / input_scales : unweighted_input;
+  // What the inputs' changes can do to the output: relative changes pass
+  // through a product or a linear map (the largest), absolute ones add up
+  // through a sum (each change times its scale, over the output's scale:
+  // a residual add of a small branch onto a large stream). The smaller of
+  // the two bounds.
+  e.input_change = output_scale > 0 ? std::min(unweighted_input, weighted_input / output_scale) : unweighted_input;
   if (mode == vis::MODE_MD5) e.floor = 0;
   return e;
 }

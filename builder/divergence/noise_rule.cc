@@ -130,34 +130,18 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     kinds[it->second].push_back(n);
   }
 
-  // The run's noise, for kinds with too few instances: the median output
-  // change of the quieter half (by input change) of all instances, and the
-  // median gain of each input.
-  std::vector<uint32_t> all;
-  for (const auto& k : kinds) all.insert(all.end(), k.begin(), k.end());
+  // The noise of a group of instances, each from the OTHER members (left
+  // out by rank, so that an outlier does not set its own noise): the
+  // median output change of their quieter half (by input change), the
+  // median gain of each input, and the largest output change.
   auto quietness = [&](uint32_t n) { return inst[n].in[0] + inst[n].in[1]; };
-  double run_noise = 0, run_gain[2] = {1, 1};
-  if (!all.empty()) {
-    std::vector<uint32_t> by_in = all;
-    std::stable_sort(by_in.begin(), by_in.end(), [&](uint32_t a, uint32_t b) { return quietness(a) < quietness(b); });
-    std::vector<double> outs;
-    for (size_t i = 0; i < std::max<size_t>(1, by_in.size() / 2); ++i) outs.push_back(inst[by_in[i]].out);
-    std::sort(outs.begin(), outs.end());
-    run_noise = MedianWithout(outs, -1);
-    for (int j = 0; j < 2; ++j) {
-      std::vector<double> r;
-      for (uint32_t n : all)
-        if (inst[n].in[j] > 0) r.push_back(inst[n].out / inst[n].in[j]);
-      std::sort(r.begin(), r.end());
-      if (!r.empty() && MedianWithout(r, -1) > 0) run_gain[j] = MedianWithout(r, -1);
-    }
-  }
-
-  // Each instance's noise from the OTHER instances of its kind (left out
-  // by rank, so that an outlier does not set its own noise): N the median
-  // output change of their quieter half, g_j their median gain per input.
-  std::vector<double> noise(size, run_noise), gain0(size, run_gain[0]), gain1(size, run_gain[1]);
-  for (const auto& members : kinds) {
+  struct Noise {
+    double noise = 0, gain[2] = {0, 0}, largest = 0;
+    size_t others = 0, gain_others[2] = {0, 0};
+  };
+  std::vector<Noise> of_kind(size), of_run(size);
+  auto leave_one_out = [&](const std::vector<uint32_t>& members, const std::vector<uint32_t>& outsiders,
+                           std::vector<Noise>* out) {
     size_t m = members.size();
     std::vector<uint32_t> by_in(m);
     std::iota(by_in.begin(), by_in.end(), 0);
@@ -188,19 +172,58 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
       ratio[j] = RankValues(r, has);
     }
     for (uint32_t k = 0; k < m; ++k) {
-      uint32_t n = members[k];
-      if (m - 1 >= kMinOthers) {
-        noise[n] = pos[k] >= h ? MedianWithout(quiet_a.sorted, -1) : MedianWithout(quiet_b.sorted, quiet_b.rank[k]);
-      } else {
-        noise[n] = std::max(run_noise, MaxWithout(every.sorted, every.rank[k]));
-      }
+      Noise& z = (*out)[members[k]];
+      z.others = m - 1;
+      z.noise = pos[k] >= h ? MedianWithout(quiet_a.sorted, -1) : MedianWithout(quiet_b.sorted, quiet_b.rank[k]);
+      z.largest = MaxWithout(every.sorted, every.rank[k]);
       for (int j = 0; j < 2; ++j) {
-        size_t others = ratio[j].sorted.size() - (ratio[j].rank[k] >= 0 ? 1 : 0);
-        double gj = others >= kMinOthers ? MedianWithout(ratio[j].sorted, ratio[j].rank[k])
-                                         : std::max(run_gain[j], MaxWithout(ratio[j].sorted, ratio[j].rank[k]));
-        (j == 0 ? gain0 : gain1)[n] = gj;
+        z.gain_others[j] = ratio[j].sorted.size() - (ratio[j].rank[k] >= 0 ? 1 : 0);
+        z.gain[j] = z.gain_others[j] >= kMinOthers ? MedianWithout(ratio[j].sorted, ratio[j].rank[k])
+                                                   : MaxWithout(ratio[j].sorted, ratio[j].rank[k]);
       }
     }
+    // Nodes outside the group get its noise whole.
+    for (uint32_t n : outsiders) {
+      Noise& z = (*out)[n];
+      z.others = m;
+      z.noise = MedianWithout(quiet_a.sorted, -1);
+      z.largest = MaxWithout(every.sorted, -1);
+      for (int j = 0; j < 2; ++j) {
+        z.gain_others[j] = ratio[j].sorted.size();
+        z.gain[j] = z.gain_others[j] >= kMinOthers ? MedianWithout(ratio[j].sorted, -1) : MaxWithout(ratio[j].sorted, -1);
+      }
+    }
+  };
+  // The run's noise comes from its ops (leaves): a module's change repeats
+  // theirs.
+  std::vector<uint32_t> all, ops, modules;
+  for (const auto& k : kinds) all.insert(all.end(), k.begin(), k.end());
+  for (uint32_t n : all) (g.first_child[n] == graph::kNoNode ? ops : modules).push_back(n);
+  if (ops.empty()) std::swap(ops, modules);
+  leave_one_out(ops, modules, &of_run);
+  for (const auto& members : kinds) leave_one_out(members, {}, &of_kind);
+  // A kind with fewer than kMinOthers other instances takes the largest
+  // they show, or the run's noise (itself left out) when larger.
+  std::vector<double> noise(size, 0), gain0(size, 1), gain1(size, 1);
+  for (uint32_t n : all) {
+    const Noise &k = of_kind[n], &r = of_run[n];
+    noise[n] = k.others >= kMinOthers ? k.noise : std::max(r.noise, k.largest);
+    double run_gain[2];
+    for (int j = 0; j < 2; ++j) {
+      run_gain[j] = r.gain_others[j] >= kMinOthers ? r.gain[j] : (r.gain[j] > 0 ? r.gain[j] : 1);
+    }
+    gain0[n] = k.gain_others[0] >= kMinOthers ? k.gain[0] : std::max(run_gain[0], k.gain[0]);
+    gain1[n] = k.gain_others[1] >= kMinOthers ? k.gain[1] : std::max(run_gain[1], k.gain[1]);
+  }
+  double run_noise = 0;
+  {
+    std::vector<double> quiet;
+    std::vector<uint32_t> by_in = ops;
+    std::stable_sort(by_in.begin(), by_in.end(), [&](uint32_t a, uint32_t b) { return quietness(a) < quietness(b); });
+    for (size_t i = 0; i < std::max<size_t>(1, by_in.size() / 2) && i < by_in.size(); ++i)
+      quiet.push_back(inst[by_in[i]].out);
+    std::sort(quiet.begin(), quiet.end());
+    run_noise = MedianWithout(quiet, -1);
   }
 
   // Modules whose work is dumped op by op are explained by their ops; one
@@ -213,13 +236,19 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     if ((covered[n] || leaf_compared) && g.parent[n] >= 0) covered[g.parent[n]] = 1;
   }
 
+  // A run that rounds differently cannot be told apart below one unit in
+  // the last place of an op's output dtype; a run whose quieter half is bit
+  // for bit the same shows no rounding noise, and there any change counts
+  // (a single cast to bfloat16 among identical ops).
+  bool rounds = run_noise > 0;
   bool seed_seen = false;
   for (uint32_t n : order) {
     if (!compared[n]) continue;
     const Evidence& e = ev[n];
     const Instance& x = inst[n];
-    double in_noise = std::max({noise[n], e.ulp, 1e-300});
-    double explained = std::max({noise[n], gain0[n] * x.in[0], gain1[n] * x.in[1], e.ulp, 1e-300});
+    double ulp = rounds ? e.ulp : 0;
+    double in_noise = std::max({noise[n], ulp, 1e-300});
+    double explained = std::max({noise[n], gain0[n] * x.in[0], gain1[n] * x.in[1], ulp, 1e-300});
     double margin = x.out / explained;
     bool candidate = e.has_input && e.output_change >= 0 &&
                      (!covered[n] || (!backward[n] && e.has_parameters));
