@@ -1,6 +1,8 @@
 #include "divergence/noise_rule.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <string>
 #include <string_view>
@@ -202,18 +204,23 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
   if (ops.empty()) std::swap(ops, modules);
   leave_one_out(ops, modules, &of_run);
   for (const auto& members : kinds) leave_one_out(members, {}, &of_kind);
-  // A kind with fewer than kMinOthers other instances takes the largest
-  // they show, or the run's noise (itself left out) when larger.
+  // A kind with fewer than kMinOthers other instances takes the run's
+  // noise and gains (itself left out): two casts of one bug must not be
+  // each other's noise.
   std::vector<double> noise(size, 0), gain0(size, 1), gain1(size, 1);
   for (uint32_t n : all) {
     const Noise &k = of_kind[n], &r = of_run[n];
-    noise[n] = k.others >= kMinOthers ? k.noise : std::max(r.noise, k.largest);
+    // A collective's result is made on other ranks too: every instance
+    // carries their differences, so its noise is the run's, not its kind's.
+    bool collective = g.Name(n).starts_with("Distributed.");
+    bool own = k.others >= kMinOthers && !collective;
+    noise[n] = own ? k.noise : r.noise;
     double run_gain[2];
     for (int j = 0; j < 2; ++j) {
       run_gain[j] = r.gain_others[j] >= kMinOthers ? r.gain[j] : (r.gain[j] > 0 ? r.gain[j] : 1);
     }
-    gain0[n] = k.gain_others[0] >= kMinOthers ? k.gain[0] : std::max(run_gain[0], k.gain[0]);
-    gain1[n] = k.gain_others[1] >= kMinOthers ? k.gain[1] : std::max(run_gain[1], k.gain[1]);
+    gain0[n] = k.gain_others[0] >= kMinOthers && !collective ? k.gain[0] : run_gain[0];
+    gain1[n] = k.gain_others[1] >= kMinOthers && !collective ? k.gain[1] : run_gain[1];
   }
   double run_noise = 0;
   {
@@ -258,6 +265,9 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
       seed_seen = true;
       margin = std::max(margin, x.in[0] / in_noise);
     }
+    if (std::getenv("GA_NOISE_DEBUG"))
+      fprintf(stderr, "%s in %g/%g out %g N %g g %g/%g ulp %g margin %g cand %d cov %d\n", std::string(g.Name(n)).c_str(),
+              x.in[0], x.in[1], x.out, noise[n], gain0[n], gain1[n], ulp, margin, candidate, covered[n]);
     v->threshold[n] = explained;
     v->margin[n] = margin;
     bool in_ok = !e.input_nonfinite && !e.input_shape_changed && x.in[0] <= kNoiseMargin * in_noise;
