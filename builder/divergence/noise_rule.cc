@@ -1,8 +1,6 @@
 #include "divergence/noise_rule.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <numeric>
 #include <string>
 #include <string_view>
@@ -11,8 +9,8 @@
 namespace graph_ascend::divergence {
 namespace {
 
-// Fewer other instances than this and a kind's noise is not its median but
-// the largest the others show (or the run's, when larger).
+// Fewer other instances than this and a kind's median is one instance: it
+// takes the run's noise instead.
 constexpr size_t kMinOthers = 3;
 
 // The median (index n/2 of n, as the prototype's) of `sorted` without the
@@ -135,10 +133,10 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
   // The noise of a group of instances, each from the OTHER members (left
   // out by rank, so that an outlier does not set its own noise): the
   // median output change of their quieter half (by input change), the
-  // median gain of each input, and the largest output change.
+  // median gain of each input.
   auto quietness = [&](uint32_t n) { return inst[n].in[0] + inst[n].in[1]; };
   struct Noise {
-    double noise = 0, gain[2] = {0, 0}, largest = 0;
+    double noise = 0, gain[2] = {0, 0};
     size_t others = 0, gain_others[2] = {0, 0};
   };
   std::vector<Noise> of_kind(size), of_run(size);
@@ -153,13 +151,13 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     for (uint32_t k = 0; k < m; ++k) pos[by_in[k]] = k;
     size_t h = m / 2;  // the quieter half of the m - 1 others
     std::vector<double> outs(m);
-    std::vector<uint8_t> in_a(m, 0), in_b(m, 0), all_present(m, 1);
+    std::vector<uint8_t> in_a(m, 0), in_b(m, 0);
     for (uint32_t k = 0; k < m; ++k) {
       outs[k] = inst[members[k]].out;
       in_a[k] = pos[k] < h;
       in_b[k] = pos[k] < h + 1;
     }
-    Ranked quiet_a = RankValues(outs, in_a), quiet_b = RankValues(outs, in_b), every = RankValues(outs, all_present);
+    Ranked quiet_a = RankValues(outs, in_a), quiet_b = RankValues(outs, in_b);
     Ranked ratio[2];
     for (int j = 0; j < 2; ++j) {
       std::vector<double> r(m, 0);
@@ -177,7 +175,6 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
       Noise& z = (*out)[members[k]];
       z.others = m - 1;
       z.noise = pos[k] >= h ? MedianWithout(quiet_a.sorted, -1) : MedianWithout(quiet_b.sorted, quiet_b.rank[k]);
-      z.largest = MaxWithout(every.sorted, every.rank[k]);
       for (int j = 0; j < 2; ++j) {
         z.gain_others[j] = ratio[j].sorted.size() - (ratio[j].rank[k] >= 0 ? 1 : 0);
         z.gain[j] = z.gain_others[j] >= kMinOthers ? MedianWithout(ratio[j].sorted, ratio[j].rank[k])
@@ -189,7 +186,6 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
       Noise& z = (*out)[n];
       z.others = m;
       z.noise = MedianWithout(quiet_a.sorted, -1);
-      z.largest = MaxWithout(every.sorted, -1);
       for (int j = 0; j < 2; ++j) {
         z.gain_others[j] = ratio[j].sorted.size();
         z.gain[j] = z.gain_others[j] >= kMinOthers ? MedianWithout(ratio[j].sorted, -1) : MaxWithout(ratio[j].sorted, -1);
@@ -265,9 +261,6 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
       seed_seen = true;
       margin = std::max(margin, x.in[0] / in_noise);
     }
-    if (std::getenv("GA_NOISE_DEBUG"))
-      fprintf(stderr, "%s in %g/%g out %g N %g g %g/%g ulp %g margin %g cand %d cov %d\n", std::string(g.Name(n)).c_str(),
-              x.in[0], x.in[1], x.out, noise[n], gain0[n], gain1[n], ulp, margin, candidate, covered[n]);
     v->threshold[n] = explained;
     v->margin[n] = margin;
     bool in_ok = !e.input_nonfinite && !e.input_shape_changed && x.in[0] <= kNoiseMargin * in_noise;
