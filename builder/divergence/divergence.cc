@@ -368,6 +368,7 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
   // a residual add of a small branch onto a large stream). The smaller of
   // the two bounds.
   e.input_change = output_scale > 0 ? std::min(unweighted_input, weighted_input / output_scale) : unweighted_input;
+  e.input_change_max = unweighted_input;
   if (mode == vis::MODE_MD5) e.floor = 0;
   return e;
 }

@@ -37,7 +37,8 @@ struct Evidence {
   // For the noise rule (statistics mode; docs/DIVERGENCE.md). A change is
   // measured against the tensor's scale (max |Max|, |Min| of both sides;
   // the Norm against the larger Norm), never as a bare relative error.
-  double input_change = 0;     // the tensor inputs' changes, weighted by their scales
+  double input_change = 0;     // what the tensor inputs' changes can do to the output (docs/DIVERGENCE.md)
+  double input_change_max = 0; // the largest tensor input's change
   double output_change = -1;   // the worst output's change; -1 when none was measured
   double ulp = 0;              // one unit in the last place of the coarsest output dtype, relative
   uint8_t precision = 0;       // the float dtypes of inputs, parameters and outputs (bits of kPrecision*)

@@ -245,6 +245,7 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
   // (a single cast to bfloat16 among identical ops).
   bool rounds = run_noise > 0;
   bool seed_seen = false;
+  double seen = 0;  // the largest output change of the ops so far, forward
   for (uint32_t n : order) {
     if (!compared[n]) continue;
     const Evidence& e = ev[n];
@@ -261,6 +262,15 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
       seed_seen = true;
       margin = std::max(margin, x.in[0] / in_noise);
     }
+    // A forward op whose input changed beyond everything computed before
+    // it (a buffer or constant that no dumped op made: rope's inv_freq)
+    // is where the change enters.
+    if (candidate && !backward[n] && g.first_child[n] == graph::kNoNode) {
+      margin = std::max(margin, e.input_change_max / std::max(seen, in_noise));
+    }
+    // Ops only: a module's output, met before its ops in pre-order, is made
+    // by them.
+    if (!backward[n] && g.first_child[n] == graph::kNoNode) seen = std::max(seen, x.out);
     v->threshold[n] = explained;
     v->margin[n] = margin;
     bool in_ok = !e.input_nonfinite && !e.input_shape_changed && x.in[0] <= kNoiseMargin * in_noise;
