@@ -9,7 +9,7 @@
 namespace graph_ascend::divergence {
 namespace {
 
-// Fewer other instances than this and a kind's median is one instance: it
+// Fewer other instances than this and a kind's noise is one instance: it
 // takes the run's noise instead.
 constexpr size_t kMinOthers = 3;
 
@@ -218,17 +218,6 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     gain0[n] = k.gain_others[0] >= kMinOthers && !collective ? k.gain[0] : run_gain[0];
     gain1[n] = k.gain_others[1] >= kMinOthers && !collective ? k.gain[1] : run_gain[1];
   }
-  double run_noise = 0;
-  {
-    std::vector<double> quiet;
-    std::vector<uint32_t> by_in = ops;
-    std::stable_sort(by_in.begin(), by_in.end(), [&](uint32_t a, uint32_t b) { return quietness(a) < quietness(b); });
-    for (size_t i = 0; i < std::max<size_t>(1, by_in.size() / 2) && i < by_in.size(); ++i)
-      quiet.push_back(inst[by_in[i]].out);
-    std::sort(quiet.begin(), quiet.end());
-    run_noise = MedianWithout(quiet, -1);
-  }
-
   // Modules whose work is dumped op by op are explained by their ops; one
   // counts itself only when no op inside it is compared, or in forward
   // when it holds parameters (the weights are its own, not an input).
@@ -239,18 +228,16 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     if ((covered[n] || leaf_compared) && g.parent[n] >= 0) covered[g.parent[n]] = 1;
   }
 
-  // A run that rounds differently cannot be told apart below one unit in
-  // the last place of an op's output dtype; a run whose quieter half is bit
-  // for bit the same shows no rounding noise, and there any change counts
-  // (a single cast to bfloat16 among identical ops).
-  bool rounds = run_noise > 0;
+  // A change under one unit in the last place of the op's output dtype is
+  // rounding (where both sides have that dtype; a cast's rounding is the
+  // change itself).
   bool seed_seen = false;
   double seen = 0;  // the largest output change of the ops so far, forward
   for (uint32_t n : order) {
     if (!compared[n]) continue;
     const Evidence& e = ev[n];
     const Instance& x = inst[n];
-    double ulp = rounds ? e.ulp : 0;
+    double ulp = e.ulp;
     double in_noise = std::max({noise[n], ulp, 1e-300});
     double explained = std::max({noise[n], gain0[n] * x.in[0], gain1[n] * x.in[1], ulp, 1e-300});
     double margin = x.out / explained;

@@ -136,7 +136,7 @@ TEST(Divergence, DtypeChangeCountsBelowTheFloor) {
   Fixture f;
   AddAgreeingOps(&f, 3);
   Evidence cast = Err(0, 0.0025);
-  cast.ulp = 0x1p-7;  // bfloat16 on the NPU side
+  cast.ulp = 0;  // a cast: no rounding floor where the dtypes differ (EvidenceOf)
   cast.output_changed = true;
   cast.note = "output.0 dtype torch.bfloat16 vs torch.float32";
   f.Add(0, "Functional.linear.11.forward", true, cast);
