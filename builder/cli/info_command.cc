@@ -175,7 +175,18 @@ int InfoCommand(const std::vector<std::string>& args) {
   if (!ranking.ok()) return Fail(ranking.error().ToString());
   auto name_of = [&](uint32_t n) { return std::string(npu->Name(n)); };
   if (meta.divergence_ranked()) {
-    if (ranking->entry_size() == 0) printf("first divergence, in execution order: none\n");
+    bool noise_rule = ranking->rule() == vis::DIVERGENCE_RULE_NOISE;
+    if (ranking->entry_size() == 0 && noise_rule) {
+      // The verdict, with the largest margin seen (docs/DIVERGENCE.md).
+      printf("first divergence, in execution order: none: no divergence beyond noise");
+      if (ranking->has_largest() && ranking->largest_margin_node() < npu->size()) {
+        printf(" (largest margin %.3gx the noise, at %s; an op counts above %gx)",
+               ranking->largest_margin(), name_of(ranking->largest_margin_node()).c_str(), ranking->threshold());
+      }
+      printf("\n");
+    } else if (ranking->entry_size() == 0) {
+      printf("first divergence, in execution order: none\n");
+    }
     for (int i = 0; i < ranking->entry_size(); ++i) {
       const vis::DivergenceEntry& e = ranking->entry(i);
       if (e.node() >= npu->size()) return Fail(args[0] + ": divergence entry " + std::to_string(i) + ": no node " +
@@ -201,7 +212,11 @@ int InfoCommand(const std::vector<std::string>& args) {
       }
       printf("  %-36s %s", divergence::ReasonName(e.reason()), name_of(e.node()).c_str());
       if (e.reason() != vis::DIVERGENCE_UNMATCHED) {
-        printf(" (inputs %g, outputs %g, floor %g)", e.input_error(), e.output_error(), e.floor());
+        if (noise_rule) {
+          printf(" (%.3gx the noise; inputs %g, outputs %g)", e.margin(), e.input_error(), e.output_error());
+        } else {
+          printf(" (inputs %g, outputs %g, floor %g)", e.input_error(), e.output_error(), e.floor());
+        }
       }
       if (!e.note().empty()) printf(" %s", e.note().c_str());
       printf("\n");

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "compare/item_view.h"
+#include "divergence/noise_rule.h"
 
 namespace graph_ascend::divergence {
 namespace {
@@ -84,6 +85,69 @@ std::string DtypeName(const std::string& dtype) {
 std::string_view PyText(const compare::ValueView& v, std::string* scratch) {
   if (v.kind == compare::ValueView::kText) return v.text();
   return *scratch = compare::PyStr(v);
+}
+
+double NumberOf(const compare::StatNumber& s, bool* ok) {
+  if (s.kind == compare::StatNumber::kFloat) return s.number;
+  if (s.kind == compare::StatNumber::kInteger) return static_cast<double>(s.integer);
+  *ok = false;
+  return 0;
+}
+
+// The change of an item's statistics against the tensor's scale (docs/
+// DIVERGENCE.md): Max, Min and Mean over max |Max|, |Min| of both sides,
+// the Norm over the larger Norm; -1 when Max or Min is missing. `scale`
+// gets the scale. Inf/NaN: 1 when the sides differ.
+double ScaledChange(const compare::ItemView& a, const compare::ItemView& b, double* scale) {
+  bool ok = true;
+  double s[4], t[4];
+  for (int k = 0; k < 2; ++k) {
+    s[k] = NumberOf(a.stats[k], &ok);
+    t[k] = NumberOf(b.stats[k], &ok);
+  }
+  *scale = 0;
+  if (!ok) return -1;
+  if (!std::isfinite(s[0]) || !std::isfinite(s[1]) || !std::isfinite(t[0]) || !std::isfinite(t[1])) {
+    bool same = (s[0] == t[0] || (std::isnan(s[0]) && std::isnan(t[0]))) &&
+                (s[1] == t[1] || (std::isnan(s[1]) && std::isnan(t[1])));
+    return same ? 0 : 1;
+  }
+  *scale = std::max({std::fabs(s[0]), std::fabs(s[1]), std::fabs(t[0]), std::fabs(t[1])});
+  if (*scale == 0) return 0;
+  double c = std::max(std::fabs(s[0] - t[0]), std::fabs(s[1] - t[1])) / *scale;
+  bool mean_ok = true;
+  double ma = NumberOf(a.stats[2], &mean_ok), mb = NumberOf(b.stats[2], &mean_ok);
+  if (mean_ok && std::isfinite(ma) && std::isfinite(mb)) c = std::max(c, std::fabs(ma - mb) / *scale);
+  bool norm_ok = true;
+  double na = NumberOf(a.stats[3], &norm_ok), nb = NumberOf(b.stats[3], &norm_ok);
+  double nmax = std::max(std::fabs(na), std::fabs(nb));
+  if (norm_ok && std::isfinite(na) && std::isfinite(nb) && nmax > 0) c = std::max(c, std::fabs(na - nb) / nmax);
+  return c;
+}
+
+// The precision bit and the relative unit in the last place of a dtype name.
+uint8_t PrecisionOf(std::string_view dtype, double* ulp) {
+  std::string d(dtype);
+  std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return std::tolower(c); });
+  *ulp = 0;
+  if (d.find("bfloat16") != std::string::npos || d.find("bf16") != std::string::npos) {
+    *ulp = 0x1p-7;
+    return kPrecisionBf16;
+  }
+  if (d.find("float16") != std::string::npos || d.find("half") != std::string::npos) {
+    *ulp = 0x1p-10;
+    return kPrecisionFp16;
+  }
+  if (d.find("float64") != std::string::npos || d.find("double") != std::string::npos) {
+    *ulp = 0x1p-52;
+    return kPrecisionFp64;
+  }
+  if (d.find("float") != std::string::npos) {
+    *ulp = 0x1p-23;
+    return kPrecisionFp32;
+  }
+  if (d.find("int") != std::string::npos || d.find("bool") != std::string::npos) return kPrecisionInt;
+  return 0;
 }
 
 // A tensor (not a scalar argument such as eps, a dim or a process group).
@@ -206,14 +270,37 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
     }
     return floor_of_dtype;
   };
+  // The last dtype's precision (mostly one dtype throughout).
+  thread_local std::string precision_dtype;
+  thread_local uint8_t precision_bit = 0;
+  thread_local double precision_ulp = 0;
+  auto precision_of = [](std::string_view dtype, double* ulp) {
+    if (dtype != precision_dtype) {
+      precision_dtype.assign(dtype.data(), dtype.size());
+      precision_bit = PrecisionOf(precision_dtype, &precision_ulp);
+    }
+    *ulp = precision_ulp;
+    return precision_bit;
+  };
+  double weighted_input = 0, unweighted_input = 0, output_scale = 0;
   std::span<const compare::ItemView> items = pairing.npu->items();
   for (uint32_t i = 0; i < items.size(); ++i) {
     const compare::ItemView& a = items[i];
     const compare::PairedItem& p = pairing.items[i];
-    if (p.positional == nullptr) continue;
-    const compare::ItemView& b = *p.positional;  // the peer but for parameter gradients
     int s = a.state;
-    if (s == vis::STATE_PARAMETERS) continue;  // weights: neither what flows in nor what comes out
+    // Parameter gradients pair by parameter name, as ComparePair computed
+    // their metrics (msprobe lists them in arrival order); the rest k-th
+    // with k-th.
+    const compare::ItemView* peer = s == vis::STATE_PARAMETERS_GRAD ? p.peer : p.positional;
+    if (peer == nullptr) continue;
+    const compare::ItemView& b = *peer;
+    if (s == vis::STATE_PARAMETERS) {  // weights: neither what flows in nor what comes out
+      e.has_parameters = true;
+      std::string scratch;
+      double ulp;
+      e.precision |= precision_of(PyText(a.fields.dtype, &scratch), &ulp);
+      continue;
+    }
     const compare::ItemFields& fa = a.fields;
     const compare::ItemFields& fb = b.fields;
     bool input = s == vis::STATE_INPUT;
@@ -229,6 +316,28 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
         e.note = ItemLabel(a) + " argument " + compare::PyStr(fa.value) + " vs " + compare::PyStr(fb.value);
       }
       continue;
+    }
+    double scale = 0;
+    double scaled = mode == vis::MODE_STATISTICS ? ScaledChange(a, b, &scale) : -1;
+    bool shape_changed = !change.empty() && !change.starts_with("dtype ");
+    {
+      std::string scratch_a, scratch_b;
+      double ua, ub;
+      e.precision |= precision_of(PyText(fa.dtype, &scratch_a), &ua);
+      e.precision |= precision_of(PyText(fb.dtype, &scratch_b), &ub);
+      // A cast's rounding is the change itself: no floor where the dtypes differ.
+      if (!input && ua == ub) e.ulp = std::max(e.ulp, ua);
+    }
+    if (input) {
+      if (scaled >= 0) {
+        weighted_input += scaled * scale;
+        unweighted_input = std::max(unweighted_input, scaled);
+      }
+      e.input_shape_changed |= shape_changed;
+    } else {
+      if (scaled >= 0) e.output_change = std::max(e.output_change, scaled);
+      output_scale = std::max(output_scale, scale);
+      e.output_shape_changed |= shape_changed;
     }
     if (input) {
       if (err >= 0) {
@@ -253,6 +362,13 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
       e.floor = std::max({e.floor, floor_a, floor_b});
     }
   }
+  // What the inputs' changes can do to the output: relative changes pass
+  // through a product or a linear map (the largest), absolute ones add up
+  // through a sum (each change times its scale, over the output's scale:
+  // a residual add of a small branch onto a large stream). The smaller of
+  // the two bounds.
+  e.input_change = output_scale > 0 ? std::min(unweighted_input, weighted_input / output_scale) : unweighted_input;
+  e.input_change_max = unweighted_input;
   if (mode == vis::MODE_MD5) e.floor = 0;
   return e;
 }
@@ -286,37 +402,52 @@ vis::DivergenceRanking Rank(const graph::Graph& g, const std::vector<Evidence>& 
   std::vector<uint32_t> pos(g.size());
   for (uint32_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
 
-  auto compared = [&](uint32_t n) {
-    return n != 0 && g.matched[n] != graph::kNoNode && g.op[n] != graph::NodeOp::kApiCollection &&
-           evidence[n].compared;
-  };
-  // 1. Each compared node's own verdict, against the floor of its dtype and
-  // ten times the median output error of the agreeing operators before it.
-  std::vector<vis::DivergenceReason> reason(g.size(), vis::DIVERGENCE_NONE);
-  std::vector<double> threshold(g.size(), 0);
-  std::vector<uint8_t> inputs_agree(g.size(), 1), outputs_agree(g.size(), 1);
-  Median noise;
-  for (uint32_t n : order) {
-    if (!compared(n)) continue;
-    const Evidence& e = evidence[n];
-    double thr = std::max(e.floor, 10 * noise.Get());
-    threshold[n] = thr;
-    // Without compared inputs (a parameter gradient, a call without tensor
-    // arguments) the outputs follow from work done elsewhere: not ranked.
-    bool in_ok = e.has_input && !e.input_changed && !e.input_nonfinite && e.input_error <= thr;
-    bool out_ok = !e.output_changed && !e.output_nonfinite && (!e.has_output || e.output_error <= thr);
-    inputs_agree[n] = in_ok;
-    outputs_agree[n] = out_ok;
-    if (e.output_nonfinite && !e.input_nonfinite) {
-      reason[n] = vis::DIVERGENCE_OVERFLOW;
-    } else if (in_ok && e.output_changed) {
-      reason[n] = vis::DIVERGENCE_DTYPE_SHAPE;
-    } else if (in_ok && e.has_output && e.output_error > thr) {
-      reason[n] = mode == vis::MODE_MD5 ? vis::DIVERGENCE_MD5 : vis::DIVERGENCE_OUTPUTS;
-    } else if (in_ok && out_ok && e.has_output && IsLeaf(g, n)) {
-      noise.Add(e.output_error);
+  std::vector<uint8_t> is_compared(g.size(), 0);
+  for (uint32_t n = 1; n < g.size(); ++n) {
+    is_compared[n] = g.matched[n] != graph::kNoNode && g.op[n] != graph::NodeOp::kApiCollection && evidence[n].compared;
+  }
+  auto compared = [&](uint32_t n) { return is_compared[n] != 0; };
+  Verdicts v;
+  v.reason.assign(g.size(), vis::DIVERGENCE_NONE);
+  v.threshold.assign(g.size(), 0);
+  v.inputs_agree.assign(g.size(), 1);
+  v.outputs_agree.assign(g.size(), 1);
+  bool noise_rule = mode == vis::MODE_STATISTICS;
+  if (noise_rule) {
+    // 1. Statistics: each op's change beyond the noise of its kind.
+    NoiseVerdicts(g, evidence, order, is_compared, &v);
+  } else {
+    // 1. Each compared node's own verdict, against the floor of its dtype
+    // and ten times the median output error of the agreeing operators
+    // before it.
+    Median noise;
+    for (uint32_t n : order) {
+      if (!compared(n)) continue;
+      const Evidence& e = evidence[n];
+      double thr = std::max(e.floor, 10 * noise.Get());
+      v.threshold[n] = thr;
+      // Without compared inputs (a parameter gradient, a call without
+      // tensor arguments) the outputs follow from work done elsewhere: not
+      // ranked.
+      bool in_ok = e.has_input && !e.input_changed && !e.input_nonfinite && e.input_error <= thr;
+      bool out_ok = !e.output_changed && !e.output_nonfinite && (!e.has_output || e.output_error <= thr);
+      v.inputs_agree[n] = in_ok;
+      v.outputs_agree[n] = out_ok;
+      if (e.output_nonfinite && !e.input_nonfinite) {
+        v.reason[n] = vis::DIVERGENCE_OVERFLOW;
+      } else if (in_ok && e.output_changed) {
+        v.reason[n] = vis::DIVERGENCE_DTYPE_SHAPE;
+      } else if (in_ok && e.has_output && e.output_error > thr) {
+        v.reason[n] = mode == vis::MODE_MD5 ? vis::DIVERGENCE_MD5 : vis::DIVERGENCE_OUTPUTS;
+      } else if (in_ok && out_ok && e.has_output && IsLeaf(g, n)) {
+        noise.Add(e.output_error);
+      }
     }
   }
+  std::vector<vis::DivergenceReason>& reason = v.reason;
+  const std::vector<double>& threshold = v.threshold;
+  const std::vector<uint8_t>& inputs_agree = v.inputs_agree;
+  const std::vector<uint8_t>& outputs_agree = v.outputs_agree;
 
   // 2. Unmatched nodes between matched neighbours: the outermost unmatched
   // node with a matched sibling, where the last compared operator before it
@@ -380,6 +511,16 @@ vis::DivergenceRanking Rank(const graph::Graph& g, const std::vector<Evidence>& 
       e->set_output_error(evidence[n].output_error);
       e->set_floor(threshold[n]);
       e->set_note(evidence[n].note);
+      if (noise_rule) e->set_margin(v.margin[n]);
+    }
+  }
+  if (noise_rule) {
+    out.set_rule(vis::DIVERGENCE_RULE_NOISE);
+    out.set_threshold(kNoiseMargin);
+    if (v.largest_node >= 0) {
+      out.set_has_largest(true);
+      out.set_largest_margin(v.largest_margin);
+      out.set_largest_margin_node(static_cast<uint32_t>(v.largest_node));
     }
   }
   return out;

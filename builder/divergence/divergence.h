@@ -34,13 +34,26 @@ struct Evidence {
   bool input_nonfinite = false;   // an NPU input statistic is Inf/NaN
   bool output_nonfinite = false;  // an NPU output statistic is Inf/NaN
   std::string note;             // the first output change, e.g. "output.0 dtype torch.bfloat16 vs torch.float32"
+  // For the noise rule (statistics mode; docs/DIVERGENCE.md). A change is
+  // measured against the tensor's scale (max |Max|, |Min| of both sides;
+  // the Norm against the larger Norm), never as a bare relative error.
+  double input_change = 0;     // what the tensor inputs' changes can do to the output (docs/DIVERGENCE.md)
+  double input_change_max = 0; // the largest tensor input's change
+  double output_change = -1;   // the worst output's change; -1 when none was measured
+  double ulp = 0;              // one unit in the last place of the coarsest output dtype, relative
+  uint8_t precision = 0;       // the float dtypes of inputs, parameters and outputs (bits of kPrecision*)
+  bool has_parameters = false;        // the node dumped its own parameters (a module)
+  bool input_shape_changed = false;   // an input's shape or requires_grad differs (not only its dtype)
+  bool output_shape_changed = false;  // an output's shape or requires_grad differs
 };
+
+enum : uint8_t { kPrecisionBf16 = 1, kPrecisionFp16 = 2, kPrecisionFp32 = 4, kPrecisionFp64 = 8, kPrecisionInt = 16 };
 
 // Reads the metrics ComparePair stored on `npu` and the fields of both sides.
 Evidence EvidenceOf(vis::CompareMode mode, const vis::NodeDetail& npu, const vis::NodeDetail& bench);
 // The same with the items already paired (compare::PairItems) and the
 // metrics ComparePair gave them. Items pair k-th with k-th of a state,
-// parameter gradients too.
+// parameter gradients by parameter name (as their metrics).
 Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, const compare::PairMetrics& metrics);
 
 // The noise floor of a dtype name ("torch.bfloat16", "Float16", ...) in a mode.
@@ -55,6 +68,11 @@ std::vector<uint32_t> ExecutionOrder(const graph::Graph& npu);
 // modules none of whose matched descendants diverges by itself.
 vis::DivergenceRanking Rank(const graph::Graph& npu, const std::vector<Evidence>& evidence,
                             vis::CompareMode mode);
+
+// The noise rule's margin: an op diverges by itself when its output change
+// is more than this many times the noise that its kind, inputs and precision
+// explain.
+inline constexpr double kNoiseMargin = 5;
 
 // A short English name of a reason ("outputs differ", "md5 differs", ...).
 const char* ReasonName(vis::DivergenceReason reason);

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Scores graph-ascend's first divergence on the noisy corpus (bench/divergence/corpus.tar.xz).
+
+    python3 bench/divergence/score.py [build/bin/graph-ascend] [--corpus FILE] [--min-bugs N --min-none N]
+
+For each case it compares the npu dump (noise + bug) with the bench dump (clean) by
+`graph-ascend graph -i compare.json`, reads the first divergence from `graph-ascend info`, and
+prints RIGHT or WRONG:
+  a case with a bug   right when the first divergence is the culprit (manifest.json: found by
+                      make_corpus.py from the npu and reference dumps, without graph-ascend) or one
+                      of its enclosing modules other than the outermost (the whole model)
+  a noise-only case   right when `info` says "no divergence beyond noise"
+Beside it, the naive rule: the first node in execution order (forward, then backward) whose
+precision index falls in the worst colour bucket of the file (a noise-only case is then right
+only when every node is in the best bucket). With --min-bugs/--min-none it exits 1 when the score
+falls below them (the test in tests/python/test_divergence_corpus.py).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+NONE_LINE = "no divergence beyond noise"
+
+
+def first_divergence(info):
+    """(name or None, the `info` line)."""
+    for line in info.splitlines():
+        if line.startswith("first divergence, in execution order: "):
+            rest = line.split(": ", 1)[1]
+            return (None if rest.startswith("none") else rest.split(" (")[0]), line
+    return None, ""
+
+
+def naive(nodes, colors):
+    """The first node in execution order (forward, then backward) in the worst colour bucket."""
+    buckets = sorted((v["value"] for v in colors.values() if isinstance(v.get("value"), list) and len(v["value"]) == 2), key=lambda b: b[0])
+
+    def bucket(p):
+        for i, (lo, hi) in enumerate(buckets):
+            if lo <= p < hi or (i == len(buckets) - 1 and p == hi):
+                return i
+        return -1
+
+    root = next(n for n, v in nodes.items() if v.get("upnode") not in nodes)
+    pre, stack = [], [root]
+    while stack:
+        n = stack.pop()
+        pre.append(n)
+        stack.extend(reversed(nodes[n].get("subnodes", [])))
+    pre = [n for n in pre if ".backward" not in n] + [n for n in pre if ".backward" in n]
+    graded = [(n, bucket(nodes[n].get("data", {}).get("precision_index"))) for n in pre[1:]
+              if isinstance(nodes[n].get("data", {}).get("precision_index"), (int, float))]
+    worst = max((b for _, b in graded), default=0)
+    if worst <= 0:
+        return None
+    return next(n for n, b in graded if b == worst)
+
+
+def right(named, case):
+    if case["culprit"] is None:
+        return named is None
+    return named == case["culprit"] or named in case["modules"][:-1]
+
+
+def score_case(cli, root, name, case, out_dir):
+    work = os.path.join(out_dir, name)
+    os.makedirs(work)
+    with open(os.path.join(work, "compare.json"), "w") as f:
+        json.dump({"npu_path": os.path.join(root, case["npu"]), "bench_path": os.path.join(root, case["bench"])}, f)
+    run = subprocess.run([cli, "graph", "-i", "compare.json", "-o", "out"], cwd=work, capture_output=True, text=True)
+    if run.returncode != 0:
+        return name, None, "graph failed: " + run.stderr.strip(), None
+    vis = next(os.path.join(work, "out", f) for f in os.listdir(os.path.join(work, "out")) if f.endswith(".vis"))
+    info = subprocess.run([cli, "info", vis], capture_output=True, text=True, check=True).stdout
+    subprocess.run([cli, "export", vis, "-o", os.path.join(work, "g.json")], capture_output=True, check=True)
+    with open(os.path.join(work, "g.json")) as f:
+        exported = json.load(f)
+    named, line = first_divergence(info)
+    return name, named, line, naive(exported["NPU"]["node"], exported["Colors"])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cli", nargs="?", default=os.path.join(ROOT, "build/bin/graph-ascend"))
+    ap.add_argument("--corpus", default=os.path.join(HERE, "corpus.tar.xz"))
+    ap.add_argument("--min-bugs", type=int, default=0)
+    ap.add_argument("--min-none", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    cli = os.path.abspath(args.cli)
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(args.corpus) as tar:
+            tar.extractall(tmp, filter="data")
+        root = os.path.join(tmp, "corpus")
+        with open(os.path.join(root, "manifest.json")) as f:
+            manifest = json.load(f)
+        runs = os.path.join(tmp, "runs")
+        os.makedirs(runs)
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lambda kv: score_case(cli, root, kv[0], kv[1], runs), sorted(manifest.items())))
+    totals = {"bugs": [0, 0, 0], "none": [0, 0, 0]}  # right, naive right, cases
+    for name, named, line, naive_named in results:
+        case = manifest[name]
+        ok, naive_ok = right(named, case), right(naive_named, case)
+        t = totals["none" if case["culprit"] is None else "bugs"]
+        t[0] += ok
+        t[1] += naive_ok
+        t[2] += 1
+        print(f"{'RIGHT' if ok else 'WRONG'} {name}: {named or 'none'} (culprit {case['culprit'] or 'none'}); "
+              f"naive {'right' if naive_ok else 'wrong'}: {naive_named or 'none'}")
+        if not ok:
+            print(f"      {line}")
+    b, n = totals["bugs"], totals["none"]
+    print(f"bug cases:        {b[0]}/{b[2]} right (naive rule {b[1]}/{b[2]})")
+    print(f"noise-only cases: {n[0]}/{n[2]} say none (naive rule {n[1]}/{n[2]})")
+    if b[0] < args.min_bugs or n[0] < args.min_none:
+        print(f"score fell: bugs {b[0]} < {args.min_bugs} or none {n[0]} < {args.min_none}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
