@@ -693,6 +693,55 @@ TEST_F(BadInput, ParentsInACycle) {
   ExpectRefused(db, "node ", true);
 }
 
+// A matched_node_link naming no node of the other side: graph-ascend import
+// and the service died of SIGSEGV in ResolveMatches (found by ga_fuzz,
+// msprobe_json and vis_db_cell). Refused on both sides of both formats, the
+// line naming the file, the node and the name.
+TEST_F(BadInput, MatchedLinkToNoNodeOfADb) {
+  for (const char* side : {"NPU", "Bench"}) {
+    SCOPED_TRACE(side);
+    std::string db = RealDb();
+    ExecSql(db, std::string("UPDATE tb_nodes SET matched_node_link = '[\"Module.no_such_node\"]' "
+                            "WHERE node_name = 'Apis_Between_Modules.0' AND data_source = '") + side + "'");
+    std::string where = std::string(side) +
+                        " node Apis_Between_Modules.0: matched_node_link names 'Module.no_such_node', which is not a "
+                        "node of the " + (std::string(side) == "NPU" ? "Bench" : "NPU") + " graph";
+    ExpectRefused(db, where, true);
+    testing::RunResult run = RunTool({"import", db, "-o", dir_ / "out"});
+    EXPECT_EQ(run.status, 2);
+    EXPECT_NE(run.err.find(db + ": "), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find(where), std::string::npos) << run.err;
+    EXPECT_FALSE(fs::exists(dir_ / "out"));
+    fs::remove(db);
+  }
+}
+
+TEST_F(BadInput, MatchedLinkToNoNodeOfAJsonVis) {
+  std::string real;
+  for (const std::string& f : Fixtures(".vis")) {
+    if (f.find("dist_gloo_compare_8.1.2.vis") != std::string::npos) real = f;
+  }
+  ASSERT_FALSE(real.empty());
+  for (const char* side : {"NPU", "Bench"}) {
+    SCOPED_TRACE(side);
+    auto j = nlohmann::json::parse(ReadFile(real));
+    j[side]["node"]["Apis_Between_Modules.0"]["matched_node_link"] = {"Module.no_such_node"};
+    std::string path = dir_ / "link.vis";
+    WriteFile(path, j.dump());
+    std::string where = std::string(side) +
+                        " node Apis_Between_Modules.0: matched_node_link names 'Module.no_such_node', which is not a "
+                        "node of the " + (std::string(side) == "NPU" ? "Bench" : "NPU") + " graph";
+    ExpectRefused(path, where);
+    testing::RunResult run = RunTool({"import", path, "-o", dir_ / "out.vis"});
+    EXPECT_NE(run.err.find(where), std::string::npos) << run.err;
+  }
+  // The plugin's saved match maps are links as well.
+  auto j = nlohmann::json::parse(ReadFile(real));
+  j["npu_match_nodes"] = {{"Apis_Between_Modules.0", "Module.no_such_node"}};
+  WriteFile(dir_ / "map.vis", j.dump());
+  ExpectRefused(dir_ / "map.vis", "NPU node Apis_Between_Modules.0: matched_node_link names 'Module.no_such_node'");
+}
+
 // A FIFO named like a graph file: refused, never a blocked open().
 TEST_F(BadInput, FifoIsNotAGraphFile) {
   for (const char* name : {"fifo.vis.db", "fifo.vis"}) {
