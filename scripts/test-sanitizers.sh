@@ -12,6 +12,7 @@
 #   GA_FUZZ_RUNS=20000 scripts/test-sanitizers.sh
 #   GA_FUZZ_SECONDS=60 scripts/test-sanitizers.sh      # 60 s per fuzz target instead of a run count
 #   GA_FUZZ_RUNS=0 scripts/test-sanitizers.sh          # no fuzz run
+#   GA_FUZZ_SEED=K scripts/test-sanitizers.sh          # the fuzz run of seed K (default: a fresh one, printed)
 #   GA_SANITIZE_PYTHON=0 scripts/test-sanitizers.sh    # no Python plugin tests
 #   GA_SANITIZE_SERVER=0 scripts/test-sanitizers.sh    # builder only (no gRPC server, its tests, the plugin tests)
 #   scripts/test-sanitizers.sh -R robustness   # extra arguments go to ctest
@@ -71,7 +72,7 @@ if [ "$server" != 0 ] && [ "${GA_SANITIZE_PYTHON:-1}" != 0 ]; then
 fi
 
 if [ -n "${GA_FUZZ_SECONDS:-}" ]; then
-  GA_SOURCE_DIR="$root" "$build/bin/ga_fuzz" --seconds "$GA_FUZZ_SECONDS" --seed "${GA_FUZZ_SEED:-1}"
+  GA_SOURCE_DIR="$root" "$build/bin/ga_fuzz" --seconds "$GA_FUZZ_SECONDS" --seed "${GA_FUZZ_SEED:-random}"
 elif [ "${GA_FUZZ_RUNS:-3000}" != 0 ]; then
-  GA_SOURCE_DIR="$root" "$build/bin/ga_fuzz" --runs "${GA_FUZZ_RUNS:-3000}" --seed "${GA_FUZZ_SEED:-1}"
+  GA_SOURCE_DIR="$root" "$build/bin/ga_fuzz" --runs "${GA_FUZZ_RUNS:-3000}" --seed "${GA_FUZZ_SEED:-random}"
 fi

@@ -181,7 +181,9 @@ ForeignNode& SideBuilder::Add(std::string name) {
 
 int64_t SideBuilder::IndexOf(std::string_view name) const {
   int64_t at = Added(name);
-  return at < 0 || static_cast<size_t>(at) >= position_.size() ? -1 : position_[at];
+  // Not one ?: expression: its type would be position_'s uint32_t, and -1 would read as 4294967295.
+  if (at < 0 || static_cast<size_t>(at) >= position_.size()) return -1;
+  return position_[at];
 }
 
 int32_t SideBuilder::Stack(std::vector<std::string> frames) {
@@ -275,21 +277,29 @@ Result<GraphSide> SideBuilder::Finish(const std::string& root, const std::string
   return side;
 }
 
-void ResolveMatches(const SideBuilder& npu_builder, GraphSide* npu, const SideBuilder& bench_builder,
-                    GraphSide* bench) {
-  auto resolve = [](const SideBuilder& from, GraphSide* side, const SideBuilder& to, GraphSide* other) {
+Status ResolveMatches(const std::string& file, const SideBuilder& npu_builder, GraphSide* npu,
+                      const SideBuilder& bench_builder, GraphSide* bench) {
+  auto resolve = [&file](const SideBuilder& from, GraphSide* side, const char* side_name, const SideBuilder& to,
+                         GraphSide* other, const char* other_name) -> Status {
     const auto& names = from.matched_names();
+    if (names.size() != side->index.size() || to.size() != other->index.size()) {
+      return Error{file, std::string(side_name) + " graph", "its nodes and the links read disagree"};
+    }
     for (uint32_t n = 0; n < names.size(); ++n) {
       if (names[n].empty()) continue;
       int64_t peer = to.IndexOf(names[n]);
-      if (peer < 0) continue;
+      if (peer < 0 || static_cast<uint64_t>(peer) >= other->index.size()) {
+        return Error{file, std::string(side_name) + " node " + std::string(side->index.Name(n)),
+                     "matched_node_link names '" + names[n] + "', which is not a node of the " + other_name + " graph"};
+      }
       side->index.matched[n] = static_cast<int32_t>(peer);
       // A link written on one side only holds for both.
       if (other->index.matched[peer] < 0) other->index.matched[peer] = static_cast<int32_t>(n);
     }
+    return Status::Ok();
   };
-  resolve(npu_builder, npu, bench_builder, bench);
-  resolve(bench_builder, bench, npu_builder, npu);
+  GA_RETURN_IF_ERROR(resolve(npu_builder, npu, "NPU", bench_builder, bench, "Bench"));
+  return resolve(bench_builder, bench, "Bench", npu_builder, npu, "NPU");
 }
 
 }  // namespace graph_ascend::formats

@@ -126,8 +126,9 @@ class SideBuilder {
 };
 
 // Sets index.matched on both sides from the peer names each builder
-// collected. A name missing on the other side leaves the node unmatched.
-void ResolveMatches(const SideBuilder& npu_builder, GraphSide* npu, const SideBuilder& bench_builder,
-                    GraphSide* bench);
+// collected. A name that is not a node of the other side is an error naming
+// `file`, the node and the name (a damaged link; msprobe writes none).
+Status ResolveMatches(const std::string& file, const SideBuilder& npu_builder, GraphSide* npu,
+                      const SideBuilder& bench_builder, GraphSide* bench);
 
 }  // namespace graph_ascend::formats

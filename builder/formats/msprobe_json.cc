@@ -349,7 +349,7 @@ Result<GraphFile> JsonVisReader::Run() {
     if (!bench_side.ok()) return bench_side.error();
     g.bench = std::move(*bench_side);
     meta.mutable_bench()->set_root(bench_root);
-    ResolveMatches(npu, &g.npu, bench, &g.bench);
+    GA_RETURN_IF_ERROR(ResolveMatches(path_, npu, &g.npu, bench, &g.bench));
     meta.set_kind(vis::GRAPH_COMPARE);
     meta.set_mode(ModeOfTask(task));
     meta.set_task(task.empty() ? "summary" : task);

@@ -384,7 +384,7 @@ Status FinishGraph(const std::string& path, const DbGraphKey& key, SideRows* npu
   if (g->compare()) {
     if (!b.ok()) return b.error();
     g->bench = std::move(*b);
-    ResolveMatches(npu->builder, &g->npu, bench->builder, &g->bench);
+    return ResolveMatches(path, npu->builder, &g->npu, bench->builder, &g->bench);
   }
   return Status::Ok();
 }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <map>
+#include <unordered_map>
 
 namespace graph_ascend::ckpt {
 namespace {
@@ -58,6 +59,12 @@ bool Ints(const PickleValue& v, std::vector<int64_t>* out) {
 class Machine {
  public:
   Machine(std::string_view p, const std::string& file) : p_(p), file_(file) {}
+  // Values are shared_ptrs: a value that holds itself (a list APPENDed to
+  // itself through the memo) would never be freed. Unless the run returned
+  // a tree without cycles, the edges of every grown container are cut.
+  ~Machine() {
+    if (!keep_) Unlink();
+  }
 
   Result<PickleRef> Run();
 
@@ -95,6 +102,15 @@ class Machine {
     stack_.push_back(it->second);
     return Status::Ok();
   }
+  Result<PickleRef> Execute();
+  // `v` (stack_.back()) is given items after it was made. Only such a value
+  // can close a cycle: one made whole holds values older than itself.
+  PickleValue* Grown(const PickleRef& v) {
+    grown_.emplace(v.get(), v);
+    return v.get();
+  }
+  bool HasCycle() const;
+  void Unlink();
   Status SetItems(PickleValue* target, std::vector<PickleRef> items);
   Result<PickleRef> Call(const PickleRef& fn, const PickleRef& args);
   Result<PickleRef> Tensor(const PickleValue& args);
@@ -105,7 +121,62 @@ class Machine {
   std::vector<PickleRef> stack_;
   std::vector<size_t> marks_;
   std::map<uint64_t, PickleRef> memo_;
+  std::unordered_map<const PickleValue*, PickleRef> grown_;
+  bool keep_ = false;
 };
+
+// Depth-first over everything the grown values reach (each value once), looking for an edge back into the path.
+bool Machine::HasCycle() const {
+  enum : uint8_t { kOnPath = 1, kDone = 2 };
+  std::unordered_map<const PickleValue*, uint8_t> mark;
+  auto edges = [](const PickleValue* v) { return v->items.size() + 2 * v->dict.size() + (v->state ? 1 : 0); };
+  auto edge = [](const PickleValue* v, size_t e) -> const PickleValue* {
+    if (e < v->items.size()) return v->items[e].get();
+    e -= v->items.size();
+    if (e < 2 * v->dict.size()) return (e % 2 ? v->dict[e / 2].second : v->dict[e / 2].first).get();
+    return v->state.get();
+  };
+  std::vector<std::pair<const PickleValue*, size_t>> path;
+  for (const auto& [start, ref] : grown_) {
+    if (mark[start] != 0) continue;
+    mark[start] = kOnPath;
+    path.emplace_back(start, 0);
+    while (!path.empty()) {
+      auto& [v, next] = path.back();
+      if (next == edges(v)) {
+        mark[v] = kDone;
+        path.pop_back();
+        continue;
+      }
+      const PickleValue* to = edge(v, next++);
+      uint8_t& m = mark[to];
+      if (m == kOnPath) return true;
+      if (m == 0) {
+        m = kOnPath;
+        path.emplace_back(to, 0);
+      }
+    }
+  }
+  return false;
+}
+
+void Machine::Unlink() {
+  // Every cycle passes through a grown value; the values themselves are
+  // freed with grown_ and the stack, none of them recursively through a cycle.
+  for (auto& [v, ref] : grown_) {
+    ref->items.clear();
+    ref->dict.clear();
+    ref->state.reset();
+  }
+}
+
+Result<PickleRef> Machine::Run() {
+  Result<PickleRef> result = Execute();
+  if (!result.ok()) return result;
+  if (HasCycle()) return Bad("a list, dict or object that contains itself");
+  keep_ = true;
+  return result;
+}
 
 Status Machine::SetItems(PickleValue* target, std::vector<PickleRef> items) {
   if (items.size() % 2) return Bad("odd SETITEMS");
@@ -170,7 +241,7 @@ Result<PickleRef> Machine::Call(const PickleRef& fn, const PickleRef& args) {
   return obj;
 }
 
-Result<PickleRef> Machine::Run() {
+Result<PickleRef> Machine::Execute() {
   while (pos_ < p_.size()) {
     op_at_ = pos_;
     unsigned char op = static_cast<unsigned char>(p_[pos_++]);
@@ -297,7 +368,7 @@ Result<PickleRef> Machine::Run() {
         auto item = Pop();
         if (!item.ok()) return item.error();
         if (stack_.empty() || stack_.back()->kind != Kind::kList) return Bad("APPEND to a non-list");
-        stack_.back()->items.push_back(*item);
+        Grown(stack_.back())->items.push_back(*item);
         break;
       }
       case 'e': case 0x90: {
@@ -307,21 +378,22 @@ Result<PickleRef> Machine::Run() {
                                stack_.back()->kind != Kind::kObject)) {
           return Bad("APPENDS to a non-list");
         }
-        for (auto& x : *items) stack_.back()->items.push_back(x);
+        PickleValue* list = Grown(stack_.back());
+        for (auto& x : *items) list->items.push_back(x);
         break;
       }
       case 's': {
         if (stack_.size() < Floor() + 3) return Bad("pickle stack underflow");
         std::vector<PickleRef> kv(stack_.end() - 2, stack_.end());
         stack_.resize(stack_.size() - 2);
-        GA_RETURN_IF_ERROR(SetItems(stack_.back().get(), std::move(kv)));
+        GA_RETURN_IF_ERROR(SetItems(Grown(stack_.back()), std::move(kv)));
         break;
       }
       case 'u': {
         auto items = PopMark();
         if (!items.ok()) return items.error();
         if (stack_.empty()) return Bad("SETITEMS without a dict");
-        GA_RETURN_IF_ERROR(SetItems(stack_.back().get(), std::move(*items)));
+        GA_RETURN_IF_ERROR(SetItems(Grown(stack_.back()), std::move(*items)));
         break;
       }
       case 'c': {
@@ -397,7 +469,7 @@ Result<PickleRef> Machine::Run() {
         auto st = Pop();
         if (!st.ok()) return st.error();
         if (stack_.empty()) return Bad("BUILD without an object");
-        PickleValue& target = *stack_.back();
+        PickleValue& target = *Grown(stack_.back());
         if (target.kind == Kind::kObject) {
           target.state = *st;
         } else if (target.kind == Kind::kDict && (*st)->kind == Kind::kDict) {

@@ -1,12 +1,17 @@
 // ga_fuzz: runs the targets of targets.cc on mutations of their seeds.
 //
-//   ga_fuzz [--target NAME]... [--runs N] [--seconds S] [--seed K] [--list]
+//   ga_fuzz [--target NAME]... [--runs N] [--seconds S] [--seed K|random] [--shard I/N]
+//           [--crash-dir DIR] [--leak-check-each] [--list]
+//   ga_fuzz --replay DIR             every file of DIR/<target>/ through <target>
+//   ga_fuzz --replay FILE --target NAME
 //
 // Deterministic for a given --seed and --runs: run i of a target mutates
 // seed (i mod seeds) with a generator seeded by (K, target, i), so a failure
-// is reproduced by the same command. Prints one line per target: runs,
-// seeds, inputs refused with an Error, inputs accepted. A crash, hang or
-// uncaught exception saves the input and ends the run with a non-zero status.
+// is reproduced by the same command (`--seed random` picks K and prints it).
+// Prints one line per target: runs, seeds, inputs refused with an Error,
+// inputs accepted. A crash, hang, uncaught exception or (under
+// LeakSanitizer) a leak saves the input and ends the run with a non-zero
+// status; --replay runs saved inputs (tests/fuzz/corpus) the same way.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -28,17 +33,37 @@
 
 // Set when built with a sanitizer (its report ends the process; we first save the input).
 extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+// Set under LeakSanitizer: a leak check now, reported, without ending the process.
+extern "C" int __lsan_do_recoverable_leak_check() __attribute__((weak));
 
 namespace graph_ascend::fuzz {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The input being run, for the crash handlers.
-std::string g_current;
+// The input being run, for the crash handlers. Never destroyed: LeakSanitizer
+// checks after the static destructors and calls SaveCurrent on a leak (a
+// destroyed string there was a heap-use-after-free whose report hid LSan's).
+std::string& g_current = *new std::string;
 char g_crash_path[4096];
+char g_replay_hint[8192];  // how to run the saved input again
+// Where the input being run came from, when it is a file (--replay): nothing to save.
+char g_replaying[4096];
+bool g_running = false;  // false outside a run: a report then belongs to no input
 
 void SaveCurrent() {
+  if (!g_running) {
+    const char msg[] = "ga_fuzz: sanitizer report outside the runs (no input to save)\n";
+    (void)!write(2, msg, sizeof(msg) - 1);
+    return;
+  }
+  if (g_replaying[0] != '\0') {
+    const char msg[] = "ga_fuzz: failing input: ";
+    (void)!write(2, msg, sizeof(msg) - 1);
+    (void)!write(2, g_replaying, strlen(g_replaying));
+    (void)!write(2, "\n", 1);
+    return;
+  }
   int fd = open(g_crash_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return;
   size_t done = 0;
@@ -52,6 +77,7 @@ void SaveCurrent() {
   (void)!write(2, msg, sizeof(msg) - 1);
   (void)!write(2, g_crash_path, strlen(g_crash_path));
   (void)!write(2, "\n", 1);
+  (void)!write(2, g_replay_hint, strlen(g_replay_hint));
 }
 
 void OnFatalSignal(int sig) {
@@ -166,11 +192,105 @@ struct Tally {
   uint64_t runs = 0, refused = 0, accepted = 0;
 };
 
+// Runs `t` on g_current (whose file is g_crash_path, or g_replaying when it
+// came from one). False after a failure that did not end the process (an
+// uncaught exception; with `leak_check`, a leak), the input saved.
+bool RunOne(const Target& t, bool leak_check, bool* ok) {
+  g_running = true;
+  alarm(20);
+  try {
+    *ok = t.run(Input(g_current)).ok();
+  } catch (const std::bad_alloc&) {
+    fprintf(stderr, "ga_fuzz: %s: unbounded allocation (std::bad_alloc)\n", t.name.c_str());
+    SaveCurrent();
+    return false;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "ga_fuzz: %s: uncaught exception: %s\n", t.name.c_str(), e.what());
+    SaveCurrent();
+    return false;
+  }
+  alarm(0);
+  if (leak_check && __lsan_do_recoverable_leak_check != nullptr && __lsan_do_recoverable_leak_check() != 0) {
+    fprintf(stderr, "ga_fuzz: %s: memory leaked (LeakSanitizer's report above)\n", t.name.c_str());
+    SaveCurrent();
+    return false;
+  }
+  g_running = false;
+  return true;
+}
+
+const Target* FindTarget(const std::string& name) {
+  for (const Target& t : Targets()) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+// Every file of a corpus (DIR/<target>/*, or one file for one target)
+// through its target: each must be handled without a crash, hang,
+// exception or leak. Prints one line per target.
+int Replay(const std::string& path, const std::vector<std::string>& only) {
+  std::vector<std::pair<const Target*, std::vector<std::string>>> work;
+  if (fs::is_regular_file(path)) {
+    const Target* t = only.size() == 1 ? FindTarget(only[0]) : nullptr;
+    if (t == nullptr) {
+      fprintf(stderr, "ga_fuzz: --replay of a file needs one --target (a known one)\n");
+      return 2;
+    }
+    work.push_back({t, {path}});
+  } else {
+    std::error_code ec;
+    std::vector<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator(path, ec)) dirs.push_back(e.path());
+    if (ec) {
+      fprintf(stderr, "ga_fuzz: %s: %s\n", path.c_str(), ec.message().c_str());
+      return 2;
+    }
+    std::sort(dirs.begin(), dirs.end());
+    for (const fs::path& d : dirs) {
+      std::string name = d.filename().string();
+      if (!fs::is_directory(d) || name[0] == '.') continue;
+      if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
+      const Target* t = FindTarget(name);
+      if (t == nullptr) {
+        fprintf(stderr, "ga_fuzz: %s: no target of that name\n", d.c_str());
+        return 2;
+      }
+      std::vector<std::string> files;
+      for (const auto& e : fs::directory_iterator(d)) {
+        if (e.is_regular_file()) files.push_back(e.path().string());
+      }
+      std::sort(files.begin(), files.end());
+      work.push_back({t, std::move(files)});
+    }
+  }
+  for (const auto& [t, files] : work) {
+    Tally tally;
+    for (const std::string& file : files) {
+      std::ifstream in(file, std::ios::binary);
+      g_current.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      snprintf(g_replaying, sizeof(g_replaying), "%s", file.c_str());
+      bool ok = false;
+      if (!RunOne(*t, true, &ok)) return 1;
+      ++tally.runs;
+      (ok ? tally.accepted : tally.refused)++;
+    }
+    printf("%-18s replayed %llu  refused %llu  accepted %llu  crashes 0\n", t->name.c_str(),
+           static_cast<unsigned long long>(tally.runs), static_cast<unsigned long long>(tally.refused),
+           static_cast<unsigned long long>(tally.accepted));
+    fflush(stdout);
+  }
+  g_replaying[0] = '\0';
+  return 0;
+}
+
 int Run(int argc, char** argv) {
   std::vector<std::string> only;
   uint64_t runs = 1000, seed = 1;
   double seconds = 0;
-  bool list = false;
+  bool list = false, leak_check_each = false, random_seed = false;
+  std::string replay, crash_dir = ".";
+  unsigned shard = 0, shards = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -183,10 +303,25 @@ int Run(int argc, char** argv) {
     if (a == "--target") only.push_back(next());
     else if (a == "--runs") runs = std::stoull(next());
     else if (a == "--seconds") seconds = std::stod(next());
-    else if (a == "--seed") seed = std::stoull(next());
+    else if (a == "--seed") {
+      std::string v = next();
+      random_seed = v == "random";
+      if (!random_seed) seed = std::stoull(v);
+    } else if (a == "--shard") {
+      std::string v = next();
+      if (sscanf(v.c_str(), "%u/%u", &shard, &shards) != 2 || shards == 0 || shard >= shards) {
+        fprintf(stderr, "ga_fuzz: --shard I/N with I < N\n");
+        return 2;
+      }
+    } else if (a == "--crash-dir") crash_dir = next();
+    else if (a == "--replay") replay = next();
+    else if (a == "--leak-check-each") leak_check_each = true;
     else if (a == "--list") list = true;
     else {
-      fprintf(stderr, "usage: ga_fuzz [--target NAME]... [--runs N] [--seconds S per target] [--seed K] [--list]\n");
+      fprintf(stderr,
+              "usage: ga_fuzz [--target NAME]... [--runs N] [--seconds S per target] [--seed K|random]\n"
+              "               [--shard I/N] [--crash-dir DIR] [--leak-check-each] [--list]\n"
+              "       ga_fuzz --replay DIR|FILE [--target NAME]...\n");
       return 2;
     }
   }
@@ -202,8 +337,22 @@ int Run(int argc, char** argv) {
     setrlimit(RLIMIT_AS, &lim);
   }
   InstallHandlers();
+  if (!replay.empty()) return Replay(replay, only);
+  if (random_seed) {
+    seed = std::random_device()() | (uint64_t{std::random_device()()} << 32);
+    seed %= 1000000000;  // short enough to copy
+  }
+  fprintf(stderr, "ga_fuzz: --seed %llu\n", static_cast<unsigned long long>(seed));
+  for (const std::string& name : only) {
+    if (FindTarget(name) == nullptr) {
+      fprintf(stderr, "ga_fuzz: no target %s (--list names them)\n", name.c_str());
+      return 2;
+    }
+  }
+  size_t index = 0;
   for (const Target& t : Targets()) {
     if (!only.empty() && std::find(only.begin(), only.end(), t.name) == only.end()) continue;
+    if (index++ % shards != shard) continue;
     std::vector<std::string> seeds = t.seeds();
     if (seeds.empty()) {
       fprintf(stderr, "ga_fuzz: %s has no seeds (is GA_SOURCE_DIR the source tree?)\n", t.name.c_str());
@@ -223,25 +372,27 @@ int Run(int argc, char** argv) {
       // Every 16th run is an unmutated seed (counted apart: a target whose
       // seeds are all refused tests nothing but its error paths).
       g_current = i % 16 == 0 ? seeds[i / 16 % seeds.size()] : m.Mutate(seeds[i % seeds.size()]);
-      snprintf(g_crash_path, sizeof(g_crash_path), "crash-%s-seed%llu-run%llu.bin", t.name.c_str(),
-               static_cast<unsigned long long>(seed), static_cast<unsigned long long>(i));
-      alarm(20);
-      bool ok;
-      try {
-        ok = t.run(Input(g_current)).ok();
-      } catch (const std::bad_alloc&) {
-        fprintf(stderr, "ga_fuzz: %s: unbounded allocation (std::bad_alloc)\n", t.name.c_str());
-        SaveCurrent();
-        return 1;
-      } catch (const std::exception& e) {
-        fprintf(stderr, "ga_fuzz: %s: uncaught exception: %s\n", t.name.c_str(), e.what());
-        SaveCurrent();
-        return 1;
-      }
-      alarm(0);
+      snprintf(g_crash_path, sizeof(g_crash_path), "%s/crash-%s-seed%llu-run%llu.bin", crash_dir.c_str(),
+               t.name.c_str(), static_cast<unsigned long long>(seed), static_cast<unsigned long long>(i));
+      snprintf(g_replay_hint, sizeof(g_replay_hint),
+               "ga_fuzz: run it again: ga_fuzz --replay %s --target %s (or: --target %s --seed %llu --runs %llu)\n",
+               g_crash_path, t.name.c_str(), t.name.c_str(), static_cast<unsigned long long>(seed),
+               static_cast<unsigned long long>(i + 1));
+      bool ok = false;
+      if (!RunOne(t, leak_check_each, &ok)) return 1;
       if (i % 16 == 0 && !ok) ++refused_seeds;
       ++tally.runs;
       (ok ? tally.accepted : tally.refused)++;
+    }
+    // Under LeakSanitizer, what this target's runs lost (the input is not
+    // known: --leak-check-each finds it, a check after every run).
+    if (__lsan_do_recoverable_leak_check != nullptr && __lsan_do_recoverable_leak_check() != 0) {
+      fprintf(stderr,
+              "ga_fuzz: %s: memory leaked in these runs (LeakSanitizer's report above); the input: "
+              "ga_fuzz --target %s --seed %llu --runs %llu --leak-check-each\n",
+              t.name.c_str(), t.name.c_str(), static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(tally.runs));
+      return 1;
     }
     double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // A crash, hang or exception has ended the process before this line.

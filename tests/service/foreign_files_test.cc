@@ -408,15 +408,30 @@ TEST_F(ForeignFilesTest, DamagedFilesAreAnErrorNamingTheFile) {
   exec(logs_.Join("bad/no_column.vis.db"), "ALTER TABLE tb_nodes DROP COLUMN sub_nodes");
   const std::string json = read(Fixture("dist_gloo_compare_8.1.2.vis"));
   std::ofstream(logs_.Join("bad/half.vis"), std::ios::binary) << json.substr(0, json.size() / 2);
+  // A matched_node_link naming no node of the other side (the server died of SIGSEGV).
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), logs_.Join("bad/link.vis.db"));
+  exec(logs_.Join("bad/link.vis.db"),
+       "UPDATE tb_nodes SET matched_node_link = '[\"Module.no_such_node\"]' "
+       "WHERE node_name = 'Distributed.all_reduce.0.forward' AND data_source = 'NPU'");
+  // The first link of the file (a list of names, the peer last) names no node.
+  std::string relinked = json;
+  size_t at = relinked.find("\"matched_node_link\": [");
+  ASSERT_NE(at, std::string::npos);
+  relinked.replace(at, relinked.find(']', at) + 1 - at, "\"matched_node_link\": [\"Module.no_such_node\"]");
+  std::ofstream(logs_.Join("bad/link.vis"), std::ios::binary) << relinked;
   const std::set<std::string> with_bad = Listing(logs_.path());
-  const std::vector<std::pair<std::string, std::string>> cases = {{"bad/truncated.vis.db", "SQLite"},
-                                                                  {"bad/no_table.vis.db", "table tb_config"},
-                                                                  {"bad/no_column.vis.db", "column sub_nodes"},
-                                                                  {"bad/half.vis", "line "}};
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"bad/truncated.vis.db", "SQLite"},
+      {"bad/no_table.vis.db", "table tb_config"},
+      {"bad/no_column.vis.db", "column sub_nodes"},
+      {"bad/half.vis", "line "},
+      {"bad/link.vis.db", "node Distributed.all_reduce.0.forward: matched_node_link names 'Module.no_such_node'"},
+      {"bad/link.vis", ": matched_node_link names 'Module.no_such_node'"}};
   for (const auto& [file, where] : cases) {
     SCOPED_TRACE(file);
     grpc::Status st = Open(file);
     ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::DATA_LOSS) << st.error_message();
     EXPECT_NE(st.error_message().find(file), std::string::npos) << st.error_message();
     EXPECT_NE(st.error_message().find(where), std::string::npos) << st.error_message();
     EXPECT_EQ(st.error_message().find('\n'), std::string::npos) << "one line: " << st.error_message();
