@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every system package graph-ascend needs on Debian 12 (build, tests, browser).
-# Idempotent: packages already present are skipped by apt. (debian-archive-keyring
+# Idempotent and cheap when nothing is missing (a dpkg-query per package, well under
+# a second), so every script calls it first. What it installs is said on stderr; the
+# "all present" line goes to stdout, which callers discard. (debian-archive-keyring
 # holds the Debian 11 key scripts/glibc-sysroot.sh checks its download with.)
 # `install-deps.sh aarch64` adds the cross compiler and qemu-user for
 # scripts/build-wheel.sh aarch64 and scripts/test-aarch64.sh; `install-deps.sh cluster`
@@ -41,7 +43,7 @@ fi
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "install-deps: installing ${missing[*]}"
+echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
