@@ -11,6 +11,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  ccache  # build.sh and build-wheel.sh use it: the test command's fresh-clone build is then all cache hits
   libprotobuf-dev protobuf-compiler libre2-dev
   libgrpc++-dev protobuf-compiler-grpc
   nlohmann-json3-dev libboost-graph-dev libyaml-cpp-dev libzstd-dev libsqlite3-dev
