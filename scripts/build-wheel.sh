@@ -11,7 +11,10 @@
 # sysroot from scripts/aarch64-sysroot.sh; scripts/install-deps.sh aarch64).
 # GA_WHEEL_BUILD_DIR (default build-wheel/<arch>) is the CMake build directory;
 # it may be build/ when that is configured with GA_PORTABLE=1 scripts/build.sh.
-# Needs scripts/install-deps.sh and scripts/python-env.sh first.
+# Works alone on a fresh clone: it installs the system packages that are missing
+# (scripts/install-deps.sh, with the cross compiler for aarch64) and makes the
+# project's .venv (scripts/python-env.sh: pip, setuptools, auditwheel), each a
+# second or less when already there. scripts/test-fresh-clone.sh checks that.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 arch=${1:-$(uname -m)}
@@ -21,6 +24,10 @@ case "$arch" in
 esac
 build=$(realpath -m "${GA_WHEEL_BUILD_DIR:-$root/build-wheel/$arch}")  # absolute: setup.py runs elsewhere
 python="$root/.venv/bin/python"
+deps=()
+[ "$arch" = "$(uname -m)" ] || deps=(aarch64)
+"$root/scripts/install-deps.sh" "${deps[@]}" >/dev/null
+"$root/scripts/python-env.sh"
 
 # 1. The portable executables.
 glibc="$root/build-wheel/glibc-$arch"

@@ -6,8 +6,10 @@
 # wheel ships them (GRAPH_ASCEND_PORTABLE, cmake/Portable.cmake, against
 # Debian 11's glibc from scripts/glibc-sysroot.sh); the test
 # command does, so that scripts/build-wheel.sh packages this very build.
+# Installs the system packages first when some are missing (scripts/install-deps.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/install-deps.sh" >/dev/null
 build="${GA_BUILD_DIR:-$root/build}"
 launcher=()
 if command -v ccache >/dev/null 2>&1; then

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every system package graph-ascend needs on Debian 12 (build, tests, browser).
-# Idempotent: packages already present are skipped by apt. (debian-archive-keyring
+# Idempotent and cheap when nothing is missing (a dpkg-query per package, well under
+# a second), so every script calls it first. What it installs is said on stderr; the
+# "all present" line goes to stdout, which callers discard. (debian-archive-keyring
 # holds the Debian 11 key scripts/glibc-sysroot.sh checks its download with.)
 # `install-deps.sh aarch64` adds the cross compiler and qemu-user for
 # scripts/build-wheel.sh aarch64 and scripts/test-aarch64.sh; `install-deps.sh cluster`
@@ -9,6 +11,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  ccache  # build.sh and build-wheel.sh use it: the test command's fresh-clone build is then all cache hits
   libprotobuf-dev protobuf-compiler libre2-dev
   libgrpc++-dev protobuf-compiler-grpc
   nlohmann-json3-dev libboost-graph-dev libyaml-cpp-dev libzstd-dev libsqlite3-dev
@@ -41,7 +44,7 @@ fi
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "install-deps: installing ${missing[*]}"
+echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

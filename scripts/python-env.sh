@@ -7,6 +7,7 @@ venv="$root/.venv"
 stamp="$venv/.requirements.sha"
 want=$(sha256sum "$root/requirements-dev.txt" | cut -d' ' -f1)
 if [ ! -x "$venv/bin/python" ]; then
+  "$root/scripts/install-deps.sh" >/dev/null  # python3-venv
   python3 -m venv "$venv"
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

@@ -3,7 +3,8 @@
 # munged + slurmctld + slurmd (Debian's munge and slurm-wlm) with every file
 # (config, key, state, logs, sockets) under one folder, nothing in /etc.
 #
-#   scripts/slurm-local.sh start DIR   writes DIR/slurm.conf, starts the daemons, waits for the node
+#   scripts/slurm-local.sh start DIR   installs Slurm and munge when missing (install-deps.sh cluster),
+#                                      writes DIR/slurm.conf, starts the daemons, waits for the node
 #   scripts/slurm-local.sh stop DIR    stops the daemons started from DIR
 #
 # After start, commands reach the cluster with SLURM_CONF=DIR/slurm.conf.
@@ -35,6 +36,7 @@ if [ "$action" = stop ]; then
   exit 0
 fi
 [ "$action" = start ] || { echo "slurm-local: unknown action $action" >&2; exit 2; }
+"$(dirname "$0")/install-deps.sh" cluster >/dev/null
 for tool in munged slurmctld slurmd sinfo; do
   command -v "$tool" >/dev/null || { echo "slurm-local: $tool missing (scripts/install-deps.sh cluster)" >&2; exit 2; }
 done

@@ -6,7 +6,7 @@
 # exception, and graph-ascend-server answering Health over gRPC. Part of
 # scripts/test.sh (the cross build is a second full compile, about 10 min of
 # CPU: docs/PERFORMANCE.md, "Wheels"). Installs the cross compiler and
-# qemu-user when missing; needs scripts/python-env.sh first.
+# qemu-user when missing; build-wheel.sh makes .venv.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh" aarch64 >/dev/null

@@ -3,8 +3,9 @@
 # tensorboard with the GRAPH_ASCEND plugin installed, over .vis files that
 # build/bin/graph-ascend makes from samples/.
 #
-# Needs scripts/install-deps.sh, scripts/build.sh and scripts/python-env.sh
-# to have run. Steps: npm ci in frontend/ (skipped when the lockfile did not
+# On a fresh clone it first makes what is missing: system packages
+# (scripts/install-deps.sh), build/ (scripts/build.sh) and .venv
+# (scripts/python-env.sh). Steps: npm ci in frontend/ (skipped when the lockfile did not
 # change), build the page, install the plugin with that page into .venv,
 # build the .vis files into a temporary log directory, start tensorboard on a
 # free port, run Playwright, stop tensorboard. Screenshots stay in
@@ -20,6 +21,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build="${GA_BUILD_DIR:-$root/build}"
 venv="${GA_VENV:-$root/.venv}"
 frontend="$root/frontend"
+"$root/scripts/install-deps.sh" >/dev/null
+if [ "${GA_INSTALLED:-0}" != 1 ]; then  # a build and a venv given by GA_BUILD_DIR and GA_VENV are the caller's
+  [ -n "${GA_BUILD_DIR:-}" ] || [ -x "$build/bin/graph-ascend-server" ] || "$root/scripts/build.sh"
+  [ -n "${GA_VENV:-}" ] || "$root/scripts/python-env.sh"
+fi
 if [ "${GA_INSTALLED:-0}" = 1 ]; then
   cli="$venv/bin/graph-ascend"
   needs=("$cli" "$venv/bin/python" /usr/bin/chromium)
@@ -30,7 +36,7 @@ fi
 
 for need in "${needs[@]}"; do
   if [ ! -e "$need" ]; then
-    echo "test-browser: $need is missing (run scripts/install-deps.sh, scripts/build.sh, scripts/python-env.sh)" >&2
+    echo "test-browser: $need is missing" >&2
     exit 1
   fi
 done

@@ -4,8 +4,8 @@
 #   2. Slurm: a one-node cluster (scripts/slurm-local.sh), an sbatch --array of 2 shards
 #      and a reduce job (graph-ascend link) that depends on the array;
 # each output folder compared with the one-process batch (bin/ga_same_graphs: the same
-# graph content, time stamps aside). Uses build/ (scripts/build.sh); installs openmpi-bin,
-# slurm-wlm and munge when missing (scripts/install-deps.sh cluster).
+# graph content, time stamps aside). Uses build/ (made by scripts/build.sh when missing); installs
+# openmpi-bin, slurm-wlm and munge when missing (scripts/install-deps.sh cluster).
 # Usage: scripts/test-cluster.sh [CASE_DIR ...]   (default: samples/dist_gloo samples/parallel_merge;
 # a case's batch.json, else its compare.json)
 set -euo pipefail
@@ -13,8 +13,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build="${GA_BUILD_DIR:-$root/build}"
 bin="$build/bin/graph-ascend"
 same="$build/bin/ga_same_graphs"
-[ -x "$bin" ] && [ -x "$same" ] || { echo "test-cluster: build first (scripts/build.sh)" >&2; exit 2; }
 "$root/scripts/install-deps.sh" cluster >/dev/null
+[ -n "${GA_BUILD_DIR:-}" ] || { [ -x "$bin" ] && [ -x "$same" ]; } || "$root/scripts/build.sh"
+[ -x "$bin" ] && [ -x "$same" ] || { echo "test-cluster: $bin or $same is missing" >&2; exit 2; }
 work=$(mktemp -d /tmp/ga-cluster-XXXXXX)
 cluster="$work/slurm"
 cleanup() {

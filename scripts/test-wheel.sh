@@ -11,13 +11,19 @@
 #   2. `tensorboard --logdir` with the installed plugin answering its routes
 #      (the page, Health, ListRuns, GetFileInfo);
 #   3. the Playwright suite (scripts/test-browser.sh) against that venv's tensorboard.
-# Usage: scripts/test-wheel.sh [WHEEL]. GA_WHEEL_VENV (default build-wheel/venv) is
+# Usage: scripts/test-wheel.sh [WHEEL] (default: the newest of dist/, built by
+# scripts/build-wheel.sh when there is none). GA_WHEEL_VENV (default build-wheel/venv) is
 # the environment, made anew each run. Prints the install time and the wheel size.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-wheel=${1:-$(ls -t "$root"/dist/graph_ascend-*-manylinux_*_"$(uname -m)".whl 2>/dev/null | head -1)}
+"$root/scripts/install-deps.sh" >/dev/null
+newest() { ls -t "$root"/dist/graph_ascend-*-manylinux_*_"$(uname -m)".whl 2>/dev/null | head -1; }
+if [ $# -eq 0 ] && [ -z "$(newest)" ]; then
+  "$root/scripts/build-wheel.sh"
+fi
+wheel=${1:-$(newest)}
 if [ ! -f "$wheel" ]; then
-  echo "test-wheel: no wheel for $(uname -m) in dist/ (run scripts/build-wheel.sh)" >&2
+  echo "test-wheel: no wheel at '$wheel'" >&2
   exit 1
 fi
 venv="${GA_WHEEL_VENV:-$root/build-wheel/venv}"

@@ -41,8 +41,12 @@ namespace {
 // _exit skips the leak check LeakSanitizer makes in exit(): a sanitizer build
 // (scripts/test-sanitizers.sh) makes it here, the service still alive, so
 // that what the requests lost is reported (exit 23) and what is held is not.
+// Only the standard streams are flushed: fflush(nullptr) takes every stream's
+// lock, and a handler stuck inside a write to its own file (a stalled disk)
+// holds that lock for as long as it is stuck.
 [[noreturn]] void Leave() {
-  std::fflush(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
 #if defined(__SANITIZE_ADDRESS__)
   __lsan_do_leak_check();
 #endif

@@ -334,9 +334,19 @@ TEST(ShardLinkTest, KilledShardRunsAgain) {
     }
     return n;
   };
+  // The shard runs 2 ms at a time and is looked at while stopped, so that it
+  // cannot finish its 80 units between the look and the kill, however fast.
+  auto stop = [&] {
+    kill(pid, SIGSTOP);
+    int st = 0;
+    return waitpid(pid, &st, WUNTRACED) == pid && WIFSTOPPED(st);
+  };
+  ASSERT_TRUE(stop());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   while (summaries() < 3 && std::chrono::steady_clock::now() < deadline) {
+    kill(pid, SIGCONT);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ASSERT_TRUE(stop()) << "the shard ended before it was killed";
   }
   kill(pid, SIGKILL);
   int status = 0;

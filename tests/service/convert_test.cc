@@ -4,13 +4,19 @@
 #include <algorithm>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "graph_service.h"
@@ -58,6 +64,86 @@ const std::string& ScaledDump() {
   }();
   return dir;
 }
+
+// The state letter of /proc/<pid>/stat ('T' stopped), 0 when the process is gone.
+char ProcessState(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() ? 0 : stat[close + 2];
+}
+
+// Whether SIGTERM waits to be delivered to the (stopped) process, or it is gone.
+bool TerminatedOrGone(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("ShdPnd:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> (SIGTERM - 1)) & 1;
+  }
+  return true;
+}
+
+// A builder the test holds, however fast it is: the service runs the real
+// graph-ascend through a shell that stops itself first (SIGSTOP); Run() then
+// lets it go 20 ms at a time until `ready`, and it stays stopped there.
+class HeldBuilder {
+ public:
+  explicit HeldBuilder(const std::string& dir) : path_(dir + "/held-graph-ascend") {
+    std::ofstream(path_) << "#!/bin/sh\nkill -STOP $$\nexec '" << Builder() << "' \"$@\"\n";
+    fs::permissions(path_, fs::perms::owner_all);
+  }
+  const std::string& path() const { return path_; }
+
+  // The builder this process started, once it has stopped itself.
+  pid_t Find() {
+    for (int i = 0; i < 60000 && pid_ <= 0; ++i) {
+      for (const auto& e : fs::directory_iterator("/proc")) {
+        std::string name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(e.path() / "stat");
+        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        size_t close = stat.rfind(')');
+        if (close == std::string::npos) continue;
+        char state = 0;
+        long ppid = 0;
+        if (sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 && ppid == getpid() && state == 'T') {
+          pid_ = std::stoi(name);
+        }
+      }
+      if (pid_ <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return pid_;
+  }
+
+  // Runs the stopped builder in slices until `ready` (asked while it is stopped).
+  bool Run(const std::function<bool()>& ready) {
+    if (Find() <= 0) return false;
+    for (int i = 0; i < 3000; ++i) {
+      if (ready()) return true;
+      if (kill(pid_, SIGCONT) != 0) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      kill(pid_, SIGSTOP);
+      while (ProcessState(pid_) != 'T') {
+        if (ProcessState(pid_) == 0 || ProcessState(pid_) == 'Z') return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    return false;
+  }
+
+  // Once the service's SIGTERM waits for it, continues it: the builder then
+  // handles SIGTERM itself (removes its temporaries), or is gone already.
+  void ContinueWhenTerminated() {
+    for (int i = 0; i < 30000 && !TerminatedOrGone(pid_); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    kill(pid_, SIGCONT);
+  }
+
+ private:
+  std::string path_;
+  pid_t pid_ = -1;
+};
 
 class ConvertTest : public ::testing::Test {
  protected:
@@ -279,23 +365,41 @@ TEST_F(ConvertTest, QueuesJobsInOrderAndListsThemPerSession) {
   EXPECT_EQ(Watch(other.id(), nullptr, "tab2").back().state(), CONVERT_DONE);
 }
 
+// The job as ConvertList gives it (asking does not watch it).
+ConvertJob Listed(GraphService::Stub* stub, const std::string& id) {
+  grpc::ClientContext ctx;
+  ConvertListRequest lr;
+  lr.set_session("tab1");
+  ConvertListReply list;
+  EXPECT_TRUE(stub->ConvertList(&ctx, lr, &list).ok());
+  for (const ConvertJob& j : list.jobs()) {
+    if (j.id() == id) return j;
+  }
+  return ConvertJob();
+}
+
 TEST_F(ConvertTest, CancelMidWayLeavesNoFile) {
+  HeldBuilder builder(sock_.path());
+  ServiceOptions options;
+  options.builder = builder.path();
+  options.convert_orphan_seconds = 3600;  // watched only once cancelled
+  Serve(options);
   fs::create_symlink(ScaledDump(), dir_.Join("scaled_link"));  // refused: it leaves the log directory
   fs::copy(ScaledDump(), dir_.Join("scaled"), fs::copy_options::recursive);
   ConvertJob started;
   ConvertJob refused;
   EXPECT_EQ(Start(Request("scaled_link/npu", "", "x"), &refused).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   ASSERT_TRUE(Start(Request("scaled/npu", "scaled/bench", "big"), &started).ok());
+  // Held once it has read part of a file: the cancel comes mid-way however fast the builder is.
+  ASSERT_TRUE(builder.Run([&] {
+    ConvertJob j = Listed(stub_.get(), started.id());
+    return j.state() == CONVERT_RUNNING && j.file_fraction() > 0;
+  })) << Listed(stub_.get(), started.id()).DebugString();
   ConvertJob cancelled;
-  bool sent = false;
-  std::vector<ConvertJob> seen = Watch(started.id(), [&](const ConvertJob& j) {
-    if (!sent && j.state() == CONVERT_RUNNING && j.file_fraction() > 0) {
-      EXPECT_TRUE(Cancel(started.id(), &cancelled).ok());
-      sent = true;
-    }
-    return true;
-  });
-  ASSERT_TRUE(sent) << "the conversion ended before it could be cancelled: " << seen.back().DebugString();
+  EXPECT_TRUE(Cancel(started.id(), &cancelled).ok());
+  builder.ContinueWhenTerminated();
+  std::vector<ConvertJob> seen = Watch(started.id());
+  ASSERT_FALSE(seen.empty());
   EXPECT_EQ(cancelled.state(), CONVERT_CANCELLED);
   EXPECT_EQ(seen.back().state(), CONVERT_CANCELLED);
   EXPECT_EQ(seen.back().error_message(), "cancelled from the page");
@@ -440,25 +544,18 @@ TEST_F(ConvertTest, ErrorAnswersAreOneLine) {
 }
 
 TEST_F(ConvertTest, AJobNobodyWatchesIsCancelled) {
+  HeldBuilder builder(sock_.path());
   ServiceOptions options;
   options.convert_orphan_seconds = 1;
+  options.builder = builder.path();
   Serve(options);
-  fs::copy(ScaledDump(), dir_.Join("scaled"), fs::copy_options::recursive);
-  // Three more ranks a side (hard links to rank0's files): the job has to
-  // outlast the orphan timeout however fast the builder gets.
-  for (const char* side : {"npu", "bench"}) {
-    fs::path step = fs::path(dir_.Join("scaled")) / side / "step0";
-    for (int r = 1; r < 4; ++r) {
-      fs::path rank = step / ("rank" + std::to_string(r));
-      fs::create_directories(rank);
-      for (const auto& f : fs::directory_iterator(step / "rank0")) {
-        fs::create_hard_link(f.path(), rank / f.path().filename());
-      }
-    }
-  }
   ConvertJob job;
-  ASSERT_TRUE(Start(Request("scaled/npu", "scaled/bench", "orphan"), &job).ok());
-  // No ConvertProgress: the page that started it has gone.
+  ASSERT_TRUE(Start(Request("gpt/npu", "gpt/bench", "orphan"), &job).ok());
+  // No ConvertProgress: the page that started it has gone. The builder is
+  // held (stopped before it starts), so the job outlasts the orphan timeout
+  // however fast the builder is.
+  ASSERT_GT(builder.Find(), 0);
+  builder.ContinueWhenTerminated();
   ConvertJob now;
   for (int i = 0; i < 600; ++i) {
     grpc::ClientContext ctx;

@@ -103,14 +103,17 @@ def test_kill_9_under_load_loses_only_the_calls_in_flight(logdir, plugin_install
         board.ok("GetFileInfo", {"file": stats})
         load = Load(board, stats)
         killed = []
+        # Each kill waits for calls answered since the last (not for a time: a loaded machine answers fewer).
         for _ in range(3):
-            time.sleep(1.0)
+            answered = load.done
+            assert wait_until(lambda: load.done >= answered + 6, timeout=120)
             pid = board.server_pids()[0]
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
             assert wait_until(lambda: not process_alive(pid))
             assert wait_until(lambda: board.server_pids() and board.server_pids()[0] not in killed, timeout=30)
-        time.sleep(1.0)
+        answered = load.done
+        assert wait_until(lambda: load.done >= answered + 6, timeout=120)
         failures = load.stop()
         assert failures == [], failures[:3]
         assert load.done > 20
@@ -222,13 +225,14 @@ def test_a_stopped_server_is_waited_for_not_killed(logdir, plugin_installed, sta
         board.ok("GetFileInfo", {"file": stats})
         pid = board.server_pids()[0]
         load = Load(board, stats, clients=2)
-        time.sleep(0.5)
+        assert wait_until(lambda: load.done >= 4, timeout=120)  # calls under way when it stops
         os.kill(pid, signal.SIGSTOP)
         try:
-            time.sleep(12)
+            time.sleep(12)  # four times the watchdog's patience: a lower bound, the test's point
         finally:
             os.kill(pid, signal.SIGCONT)
-        time.sleep(3)
+        answered = load.done
+        assert wait_until(lambda: load.done >= answered + 4, timeout=120)  # the waiting calls answer
         failures = load.stop()
         assert failures == [], failures[:3]
         assert board.server_pids() == [pid]
