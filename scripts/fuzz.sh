@@ -13,6 +13,7 @@ seconds="${1:-60}"
 shift || true
 build="$root/build"
 if [ -x "$root/build-asan/bin/ga_fuzz" ]; then build="$root/build-asan"; fi
+[ -x "$build/bin/ga_fuzz" ] || "$root/scripts/build.sh"  # alone on a fresh clone
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:max_allocation_size_mb=4096:allocator_may_return_null=0:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 echo "ga_fuzz from $build, $seconds s per target" >&2

@@ -9,6 +9,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${GA_BUILD_DIR:-$root/build}"
 jobs="${GA_JOBS:-$(nproc)}"
+# Alone on a fresh clone: build the tree first (a given GA_BUILD_DIR is used as it is).
+[ -n "${GA_BUILD_DIR:-}" ] || [ -f "$build/CTestTestfile.cmake" ] || "$root/scripts/build.sh"
 cd "$build"
 ctest --output-on-failure -j "$jobs"
 

@@ -9,6 +9,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${GA_BUILD_DIR:-$root/build}"
 which="${GA_OP_SCRIPTS:-all}"
+# Alone on a fresh clone: packages, and the build unless GA_BUILD_DIR names one.
+"$root/scripts/install-deps.sh" >/dev/null
+[ -n "${GA_BUILD_DIR:-}" ] || [ -x "$build/bin/graph-ascend" ] || "$root/scripts/build.sh"
 
 venv_for() { # venv_for <venv> <requirements>: (re)installs when the requirements changed
   local venv=$1 requirements=$2

@@ -30,6 +30,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${GA_ASAN_BUILD_DIR:-$root/build-asan}"
 server="${GA_SANITIZE_SERVER:-1}"
+"$root/scripts/install-deps.sh" >/dev/null  # alone on a fresh clone
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$root")}"
