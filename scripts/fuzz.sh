@@ -4,7 +4,7 @@
 # else in build/, with a fresh seed (printed first) unless --seed is given.
 # Failing inputs are saved as crash-<target>-*.bin in the working directory;
 # once fixed, each goes into tests/fuzz/corpus/<target>/ (ctest fuzz_corpus
-# replays them). Figures of a run: docs/RELIABILITY.md.
+# replays them). Figures of a run: docs/RELIABILITY_FIGURES.md.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [ga_fuzz options, e.g. --target pt --seed 7]
 set -euo pipefail

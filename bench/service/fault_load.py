@@ -1,4 +1,4 @@
-"""Load and fault injection through a real tensorboard with the GRAPH_ASCEND plugin (docs/RELIABILITY.md,
+"""Load and fault injection through a real tensorboard with the GRAPH_ASCEND plugin (docs/RELIABILITY_SERVICE.md,
 "Service"): HTTP clients on 127.0.0.1 call a mix of the page's routes while the graph-ascend-server child is
 killed with SIGKILL or stopped with SIGSTOP; every failed request is counted.
 

@@ -5,7 +5,7 @@ a GetView of another client waits meanwhile (the file's exclusive lock), straigh
         [--server build/bin/graph-ascend-server] [--rounds 20] [--json OUT.json]
 
 Each round unmatches the subtree with children, then matches it again, while a second thread calls
-GetView in a loop. Measures only (docs/RELIABILITY.md, "Service").
+GetView in a loop. Measures only (docs/RELIABILITY_SERVICE.md).
 """
 
 import argparse
