@@ -153,8 +153,11 @@ function marginText(item: DivergenceItem): string {
   return item.hasMargin ? t("marginOfNoise", { m: formatMargin(item.margin) }) : "";
 }
 
-/** Three significant digits, as `graph-ascend info` prints them. */
+/**
+ * Three significant digits, as `graph-ascend info` prints them. A kind whose other instances are bit
+ * for bit the same has no noise (the rule divides by 1e-300): such margins read "> 10⁶".
+ */
 export function formatMargin(m: number): string {
-  if (!Number.isFinite(m)) return "∞";
-  return Math.abs(m) >= 1e6 ? m.toExponential(2) : String(Number(m.toPrecision(3)));
+  if (!Number.isFinite(m) || m >= 1e6) return "> 10⁶";
+  return String(Number(m.toPrecision(3)));
 }
