@@ -13,24 +13,80 @@ namespace {
 // takes the run's noise instead.
 constexpr size_t kMinOthers = 3;
 
-// The median (index n/2 of n, as the prototype's) of `sorted` without the
-// element at `removed` (-1: none removed); 0 when nothing is left.
-double MedianWithout(const std::vector<double>& sorted, int64_t removed) {
-  size_t n = sorted.size() - (removed >= 0 ? 1 : 0);
-  if (n == 0) return 0;
-  size_t i = n / 2;
-  if (removed >= 0 && i >= static_cast<size_t>(removed)) ++i;
-  return sorted[i];
+// The order statistics a leave-one-out median needs, found by selection
+// (linear: no sort). The medians are those of the sorted values at index
+// n/2 of the n left (as the prototype's), and depend only on the values: a
+// member left out is known by its value.
+struct Spread {
+  size_t n = 0;
+  double lo = 0, hi = 0;       // the values at ranks (n-1)/2 and (n-1)/2 + 1 (hi: n >= 2)
+  double top = 0, second = 0;  // the largest and the second largest (n >= 2)
+};
+
+// Reorders `v`.
+Spread SpreadOf(std::vector<double>& v) {
+  Spread s;
+  s.n = v.size();
+  if (s.n == 0) return s;
+  size_t i = (s.n - 1) / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+  s.lo = v[i];
+  if (s.n >= 2) s.hi = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(i) + 1, v.end());
+  auto top = std::max_element(v.begin(), v.end());
+  s.top = *top;
+  bool first = true;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (it == top) continue;
+    if (first || *it > s.second) s.second = *it;
+    first = false;
+  }
+  return s;
 }
 
-double MaxWithout(const std::vector<double>& sorted, int64_t removed) {
-  size_t n = sorted.size();
-  if (removed >= 0 && static_cast<size_t>(removed) == n - 1) return n >= 2 ? sorted[n - 2] : 0;
-  return n == 0 ? 0 : sorted[n - 1];
+// The median of all the values; 0 when there are none.
+double Median(const Spread& s) {
+  if (s.n == 0) return 0;
+  return s.n % 2 ? s.lo : s.hi;
 }
 
-bool IsDigits(std::string_view t) {
-  return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+// The median of the values without one member whose value is `x`.
+double MedianWithout(const Spread& s, double x) {
+  if (s.n <= 1) return 0;
+  return x <= s.lo ? s.hi : s.lo;
+}
+
+double MaxWithout(const Spread& s, bool present, double x) {
+  if (s.n == 0) return 0;
+  if (present && x >= s.top) return s.n >= 2 ? s.second : 0;
+  return s.top;
+}
+
+// KindOf into `kind`, reusing its buffer: one pass over the name's words,
+// each appended unless it is a call counter.
+void KindInto(std::string_view name, std::string* kind) {
+  kind->clear();
+  size_t words = 0, first_len = 0;
+  size_t word[2] = {0, 0};  // where the last two words kept start in `kind`
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t dot = name.find('.', start);
+    if (dot == std::string_view::npos) dot = name.size();
+    std::string_view t = name.substr(start, dot - start);
+    start = dot + 1;
+    bool digits = !t.empty();
+    for (char c : t) digits = digits && c >= '0' && c <= '9';
+    if (digits) continue;
+    if (!kind->empty()) kind->push_back('.');
+    if (words++ == 0) first_len = t.size();
+    word[0] = word[1];
+    word[1] = kind->size();
+    kind->append(t);
+  }
+  std::string_view first(kind->data(), first_len);
+  if ((first == "Module" || first == "Cell") && words > 3) {
+    // The class and the direction: the last two words, which end `kind`.
+    kind->erase(first_len + 1, word[0] - first_len - 1);
+  }
 }
 
 // What flows into an instance: its own inputs (the gradient, in backward)
@@ -41,49 +97,11 @@ struct Instance {
   double out = 0;
 };
 
-// Sorted values with each member's rank in them (-1: not among them).
-struct Ranked {
-  std::vector<double> sorted;
-  std::vector<int64_t> rank;  // by member position in the kind
-};
-
-Ranked RankValues(const std::vector<double>& values, const std::vector<uint8_t>& present) {
-  Ranked r;
-  std::vector<uint32_t> idx;
-  for (uint32_t i = 0; i < values.size(); ++i)
-    if (present[i]) idx.push_back(i);
-  std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) { return values[a] < values[b]; });
-  r.rank.assign(values.size(), -1);
-  r.sorted.reserve(idx.size());
-  for (uint32_t k = 0; k < idx.size(); ++k) {
-    r.rank[idx[k]] = k;
-    r.sorted.push_back(values[idx[k]]);
-  }
-  return r;
-}
-
 }  // namespace
 
 std::string KindOf(std::string_view name) {
-  std::vector<std::string_view> tokens;
-  size_t start = 0;
-  while (start <= name.size()) {
-    size_t dot = name.find('.', start);
-    if (dot == std::string_view::npos) dot = name.size();
-    std::string_view t = name.substr(start, dot - start);
-    if (!IsDigits(t)) tokens.push_back(t);
-    start = dot + 1;
-  }
   std::string kind;
-  size_t first = 0;
-  if (!tokens.empty() && (tokens[0] == "Module" || tokens[0] == "Cell") && tokens.size() > 3) {
-    kind = std::string(tokens[0]);
-    first = tokens.size() - 2;  // the class and the direction
-  }
-  for (size_t i = first; i < tokens.size(); ++i) {
-    if (!kind.empty()) kind += '.';
-    kind += tokens[i];
-  }
+  KindInto(name, &kind);
   return kind;
 }
 
@@ -94,9 +112,6 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
 
   // Each compared node's instance: a backward node also takes in what its
   // forward call took in.
-  std::unordered_map<std::string_view, uint32_t> forward;
-  for (uint32_t n : order)
-    if (compared[n] && g.Name(n).find(".forward") != std::string_view::npos) forward.emplace(g.Name(n), n);
   std::vector<Instance> inst(size);
   std::vector<uint8_t> backward(size, 0);
   std::string scratch;
@@ -109,24 +124,27 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     if (p == std::string_view::npos) continue;
     backward[n] = 1;
     scratch.assign(name.substr(0, p)).append(".forward").append(name.substr(p + 9));
-    auto it = forward.find(scratch);
-    if (it != forward.end()) inst[n].in[1] = ev[it->second].input_change;
+    // The graph's own name index: no map of the forward names to build.
+    int32_t f = g.Find(scratch);
+    if (f >= 0 && compared[f]) inst[n].in[1] = ev[f].input_change;
   }
 
   // The kinds: op kind and compute precision. Every compared node with a
   // measured output is an instance of its kind.
   std::unordered_map<std::string, uint32_t> kind_index;
   std::vector<std::vector<uint32_t>> kinds;
-  std::vector<int32_t> kind_of(size, -1);
+  std::string key;
   for (uint32_t n : order) {
     if (!compared[n] || ev[n].output_change < 0) continue;
-    std::string key = KindOf(g.Name(n));
+    KindInto(g.Name(n), &key);
     key += '#';
     key += static_cast<char>('0' + ev[n].precision % 64);
     key += static_cast<char>('0' + ev[n].precision / 64);
-    auto [it, added] = kind_index.emplace(std::move(key), static_cast<uint32_t>(kinds.size()));
-    if (added) kinds.emplace_back();
-    kind_of[n] = static_cast<int32_t>(it->second);
+    auto it = kind_index.find(key);
+    if (it == kind_index.end()) {
+      it = kind_index.emplace(key, static_cast<uint32_t>(kinds.size())).first;
+      kinds.emplace_back();
+    }
     kinds[it->second].push_back(n);
   }
 
@@ -143,52 +161,58 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
   auto leave_one_out = [&](const std::vector<uint32_t>& members, const std::vector<uint32_t>& outsiders,
                            std::vector<Noise>* out) {
     size_t m = members.size();
+    if (m == 0) {
+      for (uint32_t n : outsiders) (*out)[n] = Noise{};
+      return;
+    }
+    // The quieter half of the m - 1 others: the h quietest by (input change,
+    // position), found by selection; `quiet` marks them, `next` is the
+    // (h+1)-th, which joins when a member of the half is left out.
+    size_t h = m / 2;
     std::vector<uint32_t> by_in(m);
     std::iota(by_in.begin(), by_in.end(), 0);
-    std::stable_sort(by_in.begin(), by_in.end(),
-                     [&](uint32_t a, uint32_t b) { return quietness(members[a]) < quietness(members[b]); });
-    std::vector<uint32_t> pos(m);
-    for (uint32_t k = 0; k < m; ++k) pos[by_in[k]] = k;
-    size_t h = m / 2;  // the quieter half of the m - 1 others
-    std::vector<double> outs(m);
-    std::vector<uint8_t> in_a(m, 0), in_b(m, 0);
-    for (uint32_t k = 0; k < m; ++k) {
-      outs[k] = inst[members[k]].out;
-      in_a[k] = pos[k] < h;
-      in_b[k] = pos[k] < h + 1;
+    auto quieter = [&](uint32_t a, uint32_t b) {
+      double qa = quietness(members[a]), qb = quietness(members[b]);
+      return qa < qb || (!(qb < qa) && a < b);
+    };
+    if (h < m) std::nth_element(by_in.begin(), by_in.begin() + static_cast<std::ptrdiff_t>(h), by_in.end(), quieter);
+    std::vector<uint8_t> quiet(m, 0);
+    std::vector<double> quiet_a, quiet_b;
+    for (size_t k = 0; k < h; ++k) {
+      quiet[by_in[k]] = 1;
+      quiet_a.push_back(inst[members[by_in[k]]].out);
     }
-    Ranked quiet_a = RankValues(outs, in_a), quiet_b = RankValues(outs, in_b);
-    Ranked ratio[2];
+    quiet_b = quiet_a;
+    if (h < m) quiet_b.push_back(inst[members[by_in[h]]].out);
+    Spread a = SpreadOf(quiet_a), b = SpreadOf(quiet_b);
+    Spread ratio[2];
     for (int j = 0; j < 2; ++j) {
-      std::vector<double> r(m, 0);
-      std::vector<uint8_t> has(m, 0);
-      for (uint32_t k = 0; k < m; ++k) {
-        const Instance& x = inst[members[k]];
-        if (x.in[j] > 0) {
-          r[k] = x.out / x.in[j];
-          has[k] = 1;
-        }
-      }
-      ratio[j] = RankValues(r, has);
+      std::vector<double> r;
+      for (uint32_t n : members)
+        if (inst[n].in[j] > 0) r.push_back(inst[n].out / inst[n].in[j]);
+      ratio[j] = SpreadOf(r);
     }
     for (uint32_t k = 0; k < m; ++k) {
+      const Instance& x = inst[members[k]];
       Noise& z = (*out)[members[k]];
       z.others = m - 1;
-      z.noise = pos[k] >= h ? MedianWithout(quiet_a.sorted, -1) : MedianWithout(quiet_b.sorted, quiet_b.rank[k]);
+      z.noise = quiet[k] ? MedianWithout(b, x.out) : Median(a);
       for (int j = 0; j < 2; ++j) {
-        z.gain_others[j] = ratio[j].sorted.size() - (ratio[j].rank[k] >= 0 ? 1 : 0);
-        z.gain[j] = z.gain_others[j] >= kMinOthers ? MedianWithout(ratio[j].sorted, ratio[j].rank[k])
-                                                   : MaxWithout(ratio[j].sorted, ratio[j].rank[k]);
+        bool has = x.in[j] > 0;
+        double r = has ? x.out / x.in[j] : 0;
+        z.gain_others[j] = ratio[j].n - (has ? 1 : 0);
+        z.gain[j] = z.gain_others[j] >= kMinOthers ? (has ? MedianWithout(ratio[j], r) : Median(ratio[j]))
+                                                   : MaxWithout(ratio[j], has, r);
       }
     }
     // Nodes outside the group get its noise whole.
     for (uint32_t n : outsiders) {
       Noise& z = (*out)[n];
       z.others = m;
-      z.noise = MedianWithout(quiet_a.sorted, -1);
+      z.noise = Median(a);
       for (int j = 0; j < 2; ++j) {
-        z.gain_others[j] = ratio[j].sorted.size();
-        z.gain[j] = z.gain_others[j] >= kMinOthers ? MedianWithout(ratio[j].sorted, -1) : MaxWithout(ratio[j].sorted, -1);
+        z.gain_others[j] = ratio[j].n;
+        z.gain[j] = z.gain_others[j] >= kMinOthers ? Median(ratio[j]) : MaxWithout(ratio[j], false, 0);
       }
     }
   };

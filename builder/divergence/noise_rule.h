@@ -28,8 +28,8 @@ struct Verdicts {
 std::string KindOf(std::string_view name);
 
 // The noise rule's verdicts over `order` (ExecutionOrder). `compared` says
-// which nodes have evidence. Linear in the node count but for sorting each
-// kind's instances.
+// which nodes have evidence. Linear in the node count: each kind's medians
+// are found by selection, not by sorting.
 void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& evidence, const std::vector<uint32_t>& order,
                    const std::vector<uint8_t>& compared, Verdicts* v);
 

@@ -16,7 +16,23 @@ grpc::Status GraphServiceImpl::GetDivergence(grpc::ServerContext*, const FileReq
     std::shared_lock<std::shared_mutex> l(file->mutex());
     reply->set_ranked(file->meta().divergence_ranked());
     const SideGraph& npu = *file->side(vis::SIDE_NPU);
-    for (const vis::DivergenceEntry& e : file->divergence().entry()) {
+    const vis::DivergenceRanking& ranking = file->divergence();
+    // Files written before the noise rule store no rule (FLOOR, the default) and no margins.
+    bool noise_rule = reply->ranked() && ranking.rule() == vis::DIVERGENCE_RULE_NOISE;
+    reply->set_rule(noise_rule ? vis::DIVERGENCE_RULE_NOISE : vis::DIVERGENCE_RULE_FLOOR);
+    reply->set_largest_margin_node(-1);
+    if (noise_rule) {
+      reply->set_threshold(ranking.threshold());
+      reply->set_none_beyond_noise(ranking.entry_size() == 0);
+      // The stored node is not checked when the file opens: an index out of range is left out.
+      if (ranking.has_largest() && ranking.largest_margin_node() < npu.size()) {
+        reply->set_has_largest(true);
+        reply->set_largest_margin(ranking.largest_margin());
+        reply->set_largest_margin_node(static_cast<int32_t>(ranking.largest_margin_node()));
+        reply->set_largest_margin_name(std::string(npu.name(ranking.largest_margin_node())));
+      }
+    }
+    for (const vis::DivergenceEntry& e : ranking.entry()) {
       DivergenceItem* item = reply->add_items();
       item->set_npu_node(static_cast<int32_t>(e.node()));
       item->set_bench_node(file->is_compare() ? npu.matched(e.node()) : -1);
@@ -28,6 +44,12 @@ grpc::Status GraphServiceImpl::GetDivergence(grpc::ServerContext*, const FileReq
       item->set_floor(e.floor());
       item->set_note(e.note());
       item->set_bucket(npu.bucket(e.node()));
+      // Unmatched entries have no errors of their own, so no margin (docs/DIVERGENCE.md); the
+      // stored one is of the build's matches, whatever manual matches did since.
+      if (noise_rule && e.reason() != vis::DIVERGENCE_UNMATCHED) {
+        item->set_margin(e.margin());
+        item->set_has_margin(true);
+      }
     }
   }
   // The ranks of the same batch step, from the run's overview (their metas only).

@@ -1,8 +1,11 @@
 // The divergence walk (docs/DIVERGENCE.md): a toolbar group that jumps to
 // the first divergence of a compare and walks the ranking with next and
 // previous, with keys G, N and P. The ranking and each rank's first
-// divergence come from the service (GetDivergence).
-import { type DivergenceItem, type DivergenceRank, Side } from "../api/client";
+// divergence come from the service (GetDivergence). Under the noise rule
+// each entry says how many times the noise of its kind it changed by, and a
+// run without an entry says "no divergence beyond noise" with the largest
+// margin seen; a file of the former rule has no margins and says neither.
+import { type DivergenceItem, type DivergenceRank, DivergenceReply, Side } from "../api/client";
 import { h } from "../dom";
 import { t } from "../i18n";
 import type { AppContext } from "../ui/context";
@@ -14,6 +17,7 @@ export class DivergenceNav {
   private readonly nextBtn = h("button", { type: "button", "data-action": "next-divergence" }, "›");
   private readonly status = h("span.divergence-status");
   private items: DivergenceItem[] = [];
+  private reply: DivergenceReply = DivergenceReply.fromPartial({});
   private ranked = false;
   private at = -1;
   private seq = 0;
@@ -28,13 +32,18 @@ export class DivergenceNav {
     this.firstBtn.addEventListener("click", () => void this.go(0));
     this.prevBtn.addEventListener("click", () => void this.go(this.at - 1));
     this.nextBtn.addEventListener("click", () => void this.go(this.at + 1));
+    // Under the "none" verdict the status names the op nearest to diverging: a click shows it.
+    this.status.addEventListener("click", () => {
+      const r = this.reply;
+      if (r.noneBeyondNoise && r.hasLargest && r.largestMarginNode >= 0)
+        void this.ctx.jumpTo(Side.SIDE_NPU, r.largestMarginNode);
+    });
     this.relabel();
     this.update();
   }
 
   relabel() {
     this.firstBtn.textContent = `◆ ${t("firstDivergence")}`;
-    this.firstBtn.title = t("firstDivergenceTip");
     this.prevBtn.title = t("prevDivergence");
     this.nextBtn.title = t("nextDivergence");
     this.update();
@@ -44,6 +53,7 @@ export class DivergenceNav {
   async fileChanged(): Promise<void> {
     const seq = ++this.seq;
     this.items = [];
+    this.reply = DivergenceReply.fromPartial({});
     this.ranks = [];
     this.ranked = false;
     this.at = -1;
@@ -57,6 +67,7 @@ export class DivergenceNav {
       const reply = await this.ctx.api.call("getDivergence", { file: file.path });
       if (seq !== this.seq) return;
       this.items = reply.items;
+      this.reply = reply;
       this.ranks = reply.ranks;
       this.ranked = reply.ranked;
     } catch (e) {
@@ -81,6 +92,11 @@ export class DivergenceNav {
     return this.go(0);
   }
 
+  /** The verdict of the noise rule: no entry, "no divergence beyond noise". */
+  noneBeyondNoise(): boolean {
+    return this.ranked && this.reply.noneBeyondNoise;
+  }
+
   /** The entry shown, if any (the page tests read it). */
   current(): DivergenceItem | null {
     return this.at >= 0 ? this.items[this.at] : null;
@@ -93,6 +109,14 @@ export class DivergenceNav {
     await this.ctx.jumpTo(Side.SIDE_NPU, this.items[this.at].npuNode);
   }
 
+  /** "No divergence beyond noise (largest: 3.2x the noise at NODE)". */
+  private verdict(): string {
+    const r = this.reply;
+    return r.hasLargest
+      ? t("noneBeyondNoise", { m: formatMargin(r.largestMargin), node: r.largestMarginName })
+      : t("noneBeyondNoiseBare");
+  }
+
   private update() {
     const compare = this.ctx.isCompare();
     this.el.hidden = !compare;
@@ -103,9 +127,37 @@ export class DivergenceNav {
     const item = this.current();
     if (!compare) this.status.textContent = "";
     else if (!this.ranked) this.status.textContent = this.seq ? t("notRanked") : "";
+    else if (!n && this.reply.noneBeyondNoise) this.status.textContent = this.verdict();
     else if (!n) this.status.textContent = t("noDivergence");
-    else this.status.textContent = item ? `${this.at + 1}/${n} · ${item.reasonText}` : `${n}`;
-    this.status.title = item ? [item.name, item.reasonText, item.note].filter(Boolean).join("\n") : "";
+    else
+      this.status.textContent = item
+        ? [`${this.at + 1}/${n}`, item.reasonText, marginText(item)].filter(Boolean).join(" · ")
+        : `${n}`;
+    if (item) this.status.title = [item.name, item.reasonText, marginText(item), item.note].filter(Boolean).join("\n");
+    else if (compare && this.ranked && !n && this.reply.noneBeyondNoise)
+      this.status.title = `${this.verdict()}\n${t("noneBeyondNoiseTip", { t: formatMargin(this.reply.threshold) })}`;
+    else this.status.title = "";
+    this.status.classList.toggle("jumps", !n && this.reply.noneBeyondNoise && this.reply.hasLargest);
+    // The first button's tooltip says where entry 0 is and by how much.
+    const first = this.items[0];
+    this.firstBtn.title = first
+      ? `${t("firstDivergenceTip")}\n${[first.name, marginText(first)].filter(Boolean).join(" · ")}`
+      : t("firstDivergenceTip");
     this.el.dataset.count = String(n);
+    this.el.dataset.verdict = compare && this.ranked && !n && this.reply.noneBeyondNoise ? "none-beyond-noise" : "";
   }
+}
+
+/** "12.3x the noise" for an entry of the noise rule, "" for the former rule. */
+function marginText(item: DivergenceItem): string {
+  return item.hasMargin ? t("marginOfNoise", { m: formatMargin(item.margin) }) : "";
+}
+
+/**
+ * Three significant digits, as `graph-ascend info` prints them. A kind whose other instances are bit
+ * for bit the same has no noise (the rule divides by 1e-300): such margins read "> 10⁶".
+ */
+export function formatMargin(m: number): string {
+  if (!Number.isFinite(m) || m >= 1e6) return "> 10⁶";
+  return String(Number(m.toPrecision(3)));
 }
