@@ -213,7 +213,15 @@ int InfoCommand(const std::vector<std::string>& args) {
       printf("  %-36s %s", divergence::ReasonName(e.reason()), name_of(e.node()).c_str());
       if (e.reason() != vis::DIVERGENCE_UNMATCHED) {
         if (noise_rule) {
-          printf(" (%.3gx the noise; inputs %g, outputs %g)", e.margin(), e.input_error(), e.output_error());
+          // A kind whose other instances agree bit for bit has no noise: the
+          // margin is then a division by almost nothing, said as such (the page
+          // says "> 10^6" alike).
+          if (e.margin() >= 1e6) {
+            printf(" (> 1e6x the noise: its kind shows none; inputs %g, outputs %g)", e.input_error(),
+                   e.output_error());
+          } else {
+            printf(" (%.3gx the noise; inputs %g, outputs %g)", e.margin(), e.input_error(), e.output_error());
+          }
         } else {
           printf(" (inputs %g, outputs %g, floor %g)", e.input_error(), e.output_error(), e.floor());
         }

@@ -237,10 +237,19 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     noise[n] = own ? k.noise : r.noise;
     double run_gain[2];
     for (int j = 0; j < 2; ++j) {
-      run_gain[j] = r.gain_others[j] >= kMinOthers ? r.gain[j] : (r.gain[j] > 0 ? r.gain[j] : 1);
+      // The run's median gain mixes kinds that damp a change (norms, the
+      // optimizer's steps) with kinds that carry it: as a stand-in for a
+      // kind whose own gain is unknown it would call a change carried
+      // through unchanged the op's own, so it is taken as at least 1.
+      run_gain[j] = std::max(1.0, r.gain_others[j] >= kMinOthers ? r.gain[j] : r.gain[j]);
     }
-    gain0[n] = k.gain_others[0] >= kMinOthers && !collective ? k.gain[0] : run_gain[0];
-    gain1[n] = k.gain_others[1] >= kMinOthers && !collective ? k.gain[1] : run_gain[1];
+    // With one or two other instances whose inputs changed, the kind's
+    // largest gain among them (k.gain) is known if not robust: an op that
+    // magnifies small values (rsqrt of a variance) keeps its own gain.
+    double few0 = k.gain_others[0] > 0 && !collective ? std::max(run_gain[0], k.gain[0]) : run_gain[0];
+    double few1 = k.gain_others[1] > 0 && !collective ? std::max(run_gain[1], k.gain[1]) : run_gain[1];
+    gain0[n] = k.gain_others[0] >= kMinOthers && !collective ? k.gain[0] : few0;
+    gain1[n] = k.gain_others[1] >= kMinOthers && !collective ? k.gain[1] : few1;
   }
   // Modules whose work is dumped op by op are explained by their ops; one
   // counts itself only when no op inside it is compared, or in forward
