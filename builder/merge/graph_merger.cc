@@ -189,7 +189,9 @@ RankGroups PpGroupsFromData(const std::vector<RankSide>& ranks) {
           const DumpItem& item = side.dump.items[i];
           if (item.flags & dump::kItemFullKey || pool.Get(item.key) != ".input.dst" || value_key < 0) continue;
           const Value* v = FieldOf(side.dump, item, static_cast<uint32_t>(value_key));
-          if (v != nullptr && v->kind == ValueKind::kInteger) peer = v->integer;
+          // A copy first: Value is packed (dump_data.h), and optional's assignment
+          // would bind a reference to its 4-aligned int64 (undefined; UBSan).
+          if (v != nullptr && v->kind == ValueKind::kInteger) peer = int64_t{v->integer};
         }
       }
     }

@@ -188,14 +188,14 @@ TEST(MergeStatTest, FormulasAsMsprobeWritesThem) {
   dump::Value merged;
   ASSERT_TRUE(merge::MergeStat(Stat::kMax, "input.0", {Int(1), Int(2)}, &merged, &info));
   EXPECT_EQ(merged.kind, dump::ValueKind::kInteger);
-  EXPECT_EQ(merged.integer, 2);
+  EXPECT_EQ(int64_t{merged.integer}, 2);
   ASSERT_TRUE(merge::MergeStat(Stat::kMin, "input.0", {Float(-1.5), Int(-1)}, &merged, &info));
-  EXPECT_EQ(merged.number, -1.5);
+  EXPECT_EQ(double{merged.number}, -1.5);
   ASSERT_TRUE(merge::MergeStat(Stat::kMean, "input.0", {Float(0.5), Float(0.7)}, &merged, &info));
   EXPECT_EQ(merged.kind, dump::ValueKind::kNumber);
-  EXPECT_DOUBLE_EQ(merged.number, 0.6);
+  EXPECT_DOUBLE_EQ(double{merged.number}, 0.6);
   ASSERT_TRUE(merge::MergeStat(Stat::kNorm, "output.0", {Int(3), Int(4)}, &merged, &info));
-  EXPECT_EQ(merged.number, 5.0);
+  EXPECT_EQ(double{merged.number}, 5.0);
   ASSERT_TRUE(merge::MergeStat(Stat::kMean, "parameters.weight", {Int(1), Int(2), Int(4)}, &merged, &info));
   EXPECT_EQ(info, (std::vector<std::string>{
                       "The Max value merging method for input.0 is: max(1, 2) = 2",
@@ -213,7 +213,7 @@ TEST(MergeStatTest, NanAndTheFirstOfEqualValues) {
   ASSERT_TRUE(merge::MergeStat(Stat::kMax, "input.0", {Float(NAN), Float(1)}, &merged, &info));
   EXPECT_TRUE(std::isnan(merged.number));
   ASSERT_TRUE(merge::MergeStat(Stat::kMax, "input.0", {Float(1), Float(NAN)}, &merged, &info));
-  EXPECT_EQ(merged.number, 1);
+  EXPECT_EQ(double{merged.number}, 1);
   ASSERT_TRUE(merge::MergeStat(Stat::kMax, "input.0", {Int(2), Float(2.0)}, &merged, &info));
   EXPECT_EQ(merged.kind, dump::ValueKind::kInteger);
   EXPECT_EQ(info[0], "The Max value merging method for input.0 is: max(nan, 1.0) = nan");
@@ -225,7 +225,7 @@ TEST(MergeStatTest, ANonNumberIsNotMerged) {
   dump::Value merged = Int(7);
   EXPECT_FALSE(merge::MergeStat(Stat::kMax, "input.0", {Int(1), dump::Value()}, &merged, &info));
   EXPECT_FALSE(merge::MergeStat(Stat::kMax, "input.0", {Int(1)}, &merged, &info));
-  EXPECT_EQ(merged.integer, 7);
+  EXPECT_EQ(int64_t{merged.integer}, 7);
   EXPECT_TRUE(info.empty());
 }
 
