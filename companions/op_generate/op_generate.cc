@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/confine.h"
 #include "base/temp_files.h"
 #include "output/output_file.h"
 
@@ -33,7 +34,7 @@ std::string RealPathInside(const std::string& root, const std::string& path) {
   if (real == nullptr) return "";
   std::string r(real);
   free(real);
-  return r == root || r.compare(0, root.size() + 1, root + "/") == 0 ? r : "";
+  return PathInside(r, root) ? r : "";
 }
 
 Result<ApiEntries> LoadEntries(const OpConfig& config) {

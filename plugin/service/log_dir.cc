@@ -1,5 +1,7 @@
 #include "log_dir.h"
 
+#include "base/confine.h"
+
 #include <dirent.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -103,11 +105,7 @@ Result<LogDir> LogDir::Open(const std::string& path) {
   return LogDir(real);
 }
 
-bool LogDir::Inside(const std::string& real) const {
-  if (real == root_) return true;
-  if (root_ == "/") return !real.empty() && real[0] == '/';
-  return real.size() > root_.size() && real.compare(0, root_.size(), root_) == 0 && real[root_.size()] == '/';
-}
+bool LogDir::Inside(const std::string& real) const { return PathInside(real, root_); }
 
 Status LogDir::CheckName(const std::string& relative) const {
   if (relative.empty()) return Error{relative, "", "empty file path"};
