@@ -241,7 +241,7 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
       // optimizer's steps) with kinds that carry it: as a stand-in for a
       // kind whose own gain is unknown it would call a change carried
       // through unchanged the op's own, so it is taken as at least 1.
-      run_gain[j] = std::max(1.0, r.gain_others[j] >= kMinOthers ? r.gain[j] : r.gain[j]);
+      run_gain[j] = std::max(1.0, r.gain[j]);
     }
     // With one or two other instances whose inputs changed, the kind's
     // largest gain among them (k.gain) is known if not robust: an op that
