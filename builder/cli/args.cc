@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/cores.h"
 #include "job/shard_job.h"
 
 namespace graph_ascend::cli {
@@ -28,6 +29,29 @@ bool ArgReader::Shard(job::ShardSpec* s, std::string* error) {
     *s = *spec;
   } else {
     *error = spec.error().ToString();
+  }
+  return true;
+}
+
+bool ArgReader::Batch(job::GraphOptions* o, std::string* error) {
+  if (flag() != "--jobs" && flag() != "--max-memory") return false;
+  std::string name = flag(), value;
+  if (!Value(&value)) {
+    *error = name + (name == "--jobs" ? " needs a number of pairs to run at once" : " needs a size (8G, 512M)");
+  } else if (name == "--jobs") {
+    if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(value) == 0) {
+      *error = "--jobs '" + value + "': expected a positive number of pairs to run at once";
+    } else {
+      o->jobs = std::stoi(value);
+    }
+  } else {
+    auto bytes = ParseByteSize(value, "flag --max-memory");
+    if (bytes.ok()) {
+      o->max_memory = *bytes;
+    } else {
+      *error = bytes.error().ToString();
+    }
   }
   return true;
 }

@@ -28,6 +28,9 @@ class ArgReader {
   // --shard [I/N|auto|auto/N] into `s` (auto from the environment). Returns
   // false when the current flag is another one; `error` is set on a bad value.
   bool Shard(job::ShardSpec* s, std::string* error);
+  // --jobs N and --max-memory SIZE (job/batch_run.h) into `o`. Returns false
+  // when the current flag is another one; `error` is set on a bad value.
+  bool Batch(job::GraphOptions* o, std::string* error);
   // --code_mapping NPU_CSV [BENCH_CSV] into `o` (each file read with
   // dump::ReadCodeMapping). Returns false when the current flag is another
   // one; `error` is set on a missing value or a bad file.

@@ -10,7 +10,8 @@ namespace {
 
 const char* kGraphUsage =
     "usage: graph-ascend graph -i COMPARE_JSON -o OUTPUT_DIR [-oc] [-cs] [-f] [-lm [YAML]] [-v] [--progress_json]\n"
-    "                          [--shard I/N] [--ckpt CKPT_A CKPT_B | --ckpt-json FILE]\n"
+    "                          [--jobs N] [--max-memory SIZE] [--shard I/N]\n"
+    "                          [--ckpt CKPT_A CKPT_B | --ckpt-json FILE]\n"
     "                          [--code_mapping CSV [BENCH_CSV]]\n"
     "                          [--rank_size N [B] --tp N [B] --pp N [B] [--vpp N [B]] [--order N [B]]]\n"
     "\n"
@@ -26,6 +27,10 @@ const char* kGraphUsage =
     "  -lm, --layer_mapping [YAML]  match by name mapping (across suites or frameworks)\n"
     "  -v, --verbose              print what is being done\n"
     "  --progress_json            print progress as JSON lines on stderr (for programs)\n"
+    "  --jobs N                   build N (step, rank) pairs at once (default: the cores the process may\n"
+    "                             use, by taskset and cgroup); the files are the same for any N\n"
+    "  --max-memory SIZE          start a pair only while the pairs in flight fit in SIZE (8G, 512M;\n"
+    "                             default 3/4 of the free memory, by MemAvailable and cgroup)\n"
     "  --shard I/N|auto|auto/N    build only shard I of N of a batch's (step, rank) pairs; auto takes I\n"
     "                             and N from Slurm arrays, Open MPI, PMI or srun, auto/N takes I from\n"
     "                             JOB_COMPLETION_INDEX too; then run graph-ascend link OUTPUT_DIR once\n"
@@ -96,6 +101,8 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
     } else if (a == "--ckpt-json") {
       if (!reader.Value(&ckpt_json)) return Fail("--ckpt-json needs a ckpt_compare JSON file");
     } else if (reader.CodeMapping(&options, &parallel_error)) {
+      if (!parallel_error.empty()) return Fail(parallel_error);
+    } else if (reader.Batch(&options, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);
     } else if (reader.Shard(&options.shard, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);

@@ -16,7 +16,7 @@ const char* kVisualizeUsage =
     "                                    [-tensor_log] [-progress_log] [--rank_size N [B] --tp N [B] --pp N [B]\n"
     "                                    [--vpp N [B]] [--order S [B]]] [--file_type db|json]\n"
     "                                    [--output_format vis|db] [--progress_json] [-v]\n"
-    "                                    [--shard I/N]\n"
+    "                                    [--jobs N] [--max-memory SIZE] [--shard I/N]\n"
     "\n"
     "msprobe 26's graph_visualize arguments. Builds TARGET_DIR (or compares it with GOLDEN_DIR)\n"
     "into .vis files in OUTPUT_DIR. Each directory holds the dump files of one rank, rank<N>\n"
@@ -43,6 +43,10 @@ const char* kVisualizeUsage =
     "                                 of the Cell nodes (a second file: the golden side)\n"
     "  --progress_json                print stage and progress as JSON lines on stderr (for programs)\n"
     "  -v, --verbose                  print what is being done (stderr)\n"
+    "  --jobs N                       build N (step, rank) pairs at once (default: the cores the process\n"
+    "                                 may use, by taskset and cgroup); the files are the same for any N\n"
+    "  --max-memory SIZE              start a pair only while the pairs in flight fit in SIZE (8G, 512M;\n"
+    "                                 default 3/4 of the free memory, by MemAvailable and cgroup)\n"
     "  --shard I/N|auto|auto/N        build only shard I of N of the (step, rank) pairs, then run\n"
     "                                 graph-ascend link OUTPUT_DIR once (docs/SCALE.md)\n"
     "  -h, --help                     this help\n";
@@ -147,6 +151,8 @@ int VisualizeCommand(const std::vector<std::string>& raw_args, const std::vector
     } else if (a == "--progress_json") {
       progress_json = true;
     } else if (reader.CodeMapping(&options, &parallel_error)) {
+      if (!parallel_error.empty()) return Fail(parallel_error);
+    } else if (reader.Batch(&options, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);
     } else if (reader.Shard(&options.shard, &parallel_error)) {
       if (!parallel_error.empty()) return Fail(parallel_error);

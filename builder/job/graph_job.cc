@@ -10,9 +10,9 @@
 
 #include "base/temp_files.h"
 #include "base/time_stamp.h"
-#include "distributed/comm_linker.h"
 #include "formats/foreign_file.h"
 #include "graph/dump_export.h"
+#include "job/batch_run.h"
 #include "job/pair_runner.h"
 #include "job/shard_job.h"
 
@@ -232,56 +232,7 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
                                        " pairs nodes of two runs: it needs a bench_path (this is a build)"};
   }
   GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
-  GraphResult result;
-  JobRunner runner(*config, options, output_dir);
-  size_t files = 0;
-  for (const std::vector<PairJob>& step : *plan) files += step.size();
-  runner.set_files(files);
-  auto run_step = [&](const std::vector<PairJob>& step) -> Status {
-    if (step.size() == 1) {
-      auto pair = runner.Prepare(step[0]);
-      if (!pair.ok()) return pair.error();
-      std::string written;
-      GA_RETURN_IF_ERROR(runner.Write(pair->get(), &written));
-      result.outputs.push_back(written);
-      Release(std::move(*pair));
-      return Status::Ok();
-    }
-    // Several ranks: all of them are held so that their communication
-    // operators can be linked (§8) before any is written.
-    std::vector<std::unique_ptr<PreparedPair>> pairs;
-    for (const PairJob& job : step) {
-      auto pair = runner.Prepare(job);
-      if (!pair.ok()) return pair.error();
-      runner.ComputePrecision(pair->get());
-      pairs.push_back(std::move(*pair));
-    }
-    if (options.stage) options.stage("linking ranks");
-    std::vector<distributed::RankGraph> npu_ranks, bench_ranks;
-    for (auto& p : pairs) {
-      npu_ranks.push_back({p->job->rank_number, p->npu.get()});
-      if (p->bench) bench_ranks.push_back({p->job->rank_number, p->bench.get()});
-    }
-    const distributed::P2PRule p2p =
-        options.p2p_peers_only ? distributed::P2PRule::kPeersOnly : distributed::P2PRule::kOutputsAgree;
-    uint32_t linked = distributed::LinkRanks(npu_ranks, options.overflow_check, p2p);
-    if (!bench_ranks.empty()) linked += distributed::LinkRanks(bench_ranks, options.overflow_check, p2p);
-    if (options.log) options.log("linked " + std::to_string(linked) + " communication nodes across ranks");
-    for (auto& p : pairs) {
-      std::string written;
-      GA_RETURN_IF_ERROR(runner.Write(p.get(), &written));
-      result.outputs.push_back(written);
-    }
-    return Status::Ok();
-  };
-  for (const std::vector<PairJob>& step : *plan) {
-    Status st = run_step(step);
-    if (!st.ok()) {
-      for (const std::string& p : result.outputs) unlink(p.c_str());
-      return st.error();
-    }
-  }
-  return result;
+  return RunBatch(*config, *plan, output_dir, options);
 }
 
 }  // namespace

@@ -56,6 +56,11 @@ struct GraphOptions {
   // graph_visualize msprobe 26's pass/warning/error. Both are stored.
   vis::Grading grading = vis::GRADING_INDEX;
   ShardSpec shard;                   // --shard I/N
+  // A batch's pairs at once (--jobs; 0: the cores the process may use) within
+  // --max-memory bytes (0: a share of what is free), job/batch_run.h.
+  int jobs = 0;
+  uint64_t max_memory = 0;
+  int threads = 0;                   // compare-and-write threads of one pair (0: every core)
   // Checkpoint similarity (--ckpt A B / --ckpt-json FILE): ckpt_compare's parameters, mapped onto
   // the NPU module nodes of every file written (weights/ckpt_similarity.h). Null: none.
   std::shared_ptr<const vis::CkptSimilarity> ckpt;

@@ -385,6 +385,7 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
     };
   }
   request.meta = pair->meta;
+  request.threads = options_.threads;
   vis::CkptSimilarity ckpt;
   if (options_.ckpt) {
     const Graph& g = *pair->npu->graph;

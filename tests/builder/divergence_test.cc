@@ -178,6 +178,40 @@ TEST(Divergence, UnmatchedBetweenMatchedNeighbours) {
   EXPECT_EQ(f.Ranked(), std::vector<std::string>{"Module.mlp.act.GELU.forward.0:unmatched between matched neighbours"});
 }
 
+// Each node of a run of unmatched calls has the same neighbours: the last
+// compared op before the run and the first after it (found once for all,
+// not by a walk from each node: a long run must not be quadratic).
+TEST(Divergence, UnmatchedRunBetweenMatchedNeighbours) {
+  Fixture f;
+  f.Add(0, "Functional.linear.0.forward", true, Err(0, 0));
+  for (int i = 0; i < 3; ++i) f.Add(0, "Functional.gelu." + std::to_string(i) + ".forward", false);
+  f.Add(0, "Functional.linear.1.forward", true, Err(0.4, 0.4));
+  EXPECT_EQ(f.Ranked(), (std::vector<std::string>{"Functional.gelu.0.forward:unmatched between matched neighbours",
+                                                  "Functional.gelu.1.forward:unmatched between matched neighbours",
+                                                  "Functional.gelu.2.forward:unmatched between matched neighbours"}));
+}
+
+// The op after an unmatched module is the first after its whole subtree,
+// however deep: a disagreeing op inside it does not count.
+TEST(Divergence, UnmatchedModuleIsJudgedAfterItsWholeSubtree) {
+  Fixture f;
+  f.Add(0, "Functional.linear.0.forward", true, Err(0, 0));
+  uint32_t outer = f.Add(0, "Module.block.Block.forward.0", false);
+  uint32_t inner = f.Add(outer, "Module.block.inner.Inner.forward.0", true, Err(0, 0));
+  uint32_t deeper = f.Add(inner, "Module.block.inner.deeper.Deeper.forward.0", false);
+  f.Add(deeper, "Functional.relu.0.forward", true, Err(0.4, 0.4));  // inside: inputs off, not "after"
+  f.Add(0, "Functional.linear.1.forward", true, Err(0, 0));
+  EXPECT_TRUE(f.Ranked(vis::MODE_MD5).empty());
+  Fixture g;
+  g.Add(0, "Functional.linear.0.forward", true, Err(0, 0));
+  uint32_t block = g.Add(0, "Module.block.Block.forward.0", false);
+  uint32_t in = g.Add(block, "Module.block.inner.Inner.forward.0", true, Err(0, 0));
+  g.Add(in, "Functional.relu.0.forward", true, Err(0, 0));
+  g.Add(0, "Functional.linear.1.forward", true, Err(0.4, 0.4));
+  EXPECT_EQ(g.Ranked(vis::MODE_MD5),
+            std::vector<std::string>{"Module.block.Block.forward.0:unmatched between matched neighbours"});
+}
+
 TEST(Divergence, HarmlessUnmatchedNodeIsNotRanked) {
   Fixture f;
   f.Add(0, "Functional.linear.0.forward", true, Err(0, 0));
