@@ -44,7 +44,7 @@ function randomId(): string {
 }
 
 export class App implements MenuHost, SessionHost {
-  readonly session = randomId();
+  readonly session = randomId(); // the service's view session of this page (ViewKey.session)
   readonly grading = new GradingToggle(() => void this.gradingChanged());
   private readonly files = new FileSession(this);
 
