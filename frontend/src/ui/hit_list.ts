@@ -1,26 +1,12 @@
-// What the side panels need from the page.
-import type { DistributedLink, FileInfo, GraphApi, NodeHit, NodeList, RunFile, ViewKey } from "../api/client";
+// The lists of nodes the side panels share: a titled, virtualised hit list and the side's name.
+import type { NodeHit, NodeList } from "../api/client";
 import { Side } from "../api/client";
+import type { AppContext } from "../app_context";
 import { h } from "../dom";
 import { hitsCsv } from "../export/csv";
 import { bucketColour } from "../graph/paint";
 import { t } from "../i18n";
 import { PagedHits, VirtualList } from "./virtual_list";
-
-export interface AppContext {
-  readonly api: GraphApi;
-  file(): RunFile | null;
-  info(): FileInfo | null;
-  isCompare(): boolean;
-  viewKey(side: Side): ViewKey;
-  /** Expands the ancestors, centres and selects the node (and shows its details). */
-  jumpTo(side: Side, index: number): Promise<void>;
-  /** Switches to the peer's rank (same run and step) and selects the peer node on the same side. */
-  jumpToPeer(side: Side, link: DistributedLink): Promise<void>;
-  toast(message: string, kind?: "info" | "error"): void;
-  /** Re-reads layouts, lists and details after matches changed. */
-  matchesChanged(info: FileInfo | undefined): Promise<void>;
-}
 
 export function sideName(side: Side): string {
   return side === Side.SIDE_BENCH ? t("bench") : t("npu");
