@@ -7,8 +7,8 @@
 #include <memory>
 #include <string_view>
 
-#include "vis/detail_wire.h"
-#include "vis/wire_bytes.h"
+#include "vis_writer/detail_wire.h"
+#include "vis_writer/wire_bytes.h"
 
 namespace graph_ascend::vis {
 namespace {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "formats/model/item_text.h"
 #include "vis.pb.h"
 
 namespace graph_ascend::vis {
@@ -16,10 +17,5 @@ Status ExportJson(const std::string& vis_path, const std::string& json_path);
 // The same with msprobe 26's grades (0 / 0.5 / 1) as the precision_index of
 // the nodes under GRADING_26.
 Status ExportJson(const std::string& vis_path, const std::string& json_path, Grading grading);
-
-// One item as msprobe exports it (§4.2 normalisation, §10.5 formatting):
-// ordered key/value strings; a single ("value", "null") for null items.
-std::vector<std::pair<std::string, std::string>> FormatItem(const Item& item, CompareMode mode,
-                                                            const std::string& node_name);
 
 }  // namespace graph_ascend::vis

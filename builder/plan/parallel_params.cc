@@ -1,4 +1,4 @@
-#include "merge/parallel_params.h"
+#include "plan/parallel_params.h"
 
 #include <algorithm>
 #include <cctype>

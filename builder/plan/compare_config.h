@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "merge/parallel_params.h"
+#include "plan/parallel_params.h"
 
 namespace graph_ascend::job {
 

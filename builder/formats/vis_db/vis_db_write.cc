@@ -9,9 +9,9 @@
 
 #include "base/temp_files.h"
 #include "compare/legend.h"
-#include "formats/foreign_item.h"
-#include "formats/sqlite_db.h"
-#include "formats/vis_db.h"
+#include "formats/model/foreign_item.h"
+#include "formats/vis_db/sqlite_db.h"
+#include "formats/vis_db/vis_db.h"
 #include "json/json_reader.h"
 
 namespace graph_ascend::formats {

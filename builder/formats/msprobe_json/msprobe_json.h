@@ -9,7 +9,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "formats/graph_file.h"
+#include "formats/model/graph_file.h"
 
 namespace graph_ascend::formats {
 

@@ -1,4 +1,4 @@
-#include "job/compare_config.h"
+#include "plan/compare_config.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

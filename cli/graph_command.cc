@@ -113,9 +113,6 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
     }
   }
   if (input.empty() || output.empty()) return Fail("-i and -o are required", kGraphUsage);
-  if (options.fuzzy_match && options.layer_mapping) {
-    return Fail("-f (fuzzy match) and -lm (layer mapping) cannot be used together: pick one matching rule");
-  }
   if (!ckpt_a.empty() && !ckpt_json.empty()) return Fail("--ckpt and --ckpt-json cannot be used together: pick one");
   if (!ckpt_a.empty() || !ckpt_json.empty()) {
     auto ckpt = CkptOption(ckpt_a, ckpt_b, ckpt_json);

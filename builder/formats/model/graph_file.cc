@@ -1,4 +1,4 @@
-#include "formats/graph_file.h"
+#include "formats/model/graph_file.h"
 
 #include <cmath>
 

@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "base/parallel.h"
-#include "formats/vis_db.h"
-#include "formats/vis_db_rows.h"
+#include "formats/vis_db/vis_db.h"
+#include "formats/vis_db/vis_db_rows.h"
 #include "vis/vis_file.h"
 
 namespace graph_ascend::formats {

@@ -1,4 +1,4 @@
-#include "formats/sqlite_db.h"
+#include "formats/vis_db/sqlite_db.h"
 
 #include <sys/stat.h>
 

@@ -4,8 +4,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "formats/vis_db.h"
-#include "formats/vis_db_rows.h"
+#include "formats/vis_db/vis_db.h"
+#include "formats/vis_db/vis_db_rows.h"
 #include "vis/vis_file.h"
 
 namespace graph_ascend::formats {

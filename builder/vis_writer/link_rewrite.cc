@@ -1,4 +1,4 @@
-#include "vis/link_rewrite.h"
+#include "vis_writer/link_rewrite.h"
 
 #include <algorithm>
 #include <memory>

@@ -1,10 +1,10 @@
-#include "formats/msprobe_json.h"
+#include "formats/msprobe_json/msprobe_json.h"
 
 #include <cmath>
 #include <ctime>
 
 #include "base/mapped_file.h"
-#include "formats/foreign_item.h"
+#include "formats/model/foreign_item.h"
 #include "json/json_reader.h"
 #include "vis/vis_file.h"
 

@@ -4,7 +4,7 @@
 
 #include "cli/commands.h"
 #include "formats/foreign_file.h"
-#include "vis/json_export.h"
+#include "formats/msprobe_json/json_export.h"
 
 namespace graph_ascend::cli {
 

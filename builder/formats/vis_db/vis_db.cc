@@ -1,4 +1,4 @@
-#include "formats/vis_db.h"
+#include "formats/vis_db/vis_db.h"
 
 #include <unistd.h>
 
@@ -12,9 +12,9 @@
 #include <unordered_map>
 
 #include "base/parallel.h"
-#include "formats/foreign_item.h"
-#include "formats/sqlite_db.h"
-#include "formats/vis_db_rows.h"
+#include "formats/model/foreign_item.h"
+#include "formats/vis_db/sqlite_db.h"
+#include "formats/vis_db/vis_db_rows.h"
 #include "json/json_reader.h"
 #include "vis/vis_file.h"
 

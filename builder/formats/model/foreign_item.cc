@@ -1,4 +1,4 @@
-#include "formats/foreign_item.h"
+#include "formats/model/foreign_item.h"
 
 #include <cerrno>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "compare/legend.h"
-#include "vis/json_export.h"
+#include "formats/model/item_text.h"
 
 namespace graph_ascend::formats {
 namespace {

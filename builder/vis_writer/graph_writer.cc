@@ -1,4 +1,4 @@
-#include "vis/graph_writer.h"
+#include "vis_writer/graph_writer.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "base/parallel.h"
-#include "vis/detail_wire.h"
 #include "vis/protobuf_log.h"
 #include "vis/vis_file.h"
-#include "vis/wire_bytes.h"
+#include "vis_writer/detail_wire.h"
+#include "vis_writer/wire_bytes.h"
 
 namespace graph_ascend::vis {
 namespace {

@@ -1,4 +1,4 @@
-#include "vis/detail_wire.h"
+#include "vis_writer/detail_wire.h"
 
 #include <cmath>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vis/wire_bytes.h"
+#include "vis_writer/wire_bytes.h"
 
 namespace graph_ascend::vis {
 namespace {

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "formats/graph_file.h"
-#include "formats/sqlite_db.h"
-#include "formats/vis_db.h"
+#include "formats/model/graph_file.h"
+#include "formats/vis_db/sqlite_db.h"
+#include "formats/vis_db/vis_db.h"
 
 namespace graph_ascend::formats::db_rows {
 

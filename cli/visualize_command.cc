@@ -5,8 +5,8 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "job/compare_config.h"
 #include "job/graph_job.h"
+#include "plan/compare_config.h"
 
 namespace graph_ascend::cli {
 namespace {
@@ -114,6 +114,7 @@ int VisualizeCommand(const std::vector<std::string>& raw_args, const std::vector
   options.grading = vis::GRADING_26;
   options.backward_inplace = true;  // msprobe 26's hierarchy (docs/COMPATIBILITY.md C26-backward)
   options.p2p_peers_only = true;    // msprobe 26's send/recv links (C26-p2p)
+  options.dialect = job::Dialect::kVisualize;
   ArgReader reader(args);
   while (reader.Next()) {
     const std::string& a = reader.flag();
@@ -165,13 +166,6 @@ int VisualizeCommand(const std::vector<std::string>& raw_args, const std::vector
   if (target.empty() || output.empty()) {
     return Fail("-tp/--target_path and -o/--output_path are required (graph-ascend graph_visualize --help)");
   }
-  if (options.fuzzy_match && options.layer_mapping) {
-    return Fail("-fm (fuzzy match) and -lm (layer mapping) cannot be used together: pick one matching rule");
-  }
-  if (golden.empty() && (options.fuzzy_match || options.layer_mapping)) {
-    return Fail(std::string(options.fuzzy_match ? "-fm (fuzzy match)" : "-lm (layer mapping)") +
-                " pairs nodes of two runs: it needs -gp/--golden_path (this is a build)");
-  }
   if (file_type == "json") {
     if (!golden.empty()) {
       return Fail("--file_type json is not supported in graph comparison mode: remove -gp/--golden_path or use "
@@ -202,6 +196,10 @@ int VisualizeCommand(const std::vector<std::string>& raw_args, const std::vector
       fprintf(stderr, "graph-ascend: %s\n", s.c_str());
     };
   }
+  options.warn = [&bar](const Error& w) {
+    bar.Done();
+    Warn(w.ToString());
+  };
   if (compare_log) options.compare_log = [](const std::string& s) { printf("%s\n", s.c_str()); };
   auto config = job::VisualizeConfig(target, golden);
   auto result = config.ok() ? job::RunGraph(std::move(*config), output, options) : Result<job::GraphResult>(config.error());
