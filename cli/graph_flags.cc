@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "base/cores.h"
-#include "job/shard_job.h"
+#include "cli/shard_flag.h"
 
 namespace graph_ascend::cli {
 namespace {
@@ -143,7 +143,7 @@ void PutMaxMemory(const GraphFlags& f, const std::string& name, Argv* argv) {
 }
 
 std::string SetShard(GraphFlags* f, const std::string&, const Values& v) {
-  auto spec = job::ParseShard(v.empty() ? "auto" : v[0], getenv);
+  auto spec = ParseShard(v.empty() ? "auto" : v[0], getenv);
   if (!spec.ok()) return spec.error().ToString();
   f->shard = *spec;
   return "";
