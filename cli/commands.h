@@ -17,6 +17,8 @@ int VisualizeCommand(const std::vector<std::string>& args, const std::vector<std
 // After the shards of a batch: the cross-rank links.
 int LinkCommand(const std::vector<std::string>& args);
 int InfoCommand(const std::vector<std::string>& args);
+// A CI gate: 0 when no compare diverges beyond noise, 1 when one does, 2 on bad input.
+int CheckCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);
 int ImportCommand(const std::vector<std::string>& args);
 int OpGenerateCommand(const std::vector<std::string>& args);

@@ -7,6 +7,7 @@
 #include "base/py_format.h"
 #include "compare/pair_compare.h"
 #include "divergence/divergence.h"
+#include "verdict/verdict.h"
 #include "vis/vis_index.h"
 #include "weights/ckpt_similarity.h"
 
@@ -29,15 +30,6 @@ const char* ModeName(vis::CompareMode m) {
     case vis::MODE_TENSOR: return "tensor";
     case vis::MODE_STRUCTURE: return "structure";
     default: return "build";
-  }
-}
-
-const char* NodeTypeName(uint8_t t) {
-  switch (t) {
-    case 0: return "module";
-    case 1: return "api";
-    case 9: return "api collection";
-    default: return "node";
   }
 }
 
@@ -162,7 +154,7 @@ int InfoCommand(const std::vector<std::string>& args) {
     if (first_error != 0) {
       printf("first error by msprobe 26's grading, in execution order: %.*s (%s)\n",
              static_cast<int>(npu->Name(first_error).size()), npu->Name(first_error).data(),
-             NodeTypeName(npu->node_type[first_error]));
+             verdict::NodeTypeName(npu->node_type[first_error]));
     }
   }
 
@@ -171,62 +163,50 @@ int InfoCommand(const std::vector<std::string>& args) {
   // whose index is not the best value.
   bool md5 = meta.mode() == vis::MODE_MD5;
   std::vector<uint32_t> order = npu->PreOrder();
-  auto ranking = (*reader)->ReadDivergence();
+  auto ranking = verdict::ReadVerdict(**reader, *npu, args[0]);
   if (!ranking.ok()) return Fail(ranking.error().ToString());
   auto name_of = [&](uint32_t n) { return std::string(npu->Name(n)); };
-  if (meta.divergence_ranked()) {
-    bool noise_rule = ranking->rule() == vis::DIVERGENCE_RULE_NOISE;
-    if (ranking->entry_size() == 0 && noise_rule) {
+  if (ranking->ranked) {
+    const verdict::Verdict& v = *ranking;
+    if (v.entries.empty() && v.noise_rule) {
       // The verdict, with the largest margin seen (docs/DIVERGENCE.md).
       printf("first divergence, in execution order: none: no divergence beyond noise");
-      if (ranking->has_largest() && ranking->largest_margin_node() < npu->size()) {
-        printf(" (largest margin %.3gx the noise, at %s; an op counts above %gx)",
-               ranking->largest_margin(), name_of(ranking->largest_margin_node()).c_str(), ranking->threshold());
+      if (v.has_largest) {
+        printf(" (largest margin %.3gx the noise, at %s; an op counts above %gx)", v.largest_margin,
+               v.largest_node.c_str(), v.threshold);
       }
       printf("\n");
-    } else if (ranking->entry_size() == 0) {
+    } else if (v.entries.empty()) {
       printf("first divergence, in execution order: none\n");
     }
-    for (int i = 0; i < ranking->entry_size(); ++i) {
-      const vis::DivergenceEntry& e = ranking->entry(i);
-      if (e.node() >= npu->size()) return Fail(args[0] + ": divergence entry " + std::to_string(i) + ": no node " +
-                                                std::to_string(e.node()));
+    for (size_t i = 0; i < v.entries.size(); ++i) {
+      const verdict::Entry& e = v.entries[i];
       if (i == 0) {
-        if (npu->matched[e.node()] < 0) {
-          printf("first divergence, in execution order: %s (%s, unmatched)\n", name_of(e.node()).c_str(),
-                 NodeTypeName(npu->node_type[e.node()]));
+        if (e.unmatched) {
+          printf("first divergence, in execution order: %s (%s, unmatched)\n", e.name.c_str(), e.node_type);
         } else {
-          printf("first divergence, in execution order: %s (%s, index %g)\n", name_of(e.node()).c_str(),
-                 NodeTypeName(npu->node_type[e.node()]), npu->precision[e.node()]);
+          printf("first divergence, in execution order: %s (%s, index %g)\n", e.name.c_str(), e.node_type, e.index);
         }
-        if (meta.first_divergence_is_communication() && meta.first_divergence_peers_size() > 0) {
+        if (!v.peers.empty()) {
           printf("  it receives from rank");
-          for (int32_t r : meta.first_divergence_peers()) printf(" %d", r);
+          for (int32_t r : v.peers) printf(" %d", r);
           printf(": the divergence may come from there\n");
         }
-        printf("divergence ranking (%d):\n", ranking->entry_size());
+        printf("divergence ranking (%zu):\n", v.entries.size());
       }
       if (i >= 20) {
-        printf("  ... %d more\n", ranking->entry_size() - i);
+        printf("  ... %zu more\n", v.entries.size() - i);
         break;
       }
-      printf("  %-36s %s", divergence::ReasonName(e.reason()), name_of(e.node()).c_str());
-      if (e.reason() != vis::DIVERGENCE_UNMATCHED) {
-        if (noise_rule) {
-          // A kind whose other instances agree bit for bit has no noise: the
-          // margin is then a division by almost nothing, said as such (the page
-          // says "> 10^6" alike).
-          if (e.margin() >= 1e6) {
-            printf(" (> 1e6x the noise: its kind shows none; inputs %g, outputs %g)", e.input_error(),
-                   e.output_error());
-          } else {
-            printf(" (%.3gx the noise; inputs %g, outputs %g)", e.margin(), e.input_error(), e.output_error());
-          }
+      printf("  %-36s %s", divergence::ReasonName(e.reason), e.name.c_str());
+      if (e.reason != vis::DIVERGENCE_UNMATCHED) {
+        if (v.noise_rule) {
+          printf(" (%s; inputs %g, outputs %g)", verdict::MarginText(v, e).c_str(), e.input_error, e.output_error);
         } else {
-          printf(" (inputs %g, outputs %g, floor %g)", e.input_error(), e.output_error(), e.floor());
+          printf(" (inputs %g, outputs %g, floor %g)", e.input_error, e.output_error, e.floor);
         }
       }
-      if (!e.note().empty()) printf(" %s", e.note().c_str());
+      if (!e.note.empty()) printf(" %s", e.note.c_str());
       printf("\n");
     }
   } else {
@@ -235,7 +215,7 @@ int InfoCommand(const std::vector<std::string>& args) {
       if (n == 0 || !leaf || std::isnan(npu->precision[n])) continue;
       if (md5 ? npu->precision[n] < 1 : npu->precision[n] > 0) {
         printf("first divergence, in execution order: %s (%s, index %g)\n", name_of(n).c_str(),
-               NodeTypeName(npu->node_type[n]), npu->precision[n]);
+               verdict::NodeTypeName(npu->node_type[n]), npu->precision[n]);
         break;
       }
     }
@@ -258,7 +238,7 @@ int InfoCommand(const std::vector<std::string>& args) {
     uint32_t n = order[pos];
     int b = compare::BucketOf(meta.legend(), npu->precision[n]);
     printf("  %-10g %-8s %-15s %.*s\n", npu->precision[n], b >= 0 ? meta.legend(b).color().c_str() : "",
-           NodeTypeName(npu->node_type[n]), static_cast<int>(npu->Name(n).size()), npu->Name(n).data());
+           verdict::NodeTypeName(npu->node_type[n]), static_cast<int>(npu->Name(n).size()), npu->Name(n).data());
   }
   return 0;
 }
