@@ -272,8 +272,10 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
   // A change under one unit in the last place of the op's output dtype is
   // rounding (where both sides have that dtype; a cast's rounding is the
   // change itself).
+  v->inputs_within_seen.assign(size, 1);
   bool seed_seen = false;
-  double seen = 0;  // the largest output change of the ops so far, forward
+  double seen = 0;      // the largest output change of the ops so far, forward
+  double seen_all = 0;  // the same over both phases
   for (uint32_t n : order) {
     if (!compared[n]) continue;
     const Evidence& e = ev[n];
@@ -299,9 +301,14 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     // Ops only: a module's output, met before its ops in pre-order, is made
     // by them.
     if (!backward[n] && g.first_child[n] == graph::kNoNode) seen = std::max(seen, x.out);
+    // What enters across an unmatched region (MindSpore dumps the backward of its reshape, PyTorch does
+    // not) is held as an op's: against the largest change made before it, by the same margin.
+    bool in_finite = !e.input_nonfinite && !e.input_shape_changed;
+    v->inputs_within_seen[n] = e.has_input && in_finite && x.in[0] <= kNoiseMargin * std::max(in_noise, seen_all);
+    if (g.first_child[n] == graph::kNoNode && e.output_change >= 0) seen_all = std::max(seen_all, x.out);
     v->threshold[n] = explained;
     v->margin[n] = margin;
-    bool in_ok = !e.input_nonfinite && !e.input_shape_changed && x.in[0] <= kNoiseMargin * in_noise;
+    bool in_ok = in_finite && x.in[0] <= kNoiseMargin * in_noise;
     v->inputs_agree[n] = e.has_input && in_ok;
     v->outputs_agree[n] = !e.output_nonfinite && !e.output_shape_changed && margin <= kNoiseMargin;
     if (e.output_nonfinite && !e.input_nonfinite) {
