@@ -272,6 +272,14 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
   // A change under one unit in the last place of the op's output dtype is
   // rounding (where both sides have that dtype; a cast's rounding is the
   // change itself).
+  // The largest input change this rank brings to a collective.
+  std::vector<uint8_t> collective(size, 0);
+  double collective_input = 0;
+  for (uint32_t n : order) {
+    if (!compared[n] || !g.Name(n).starts_with("Distributed.")) continue;
+    collective[n] = 1;
+    collective_input = std::max(collective_input, inst[n].in[0]);
+  }
   v->inputs_within_seen.assign(size, 1);
   bool seed_seen = false;
   double seen = 0;      // the largest output change of the ops so far, forward
@@ -283,6 +291,9 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     double ulp = e.ulp;
     double in_noise = std::max({noise[n], ulp, 1e-300});
     double explained = std::max({noise[n], gain0[n] * x.in[0], gain1[n] * x.in[1], ulp, 1e-300});
+    // A collective's result carries the other ranks' inputs, made by the same model under the same noise:
+    // their changes are as large as those this rank brings to its collectives. Beyond those a peer diverged.
+    if (collective[n]) explained = std::max(explained, collective_input);
     double margin = x.out / explained;
     bool candidate = e.has_input && e.output_change >= 0 &&
                      (!covered[n] || (!backward[n] && e.has_parameters));
