@@ -113,13 +113,18 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
   // Each compared node's instance: a backward node also takes in what its
   // forward call took in.
   std::vector<Instance> inst(size);
-  std::vector<uint8_t> backward(size, 0);
+  std::vector<uint8_t> backward(size, 0), collective(size, 0);
+  double collective_input = 0;  // the largest input change this rank brings to a collective
   std::string scratch;
   for (uint32_t n : order) {
     if (!compared[n]) continue;
     inst[n].in[0] = ev[n].input_change;
     inst[n].out = std::max(0.0, ev[n].output_change);
     std::string_view name = g.Name(n);
+    if (name.starts_with("Distributed.")) {
+      collective[n] = 1;
+      collective_input = std::max(collective_input, inst[n].in[0]);
+    }
     size_t p = name.find(".backward");
     if (p == std::string_view::npos) continue;
     backward[n] = 1;
@@ -239,8 +244,7 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     const Noise &k = of_kind[n], &r = of_run[n];
     // A collective's result is made on other ranks too: every instance
     // carries their differences, so its noise is the run's, not its kind's.
-    bool collective = g.Name(n).starts_with("Distributed.");
-    bool own = k.others >= kMinOthers && !collective;
+    bool own = k.others >= kMinOthers && !collective[n];
     noise[n] = own ? k.noise : r.noise;
     double run_gain[2];
     for (int j = 0; j < 2; ++j) {
@@ -253,10 +257,10 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     // With one or two other instances whose inputs changed, the kind's
     // largest gain among them (k.gain) is known if not robust: an op that
     // magnifies small values (rsqrt of a variance) keeps its own gain.
-    double few0 = k.gain_others[0] > 0 && !collective ? std::max(run_gain[0], k.gain[0]) : run_gain[0];
-    double few1 = k.gain_others[1] > 0 && !collective ? std::max(run_gain[1], k.gain[1]) : run_gain[1];
-    gain0[n] = k.gain_others[0] >= kMinOthers && !collective ? k.gain[0] : few0;
-    gain1[n] = k.gain_others[1] >= kMinOthers && !collective ? k.gain[1] : few1;
+    double few0 = k.gain_others[0] > 0 && !collective[n] ? std::max(run_gain[0], k.gain[0]) : run_gain[0];
+    double few1 = k.gain_others[1] > 0 && !collective[n] ? std::max(run_gain[1], k.gain[1]) : run_gain[1];
+    gain0[n] = k.gain_others[0] >= kMinOthers && !collective[n] ? k.gain[0] : few0;
+    gain1[n] = k.gain_others[1] >= kMinOthers && !collective[n] ? k.gain[1] : few1;
   }
   for (uint32_t n : unmeasured) noise[n] = of_run[n].noise;
   // Modules whose work is dumped op by op are explained by their ops; one
@@ -272,14 +276,6 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
   // A change under one unit in the last place of the op's output dtype is
   // rounding (where both sides have that dtype; a cast's rounding is the
   // change itself).
-  // The largest input change this rank brings to a collective.
-  std::vector<uint8_t> collective(size, 0);
-  double collective_input = 0;
-  for (uint32_t n : order) {
-    if (!compared[n] || !g.Name(n).starts_with("Distributed.")) continue;
-    collective[n] = 1;
-    collective_input = std::max(collective_input, inst[n].in[0]);
-  }
   v->inputs_within_seen.assign(size, 1);
   bool seed_seen = false;
   double seen = 0;      // the largest output change of the ops so far, forward
