@@ -179,12 +179,15 @@ def main():
         with ThreadPoolExecutor(args.jobs) as pool:
             results = list(pool.map(lambda kv: score_case(cli, root, kv[0], kv[1], runs), sorted(manifest.items())))
     totals = {"bugs": [0, 0, 0], "none": [0, 0, 0]}  # right, naive right, cases
+    by_noise = {}  # noise -> the same per kind of noise (a batch case counted under "gloo " + its noise)
     for name, ok, named, line, naive_ok, naive_named in results:
         case = manifest[name]
-        t = totals["none" if case["culprit"] is None else "bugs"]
-        t[0] += ok
-        t[1] += naive_ok
-        t[2] += 1
+        kind = "none" if case["culprit"] is None else "bugs"
+        noise = ("gloo " if case.get("batch") else "") + case["noise"]
+        for t in (totals[kind], by_noise.setdefault(noise, {"bugs": [0, 0, 0], "none": [0, 0, 0]})[kind]):
+            t[0] += ok
+            t[1] += naive_ok
+            t[2] += 1
         culprit = case["culprit"] or "none"
         if case.get("culprit_rank") is not None:
             culprit = f"rank{case['culprit_rank']} {culprit}"
@@ -192,6 +195,10 @@ def main():
               f"naive {'right' if naive_ok else 'wrong'}: {naive_named or 'none'}")
         if not ok:
             print(f"      {line}")
+    print("per noise: bug cases right / noise-only cases none (naive rule)")
+    for noise, t in sorted(by_noise.items()):
+        b, n = t["bugs"], t["none"]
+        print(f"  {noise:<18} {b[0]}/{b[2]} {n[0]}/{n[2]}  (naive {b[1]}/{b[2]} {n[1]}/{n[2]})")
     b, n = totals["bugs"], totals["none"]
     print(f"bug cases:        {b[0]}/{b[2]} right (naive rule {b[1]}/{b[2]})")
     print(f"noise-only cases: {n[0]}/{n[2]} say none (naive rule {n[1]}/{n[2]})")
