@@ -67,21 +67,33 @@ void KindInto(std::string_view name, std::string* kind) {
   kind->clear();
   size_t words = 0, first_len = 0;
   size_t word[2] = {0, 0};  // where the last two words kept start in `kind`
-  size_t start = 0;
-  while (start <= name.size()) {
-    size_t dot = name.find('.', start);
-    if (dot == std::string_view::npos) dot = name.size();
-    std::string_view t = name.substr(start, dot - start);
-    start = dot + 1;
-    bool digits = !t.empty();
-    for (char c : t) digits = digits && c >= '0' && c <= '9';
-    if (digits) continue;
-    if (!kind->empty()) kind->push_back('.');
-    if (words++ == 0) first_len = t.size();
-    word[0] = word[1];
-    word[1] = kind->size();
-    kind->append(t);
+  // One pass over the characters: a word is copied as it is read and dropped again when it was all
+  // digits (the ranking reads every compared name: 1.4 % of a 10^5 compare with a find and a second scan).
+  kind->resize(name.size() + 1);
+  char* out = kind->data();
+  size_t len = 0;
+  const char* p = name.data();
+  const char* end = p + name.size();
+  while (true) {
+    size_t mark = len;
+    if (len > 0) out[len++] = '.';
+    size_t at = len;
+    bool digits = p != end && *p != '.';
+    for (; p != end && *p != '.'; ++p) {
+      digits &= static_cast<unsigned char>(*p - '0') < 10;
+      out[len++] = *p;
+    }
+    if (digits) {
+      len = mark;
+    } else {
+      if (words++ == 0) first_len = len - at;
+      word[0] = word[1];
+      word[1] = at;
+    }
+    if (p == end) break;
+    ++p;
   }
+  kind->resize(len);
   std::string_view first(kind->data(), first_len);
   if ((first == "Module" || first == "Cell") && words > 3) {
     // The class and the direction: the last two words, which end `kind`.
