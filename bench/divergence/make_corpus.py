@@ -15,6 +15,8 @@ compute bit for bit the same up to the bug, so the first API entry (in dump orde
 from the reference or whose fields differ is where the bug enters (its enclosing module from
 construct.json). Noise-only cases have no bug: the reference is the npu run, the culprit none.
 The corpus keeps the npu and bench dumps of the compared step and a manifest.json.
+Model gpt_dp is a 2-rank data-parallel job (corpus_gloo.py under VENV_PYTHON's torchrun, gloo on CPU)
+with the bug on rank 1: its case keeps both ranks' dumps and is built as a batch (score.py).
 """
 
 import argparse
