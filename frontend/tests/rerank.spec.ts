@@ -69,7 +69,10 @@ test("matching the renamed module in the page changes the first divergence; unma
   await idle(frame);
 
   // Re-ranked: the op inside, which computes differently, with its margin.
-  await expect(firstButton(frame)).toHaveAttribute("title", new RegExp(`${OP.replace(/\./g, "\\.")} · [\\d.]+x the noise`));
+  await expect(firstButton(frame)).toHaveAttribute(
+    "title",
+    new RegExp(`${OP.replace(/\./g, "\\.")} · [\\d.]+x the noise`),
+  );
   await firstButton(frame).click();
   await idle(frame);
   const item = await frame.evaluate(() => (window as any).graphAscend.divergence.current());
@@ -77,7 +80,9 @@ test("matching the renamed module in the page changes the first divergence; unma
   expect(item.hasMargin).toBe(true);
   expect(item.margin).toBeGreaterThan(5);
   await expect.poll(() => selectedName(frame, "npu")).toBe(OP);
-  await expect(frame.locator(".divergence-nav .divergence-status")).toHaveText(/^1\/\d+ · outputs differ, inputs agree · /);
+  await expect(frame.locator(".divergence-nav .divergence-status")).toHaveText(
+    /^1\/\d+ · outputs differ, inputs agree · /,
+  );
   await shot(page, info, "rerank-after-match");
 
   // Unmatched again: the build's ranking. The jump revealed both modules (the op's parents).
