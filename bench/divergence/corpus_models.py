@@ -24,6 +24,7 @@ import os
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -319,6 +320,125 @@ class SmallCNN(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
+# --------------------------------------------------------------------------- the MindSpore twins
+
+
+class TwinLayerNorm(nn.Module):
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.bias = nn.Parameter(torch.zeros(dim))
+        self.eps = eps
+
+    def forward(self, x):
+        mean = torch.mean(x, -1, keepdim=True)
+        centred = x - mean
+        var = torch.mean(centred * centred, -1, keepdim=True)
+        return centred / torch.sqrt(var + self.eps) * self.weight + self.bias
+
+
+class TwinRMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x):
+        var = torch.mean(x * x, -1, keepdim=True)
+        return x * torch.rsqrt(var + self.eps) * self.weight
+
+
+class TwinGELU(nn.Module):
+    def forward(self, x):
+        return F.gelu(x)
+
+
+class TwinSiLU(nn.Module):
+    def forward(self, x):
+        return F.silu(x)
+
+
+class TwinEmbedding(nn.Module):
+    def __init__(self, vocab, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(vocab, dim))
+
+    def forward(self, ids):
+        return self.weight[ids]
+
+
+class TwinAttention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(dim, dim, bias=False)
+        self.k = nn.Linear(dim, dim, bias=False)
+        self.v = nn.Linear(dim, dim, bias=False)
+        self.proj = nn.Linear(dim, dim, bias=False)
+
+    def split(self, t):
+        b, s, d = t.shape
+        return torch.transpose(t.reshape(b, s, self.heads, d // self.heads), 1, 2)
+
+    def forward(self, x):
+        import twin_spec as spec
+
+        b, s, d = x.shape
+        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+        scores = torch.matmul(q, torch.transpose(k, -2, -1)) * (1.0 / math.sqrt(d // self.heads))
+        scores = scores.masked_fill(torch.from_numpy(spec.causal_mask(1)), -1e4)
+        probs = F.softmax(scores, dim=-1)
+        out = torch.transpose(torch.matmul(probs, v), 1, 2).reshape(b, s, d)
+        return self.proj(out)
+
+
+class TwinBlock(nn.Module):
+    def __init__(self, dim, heads, norm_kind, act):
+        super().__init__()
+        norm = TwinLayerNorm if norm_kind == "layer" else TwinRMSNorm
+        self.norm1 = norm(dim)
+        self.attn = TwinAttention(dim, heads)
+        self.norm2 = norm(dim)
+        self.fc1 = nn.Linear(dim, 2 * dim)
+        self.act = TwinGELU() if act == "gelu" else TwinSiLU()
+        self.fc2 = nn.Linear(2 * dim, dim)
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.fc2(self.act(self.fc1(self.norm2(x))))
+
+
+class TwinNet(nn.Module):
+    """The PyTorch twin of corpus_mindspore.TwinNet (twin_spec.py): the same names, weights and batch.
+    Its classes are named as the MindSpore cells are (LayerNorm, GELU, Embedding...)."""
+
+    def __init__(self, variant):
+        import twin_spec as spec
+
+        super().__init__()
+        norm_kind, act = spec.VARIANTS[variant]
+        self.embed = TwinEmbedding(spec.VOCAB, spec.DIM)
+        self.blocks = nn.ModuleList([TwinBlock(spec.DIM, spec.HEADS, norm_kind, act) for _ in range(spec.LAYERS)])
+        self.norm = (TwinLayerNorm if norm_kind == "layer" else TwinRMSNorm)(spec.DIM)
+        self.head = nn.Linear(spec.DIM, spec.VOCAB, bias=False)
+        with torch.no_grad():
+            for name, p in self.named_parameters():
+                p.copy_(torch.from_numpy(spec.weight(name, tuple(p.shape))))
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for blk in self.blocks:
+            x = blk(x)
+        return self.head(self.norm(x))
+
+
+# The classes as the MindSpore cells are named (the dump names carry the class).
+for _cls, _name in ((TwinLayerNorm, "LayerNorm"), (TwinRMSNorm, "RMSNorm"), (TwinGELU, "GELU"), (TwinSiLU, "SiLU"),
+                    (TwinEmbedding, "Embedding"), (TwinAttention, "Attention"), (TwinBlock, "Block"),
+                    (TwinNet, "TwinNet")):
+    _cls.__name__ = _cls.__qualname__ = _name
+
+
 # --------------------------------------------------------------------------- models from configs
 
 
@@ -397,10 +517,17 @@ def build(model_name):
         return TinyGPT()
     if model_name == "gpt_gelu":
         return TinyGPT(act=ExactGelu)
+    if model_name.startswith("twin_"):
+        return TwinNet(model_name)
     raise ValueError(model_name)
 
 
 def batches(model_name, steps):
+    if model_name.startswith("twin_"):
+        import twin_spec as spec
+
+        ids, target = spec.batch()
+        return [(torch.from_numpy(ids), torch.from_numpy(target))] * steps
     g = torch.Generator().manual_seed(SEED + 1)
     out = []
     for _ in range(steps):
@@ -424,6 +551,8 @@ def loss_of(model_name, model, inputs, target):
         logits = model(pixel_values=inputs).logits
     else:
         logits = model(inputs)
+    if model_name.startswith("twin_"):  # as corpus_mindspore.py computes it
+        return F.nll_loss(F.log_softmax(logits.reshape(-1, logits.shape[-1]), -1), target.reshape(-1))
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), target.reshape(-1))
 
 

@@ -55,7 +55,17 @@ CASES = [
     ("vit", "bf16both", "none"), ("moe", "autocast", "none"), ("cnn", "bf16lin", "none"),
     ("gpt", "order", "none"), ("gpt", "bf16both", "none"), ("llama", "autocast", "none"),
     ("bert", "bf16lin", "none"),
+    # MindSpore against PyTorch (noise "mindspore": the npu run is corpus_mindspore.py's twin, the
+    # bench run the PyTorch twin; compared with the layer mapping of TWIN_MAPPING)
+    ("twin_gpt", "mindspore", "eps"), ("twin_gpt", "mindspore", "mask"), ("twin_gpt", "mindspore", "softmax_lowp"),
+    ("twin_llama", "mindspore", "weight"), ("twin_llama", "mindspore", "transpose"),
+    ("twin_llama", "mindspore", "eps:weak"),
+    ("twin_gpt", "mindspore", "none"), ("twin_llama", "mindspore", "none"),
 ]
+
+# The layer mapping a user writes to compare the MindSpore twin with the PyTorch one (graph -lm): the
+# cells and modules share their names; mint.nn.Linear's dense primitive is PyTorch's linear.
+TWIN_MAPPING = "Linear:\n  Dense: linear\n"
 
 
 def case_name(model, noise, bug):
@@ -79,7 +89,7 @@ def run_dir(key):
     return f"{side}-{model}-{noise}-{bug.replace(':', '_')}-s{steps}"
 
 
-def do_run(python, key, out_root):
+def do_run(python, key, out_root, ms_python=None):
     model, noise, side, bug, steps = key
     out = os.path.join(out_root, run_dir(key))
     if os.path.exists(os.path.join(out, "done")):
@@ -88,8 +98,14 @@ def do_run(python, key, out_root):
     # step1_eps's bug is named for the runner; its reference is the 2-step run without a bug.
     bug_arg = "none_s2" if bug == "none" and steps == 2 else bug
     env = dict(os.environ, OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
+    if noise == "mindspore":
+        if ms_python is None:
+            raise RuntimeError(f"{run_dir(key)}: needs --ms-python (MindSpore 2.10 and msprobe 26.2.0)")
+        argv = [ms_python, os.path.join(HERE, "corpus_mindspore.py"), model, bug_arg, out]
+    else:
+        argv = [python, os.path.join(HERE, "corpus_models.py"), model, noise, side, bug_arg, out]
     log = subprocess.run(
-        [python, os.path.join(HERE, "corpus_models.py"), model, noise, side, bug_arg, out],
+        argv,
         env=env, capture_output=True, text=True,
     )
     if log.returncode != 0:
@@ -151,6 +167,7 @@ def enclosing_modules(construct_path, name):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("python")
+    ap.add_argument("--ms-python", help="a Python with MindSpore 2.10 and msprobe 26.2.0 (the mindspore cases)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--work", default="/tmp/ga-divergence-corpus")
     ap.add_argument("--out", default=os.path.join(HERE, "corpus.tar.xz"))
@@ -169,7 +186,7 @@ def main():
     if args.pack_done:
         keys = {k for k in keys if done(k)}
     with ThreadPoolExecutor(args.jobs) as pool:
-        for key, _ in zip(sorted(keys), pool.map(lambda k: do_run(args.python, k, args.work), sorted(keys))):
+        for key, _ in zip(sorted(keys), pool.map(lambda k: do_run(args.python, k, args.work, args.ms_python), sorted(keys))):
             print("ran", run_dir(key), flush=True)
 
     manifest = {}
@@ -193,6 +210,8 @@ def main():
             "culprit": culprit,
             "modules": enclosing_modules(f"{npu_dir}/construct.json", culprit) if culprit else [],
         }
+        if noise == "mindspore":
+            manifest[case_name(model, noise, bug)]["graph_args"] = ["-lm", "twin_mapping.yaml"]
         stored.update([(npu_key, rel), (bench_key, rel)])
     with tempfile.TemporaryDirectory() as tmp:
         root = os.path.join(tmp, "corpus")
@@ -202,6 +221,8 @@ def main():
             os.makedirs(dst)
             for f in ("dump.json", "construct.json", "stack.json"):
                 shutil.copy(os.path.join(src, f), dst)
+        with open(os.path.join(root, "twin_mapping.yaml"), "w") as f:
+            f.write(TWIN_MAPPING)
         with open(os.path.join(root, "manifest.json"), "w") as f:
             json.dump(manifest, f, indent=1, sort_keys=True)
         with tarfile.open(args.out, "w:xz", preset=9) as tar:

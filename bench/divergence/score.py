@@ -75,7 +75,10 @@ def score_case(cli, root, name, case, out_dir):
     os.makedirs(work)
     with open(os.path.join(work, "compare.json"), "w") as f:
         json.dump({"npu_path": os.path.join(root, case["npu"]), "bench_path": os.path.join(root, case["bench"])}, f)
-    run = subprocess.run([cli, "graph", "-i", "compare.json", "-o", "out"], cwd=work, capture_output=True, text=True)
+    # A case's own graph flags (a layer mapping for MindSpore against PyTorch), files in the corpus root.
+    extra = [os.path.join(root, a) if a.endswith(".yaml") else a for a in case.get("graph_args", [])]
+    run = subprocess.run([cli, "graph", "-i", "compare.json", "-o", "out"] + extra, cwd=work, capture_output=True,
+                         text=True)
     if run.returncode != 0:
         return name, None, "graph failed: " + run.stderr.strip(), None
     vis = next(os.path.join(work, "out", f) for f in os.listdir(os.path.join(work, "out")) if f.endswith(".vis"))

@@ -5,11 +5,13 @@
 #include <system_error>
 #include <vector>
 
+#include "base/cores.h"
+
 namespace graph_ascend {
 
 int DefaultThreads() {
-  unsigned n = std::thread::hardware_concurrency();
-  return static_cast<int>(std::clamp(n, 1u, 16u));
+  static const int n = std::clamp(UsableCores(), 1, 16);  // the affinity mask and cgroup, not the host's cores
+  return n;
 }
 
 void RunOnThreads(int threads, const std::function<void(int)>& fn) {

@@ -180,6 +180,34 @@ std::string ChangeOf(const compare::ItemFields& a, const compare::ItemFields& b,
   return "";
 }
 
+// The element count of a dumped shape ("[1, 2, 6, 8]"), or -1 when it does not read as one.
+long long ElementsOf(const std::string& shape) {
+  long long n = 1;
+  bool digit = false;
+  long long v = 0;
+  for (char c : shape) {
+    if (c >= '0' && c <= '9') {
+      v = v * 10 + (c - '0');
+      digit = true;
+      if (v > (1LL << 40)) return -1;
+    } else if (c == ',' || c == ']' || c == ')') {
+      if (digit) n *= v;
+      v = 0;
+      digit = false;
+    } else if (c != '[' && c != '(' && c != ' ') {
+      return -1;
+    }
+  }
+  return n;
+}
+
+// Whether two shapes hold the same number of elements: the same data in another layout for the
+// statistics (PyTorch's matmul backward sees [2, 6, 8] where MindSpore's sees [1, 2, 6, 8]).
+bool SameElements(const compare::ValueView& a, const compare::ValueView& b) {
+  long long x = ElementsOf(compare::PyStr(a)), y = ElementsOf(compare::PyStr(b));
+  return x >= 0 && x == y;
+}
+
 // "input.0" / "output.1" of an item key (its part after the node name).
 std::string ItemLabel(const compare::ItemView& it) {
   std::string k = it.Key();
@@ -285,6 +313,14 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
   };
   double weighted_input = 0, unweighted_input = 0, output_scale = 0;
   std::span<const compare::ItemView> items = pairing.npu->items();
+  // States where the NPU side dumped an item the Bench side has no k-th of
+  // (MindSpore's dense backward lists the weight's and the input's gradients,
+  // PyTorch's linear backward one tensor): the lists are laid out differently,
+  // so a k-th pair whose shapes differ is two different tensors, not a change.
+  uint32_t uneven = 0;
+  for (uint32_t i = 0; i < items.size(); ++i) {
+    if (pairing.items[i].positional == nullptr && items[i].state < 32) uneven |= 1u << items[i].state;
+  }
   for (uint32_t i = 0; i < items.size(); ++i) {
     const compare::ItemView& a = items[i];
     const compare::PairedItem& p = pairing.items[i];
@@ -321,6 +357,9 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
     double scale = 0;
     double scaled = mode == vis::MODE_STATISTICS ? ScaledChange(a, b, &scale) : -1;
     bool shape_changed = !change.empty() && !change.starts_with("dtype ");
+    bool reshaped = shape_changed && !compare::SamePyStr(fa.shape, fb.shape);
+    // For the noise rule a statistic does not see the layout: the same element count is no shape change.
+    if (reshaped && mode == vis::MODE_STATISTICS && SameElements(fa.shape, fb.shape)) shape_changed = false;
     {
       std::string scratch_a, scratch_b;
       double ua, ub;
@@ -329,6 +368,7 @@ Evidence EvidenceOf(vis::CompareMode mode, const compare::ItemPairing& pairing, 
       // A cast's rounding is the change itself: no floor where the dtypes differ.
       if (!input && ua == ub) e.ulp = std::max(e.ulp, ua);
     }
+    if (reshaped && s < 32 && (uneven >> s & 1u)) continue;
     if (input) {
       if (scaled >= 0) {
         weighted_input += scaled * scale;
@@ -465,40 +505,61 @@ vis::DivergenceRanking Rank(const graph::Graph& g, const std::vector<Evidence>& 
     while (p > 0 && g.op[p] == graph::NodeOp::kApiCollection) p = g.parent[p];
     return p == 0 || (p > 0 && g.matched[p] != graph::kNoNode);
   };
-  auto subtree_end = [&](uint32_t n) {  // first position after n's subtree (pre-order within a phase)
-    uint32_t i = pos[n] + 1;
-    while (i < order.size()) {
-      int32_t a = g.parent[order[i]];
-      while (a >= 0 && static_cast<uint32_t>(a) != n) a = g.parent[a];
-      if (a < 0) break;
-      ++i;
+  // All of it in one pass over precomputed arrays: a wide parent, a long
+  // unmatched run or a deep chain must not make it quadratic.
+  std::vector<uint32_t> matched_children(g.size(), 0);
+  for (uint32_t c = 1; c < g.size(); ++c) {
+    if (g.matched[c] != graph::kNoNode && g.parent[c] >= 0) ++matched_children[g.parent[c]];
+  }
+  // A node's descendants by its pre-order interval in the graph.
+  std::vector<uint32_t> pre(g.size()), subtree(g.size(), 1);
+  {
+    std::vector<uint32_t> walk, stack = {0};
+    walk.reserve(g.size());
+    while (!stack.empty()) {
+      uint32_t n = stack.back();
+      stack.pop_back();
+      pre[n] = static_cast<uint32_t>(walk.size());
+      walk.push_back(n);
+      for (int32_t c = g.first_child[n]; c != graph::kNoNode; c = g.next_sibling[c]) {
+        stack.push_back(static_cast<uint32_t>(c));
+      }
     }
-    return i;
-  };
+    for (auto it = walk.rbegin(); it != walk.rend(); ++it) {
+      if (g.parent[*it] >= 0) subtree[g.parent[*it]] += subtree[*it];
+    }
+  }
+  auto descends = [&](uint32_t m, uint32_t n) { return pre[n] < pre[m] && pre[m] < pre[n] + subtree[n]; };
+  // end[i]: the first position after order[i]'s subtree, read from the end:
+  // a descendant's own end is skipped whole (all of it descends too).
+  size_t count = order.size();
+  std::vector<uint32_t> end(count + 1, static_cast<uint32_t>(count));
+  for (size_t i = count; i-- > 0;) {
+    size_t j = i + 1;
+    while (j < count && descends(order[j], order[i])) j = end[j];
+    end[i] = static_cast<uint32_t>(j);
+  }
+  // The last compared leaf before a position, the first compared node with
+  // inputs at or after one.
+  std::vector<int64_t> leaf_before(count + 1, -1);
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t m = order[i];
+    leaf_before[i + 1] = compared(m) && IsLeaf(g, m) ? m : leaf_before[i];
+  }
+  std::vector<int64_t> input_from(count + 1, -1);
+  for (size_t i = count; i-- > 0;) {
+    uint32_t m = order[i];
+    input_from[i] = compared(m) && evidence[m].has_input ? m : input_from[i + 1];
+  }
   for (uint32_t n : order) {
     if (n == 0 || g.matched[n] != graph::kNoNode || g.op[n] == graph::NodeOp::kApiCollection) continue;
     if (!matched_parent(n)) continue;
-    bool neighbour = false;
     int32_t p = g.parent[n];
-    for (int32_t c = p >= 0 ? g.first_child[p] : graph::kNoNode; c != graph::kNoNode; c = g.next_sibling[c]) {
-      if (static_cast<uint32_t>(c) != n && g.matched[c] != graph::kNoNode) neighbour = true;
-    }
-    if (!neighbour) continue;
-    int64_t before = -1;
-    for (int64_t i = static_cast<int64_t>(pos[n]) - 1; i >= 0; --i) {
-      uint32_t m = order[i];
-      if (compared(m) && IsLeaf(g, m)) {
-        before = m;
-        break;
-      }
-    }
+    if (p < 0 || matched_children[p] == 0) continue;  // no matched neighbour (n itself is unmatched)
+    int64_t before = leaf_before[pos[n]];
     if (before >= 0 && (!outputs_agree[before] || reason[before] != vis::DIVERGENCE_NONE)) continue;
-    for (uint32_t i = subtree_end(n); i < order.size(); ++i) {
-      uint32_t m = order[i];
-      if (!compared(m) || !evidence[m].has_input) continue;
-      if (!inputs_agree[m]) reason[n] = vis::DIVERGENCE_UNMATCHED;
-      break;
-    }
+    int64_t after = input_from[end[pos[n]]];
+    if (after >= 0 && !inputs_agree[after]) reason[n] = vis::DIVERGENCE_UNMATCHED;
   }
 
   // 3. A module counts only when nothing inside it diverges by itself.

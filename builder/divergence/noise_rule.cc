@@ -222,6 +222,13 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
   for (const auto& k : kinds) all.insert(all.end(), k.begin(), k.end());
   for (uint32_t n : all) (g.first_child[n] == graph::kNoNode ? ops : modules).push_back(n);
   if (ops.empty()) std::swap(ops, modules);
+  // A compared node with no measured output (its output lists are laid out
+  // differently on the two sides) is of no kind; its inputs are judged
+  // against the run's noise, not against one ulp.
+  std::vector<uint32_t> unmeasured;
+  for (uint32_t n : order)
+    if (compared[n] && ev[n].output_change < 0) unmeasured.push_back(n);
+  modules.insert(modules.end(), unmeasured.begin(), unmeasured.end());
   leave_one_out(ops, modules, &of_run);
   for (const auto& members : kinds) leave_one_out(members, {}, &of_kind);
   // A kind with fewer than kMinOthers other instances takes the run's
@@ -251,6 +258,7 @@ void NoiseVerdicts(const graph::Graph& g, const std::vector<Evidence>& ev, const
     gain0[n] = k.gain_others[0] >= kMinOthers && !collective ? k.gain[0] : few0;
     gain1[n] = k.gain_others[1] >= kMinOthers && !collective ? k.gain[1] : few1;
   }
+  for (uint32_t n : unmeasured) noise[n] = of_run[n].noise;
   // Modules whose work is dumped op by op are explained by their ops; one
   // counts itself only when no op inside it is compared, or in forward
   // when it holds parameters (the weights are its own, not an input).

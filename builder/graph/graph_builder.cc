@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cctype>
 #include <charconv>
 #include <optional>
@@ -50,6 +51,13 @@ bool HasTemplateCall(std::string_view line) {
     }
   }
   return false;
+}
+
+// Present unless certainly absent: an unreadable file or a dangling symlink is
+// read and fails with its own error.
+bool Exists(const std::string& p) {
+  struct stat st;
+  return lstat(p.c_str(), &st) == 0 || errno != ENOENT;
 }
 
 bool IsDir(const std::string& p) {
@@ -448,11 +456,29 @@ Result<std::unique_ptr<Side>> ReadSideFiles(const std::string& dir, StringPool* 
   auto dump = dump::ReadDumpJson(base + "dump.json", side->pool, dump_options);
   if (!dump.ok()) return dump.error();
   side->dump = std::move(*dump);
-  auto construct = dump::ReadConstructJson(base + "construct.json", side->pool, &side->dump);
-  if (!construct.ok()) return construct.error();
-  side->construct = std::move(*construct);
+  // Serving frameworks (vLLM-Ascend, SGLang) dump at level L1 and may write
+  // dump.json alone: no construct.json is an L1 dump (no hierarchy), no
+  // stack.json is no stacks. Anything else wrong with either file is an error.
+  bool has_construct = Exists(base + "construct.json");
   // With a code mapping as the stack source, stack.json may be absent.
-  if (!options.code_mapping || access((base + "stack.json").c_str(), F_OK) == 0) {
+  bool has_stack = Exists(base + "stack.json") || options.code_mapping;
+  if (has_construct) {
+    auto construct = dump::ReadConstructJson(base + "construct.json", side->pool, &side->dump);
+    if (!construct.ok()) return construct.error();
+    side->construct = std::move(*construct);
+  } else {
+    side->construct.path = base + "construct.json";
+  }
+  if (!has_construct || !has_stack) {
+    std::string missing = !has_construct && !has_stack ? "no construct.json or stack.json"
+                          : !has_construct             ? "no construct.json"
+                                                       : "no stack.json";
+    std::string means = !has_construct ? "no module hierarchy: its APIs are laid out in dump order, as a level L1 dump's"
+                                       : "no call stacks";
+    if (!has_construct && !has_stack) means += ", and no call stacks";
+    side->warnings.push_back(Error{base + "dump.json", "", missing + " beside it: " + means});
+  }
+  if (Exists(base + "stack.json")) {
     auto stacks = dump::ReadStackJson(base + "stack.json", side->pool);
     if (!stacks.ok()) return stacks.error();
     side->stacks = std::move(*stacks);

@@ -18,7 +18,6 @@
 #include "job/pair_runner.h"
 #include "job/shard_state.h"
 #include "shard.pb.h"
-#include "vis/link_rewrite.h"
 
 namespace graph_ascend::job {
 namespace {
@@ -292,10 +291,6 @@ Result<GraphResult> RunShard(const CompareConfig& config, const std::string& out
     if (!plan.ok()) return plan.error();
     merged = std::move(*plan);
   } else {
-    if (config.bench_path.empty() && (options.fuzzy_match || options.layer_mapping)) {
-      return Error{config.path, "", std::string(options.fuzzy_match ? "-f (fuzzy match)" : "-lm (layer mapping)") +
-                                        " pairs nodes of two runs: it needs a bench_path (this is a build)"};
-    }
     auto plan = PlanJobs(config, "");  // named without a time stamp until the batch gives it
     if (!plan.ok()) return plan.error();
     pairs = std::move(*plan);
@@ -443,32 +438,12 @@ Result<GraphResult> RunLink(const std::string& output_dir, const LinkOptions& op
     uint32_t npu_count = 0, bench_count = 0;
     const distributed::P2PRule p2p =
         batch.p2p_peers_only() ? distributed::P2PRule::kPeersOnly : distributed::P2PRule::kOutputsAgree;
-    std::vector<distributed::RankLinks> npu_links = distributed::LinkComm(npu, &npu_count, p2p);
-    std::vector<distributed::RankLinks> bench_links;
-    if (compare) bench_links = distributed::LinkComm(bench, &bench_count, p2p);
-    auto to_vis = [](const distributed::RankLinks& links) {
-      vis::SideLinks out;
-      for (const auto& [node, list] : links.nodes) {
-        vis::NodeLinks& n = out[node];
-        n.is_list = links.lists.count(node) != 0;
-        for (const distributed::CommLink& l : list) {
-          vis::DistributedLink* d = &n.links.emplace_back();
-          d->set_communications_type(l.type);
-          d->set_rank(l.rank);
-          d->set_peer_node(l.peer_node);
-          d->set_peer_index(l.peer_index);
-        }
-      }
-      return out;
-    };
-    for (size_t k = 0; k < steps[s].size(); ++k) {
-      vis::SideLinks n = to_vis(npu_links[k]);
-      vis::SideLinks b = compare ? to_vis(bench_links[k]) : vis::SideLinks();
-      if (n.empty() && b.empty()) continue;
-      for (const std::string& o : steps[s][k].outputs()) {
-        GA_RETURN_IF_ERROR(vis::RewriteLinks(output_dir + "/" + o, n, b));
-      }
+    std::vector<std::vector<std::string>> files;
+    for (const shard::ShardSummary& summary : steps[s]) {
+      files.emplace_back(summary.outputs().begin(), summary.outputs().end());
     }
+    GA_RETURN_IF_ERROR(
+        WriteStepLinks(output_dir, npu, compare ? &bench : nullptr, p2p, files, &npu_count, &bench_count));
     if (options.log) {
       options.log("linked " + std::to_string(npu_count + bench_count) + " communication nodes across " +
                   std::to_string(steps[s].size()) + " ranks");

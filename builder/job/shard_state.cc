@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/temp_files.h"
+#include "vis_writer/link_rewrite.h"
 
 namespace graph_ascend::job {
 namespace {
@@ -117,6 +118,36 @@ distributed::RankComm CommFromProto(const shard::ShardRankComm& in) {
     comm.nodes.push_back(std::move(c));
   }
   return comm;
+}
+
+Status WriteStepLinks(const std::string& output_dir, const std::vector<distributed::RankComm>& npu,
+                      const std::vector<distributed::RankComm>* bench, distributed::P2PRule p2p,
+                      const std::vector<std::vector<std::string>>& files, uint32_t* npu_count, uint32_t* bench_count) {
+  std::vector<distributed::RankLinks> npu_links = distributed::LinkComm(npu, npu_count, p2p);
+  std::vector<distributed::RankLinks> bench_links;
+  if (bench != nullptr) bench_links = distributed::LinkComm(*bench, bench_count, p2p);
+  auto to_vis = [](const distributed::RankLinks& links) {
+    vis::SideLinks out;
+    for (const auto& [node, list] : links.nodes) {
+      vis::NodeLinks& n = out[node];
+      n.is_list = links.lists.count(node) != 0;
+      for (const distributed::CommLink& l : list) {
+        vis::DistributedLink* d = &n.links.emplace_back();
+        d->set_communications_type(l.type);
+        d->set_rank(l.rank);
+        d->set_peer_node(l.peer_node);
+        d->set_peer_index(l.peer_index);
+      }
+    }
+    return out;
+  };
+  for (size_t k = 0; k < files.size(); ++k) {
+    vis::SideLinks n = to_vis(npu_links[k]);
+    vis::SideLinks b = bench != nullptr ? to_vis(bench_links[k]) : vis::SideLinks();
+    if (n.empty() && b.empty()) continue;
+    for (const std::string& o : files[k]) GA_RETURN_IF_ERROR(vis::RewriteLinks(output_dir + "/" + o, n, b));
+  }
+  return Status::Ok();
 }
 
 }  // namespace graph_ascend::job

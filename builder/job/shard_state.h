@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <google/protobuf/message_lite.h>
 
@@ -22,5 +23,12 @@ Status WriteShardState(const std::string& path, const google::protobuf::MessageL
 // A rank's communication nodes in and out of a summary.
 void CommToProto(const distributed::RankComm& comm, shard::ShardRankComm* out);
 distributed::RankComm CommFromProto(const shard::ShardRankComm& in);
+
+// Links the ranks of one step from their communication nodes (`bench` null in
+// a build) and writes each rank's links into its files, `files[k]` of rank k
+// (names inside `output_dir`). The counts of linked nodes go to the last two.
+Status WriteStepLinks(const std::string& output_dir, const std::vector<distributed::RankComm>& npu,
+                      const std::vector<distributed::RankComm>* bench, distributed::P2PRule p2p,
+                      const std::vector<std::vector<std::string>>& files, uint32_t* npu_count, uint32_t* bench_count);
 
 }  // namespace graph_ascend::job

@@ -164,7 +164,8 @@ test("follows TensorBoard's dark mode and switches to Chinese", async ({ page },
       const c = document.querySelector<HTMLCanvasElement>(".pane[data-side=npu] canvas.graph-canvas")!;
       return Array.from(c.getContext("2d")!.getImageData(1, 1, 1, 1).data.slice(0, 3));
     });
-  expect(await corner()).toEqual([255, 255, 255]);
+  // Polled: the pane draws on an animation frame, which may come after the page went idle.
+  await expect.poll(corner).toEqual([255, 255, 255]);
   await theme(/^dark$/i);
   await expect(page.locator("body")).toHaveClass(/dark-mode/);
   await expect(frame.locator("html")).toHaveClass(/\bdark\b/);

@@ -630,8 +630,11 @@ TEST_F(BadInputTest, DumpDirectoryMissing) {
   ExpectFailure({"gone", "cannot open"});
 }
 
-TEST_F(BadInputTest, MissingConstructJson) {
+// A missing construct.json is a level L1 dump (dump_only_test.cc); one that
+// is there but cannot be read is an error.
+TEST_F(BadInputTest, ConstructJsonIsADanglingSymlink) {
   fs::remove(dir_ / "npu/construct.json");
+  fs::create_symlink(dir_ / "nowhere/construct.json", dir_ / "npu/construct.json");
   ExpectFailure({"npu/construct.json", "cannot open"});
 }
 

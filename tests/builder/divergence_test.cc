@@ -178,6 +178,40 @@ TEST(Divergence, UnmatchedBetweenMatchedNeighbours) {
   EXPECT_EQ(f.Ranked(), std::vector<std::string>{"Module.mlp.act.GELU.forward.0:unmatched between matched neighbours"});
 }
 
+// Each node of a run of unmatched calls has the same neighbours: the last
+// compared op before the run and the first after it (found once for all,
+// not by a walk from each node: a long run must not be quadratic).
+TEST(Divergence, UnmatchedRunBetweenMatchedNeighbours) {
+  Fixture f;
+  f.Add(0, "Functional.linear.0.forward", true, Err(0, 0));
+  for (int i = 0; i < 3; ++i) f.Add(0, "Functional.gelu." + std::to_string(i) + ".forward", false);
+  f.Add(0, "Functional.linear.1.forward", true, Err(0.4, 0.4));
+  EXPECT_EQ(f.Ranked(), (std::vector<std::string>{"Functional.gelu.0.forward:unmatched between matched neighbours",
+                                                  "Functional.gelu.1.forward:unmatched between matched neighbours",
+                                                  "Functional.gelu.2.forward:unmatched between matched neighbours"}));
+}
+
+// The op after an unmatched module is the first after its whole subtree,
+// however deep: a disagreeing op inside it does not count.
+TEST(Divergence, UnmatchedModuleIsJudgedAfterItsWholeSubtree) {
+  Fixture f;
+  f.Add(0, "Functional.linear.0.forward", true, Err(0, 0));
+  uint32_t outer = f.Add(0, "Module.block.Block.forward.0", false);
+  uint32_t inner = f.Add(outer, "Module.block.inner.Inner.forward.0", true, Err(0, 0));
+  uint32_t deeper = f.Add(inner, "Module.block.inner.deeper.Deeper.forward.0", false);
+  f.Add(deeper, "Functional.relu.0.forward", true, Err(0.4, 0.4));  // inside: inputs off, not "after"
+  f.Add(0, "Functional.linear.1.forward", true, Err(0, 0));
+  EXPECT_TRUE(f.Ranked(vis::MODE_MD5).empty());
+  Fixture g;
+  g.Add(0, "Functional.linear.0.forward", true, Err(0, 0));
+  uint32_t block = g.Add(0, "Module.block.Block.forward.0", false);
+  uint32_t in = g.Add(block, "Module.block.inner.Inner.forward.0", true, Err(0, 0));
+  g.Add(in, "Functional.relu.0.forward", true, Err(0, 0));
+  g.Add(0, "Functional.linear.1.forward", true, Err(0.4, 0.4));
+  EXPECT_EQ(g.Ranked(vis::MODE_MD5),
+            std::vector<std::string>{"Module.block.Block.forward.0:unmatched between matched neighbours"});
+}
+
 TEST(Divergence, HarmlessUnmatchedNodeIsNotRanked) {
   Fixture f;
   f.Add(0, "Functional.linear.0.forward", true, Err(0, 0));
@@ -299,6 +333,46 @@ TEST(Divergence, ChangeIsAgainstTheTensorsScale) {
   EXPECT_EQ(e.input_change, 0);
   EXPECT_GE(e.output_change, 0);
   EXPECT_LT(e.output_change, 1e-8);  // 3e-9 over the scale 3
+}
+
+// MindSpore against PyTorch (bench/divergence's twin cases): MindSpore's dense backward lists the
+// weight's and the input's gradients, PyTorch's linear backward one tensor of another shape. Lists
+// laid out differently are not one tensor changed: a k-th pair of different shapes in a state where
+// the NPU has an item without a k-th counterpart is left out; a shape of the same element count
+// ([1, 2, 6, 8] against [2, 6, 8]) is the same data for the statistics, no shape change.
+TEST(Divergence, EvidenceLeavesOutListsLaidOutDifferently) {
+  auto shaped = [](const std::string& key, vis::ItemState state, const char* shape, double value) {
+    vis::Item it = StatItem(key, state, "torch.float32", value);
+    it.mutable_field(2)->mutable_value()->set_json(shape);
+    return it;
+  };
+  vis::NodeDetail npu, bench;
+  *npu.add_input() = shaped("D.0.backward.input.0", vis::STATE_INPUT, "[1, 6, 16]", 1.0);
+  *npu.add_output() = shaped("D.0.backward.output.0", vis::STATE_OUTPUT, "[32, 16]", 5.0);
+  *npu.add_output() = shaped("D.0.backward.output.1", vis::STATE_OUTPUT, "[1, 6, 16]", 1.0);
+  *bench.add_input() = shaped("D.0.backward.input.0", vis::STATE_INPUT, "[1, 6, 16]", 1.0);
+  *bench.add_output() = shaped("D.0.backward.output.0", vis::STATE_OUTPUT, "[6, 32]", 1.0);
+  compare::ComparePair(vis::MODE_STATISTICS, "D.0.backward", &npu, bench, nullptr);
+  Evidence e = EvidenceOf(vis::MODE_STATISTICS, npu, bench);
+  EXPECT_TRUE(e.compared);
+  EXPECT_FALSE(e.output_shape_changed);
+  EXPECT_LT(e.output_change, 0) << "no output measured";
+  EXPECT_GT(e.ulp, 0) << "the outputs' dtype still sets the rounding floor";
+
+  vis::NodeDetail npu2, bench2;
+  *npu2.add_input() = shaped("M.0.backward.input.0", vis::STATE_INPUT, "[1, 2, 6, 8]", 1.0);
+  *npu2.add_output() = shaped("M.0.backward.output.0", vis::STATE_OUTPUT, "[1, 2, 6, 8]", 2.0);
+  *bench2.add_input() = shaped("M.0.backward.input.0", vis::STATE_INPUT, "[1, 2, 6, 8]", 1.0);
+  *bench2.add_output() = shaped("M.0.backward.output.0", vis::STATE_OUTPUT, "[2, 6, 8]", 2.0);
+  compare::ComparePair(vis::MODE_STATISTICS, "M.0.backward", &npu2, bench2, nullptr);
+  Evidence f = EvidenceOf(vis::MODE_STATISTICS, npu2, bench2);
+  EXPECT_FALSE(f.output_shape_changed);
+  EXPECT_EQ(f.output_change, 0);
+
+  // Another element count with lists of one length is still a shape change.
+  bench2.mutable_output(0)->mutable_field(2)->mutable_value()->set_json("[2, 6, 6]");
+  compare::ComparePair(vis::MODE_STATISTICS, "M.0.backward", &npu2, bench2, nullptr);
+  EXPECT_TRUE(EvidenceOf(vis::MODE_STATISTICS, npu2, bench2).output_shape_changed);
 }
 
 }  // namespace

@@ -216,6 +216,21 @@ INSTANTIATE_TEST_SUITE_P(
                                 false}),
     [](const ::testing::TestParamInfo<BatchCase>& i) { return i.param.name; });
 
+// The one-process batch (job/batch_run.h) gives the same files however many
+// pairs run at once, and with a memory budget that lets one run at a time.
+TEST_P(ShardBatchTest, OneProcessGivesTheSameFilesAtAnyJobs) {
+  TempDir dir;
+  const std::string one = dir / "jobs1";
+  RunWhole(With(GetParam().args, {"--jobs", "1"}), one);
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--jobs", "2"}, {"--jobs", "5"}, {"--jobs", "3", "--max-memory", "1K"}}) {
+    SCOPED_TRACE(flags[0] + " " + flags[1] + (flags.size() > 2 ? " " + flags[3] : ""));
+    const std::string out = dir / ("jobs" + flags[1] + std::to_string(flags.size()));
+    RunWhole(With(GetParam().args, flags), out);
+    EXPECT_EQ(FolderContentDiff(one, out), "");
+  }
+}
+
 const std::vector<std::string> kGloo = {"graph", "-i", Sample("dist_gloo/batch.json")};
 
 TEST(ShardLinkTest, LinkNeedsEveryShard) {
@@ -295,6 +310,21 @@ TEST(ShardLinkTest, FailedShardRunsAgain) {
   RunShard(args, out, failed[0]);
   RunLink(out);
   EXPECT_EQ(FolderContentDiff(whole, out), "");
+}
+
+// A damaged rank among pairs built at once: one error naming its file, and
+// nothing of the batch left (the pairs written before it removed).
+TEST(ShardLinkTest, OneProcessBatchWithADamagedRankLeavesNothing) {
+  TempDir dir;
+  const std::string config = CopyGloo(dir / "gloo");
+  const std::string dump = dir / "gloo/npu/step1/rank1/dump.json";
+  const std::string good = testing::ReadFile(dump);
+  testing::WriteFile(dump, good.substr(0, good.size() / 2));
+  for (const char* jobs : {"1", "2", "4"}) {
+    const std::string out = dir / (std::string("out") + jobs);
+    ExpectOneError(RunTool({"graph", "-i", config, "-o", out, "--jobs", jobs}), {"step1/rank1/dump.json"});
+    EXPECT_EQ(testing::Files(out), std::vector<std::string>{}) << "--jobs " << jobs;
+  }
 }
 
 // A batch of `steps` steps of dist_gloo's two ranks (the real step folders

@@ -4,9 +4,9 @@
 // detail board's weights block of the selected module.
 import type { CkptModule, CkptParam, CkptReply } from "../api/client";
 import { Side } from "../api/client";
+import type { AppContext } from "../app_context";
 import { h } from "../dom";
 import { onLangChange } from "../i18n";
-import type { AppContext } from "../ui/context";
 import { ct } from "./strings";
 
 interface Shown {

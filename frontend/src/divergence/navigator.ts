@@ -7,9 +7,9 @@
 // run without an entry says "no divergence beyond noise" with the largest
 // margin seen; a file of the former rule has no margins and says neither.
 import { type DivergenceItem, type DivergenceRank, DivergenceReply, Side } from "../api/client";
+import type { AppContext } from "../app_context";
 import { h } from "../dom";
 import { t } from "../i18n";
-import type { AppContext } from "../ui/context";
 
 export class DivergenceNav {
   readonly el: HTMLElement;

@@ -1,8 +1,8 @@
 // CSV of the page's tables: a search or filter list (every hit, paged from
 // the service again, not only the rows loaded on screen) and a node's detail table.
 import type { NodeList } from "../api/client";
+import type { AppContext } from "../app_context";
 import { formatIndex } from "../graph/paint";
-import type { AppContext } from "../ui/context";
 import { downloadCsv, fileStem } from "./download";
 
 const PAGE = 10_000;

@@ -1,9 +1,9 @@
 // The export controls of the legend bar: the current view of one or both
 // sides as SVG or PNG, with the legend. Everything is made in the page.
+import type { AppContext } from "../app_context";
 import { h } from "../dom";
 import type { GraphPane } from "../graph/pane";
 import { currentLang, onLangChange, t } from "../i18n";
-import type { AppContext } from "../ui/context";
 import { download, fileStem } from "./download";
 import { type PaneShot, svgToPng, viewSvg } from "./svg";
 

@@ -1,12 +1,25 @@
 // The minimap of a pane: the root box and the loaded nodes at a small scale,
 // with the screen as a rectangle. Clicking or dragging moves the screen.
 // The node layer is redrawn only when the layout changes.
+import type { LayoutNode, Rect } from "../api/client";
 import { palette } from "../theme";
-import type { GraphPane } from "./pane";
 import { HEADER } from "./paint";
 
 const MAX_W = 120;
 const MAX_H = 150;
+
+/** What the minimap reads and drives on its pane. */
+export interface MinimapTarget {
+  readonly nodes: LayoutNode[];
+  readonly rootWidth: number;
+  readonly rootHeight: number;
+  viewRect(): Rect;
+  size(): { width: number; height: number };
+  fillOf(n: LayoutNode): string;
+  lookAt(lx: number, ly: number): void;
+  panBy(dx: number, dy: number): void;
+  invalidate(): void;
+}
 
 export class Minimap {
   readonly el: HTMLCanvasElement;
@@ -18,7 +31,7 @@ export class Minimap {
   private w = MAX_W;
   private h = 60;
 
-  constructor(private readonly pane: GraphPane) {
+  constructor(private readonly pane: MinimapTarget) {
     this.el = document.createElement("canvas");
     this.el.className = "minimap";
     const ctx = this.el.getContext("2d");

@@ -3,9 +3,9 @@
 // button that applies the chosen one. The file's own config (the one Save
 // writes, under tb_graph_ascend's name) comes first when it exists.
 import type { MatchConfigList, MatchReply } from "../api/client";
+import type { AppContext } from "../app_context";
 import { h, option } from "../dom";
 import { currentLang, onLangChange } from "../i18n";
-import type { AppContext } from "../ui/context";
 
 const TEXT = {
   en: {

@@ -4,10 +4,10 @@
 // service recolours and refilters for everyone), save them beside the file,
 // or go back to the file's own legend and index.
 import { type ColorBucket, type FileInfo, CompareMode, Grading, Side } from "../api/client";
+import type { AppContext } from "../app_context";
 import { h } from "../dom";
 import type { GraphPane } from "../graph/pane";
 import { currentLang, onLangChange } from "../i18n";
-import type { AppContext } from "../ui/context";
 import "./tools.css";
 
 export interface ThresholdsHost extends AppContext {

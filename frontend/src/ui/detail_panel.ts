@@ -14,13 +14,13 @@ import {
   OverflowLevel,
   Side,
 } from "../api/client";
+import type { AppContext } from "../app_context";
 import { weightsBlock } from "../ckpt/weights";
 import { copyText, h } from "../dom";
 import { tableCsv } from "../export/csv";
 import { bucketColour } from "../graph/paint";
 import { formatIndex } from "../graph/paint";
 import { type MessageKey, onLangChange, t } from "../i18n";
-import type { AppContext } from "./context";
 import {
   type Row,
   colLabel,

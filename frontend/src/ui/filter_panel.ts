@@ -3,11 +3,12 @@
 // the ticked overflow levels. Each list is virtualised and a click jumps to
 // the node.
 import { type FilterRequest, OverflowLevel, Side } from "../api/client";
+import type { AppContext } from "../app_context";
 import { CkptFilter } from "../ckpt/weights";
 import { h } from "../dom";
 import { OVERFLOW_COLOURS, bucketLabel } from "../graph/paint";
 import { onLangChange, t } from "../i18n";
-import { type AppContext, HitList, sideName } from "./context";
+import { HitList, sideName } from "./hit_list";
 
 const LEVELS: [OverflowLevel, "overflowMedium" | "overflowHigh" | "overflowCritical"][] = [
   [OverflowLevel.OVERFLOW_MEDIUM, "overflowMedium"],

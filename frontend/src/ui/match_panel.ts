@@ -4,10 +4,11 @@
 // matches as a config file beside the .vis and load one of the configs
 // there (matching/config_chooser.ts).
 import { type FileInfo, type MatchReply, type NodeHit, Side } from "../api/client";
+import type { AppContext } from "../app_context";
 import { h } from "../dom";
 import { onLangChange, t } from "../i18n";
 import { ConfigChooser } from "../matching/config_chooser";
-import { type AppContext, HitList, sideName } from "./context";
+import { HitList, sideName } from "./hit_list";
 
 interface Picked {
   index: number;

@@ -2,10 +2,10 @@
 // node, expand or collapse, copy the name, and one submenu per kind of
 // communication listing the peers by rank.
 import type { DistributedLink, LayoutNode } from "../api/client";
+import type { AppContext } from "../app_context";
 import { copyText, h } from "../dom";
 import type { GraphPane } from "../graph/pane";
 import { t } from "../i18n";
-import type { AppContext } from "./context";
 import { commLabel, groupLinks, peerButton } from "./peers";
 
 /** What the menu asks of the page beyond the AppContext. */

@@ -4,11 +4,11 @@
 // browser's download. The direction (forward or backward) is chosen beside
 // the button; it starts at the node's own.
 import { type NodeSummary, Side } from "../api/client";
+import type { AppContext } from "../app_context";
 import { h } from "../dom";
 import { download } from "../export/download";
 import { NODE_API } from "../graph/paint";
 import { t } from "../i18n";
-import type { AppContext } from "./context";
 
 export class ReproButton {
   readonly el: HTMLSpanElement;

@@ -1,9 +1,10 @@
 // Node search (reference §8.6, §9): incremental results while typing, a
 // virtualised list, ↑/↓ to move and Enter to jump to the node.
 import { Side } from "../api/client";
+import type { AppContext } from "../app_context";
 import { debounce, h } from "../dom";
 import { onLangChange, t } from "../i18n";
-import { type AppContext, HitList, sideName } from "./context";
+import { HitList, sideName } from "./hit_list";
 
 export class SearchPanel {
   readonly el: HTMLDivElement;
