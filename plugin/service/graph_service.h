@@ -21,6 +21,7 @@
 #include "file_cache.h"
 #include "foreign_files.h"
 #include "graph_service.grpc.pb.h"
+#include "json_bridge.h"
 #include "log_dir.h"
 #include "manual_match.h"
 #include "rank_overview.h"
@@ -55,7 +56,11 @@ struct ServiceOptions {
 // requests still answers it at once, and it takes no file lock.
 class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<GraphService::Service> {
  public:
+  // An error when the log directory or cache cannot be opened, or when the
+  // JSON bridge's handlers do not fit the proto's methods.
   static Result<std::unique_ptr<GraphServiceImpl>> Create(const ServiceOptions& options);
+  // GraphService as the proto declares it (its methods, in order).
+  static const google::protobuf::ServiceDescriptor& Descriptor();
 
   grpc::ServerUnaryReactor* Health(grpc::CallbackServerContext*, const HealthRequest*, HealthReply*) override;
   grpc::Status ListRuns(grpc::ServerContext*, const ListRunsRequest*, ListRunsReply*) override;
@@ -132,9 +137,8 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   void ReplayJournal(const std::shared_ptr<GraphFile>& file);
   // After a match edit: the metric shown again, and the file info.
   grpc::Status Reshow(const std::shared_ptr<GraphFile>& file, uint32_t metrics, FileInfo* info);
-  template <typename Req, typename Rep>
-  grpc::Status Bridge(grpc::Status (GraphServiceImpl::*method)(grpc::ServerContext*, const Req*, Rep*),
-                      grpc::ServerContext* ctx, const std::string& json, std::string* out);
+  // CallJson's handlers (json_bridge.h), each bound to this service.
+  std::vector<JsonBridge::Handler> JsonHandlers();
 
   void AddForeignRuns(const RunEntry& e, ListRunsReply* reply);
 
@@ -146,6 +150,7 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   ViewStore views_;
   ConvertQueue convert_;  // after logdir_, which it refers to
   OverviewCache overviews_;
+  JsonBridge json_;  // set by Create
   const std::string journal_dir_;  // <cache root>/edits
   std::mutex journal_mu_;
   std::unordered_map<uint64_t, std::shared_ptr<std::once_flag>> replayed_;  // by GraphFile::id()
