@@ -114,6 +114,8 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
       return MakeError(relative, "divergence ranking", "node " + std::to_string(e.node()) + " out of range");
     }
   }
+  f->search_[0] = std::make_unique<SideSearch>(*f->npu_);
+  if (f->bench_) f->search_[1] = std::make_unique<SideSearch>(*f->bench_);
   if (progress) progress(0.99, "colouring");
   f->RefreshAllBuckets();
   return f;
@@ -439,23 +441,6 @@ FileInfo GraphFile::Info() const {
   }
   info.set_manual_matches(static_cast<uint32_t>(manual_.size()));
   return info;
-}
-
-GraphFile::Hits GraphFile::CachedSearch(const std::string& key) const {
-  std::lock_guard<std::mutex> l(search_mu_);
-  for (auto it = searches_.begin(); it != searches_.end(); ++it) {
-    if (it->first == key) {
-      searches_.splice(searches_.begin(), searches_, it);
-      return searches_.front().second;
-    }
-  }
-  return nullptr;
-}
-
-void GraphFile::CacheSearch(const std::string& key, Hits hits) const {
-  std::lock_guard<std::mutex> l(search_mu_);
-  searches_.emplace_front(key, std::move(hits));
-  if (searches_.size() > 16) searches_.pop_back();
 }
 
 size_t GraphFile::MemoryBytes() const {

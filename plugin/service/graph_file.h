@@ -21,6 +21,7 @@
 
 #include "base/status.h"
 #include "graph_service.pb.h"
+#include "node_query.h"
 #include "side_graph.h"
 #include "vis/vis_file.h"
 
@@ -88,12 +89,8 @@ class GraphFile {
   // The file info as the service answers it (summaries cached per edit).
   FileInfo Info() const;
 
-  // Recent search results (names never change while the file is open, so
-  // they stay valid): paging through a result does not search again.
-  // Thread-safe; at most 16 results are kept, least recently used first out.
-  using Hits = std::shared_ptr<const std::vector<uint32_t>>;
-  Hits CachedSearch(const std::string& key) const;
-  void CacheSearch(const std::string& key, Hits hits) const;
+  // A side's searches with their recent results (node_query.h); only for a side the file has.
+  const SideSearch& search(vis::Side s) const { return *search_[s == vis::SIDE_NPU ? 0 : 1]; }
 
   // The file's checkpoint similarity (SECTION_CKPT), read on request; empty when it has none.
   Result<vis::CkptSimilarity> Ckpt() const { return reader_->ReadCkpt(); }
@@ -190,8 +187,7 @@ class GraphFile {
   std::vector<double> own_precision_;  // the NPU indices while metrics_ != 0
   std::string legend_error_;
   std::atomic<bool> saved_choice_checked_{false};
-  mutable std::mutex search_mu_;
-  mutable std::list<std::pair<std::string, Hits>> searches_;  // most recent first
+  std::unique_ptr<SideSearch> search_[2];  // NPU, Bench (null for a build's)
   mutable std::mutex summary_mu_;
   mutable bool summary_valid_ = false;
   mutable SideSummary summary_[2];

@@ -134,16 +134,9 @@ grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest*
   const std::shared_ptr<GraphFile>& file = view.file;
   const SideGraph* g = view.graph;
   SearchSpec spec{req->query(), req->regex(), req->case_insensitive(), req->view().micro_step()};
-  std::string key = std::to_string(req->view().side()) + (spec.regex ? "r" : "s") +
-                    (spec.case_insensitive ? "i" : "c") + std::to_string(spec.micro_step) + "/" + spec.query;
-  GraphFile::Hits hits = file->CachedSearch(key);
-  if (hits == nullptr) {
-    auto found = SearchNodes(*g, spec);
-    if (!found.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, found.error());
-    hits = std::make_shared<const std::vector<uint32_t>>(std::move(*found));
-    file->CacheSearch(key, hits);
-  }
-  return FillHits(*g, file->GradingOf(req->view()), *hits, req->offset(), req->limit(), max_answer_bytes_, reply);
+  auto hits = file->search(req->view().side()).Find(spec);
+  if (!hits.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, hits.error());
+  return FillHits(*g, file->GradingOf(req->view()), **hits, req->offset(), req->limit(), max_answer_bytes_, reply);
 }
 
 grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest* req, NodeList* reply) {

@@ -106,5 +106,38 @@ TEST_F(NodeQueryTest, FiltersByBucketUnmatchedAndOverflow) {
   EXPECT_TRUE(FilterNodes(npu(), true, FilterSpec{}).empty());
 }
 
+// A side's search keeps its recent results: the same spec gives the same hits
+// object (paging does not search again), the least recently used goes first.
+TEST_F(NodeQueryTest, ASidesSearchKeepsItsRecentResults) {
+  const SideSearch& search = file_->search(vis::SIDE_NPU);
+  auto first = search.Find(SearchSpec{"layer2", false, false, -1});
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(**first, Search("layer2", false, false));
+  auto again = search.Find(SearchSpec{"layer2", false, false, -1});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), first->get());
+  // Another spec of the same query, and the other side, are searches of their own.
+  auto folded = search.Find(SearchSpec{"layer2", false, true, -1});
+  ASSERT_TRUE(folded.ok());
+  EXPECT_NE(folded->get(), first->get());
+  auto bench = file_->search(vis::SIDE_BENCH).Find(SearchSpec{"layer2", false, false, -1});
+  ASSERT_TRUE(bench.ok());
+  EXPECT_NE(bench->get(), first->get());
+  EXPECT_EQ(**bench, **first);  // the fixture's Bench has the NPU's names
+
+  // kKept other searches after "layer2" was last used: it is searched again.
+  for (size_t i = 0; i < SideSearch::kKept; ++i) {
+    ASSERT_TRUE(search.Find(SearchSpec{"block" + std::to_string(i), false, false, -1}).ok());
+  }
+  auto later = search.Find(SearchSpec{"layer2", false, false, -1});
+  ASSERT_TRUE(later.ok());
+  EXPECT_NE(later->get(), first->get());
+  EXPECT_EQ(**later, **first);
+
+  auto bad = search.Find(SearchSpec{"(unclosed", true, false, -1});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("bad regular expression"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace graph_ascend::service
