@@ -81,7 +81,7 @@ GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const Se
       journal_dir_(foreign_.root() + "/edits") {}
 
 grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressFn& progress,
-                                    std::shared_ptr<GraphFile>* file) {
+                                    std::shared_ptr<OpenGraph>* file) {
   if (relative.empty())
     return Fail(grpc::StatusCode::INVALID_ARGUMENT, "file: missing (a .vis path relative to the log directory)");
   // msprobe's .vis.db (one listed name per step and rank: "run.vis.db#step0_rank1").
@@ -129,13 +129,13 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
   return grpc::Status::OK;
 }
 
-BesideNames GraphServiceImpl::NamesOf(const GraphFile& f) const {
+BesideNames GraphServiceImpl::NamesOf(const OpenGraph& f) const {
   return BesideNamesOf(f.relative(), f.meta().step(), f.meta().rank());
 }
 
 std::string GraphServiceImpl::InLogDir(const std::string& relative) const { return logdir_.root() + "/" + relative; }
 
-FileInfo GraphServiceImpl::InfoOf(const GraphFile& f) const {
+FileInfo GraphServiceImpl::InfoOf(const OpenGraph& f) const {
   FileInfo info = f.Info();
   BesideNames names = NamesOf(f);
   struct stat st;
@@ -229,7 +229,7 @@ grpc::Status GraphServiceImpl::OpenFile(grpc::ServerContext* ctx, const FileRequ
     p.set_stage(stage);
     if (ctx->IsCancelled() || !writer->Write(p)) client_gone = true;  // the file still opens into the cache
   };
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), progress, &file);
   if (!st.ok()) return st;
   OpenProgress done;
@@ -246,7 +246,7 @@ grpc::Status GraphServiceImpl::OpenFile(grpc::ServerContext* ctx, const FileRequ
 }
 
 grpc::Status GraphServiceImpl::GetFileInfo(grpc::ServerContext*, const FileRequest* req, FileInfo* reply) {
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
   std::shared_lock<std::shared_mutex> l(file->mutex());

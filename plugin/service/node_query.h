@@ -54,7 +54,7 @@ class SideSearch {
 };
 
 struct FilterSpec {
-  std::vector<int32_t> buckets;    // legend indices (a node's colour bucket, see GraphFile)
+  std::vector<int32_t> buckets;    // legend indices (a node's colour bucket, see OpenGraph)
   vis::Grading grading = vis::GRADING_INDEX;  // which legend `buckets` index
   bool unmatched = false;          // nodes without a match
   std::vector<uint32_t> overflow;  // OverflowLevel values

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "graph_file.h"
+#include "open_graph.h"
 #include "service_fixture.h"
 
 namespace graph_ascend::service {
@@ -17,7 +17,7 @@ class NodeQueryTest : public ::testing::Test {
     testing::FixtureOptions options;
     options.micro_steps = 2;
     testing::WriteCompare(dir_.Join("compare.vis"), graph_, options);
-    auto f = GraphFile::Open(dir_.Join("compare.vis"), "compare.vis", {});
+    auto f = OpenGraph::Open(dir_.Join("compare.vis"), "compare.vis", {});
     ASSERT_TRUE(f.ok()) << f.error().ToString();
     file_ = *f;
   }
@@ -35,7 +35,7 @@ class NodeQueryTest : public ::testing::Test {
 
   TempDir dir_;
   testing::FixtureGraph graph_;
-  std::shared_ptr<GraphFile> file_;
+  std::shared_ptr<OpenGraph> file_;
 };
 
 TEST_F(NodeQueryTest, SubstringSearchIsCaseSensitiveUnlessAsked) {

@@ -38,13 +38,13 @@ using DetailsFileFn = std::function<Result<std::string>()>;
 using NodeDetailFn =
     std::function<std::optional<Result<vis::NodeDetail>>(vis::Side side, const std::string& name)>;
 
-class GraphFile {
+class OpenGraph {
  public:
   // `abs_path` is the resolved file; `relative` its name under the log
   // directory. With `details_file`, node details are read from the file it
   // gives (on the first detail read), the rest from `abs_path`; until it is
   // written, Detail() asks `node_detail` (when given) instead.
-  static Result<std::shared_ptr<GraphFile>> Open(const std::string& abs_path, const std::string& relative,
+  static Result<std::shared_ptr<OpenGraph>> Open(const std::string& abs_path, const std::string& relative,
                                                  const ProgressFn& progress, DetailsFileFn details_file = {},
                                                  NodeDetailFn node_detail = {});
 
@@ -147,7 +147,7 @@ class GraphFile {
   void MarkSaved() { dirty_ = false; }
 
  private:
-  GraphFile() = default;
+  OpenGraph() = default;
   // The bucket of a node in meta.legend (GRADING_INDEX) or meta.grade_legend.
   int32_t BucketFor(vis::Side side, uint32_t node, vis::Grading grading) const;
   void ForgetMarks();

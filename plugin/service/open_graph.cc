@@ -1,4 +1,4 @@
-#include "graph_file.h"
+#include "open_graph.h"
 
 #include <sys/stat.h>
 
@@ -37,7 +37,7 @@ auto Guarded(const std::string& path, Read read) -> decltype(read()) {
 
 }  // namespace
 
-Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, const std::string& relative,
+Result<std::shared_ptr<OpenGraph>> OpenGraph::Open(const std::string& abs_path, const std::string& relative,
                                                    const ProgressFn& progress, DetailsFileFn details_file,
                                                    NodeDetailFn node_detail) {
   // No progress before the header, trailer and meta are checked: a file that
@@ -48,7 +48,7 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
     e.file = relative;  // never show absolute paths of the server's machine
     return e;
   }
-  std::shared_ptr<GraphFile> f(new GraphFile());
+  std::shared_ptr<OpenGraph> f(new OpenGraph());
   f->relative_ = relative;
   f->id_ = next_file_id++;
   f->reader_ = std::move(*reader);
@@ -121,7 +121,7 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
   return f;
 }
 
-int32_t GraphFile::BucketFor(vis::Side s, uint32_t node, vis::Grading grading) const {
+int32_t OpenGraph::BucketFor(vis::Side s, uint32_t node, vis::Grading grading) const {
   if (!is_compare()) return -1;
   const SideGraph& g = *side(s);
   int32_t m = g.matched(node);
@@ -139,7 +139,7 @@ int32_t GraphFile::BucketFor(vis::Side s, uint32_t node, vis::Grading grading) c
                              grade ? unmatched_grade_bucket_ : unmatched_bucket_, m >= 0, collection, value);
 }
 
-void GraphFile::RefreshBucket(vis::Side s, uint32_t node) {
+void OpenGraph::RefreshBucket(vis::Side s, uint32_t node) {
   ForgetMarks();
   auto refresh = [this](vis::Side side, uint32_t n) {
     mutable_side(side)->set_bucket(n, BucketFor(side, n, vis::GRADING_INDEX));
@@ -153,13 +153,13 @@ void GraphFile::RefreshBucket(vis::Side s, uint32_t node) {
   }
 }
 
-void GraphFile::ForgetMarks() {
+void OpenGraph::ForgetMarks() {
   std::lock_guard<std::mutex> l(marks_mu_);
   marks_[0].reset();
   marks_[1].reset();
 }
 
-std::shared_ptr<const GraphFile::Marks> GraphFile::DivergenceMarks(vis::Side s) const {
+std::shared_ptr<const OpenGraph::Marks> OpenGraph::DivergenceMarks(vis::Side s) const {
   std::lock_guard<std::mutex> l(marks_mu_);
   std::shared_ptr<const Marks>& cached = marks_[s == vis::SIDE_BENCH ? 1 : 0];
   if (cached) return cached;
@@ -197,7 +197,7 @@ std::shared_ptr<const GraphFile::Marks> GraphFile::DivergenceMarks(vis::Side s) 
   return cached = m;
 }
 
-void GraphFile::RefreshAllBuckets() {
+void OpenGraph::RefreshAllBuckets() {
   unmatched_bucket_ = compare::UnmatchedBucket(meta_.legend());
   unmatched_grade_bucket_ = compare::UnmatchedBucket(meta_.grade_legend());
   for (vis::Side s : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
@@ -212,12 +212,12 @@ void GraphFile::RefreshAllBuckets() {
   ForgetMarks();
 }
 
-void GraphFile::SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend) {
+void OpenGraph::SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend) {
   *meta_.mutable_legend() = legend;
   RefreshAllBuckets();
 }
 
-Result<std::vector<double>> GraphFile::MetricIndexes(uint32_t mask) const {
+Result<std::vector<double>> OpenGraph::MetricIndexes(uint32_t mask) const {
   const SideGraph& g = *npu_;
   std::vector<double> out(g.size(), std::numeric_limits<double>::quiet_NaN());
   if (!is_compare()) return out;
@@ -252,7 +252,7 @@ Result<std::vector<double>> GraphFile::MetricIndexes(uint32_t mask) const {
   return out;
 }
 
-void GraphFile::ApplyMetrics(uint32_t mask, const std::vector<double>& values) {
+void OpenGraph::ApplyMetrics(uint32_t mask, const std::vector<double>& values) {
   SideGraph* g = npu_.get();
   if (metrics_ != 0) {
     for (uint32_t i = 0; i < g->size() && i < own_precision_.size(); ++i) g->set_precision(i, own_precision_[i]);
@@ -283,7 +283,7 @@ void GraphFile::ApplyMetrics(uint32_t mask, const std::vector<double>& values) {
   RefreshAllBuckets();
 }
 
-Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node, const DetailCache* cache) const {
+Result<vis::NodeDetail> OpenGraph::Detail(vis::Side s, uint32_t node, const DetailCache* cache) const {
   auto it = edited_[s].find(node);
   if (it != edited_[s].end()) return it->second;
   if (cache != nullptr) {
@@ -308,7 +308,7 @@ Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node, const Deta
   return std::move(*d);
 }
 
-Result<const vis::VisReader*> GraphFile::DetailReader() const {
+Result<const vis::VisReader*> OpenGraph::DetailReader() const {
   if (!details_file_) return reader_.get();
   std::call_once(details_once_, [this] {
     auto path = details_file_();
@@ -334,7 +334,7 @@ Result<const vis::VisReader*> GraphFile::DetailReader() const {
   return details_reader_.get();
 }
 
-void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* cache) const {
+void OpenGraph::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* cache) const {
   const SideGraph* g = side(s);
   if (g == nullptr) return;
   auto reader = DetailReader();
@@ -359,7 +359,7 @@ void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* 
   }
 }
 
-Result<std::vector<std::string>> GraphFile::Stack(vis::Side s, int32_t stack_id) const {
+Result<std::vector<std::string>> OpenGraph::Stack(vis::Side s, int32_t stack_id) const {
   std::vector<std::string> out;
   if (stack_id < 0) return out;
   auto st = Guarded(reader_->path(), [&] { return reader_->ReadStack(s, static_cast<uint32_t>(stack_id)); });
@@ -372,22 +372,22 @@ Result<std::vector<std::string>> GraphFile::Stack(vis::Side s, int32_t stack_id)
   return out;
 }
 
-void GraphFile::SetDetail(vis::Side s, uint32_t node, vis::NodeDetail detail) { edited_[s][node] = std::move(detail); }
+void OpenGraph::SetDetail(vis::Side s, uint32_t node, vis::NodeDetail detail) { edited_[s][node] = std::move(detail); }
 
-void GraphFile::AddManualMatch(const std::string& npu, const std::string& bench) {
+void OpenGraph::AddManualMatch(const std::string& npu, const std::string& bench) {
   RemoveManualMatch(npu);
   manual_.emplace_back(npu, bench);
   manual_at_[npu] = std::prev(manual_.end());
 }
 
-void GraphFile::RemoveManualMatch(const std::string& npu) {
+void OpenGraph::RemoveManualMatch(const std::string& npu) {
   auto it = manual_at_.find(npu);
   if (it == manual_at_.end()) return;
   manual_.erase(it->second);
   manual_at_.erase(it);
 }
 
-SideSummary GraphFile::Summarize(vis::Side s) const {
+SideSummary OpenGraph::Summarize(vis::Side s) const {
   SideSummary out;
   const SideGraph* g = side(s);
   if (g == nullptr) return out;
@@ -425,7 +425,7 @@ SideSummary GraphFile::Summarize(vis::Side s) const {
   return out;
 }
 
-FileInfo GraphFile::Info() const {
+FileInfo OpenGraph::Info() const {
   FileInfo info;
   info.set_file(relative_);
   *info.mutable_meta() = meta_;
@@ -443,7 +443,7 @@ FileInfo GraphFile::Info() const {
   return info;
 }
 
-size_t GraphFile::MemoryBytes() const {
+size_t OpenGraph::MemoryBytes() const {
   size_t bytes = sizeof(*this) + meta_.SpaceUsedLong();
   if (npu_) bytes += npu_->MemoryBytes();
   if (bench_) bytes += bench_->MemoryBytes();
