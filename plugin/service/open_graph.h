@@ -4,6 +4,8 @@
 // Opening reads only the meta and the node index sections; node details and
 // stacks are read from the file on demand. Readers take shared(); edits take
 // exclusive(). Details of manually (un)matched nodes live in memory.
+// open_graph.cc opens and reads the file; open_graph_colours.cc colours its
+// nodes (legend buckets, divergence marks, the thresholds' metric).
 #pragma once
 
 #include <atomic>
@@ -159,6 +161,8 @@ class OpenGraph {
   // The reader of node details: reader_, or the file details_file_ gives
   // (opened once; an error is kept and returned to every reader).
   Result<const vis::VisReader*> DetailReader() const;
+  // The detail block of `details` holding `node`; an error names this file.
+  Result<vis::NodeDetailBlock> DetailBlock(const vis::VisReader& details, vis::Side side, uint32_t node) const;
 
   std::unique_ptr<vis::VisReader> reader_;
   DetailsFileFn details_file_;
