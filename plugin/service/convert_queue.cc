@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/parallel.h"
+#include "base/strings.h"
 #include "builder_child.h"
 #include "convert_request.h"
 
@@ -33,8 +34,6 @@ constexpr char kStagingPrefix[] = ".graph-ascend-convert-";
 
 ConvertStatus Bad(int code, std::string message) { return ConvertStatus{code, std::move(message)}; }
 ConvertStatus Invalid(std::string message) { return Bad(grpc::StatusCode::INVALID_ARGUMENT, std::move(message)); }
-
-bool StartsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
 bool Active(ConvertState s) { return s == CONVERT_QUEUED || s == CONVERT_RUNNING; }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "base/strings.h"
 #include "compare/grading.h"
 #include "compare/pair_compare.h"
 #include "config_files.h"
@@ -19,27 +20,6 @@ namespace graph_ascend::service {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-bool IsDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t p = s.find('.', start);
-    parts.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
-    if (p == std::string::npos) break;
-    start = p + 1;
-  }
-  return parts;
-}
-
-std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
-}
 
 // §6.9: an API collection under the root shows the worst of its children.
 // Refreshed once per collection after a batch (per pair it would cost the
@@ -258,7 +238,7 @@ std::string MatchingUnsupported(const OpenGraph& f) {
 }
 
 std::string ChildKey(const std::string& name, uint32_t node_type) {
-  std::vector<std::string> p = Split(name);
+  std::vector<std::string> p = SplitDotsCopy(name);
   size_t n = p.size();
   std::string s;
   if (node_type == vis::NODE_MODULE) {

@@ -39,10 +39,6 @@ grpc::Status Fail(grpc::StatusCode code, const std::string& message) {
 }
 grpc::Status Fail(grpc::StatusCode code, const Error& e) { return Fail(code, e.ToString()); }
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 const char* SideName(vis::Side s) { return s == vis::SIDE_NPU ? "NPU" : "Bench"; }
 
 void FillSummary(const OpenGraph& f, vis::Side side, uint32_t n, vis::Grading grading, NodeSummary* s) {

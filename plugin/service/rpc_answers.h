@@ -12,6 +12,7 @@
 #include <grpcpp/support/status.h>
 
 #include "base/status.h"
+#include "base/strings.h"
 #include "graph_service.pb.h"
 #include "open_graph.h"
 
@@ -22,7 +23,6 @@ namespace graph_ascend::service {
 grpc::Status Fail(grpc::StatusCode code, const std::string& message);
 grpc::Status Fail(grpc::StatusCode code, const Error& e);
 
-bool EndsWith(const std::string& s, const std::string& suffix);
 const char* SideName(vis::Side s);
 
 // Viewport coordinates within [-2^30, 2^30], sizes within [0, 2^30].
