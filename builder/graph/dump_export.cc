@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/py_format.h"
+#include "base/strings.h"
 #include "base/temp_files.h"
 #include "json/json_writer.h"
 
@@ -29,18 +30,6 @@ bool IsIndex(std::string_view s) {
     if (c < '0' || c > '9') return false;
   }
   return true;
-}
-
-std::vector<std::string_view> Split(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || s[i] == '.') {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return out;
 }
 
 // Python's json.dump of a float: repr, with NaN / Infinity.
@@ -143,7 +132,7 @@ class DumpWriter {
     args.list = output.list = true;
     for (uint32_t i = e.first_item; i < e.first_item + e.input_count + e.output_count; ++i) {
       const DumpItem& it = d.items[i];
-      std::vector<std::string_view> segs = Split(Suffix(it, entry_name));
+      std::vector<std::string_view> segs = SplitDots(Suffix(it, entry_name));
       if (pgrad || it.state == ItemState::kParametersGrad) {
         grads.Put(segs, 0, &it);
       } else if (segs[0] == "output") {

@@ -5,19 +5,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/strings.h"
+
 namespace graph_ascend::merge {
 namespace {
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) return out;
-    start = at + 1;
-  }
-}
 
 std::vector<long> PrefixProducts(const std::vector<long>& dims) {
   std::vector<long> out = {1};
@@ -169,7 +160,8 @@ Result<DefaultGroups> MakeDefaultGroups(const ParallelParams& p) {
   }
   std::vector<std::string> tokens;
   std::vector<long> dims;
-  for (const std::string& t : Split(order, '-')) {
+  for (std::string_view part : Split(order, '-')) {
+    std::string t(part);
     if (t == "ep") continue;
     auto it = std::find_if(sizes.begin(), sizes.end(), [&](const auto& s) { return s.first == t; });
     if (it == sizes.end())

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/strings.h"
 #include "config_check/config_check.h"
 
 namespace graph_ascend::config_check {
@@ -17,8 +18,6 @@ inline constexpr const char* kPass = "pass";
 inline constexpr const char* kWarning = "warning";
 inline constexpr const char* kError = "error";
 
-bool StartsWith(const std::string& s, const std::string& p);
-bool EndsWith(const std::string& s, const std::string& p);
 // A member parsed as JSON; an Error names the pack, the member and the byte.
 Result<Json> ParseJson(const Pack& pack, const std::string& member);
 // "weights/step3/rank1/weight.json" with prefix "weights" -> step 3, rank 1.

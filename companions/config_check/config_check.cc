@@ -9,12 +9,6 @@
 
 namespace graph_ascend::config_check {
 
-bool StartsWith(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
-
-bool EndsWith(const std::string& s, const std::string& p) {
-  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
-}
-
 Result<Json> ParseJson(const Pack& pack, const std::string& member) {
   auto it = pack.files.find(member);
   if (it == pack.files.end()) return Error{pack.path, member, "missing pack member"};

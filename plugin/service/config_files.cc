@@ -13,15 +13,12 @@
 #include <cstring>
 
 #include "base/mapped_file.h"
+#include "base/strings.h"
 #include "base/temp_files.h"
 #include "log_dir.h"
 
 namespace graph_ascend::service {
 namespace {
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // "step12" -> "12"; "" or no digits -> "0" (tb_graph_ascend's integer step and rank).
 std::string Number(const std::string& s) {

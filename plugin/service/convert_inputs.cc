@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/mapped_file.h"
+#include "base/strings.h"
 
 namespace graph_ascend::service {
 namespace {
@@ -70,11 +71,6 @@ std::string TaskOf(const std::string& dump_json) {
   std::smatch m;
   if (std::regex_search(*head, m, kTask)) return m[1].str();
   return "";
-}
-
-bool EndsWith(const std::string& s, const char* suffix) {
-  size_t n = std::char_traits<char>::length(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
 }  // namespace

@@ -12,14 +12,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "base/parallel.h"
-#include "base/time_stamp.h"
+#include "base/strings.h"
 #include "builder_child.h"
 #include "convert_request.h"
-#include "plan/compare_config.h"
 
 namespace graph_ascend::service {
 namespace {
@@ -28,7 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr size_t kLogLines = 200;
 constexpr size_t kMaxLogLine = 1000;
-constexpr size_t kMaxPlanNames = 100;
 // After SIGTERM, the builder has this long to remove its temporaries before SIGKILL.
 constexpr auto kTermGrace = std::chrono::milliseconds(800);
 constexpr char kErrorPrefix[] = "graph-ascend: error: ";
@@ -37,8 +34,6 @@ constexpr char kStagingPrefix[] = ".graph-ascend-convert-";
 
 ConvertStatus Bad(int code, std::string message) { return ConvertStatus{code, std::move(message)}; }
 ConvertStatus Invalid(std::string message) { return Bad(grpc::StatusCode::INVALID_ARGUMENT, std::move(message)); }
-
-bool StartsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
 bool Active(ConvertState s) { return s == CONVERT_QUEUED || s == CONVERT_RUNNING; }
 
@@ -55,13 +50,6 @@ struct ConvertQueue::Job {
   bool cancel = false;
   std::string cancel_reason;
   std::deque<std::string> log;
-};
-
-// The command line of one job and what it needs besides.
-struct ConvertQueue::Launch {
-  std::vector<std::string> argv;
-  std::vector<std::string> display;  // the same with paths relative to the log directory
-  std::string config_dir;            // a private temporary folder holding compare.json ("graph"), removed after
 };
 
 ConvertQueue::ConvertQueue(const LogDir& logdir, ConvertQueueOptions options)
@@ -104,151 +92,8 @@ void ConvertQueue::RemoveStaleStaging() const {
   }
 }
 
-
-ConvertStatus ConvertQueue::Command(const ConvertRequest& r, const std::string& staging, Launch* launch) const {
-  Resolved paths;
-  ConvertStatus st = ResolveRequest(logdir_, r, &paths);
-  if (!st.ok()) return st;
-  const std::string& root = logdir_.root();
-  auto shown = [&](const std::string& abs) { return abs == root ? "." : Relative(abs, root, "", ""); };
-  auto add = [launch](const std::string& arg, const std::string& display) {
-    launch->argv.push_back(arg);
-    launch->display.push_back(display);
-  };
-  bool visualize = r.command() != "graph";
-  add(options_.builder, "graph-ascend");
-  // The builder reads nothing whose real path leaves the log directory (a
-  // symlinked rank folder or dump.json): --confine, checked at every open.
-  launch->argv.push_back("--confine");
-  launch->argv.push_back(root);
-  if (visualize) {
-    add("graph_visualize", "graph_visualize");
-    add("-tp", "-tp");
-    add(paths.npu, shown(paths.npu));
-    if (!paths.bench.empty()) {
-      add("-gp", "-gp");
-      add(paths.bench, shown(paths.bench));
-    }
-  } else {
-    add("graph", "graph");
-    add("-i", "-i");
-    std::string compare_json = "compare.json";
-    if (!staging.empty()) {
-      // Beside the staging folder, inside the log directory (the builder reads
-      // nothing outside it); a dead server's is removed as its staging is.
-      std::string dir = staging + "-config";
-      if (mkdir(dir.c_str(), 0700) != 0) {
-        return Bad(grpc::StatusCode::INTERNAL,
-                   "cannot make a folder in the log directory: " + std::string(strerror(errno)));
-      }
-      launch->config_dir = dir;
-      compare_json = launch->config_dir + "/compare.json";
-      nlohmann::json config = {{"npu_path", paths.npu}};
-      if (!paths.bench.empty()) config["bench_path"] = paths.bench;
-      std::ofstream(compare_json) << config.dump() << "\n";
-    }
-    add(compare_json, "compare.json");
-  }
-  add("-o", "-o");
-  add(staging.empty() ? paths.output : staging, r.output_dir());
-  if (r.overflow_check()) add("-oc", "-oc");
-  if (r.fuzzy_match()) add(visualize ? "-fm" : "-f", visualize ? "-fm" : "-f");
-  if (r.layer_mapping() || !paths.mapping.empty()) {
-    add("-lm", "-lm");
-    if (!paths.mapping.empty()) add(paths.mapping, r.layer_mapping_file());
-  }
-  if (r.complete_stack() && !visualize) add("-cs", "-cs");
-  if (r.tensor_log() && visualize) add("-tensor_log", "-tensor_log");
-  auto numbers = [&](const char* flag, const google::protobuf::RepeatedField<int32_t>& v) {
-    if (v.empty()) return;
-    add(flag, flag);
-    for (int32_t n : v) add(std::to_string(n), std::to_string(n));
-  };
-  numbers("--rank_size", r.rank_size());
-  numbers("--tp", r.tp());
-  numbers("--pp", r.pp());
-  numbers("--vpp", r.vpp());
-  if (!r.order().empty()) {
-    add("--order", "--order");
-    for (const std::string& o : r.order()) add(o, o);
-  }
-  add("--progress_json", "--progress_json");
-  return ConvertStatus{};
-}
-
 ConvertStatus ConvertQueue::Plan(const ConvertRequest& r, ConvertPlanReply* reply) const {
-  Resolved paths;
-  ConvertStatus st = ResolveRequest(logdir_, r, &paths);
-  if (!st.ok()) return st;
-  const std::string& root = logdir_.root();
-  bool compare = !paths.bench.empty();
-  job::CompareConfig config;
-  if (r.command() == "graph") {
-    config.path = "compare.json";
-    config.npu_path = paths.npu;
-    config.bench_path = paths.bench;
-  } else {
-    auto c = job::VisualizeConfig(paths.npu, paths.bench);
-    if (!c.ok()) return Bad(grpc::StatusCode::FAILED_PRECONDITION, Relative(c.error().ToString(), root, "", ""));
-    config = std::move(*c);
-  }
-  std::string ts = LocalTimeStamp();
-  std::vector<std::string> names;
-  std::string shape;
-  if (Parallel(r)) {
-    reply->set_kind("merge");
-    auto steps = job::PlanMergeJobs(config);
-    if (!steps.ok()) {
-      return Bad(grpc::StatusCode::FAILED_PRECONDITION, Relative(steps.error().ToString(), root, "", ""));
-    }
-    int tp = r.tp_size() ? r.tp(0) : 0, pp = r.pp_size() ? r.pp(0) : 0;
-    int rank_size = r.rank_size_size() ? r.rank_size(0) : 0;
-    if (tp <= 0 || pp <= 0 || rank_size <= 0 || rank_size % (tp * pp) != 0) {
-      return Bad(grpc::StatusCode::FAILED_PRECONDITION,
-                 "parallel merge needs positive rank_size, tp and pp with rank_size a multiple of tp x pp");
-    }
-    size_t dp = static_cast<size_t>(rank_size / (tp * pp));
-    std::vector<std::string> dirs;
-    for (const job::MergeStepJob& s : *steps) {
-      for (const auto* ranks : {&s.npu_ranks, &s.bench_ranks}) {
-        for (const job::RankFolder& f : *ranks) dirs.push_back(f.dir);
-      }
-    }
-    if (st = CheckInside(root, dirs); !st.ok()) return st;
-    for (const job::MergeStepJob& s : *steps) {
-      for (size_t i = 0; i < dp; ++i) names.push_back(job::MergedOutputName(compare, s.step, i, ts));
-    }
-    shape = std::to_string(steps->size()) + " step(s) x " + std::to_string(dp) + " data-parallel replica(s)";
-  } else {
-    reply->set_kind(compare ? "compare" : "build");
-    auto plan = job::PlanJobs(config, ts);
-    if (!plan.ok()) return Bad(grpc::StatusCode::FAILED_PRECONDITION, Relative(plan.error().ToString(), root, "", ""));
-    std::vector<std::string> dirs;
-    for (const auto& step : *plan) {
-      for (const job::PairJob& j : step) {
-        dirs.push_back(j.npu_dir);
-        dirs.push_back(j.bench_dir);
-      }
-    }
-    if (st = CheckInside(root, dirs); !st.ok()) return st;
-    size_t ranks = 0;
-    for (const auto& step : *plan) {
-      ranks = std::max(ranks, step.size());
-      for (const job::PairJob& j : step) names.push_back(j.output_name);
-    }
-    shape = std::to_string(plan->size()) + " step(s) x " + std::to_string(ranks) + " rank(s)";
-  }
-  reply->set_files(static_cast<uint32_t>(names.size()));
-  for (size_t i = 0; i < names.size() && i < kMaxPlanNames; ++i) reply->add_outputs(r.output_dir() + "/" + names[i]);
-  std::string what = reply->kind() == "merge" ? (compare ? "parallel-merge compare" : "parallel-merge build")
-                                              : reply->kind();
-  std::string count = std::to_string(names.size());
-  reply->set_summary(names.size() == 1 ? what + ": 1 file" : what + ", batch of " + count + " files (" + shape + ")");
-  Launch launch;
-  st = Command(r, "", &launch);
-  if (!st.ok()) return st;
-  for (const std::string& a : launch.display) reply->add_argv(a);
-  return ConvertStatus{};
+  return PlanRequest(logdir_, options_.builder, r, reply);
 }
 
 ConvertStatus ConvertQueue::Start(const ConvertRequest& r, ConvertJob* out) {
@@ -465,17 +310,17 @@ void ConvertQueue::Run(const std::shared_ptr<Job>& job) {
     request = job->state.request();
   }
   std::string staging = root + "/" + kStagingPrefix + std::to_string(getpid()) + "-" + job->state.id();
-  auto cleanup = [&](const Launch& launch) {
+  auto cleanup = [&](const ConvertCommand& launch) {
     std::error_code ec;
     std::filesystem::remove_all(staging, ec);
     if (!launch.config_dir.empty()) std::filesystem::remove_all(launch.config_dir, ec);
   };
-  Launch launch;
+  ConvertCommand launch;
   if (mkdir(staging.c_str(), 0750) != 0) {
     Finish(job, CONVERT_FAILED, "cannot make a folder in the log directory: " + std::string(strerror(errno)));
     return;
   }
-  ConvertStatus st = Command(request, staging, &launch);
+  ConvertStatus st = CommandOf(logdir_, options_.builder, request, staging, &launch);
   if (st.ok() && access(options_.builder.c_str(), X_OK) != 0) {
     st = Bad(grpc::StatusCode::INTERNAL, options_.builder + ": the graph-ascend executable is missing");
   }

@@ -69,12 +69,9 @@ class ConvertQueue {
 
  private:
   struct Job;
-  struct Launch;
 
   void Work();
   void Run(const std::shared_ptr<Job>& job);
-  // Builds the command line; the builder's failure to start is the job's error.
-  ConvertStatus Command(const ConvertRequest& r, const std::string& staging, Launch* launch) const;
   void Finish(const std::shared_ptr<Job>& job, ConvertState state, const std::string& error);
   // Under mu_: cancels jobs nobody watches, drops old finished ones.
   void Sweep(std::chrono::steady_clock::time_point now);

@@ -1,5 +1,6 @@
-// A conversion request's paths (ConvertQueue): resolved inside the log
-// directory, checked where they lead, and named relative to it in messages.
+// A conversion request (ConvertQueue runs it): its paths resolved inside the
+// log directory, checked where they lead and named relative to it in
+// messages; its plan (the builder's own planner) and its builder command line.
 #pragma once
 
 #include <string>
@@ -27,6 +28,23 @@ bool Parallel(const ConvertRequest& r);
 // names them: the staging folder becomes `output_dir`, the log directory ".".
 std::string Relative(std::string text, const std::string& root, const std::string& staging,
                      const std::string& output_dir);
+
+// The builder's command line of one conversion and what it needs besides.
+struct ConvertCommand {
+  std::vector<std::string> argv;
+  std::vector<std::string> display;  // the same with paths relative to the log directory
+  std::string config_dir;            // a private temporary folder holding compare.json ("graph"), removed after
+};
+
+// The command line running `builder` for `r`, writing into `staging` (which
+// gets the compare.json of a "graph" run beside it; "" for a plan: none).
+ConvertStatus CommandOf(const LogDir& logdir, const std::string& builder, const ConvertRequest& r,
+                        const std::string& staging, ConvertCommand* launch);
+
+// What `r` would write (kind, output names, summary, the command shown), or
+// why it cannot run.
+ConvertStatus PlanRequest(const LogDir& logdir, const std::string& builder, const ConvertRequest& r,
+                          ConvertPlanReply* reply);
 
 // FAILED_PRECONDITION when one of `dirs` (dump folders of a plan) or its
 // dump.json, construct.json, stack.json or dump_tensor_data resolves outside `root`.

@@ -7,7 +7,7 @@
 namespace graph_ascend::service {
 namespace {
 
-bool ChangedOnDisk(const GraphFile& f) {
+bool ChangedOnDisk(const OpenGraph& f) {
   struct stat st;
   if (stat(f.abs_path().c_str(), &st) != 0) return true;
   int64_t mtime = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
@@ -16,7 +16,7 @@ bool ChangedOnDisk(const GraphFile& f) {
 
 }  // namespace
 
-Result<std::shared_ptr<GraphFile>> FileCache::Get(const std::string& abs_path, const std::string& relative,
+Result<std::shared_ptr<OpenGraph>> FileCache::Get(const std::string& abs_path, const std::string& relative,
                                                   const ProgressFn& progress, const DetailsFileFn& details_file,
                                                   const NodeDetailFn& node_detail) {
   std::shared_ptr<Opening> opening;
@@ -57,9 +57,9 @@ Result<std::shared_ptr<GraphFile>> FileCache::Get(const std::string& abs_path, c
     return opening->result;
   }
   // Whatever happens, the opener publishes a result: waiters must never hang.
-  Result<std::shared_ptr<GraphFile>> result = Error{};
+  Result<std::shared_ptr<OpenGraph>> result = Error{};
   try {
-    result = GraphFile::Open(
+    result = OpenGraph::Open(
         abs_path, relative,
         [&](double f, const std::string& stage) {
           {

@@ -16,7 +16,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "graph_file.h"
+#include "open_graph.h"
 
 namespace graph_ascend::service {
 
@@ -24,8 +24,8 @@ class FileCache {
  public:
   explicit FileCache(size_t budget_bytes) : budget_(budget_bytes) {}
 
-  // `details_file` and `node_detail` as GraphFile::Open takes them, used by the request that opens the file.
-  Result<std::shared_ptr<GraphFile>> Get(const std::string& abs_path, const std::string& relative,
+  // `details_file` and `node_detail` as OpenGraph::Open takes them, used by the request that opens the file.
+  Result<std::shared_ptr<OpenGraph>> Get(const std::string& abs_path, const std::string& relative,
                                          const ProgressFn& progress, const DetailsFileFn& details_file = {},
                                          const NodeDetailFn& node_detail = {});
 
@@ -37,10 +37,10 @@ class FileCache {
     bool done = false;
     double fraction = 0;
     std::string stage;
-    Result<std::shared_ptr<GraphFile>> result = Error{};
+    Result<std::shared_ptr<OpenGraph>> result = Error{};
   };
   struct Entry {
-    std::shared_ptr<GraphFile> file;
+    std::shared_ptr<OpenGraph> file;
     size_t bytes = 0;  // estimated when opened
     std::list<std::string>::iterator lru;
   };

@@ -26,7 +26,7 @@
 
 #include "base/status.h"
 #include "formats/vis_db/vis_db.h"
-#include "graph_file.h"
+#include "open_graph.h"
 
 namespace graph_ascend::service {
 
@@ -122,9 +122,9 @@ class ForeignFiles {
 
 // `e` naming the source `abs_path` as `shown` (its name in the log directory).
 Error Relabelled(Error e, const std::string& abs_path, const std::string& shown);
-// Waits for `fill` as GraphFile::Open takes it, its errors relabelled.
+// Waits for `fill` as OpenGraph::Open takes it, its errors relabelled.
 DetailsFileFn DetailsOf(std::shared_ptr<const DetailFill> fill, const std::string& abs_path, const std::string& shown);
-// A node's details while `fill` writes, as GraphFile::Open takes them, errors relabelled.
+// A node's details while `fill` writes, as OpenGraph::Open takes them, errors relabelled.
 NodeDetailFn NodeDetailsOf(std::shared_ptr<const DetailFill> fill, const std::string& abs_path,
                            const std::string& shown);
 

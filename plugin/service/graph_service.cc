@@ -1,6 +1,5 @@
 #include "graph_service.h"
 
-#include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,8 +61,12 @@ Result<std::unique_ptr<GraphServiceImpl>> GraphServiceImpl::Create(const Service
   auto foreign = ForeignFiles::Open(options.cache_dir.empty() ? DefaultCacheRoot() : options.cache_dir, dir->root());
   if (!foreign.ok()) return foreign.error();
   ConvertQueueOptions convert = ConvertOptionsOf(options, dir->root());
-  return std::unique_ptr<GraphServiceImpl>(
+  std::unique_ptr<GraphServiceImpl> service(
       new GraphServiceImpl(std::move(*dir), std::move(*foreign), options, std::move(convert)));
+  auto bridge = JsonBridge::Build(Descriptor(), service->JsonHandlers(), {"CallJson"});
+  if (!bridge.ok()) return bridge.error();
+  service->json_ = std::move(*bridge);
+  return service;
 }
 
 GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options,
@@ -78,7 +81,7 @@ GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const Se
       journal_dir_(foreign_.root() + "/edits") {}
 
 grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressFn& progress,
-                                    std::shared_ptr<GraphFile>* file) {
+                                    std::shared_ptr<OpenGraph>* file) {
   if (relative.empty())
     return Fail(grpc::StatusCode::INVALID_ARGUMENT, "file: missing (a .vis path relative to the log directory)");
   // msprobe's .vis.db (one listed name per step and rank: "run.vis.db#step0_rank1").
@@ -126,13 +129,13 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
   return grpc::Status::OK;
 }
 
-BesideNames GraphServiceImpl::NamesOf(const GraphFile& f) const {
+BesideNames GraphServiceImpl::NamesOf(const OpenGraph& f) const {
   return BesideNamesOf(f.relative(), f.meta().step(), f.meta().rank());
 }
 
 std::string GraphServiceImpl::InLogDir(const std::string& relative) const { return logdir_.root() + "/" + relative; }
 
-FileInfo GraphServiceImpl::InfoOf(const GraphFile& f) const {
+FileInfo GraphServiceImpl::InfoOf(const OpenGraph& f) const {
   FileInfo info = f.Info();
   BesideNames names = NamesOf(f);
   struct stat st;
@@ -226,7 +229,7 @@ grpc::Status GraphServiceImpl::OpenFile(grpc::ServerContext* ctx, const FileRequ
     p.set_stage(stage);
     if (ctx->IsCancelled() || !writer->Write(p)) client_gone = true;  // the file still opens into the cache
   };
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), progress, &file);
   if (!st.ok()) return st;
   OpenProgress done;
@@ -243,7 +246,7 @@ grpc::Status GraphServiceImpl::OpenFile(grpc::ServerContext* ctx, const FileRequ
 }
 
 grpc::Status GraphServiceImpl::GetFileInfo(grpc::ServerContext*, const FileRequest* req, FileInfo* reply) {
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
   std::shared_lock<std::shared_mutex> l(file->mutex());
@@ -258,59 +261,47 @@ grpc::Status GraphServiceImpl::OpenView(const ViewKey& key, ViewAccess* access) 
   return CheckView(*access->file, key, &access->graph);
 }
 
-template <typename Req, typename Rep>
-grpc::Status GraphServiceImpl::Bridge(grpc::Status (GraphServiceImpl::*method)(grpc::ServerContext*, const Req*, Rep*),
-                                      grpc::ServerContext* ctx, const std::string& json, std::string* out) {
-  Req req;
-  google::protobuf::util::JsonParseOptions parse;
-  parse.ignore_unknown_fields = false;
-  auto parsed = google::protobuf::util::JsonStringToMessage(json.empty() ? "{}" : json, &req, parse);
-  if (!parsed.ok()) {
-    return Fail(grpc::StatusCode::INVALID_ARGUMENT,
-                "bad " + Req::descriptor()->name() + " JSON: " + std::string(parsed.message()));
-  }
-  Rep rep;
-  grpc::Status st = (this->*method)(ctx, &req, &rep);
-  if (!st.ok()) return st;
-  google::protobuf::util::JsonPrintOptions print;
-  print.always_print_primitive_fields = true;
-  auto printed = google::protobuf::util::MessageToJsonString(rep, out, print);
-  if (!printed.ok()) return Fail(grpc::StatusCode::INTERNAL, std::string(printed.message()));
-  return grpc::Status::OK;
+// The JSON bridge's handlers: every unary method but CallJson. JsonBridge::Build
+// checks them against the proto's method list, so a new method missing here
+// stops the server at its start (Create).
+std::vector<JsonBridge::Handler> GraphServiceImpl::JsonHandlers() {
+  using S = GraphServiceImpl;
+  return {
+      JsonHandler("Health", this, &S::HealthReplyOf),
+      JsonHandler("ListRuns", this, &S::ListRuns),
+      JsonHandler("GetFileInfo", this, &S::GetFileInfo),
+      JsonHandler("GetView", this, &S::GetView),
+      JsonHandler("Expand", this, &S::Expand),
+      JsonHandler("Collapse", this, &S::Collapse),
+      JsonHandler("Reveal", this, &S::Reveal),
+      JsonHandler("Search", this, &S::Search),
+      JsonHandler("Filter", this, &S::Filter),
+      JsonHandler("GetNodeDetail", this, &S::GetNodeDetail),
+      JsonHandler("Match", this, &S::Match),
+      JsonHandler("Unmatch", this, &S::Unmatch),
+      JsonHandler("SaveMatches", this, &S::SaveMatches),
+      JsonHandler("LoadMatches", this, &S::LoadMatches),
+      JsonHandler("SetLegend", this, &S::SetLegend),
+      JsonHandler("GetDivergence", this, &S::GetDivergence),
+      JsonHandler("ResetLegend", this, &S::ResetLegend),
+      JsonHandler("ListMatchConfigs", this, &S::ListMatchConfigs),
+      JsonHandler("ConvertInputs", this, &S::ConvertInputs),
+      JsonHandler("ConvertPlan", this, &S::ConvertPlan),
+      JsonHandler("ConvertStart", this, &S::ConvertStart),
+      JsonHandler("ConvertCancel", this, &S::ConvertCancel),
+      JsonHandler("ConvertList", this, &S::ConvertList),
+      JsonHandler("GetOverview", this, &S::GetOverview),
+      JsonHandler("ReproScript", this, &S::ReproScript),
+      JsonHandler("GetCkpt", this, &S::GetCkpt),
+  };
 }
 
 grpc::Status GraphServiceImpl::CallJson(grpc::ServerContext* ctx, const JsonCall* req, JsonReply* reply) {
-  const std::string& m = req->method();
-  const std::string& in = req->request_json();
-  std::string* out = reply->mutable_reply_json();
-  if (m == "Health") return Bridge(&GraphServiceImpl::HealthReplyOf, ctx, in, out);
-  if (m == "ListRuns") return Bridge(&GraphServiceImpl::ListRuns, ctx, in, out);
-  if (m == "GetFileInfo") return Bridge(&GraphServiceImpl::GetFileInfo, ctx, in, out);
-  if (m == "GetView") return Bridge(&GraphServiceImpl::GetView, ctx, in, out);
-  if (m == "Expand") return Bridge(&GraphServiceImpl::Expand, ctx, in, out);
-  if (m == "Collapse") return Bridge(&GraphServiceImpl::Collapse, ctx, in, out);
-  if (m == "Reveal") return Bridge(&GraphServiceImpl::Reveal, ctx, in, out);
-  if (m == "Search") return Bridge(&GraphServiceImpl::Search, ctx, in, out);
-  if (m == "Filter") return Bridge(&GraphServiceImpl::Filter, ctx, in, out);
-  if (m == "GetNodeDetail") return Bridge(&GraphServiceImpl::GetNodeDetail, ctx, in, out);
-  if (m == "Match") return Bridge(&GraphServiceImpl::Match, ctx, in, out);
-  if (m == "Unmatch") return Bridge(&GraphServiceImpl::Unmatch, ctx, in, out);
-  if (m == "SaveMatches") return Bridge(&GraphServiceImpl::SaveMatches, ctx, in, out);
-  if (m == "LoadMatches") return Bridge(&GraphServiceImpl::LoadMatches, ctx, in, out);
-  if (m == "SetLegend") return Bridge(&GraphServiceImpl::SetLegend, ctx, in, out);
-  if (m == "GetDivergence") return Bridge(&GraphServiceImpl::GetDivergence, ctx, in, out);
-  if (m == "ResetLegend") return Bridge(&GraphServiceImpl::ResetLegend, ctx, in, out);
-  if (m == "ListMatchConfigs") return Bridge(&GraphServiceImpl::ListMatchConfigs, ctx, in, out);
-  if (m == "ConvertInputs") return Bridge(&GraphServiceImpl::ConvertInputs, ctx, in, out);
-  if (m == "ConvertPlan") return Bridge(&GraphServiceImpl::ConvertPlan, ctx, in, out);
-  if (m == "ConvertStart") return Bridge(&GraphServiceImpl::ConvertStart, ctx, in, out);
-  if (m == "ConvertCancel") return Bridge(&GraphServiceImpl::ConvertCancel, ctx, in, out);
-  if (m == "ConvertList") return Bridge(&GraphServiceImpl::ConvertList, ctx, in, out);
-  if (m == "GetOverview") return Bridge(&GraphServiceImpl::GetOverview, ctx, in, out);
-  if (m == "ReproScript") return Bridge(&GraphServiceImpl::ReproScript, ctx, in, out);
+  return json_.Call(ctx, req->method(), req->request_json(), reply->mutable_reply_json());
+}
 
-  if (m == "GetCkpt") return Bridge(&GraphServiceImpl::GetCkpt, ctx, in, out);
-  return Fail(grpc::StatusCode::NOT_FOUND, "no unary API method " + m);
+const google::protobuf::ServiceDescriptor& GraphServiceImpl::Descriptor() {
+  return *google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(GraphService::service_full_name());
 }
 
 }  // namespace graph_ascend::service

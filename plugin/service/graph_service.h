@@ -21,6 +21,7 @@
 #include "file_cache.h"
 #include "foreign_files.h"
 #include "graph_service.grpc.pb.h"
+#include "json_bridge.h"
 #include "log_dir.h"
 #include "manual_match.h"
 #include "rank_overview.h"
@@ -55,7 +56,11 @@ struct ServiceOptions {
 // requests still answers it at once, and it takes no file lock.
 class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<GraphService::Service> {
  public:
+  // An error when the log directory or cache cannot be opened, or when the
+  // JSON bridge's handlers do not fit the proto's methods.
   static Result<std::unique_ptr<GraphServiceImpl>> Create(const ServiceOptions& options);
+  // GraphService as the proto declares it (its methods, in order).
+  static const google::protobuf::ServiceDescriptor& Descriptor();
 
   grpc::ServerUnaryReactor* Health(grpc::CallbackServerContext*, const HealthRequest*, HealthReply*) override;
   grpc::Status ListRuns(grpc::ServerContext*, const ListRunsRequest*, ListRunsReply*) override;
@@ -101,10 +106,10 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status HealthReplyOf(grpc::ServerContext*, const HealthRequest*, HealthReply*);
 
   // Resolves and opens `relative` (a .vis under the log directory).
-  grpc::Status Open(const std::string& relative, const ProgressFn& progress, std::shared_ptr<GraphFile>* file);
+  grpc::Status Open(const std::string& relative, const ProgressFn& progress, std::shared_ptr<OpenGraph>* file);
   // A view's open file, held under its shared lock, and the view's side.
   struct ViewAccess {
-    std::shared_ptr<GraphFile> file;
+    std::shared_ptr<OpenGraph> file;
     std::shared_lock<std::shared_mutex> lock;
     const SideGraph* graph = nullptr;
   };
@@ -113,28 +118,27 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,
                       ViewReply* reply);
   grpc::Status DoMatch(const MatchRequest& req, bool match, MatchReply* reply);
-  FileInfo InfoOf(const GraphFile& f) const;
+  FileInfo InfoOf(const OpenGraph& f) const;
   // The match config and saved legend beside `f` (config_files.h), and a log-directory path made absolute.
-  BesideNames NamesOf(const GraphFile& f) const;
+  BesideNames NamesOf(const OpenGraph& f) const;
   std::string InLogDir(const std::string& relative) const;
   // Thresholds and metric: shows the metric `mask` (and `legend`, when not
   // null): details read under the shared lock, applied under the exclusive one.
-  grpc::Status ShowChoice(const std::shared_ptr<GraphFile>& file, uint32_t mask,
+  grpc::Status ShowChoice(const std::shared_ptr<OpenGraph>& file, uint32_t mask,
                           const google::protobuf::RepeatedPtrField<vis::ColorBucket>* legend);
   // The saved choice beside a file just opened; a bad one is FileInfo.legend_error.
-  void ApplySavedChoice(const std::shared_ptr<GraphFile>& file);
+  void ApplySavedChoice(const std::shared_ptr<OpenGraph>& file);
   // The unsaved edits journal (match_journal.h): where `f`'s is, the edit's
   // pairs appended (`had_matches`: the file had manual matches before it, so
   // a new journal follows the saved config), replayed once per open file.
-  std::string JournalOf(const GraphFile& f) const;
-  void JournalEdits(const GraphFile& f, bool had_matches, bool match, const std::vector<PairOutcome>& outcomes);
-  void ReplayJournalOnce(const std::shared_ptr<GraphFile>& file);
-  void ReplayJournal(const std::shared_ptr<GraphFile>& file);
+  std::string JournalOf(const OpenGraph& f) const;
+  void JournalEdits(const OpenGraph& f, bool had_matches, bool match, const std::vector<PairOutcome>& outcomes);
+  void ReplayJournalOnce(const std::shared_ptr<OpenGraph>& file);
+  void ReplayJournal(const std::shared_ptr<OpenGraph>& file);
   // After a match edit: the metric shown again, and the file info.
-  grpc::Status Reshow(const std::shared_ptr<GraphFile>& file, uint32_t metrics, FileInfo* info);
-  template <typename Req, typename Rep>
-  grpc::Status Bridge(grpc::Status (GraphServiceImpl::*method)(grpc::ServerContext*, const Req*, Rep*),
-                      grpc::ServerContext* ctx, const std::string& json, std::string* out);
+  grpc::Status Reshow(const std::shared_ptr<OpenGraph>& file, uint32_t metrics, FileInfo* info);
+  // CallJson's handlers (json_bridge.h), each bound to this service.
+  std::vector<JsonBridge::Handler> JsonHandlers();
 
   void AddForeignRuns(const RunEntry& e, ListRunsReply* reply);
 
@@ -146,9 +150,10 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   ViewStore views_;
   ConvertQueue convert_;  // after logdir_, which it refers to
   OverviewCache overviews_;
+  JsonBridge json_;  // set by Create
   const std::string journal_dir_;  // <cache root>/edits
   std::mutex journal_mu_;
-  std::unordered_map<uint64_t, std::shared_ptr<std::once_flag>> replayed_;  // by GraphFile::id()
+  std::unordered_map<uint64_t, std::shared_ptr<std::once_flag>> replayed_;  // by OpenGraph::id()
 };
 
 }  // namespace graph_ascend::service

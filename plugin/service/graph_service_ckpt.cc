@@ -22,7 +22,7 @@ std::string FolderOf(const std::string& relative) {
 }  // namespace
 
 grpc::Status GraphServiceImpl::GetCkpt(grpc::ServerContext*, const CkptRequest* req, CkptReply* reply) {
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
   weights::Tolerance t;

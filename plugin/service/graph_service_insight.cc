@@ -8,7 +8,7 @@
 namespace graph_ascend::service {
 
 grpc::Status GraphServiceImpl::GetDivergence(grpc::ServerContext*, const FileRequest* req, DivergenceReply* reply) {
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
   RunEntry self;

@@ -54,7 +54,7 @@ grpc::Status CheckLegend(const google::protobuf::RepeatedPtrField<vis::ColorBuck
 }
 
 // Metrics apply to statistics compares only: the other modes have no relative errors.
-grpc::Status CheckMetricsApply(const GraphFile& f, uint32_t mask) {
+grpc::Status CheckMetricsApply(const OpenGraph& f, uint32_t mask) {
   if (mask == 0 || (f.is_compare() && f.meta().mode() == vis::MODE_STATISTICS)) return grpc::Status::OK;
   return Fail(grpc::StatusCode::FAILED_PRECONDITION,
               f.relative() + ": the relative-error metric colours statistics compares only");
@@ -62,7 +62,7 @@ grpc::Status CheckMetricsApply(const GraphFile& f, uint32_t mask) {
 
 }  // namespace
 
-grpc::Status GraphServiceImpl::ShowChoice(const std::shared_ptr<GraphFile>& file, uint32_t mask,
+grpc::Status GraphServiceImpl::ShowChoice(const std::shared_ptr<OpenGraph>& file, uint32_t mask,
                                           const google::protobuf::RepeatedPtrField<vis::ColorBucket>* legend) {
   for (int attempt = 0;; ++attempt) {
     uint64_t generation;
@@ -82,7 +82,7 @@ grpc::Status GraphServiceImpl::ShowChoice(const std::shared_ptr<GraphFile>& file
   }
 }
 
-void GraphServiceImpl::ApplySavedChoice(const std::shared_ptr<GraphFile>& file) {
+void GraphServiceImpl::ApplySavedChoice(const std::shared_ptr<OpenGraph>& file) {
   std::string rel, error;
   {
     std::shared_lock<std::shared_mutex> l(file->mutex());
@@ -114,7 +114,7 @@ void GraphServiceImpl::ApplySavedChoice(const std::shared_ptr<GraphFile>& file) 
 grpc::Status GraphServiceImpl::SetLegend(grpc::ServerContext*, const SetLegendRequest* req, FileInfo* reply) {
   grpc::Status st = CheckLegend(req->legend(), req->save());
   if (!st.ok()) return st;
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
   auto mask = ParseMetrics({req->metrics().begin(), req->metrics().end()}, file->relative(), "metrics");
@@ -142,7 +142,7 @@ grpc::Status GraphServiceImpl::SetLegend(grpc::ServerContext*, const SetLegendRe
 }
 
 grpc::Status GraphServiceImpl::ResetLegend(grpc::ServerContext*, const FileRequest* req, FileInfo* reply) {
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
   std::unique_lock<std::shared_mutex> l(file->mutex());

@@ -30,7 +30,7 @@ void AddResults(const std::vector<PairOutcome>& outcomes, MatchReply* reply) {
 
 // The divergence ranking follows the edit (rerank.h); a ranking that cannot
 // be made leaves the one shown as it was.
-void Rerank(GraphFile* f) {
+void Rerank(OpenGraph* f) {
   Status s = RerankDivergence(f);
   if (!s.ok()) std::fprintf(stderr, "graph-ascend-server: warning: re-ranking: %s\n", s.error().ToString().c_str());
 }
@@ -38,13 +38,13 @@ void Rerank(GraphFile* f) {
 }  // namespace
 
 grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, MatchReply* reply) {
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req.file(), {}, &file);
   if (!st.ok()) return st;
   const uint32_t npu = static_cast<uint32_t>(req.npu_node()), bench = static_cast<uint32_t>(req.bench_node());
   // Checks and file reading under the shared lock; the exclusive one only
   // for the edit itself, in memory (other clients keep reading meanwhile).
-  GraphFile::DetailCache cache;
+  OpenGraph::DetailCache cache;
   {
     std::shared_lock<std::shared_mutex> l(file->mutex());
     std::string why = MatchingUnsupported(*file);
@@ -73,7 +73,7 @@ grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, Matc
   return Reshow(file, metrics, reply->mutable_info());
 }
 
-grpc::Status GraphServiceImpl::Reshow(const std::shared_ptr<GraphFile>& file, uint32_t metrics, FileInfo* info) {
+grpc::Status GraphServiceImpl::Reshow(const std::shared_ptr<OpenGraph>& file, uint32_t metrics, FileInfo* info) {
   if (metrics != 0) {
     grpc::Status st = ShowChoice(file, metrics, nullptr);
     if (!st.ok()) return st;
@@ -91,7 +91,7 @@ grpc::Status GraphServiceImpl::Unmatch(grpc::ServerContext*, const MatchRequest*
 }
 
 grpc::Status GraphServiceImpl::SaveMatches(grpc::ServerContext*, const FileRequest* req, SaveMatchesReply* reply) {
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
   std::unique_lock<std::shared_mutex> l(file->mutex());
@@ -115,7 +115,7 @@ grpc::Status GraphServiceImpl::SaveMatches(grpc::ServerContext*, const FileReque
 }
 
 grpc::Status GraphServiceImpl::LoadMatches(grpc::ServerContext*, const LoadMatchesRequest* req, MatchReply* reply) {
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
   std::string rel;
@@ -152,18 +152,18 @@ grpc::Status GraphServiceImpl::LoadMatches(grpc::ServerContext*, const LoadMatch
   return grpc::Status::OK;
 }
 
-std::string GraphServiceImpl::JournalOf(const GraphFile& f) const {
+std::string GraphServiceImpl::JournalOf(const OpenGraph& f) const {
   return JournalPath(journal_dir_, logdir_.root(), f.relative());
 }
 
-void GraphServiceImpl::JournalEdits(const GraphFile& f, bool had_matches, bool match,
+void GraphServiceImpl::JournalEdits(const OpenGraph& f, bool had_matches, bool match,
                                     const std::vector<PairOutcome>& outcomes) {
   Status s = AppendToJournal(JournalOf(f), f.relative(), had_matches ? NamesOf(f).match_config : "", match, outcomes);
   // The edit stands in memory; only its survival of a restart is lost.
   if (!s.ok()) std::fprintf(stderr, "graph-ascend-server: warning: %s\n", s.error().ToString().c_str());
 }
 
-void GraphServiceImpl::ReplayJournalOnce(const std::shared_ptr<GraphFile>& file) {
+void GraphServiceImpl::ReplayJournalOnce(const std::shared_ptr<OpenGraph>& file) {
   std::shared_ptr<std::once_flag> once;
   {
     std::lock_guard<std::mutex> l(journal_mu_);
@@ -177,7 +177,7 @@ void GraphServiceImpl::ReplayJournalOnce(const std::shared_ptr<GraphFile>& file)
   });
 }
 
-void GraphServiceImpl::ReplayJournal(const std::shared_ptr<GraphFile>& file) {
+void GraphServiceImpl::ReplayJournal(const std::shared_ptr<OpenGraph>& file) {
   auto warn = [](const std::string& what) { std::fprintf(stderr, "graph-ascend-server: warning: %s\n", what.c_str()); };
   const std::string path = JournalOf(*file);
   auto journal = RecoverJournal(path);
@@ -199,7 +199,7 @@ void GraphServiceImpl::ReplayJournal(const std::shared_ptr<GraphFile>& file) {
 }
 
 grpc::Status GraphServiceImpl::ListMatchConfigs(grpc::ServerContext*, const FileRequest* req, MatchConfigList* reply) {
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
   std::string own;

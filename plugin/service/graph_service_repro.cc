@@ -29,7 +29,7 @@ std::string DirectionOf(const std::string& name) {
 }  // namespace
 
 grpc::Status GraphServiceImpl::ReproScript(grpc::ServerContext*, const ReproRequest* req, ReproReply* reply) {
-  std::shared_ptr<GraphFile> file;
+  std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
   std::shared_lock<std::shared_mutex> lock(file->mutex());

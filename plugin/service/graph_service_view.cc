@@ -19,7 +19,7 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
   ViewAccess access;
   grpc::Status st = OpenView(key, &access);
   if (!st.ok()) return st;
-  const std::shared_ptr<GraphFile>& file = access.file;
+  const std::shared_ptr<OpenGraph>& file = access.file;
   const SideGraph* g = access.graph;
   const vis::Grading grading = file->GradingOf(key);
   if (op != ViewOp::kGet) {
@@ -79,7 +79,7 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
   }
   const size_t count = boxes.size();
   reply->mutable_nodes()->Reserve(static_cast<int>(count));
-  std::shared_ptr<const GraphFile::Marks> marks = file->DivergenceMarks(key.side());
+  std::shared_ptr<const OpenGraph::Marks> marks = file->DivergenceMarks(key.side());
   for (size_t k = 0; k < count; ++k) {
     const LayoutBox& b = boxes[k];
     const uint32_t n = b.node;
@@ -104,8 +104,8 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     out->set_overflow(static_cast<vis::OverflowLevel>(g->overflow(n)));
     out->set_matched(g->matched(n));
     out->set_distributed((g->flags(n) & vis::FLAG_DISTRIBUTED) != 0);
-    out->set_divergent((marks->mark[n] & GraphFile::kDivergent) != 0);
-    out->set_contains_divergence((marks->mark[n] & GraphFile::kContains) != 0);
+    out->set_divergent((marks->mark[n] & OpenGraph::kDivergent) != 0);
+    out->set_contains_divergence((marks->mark[n] & OpenGraph::kContains) != 0);
     out->set_worst_descendant_bucket(marks->worst[n]);
   }
   return grpc::Status::OK;
@@ -131,26 +131,19 @@ grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest*
   ViewAccess view;
   grpc::Status st = OpenView(req->view(), &view);
   if (!st.ok()) return st;
-  const std::shared_ptr<GraphFile>& file = view.file;
+  const std::shared_ptr<OpenGraph>& file = view.file;
   const SideGraph* g = view.graph;
   SearchSpec spec{req->query(), req->regex(), req->case_insensitive(), req->view().micro_step()};
-  std::string key = std::to_string(req->view().side()) + (spec.regex ? "r" : "s") +
-                    (spec.case_insensitive ? "i" : "c") + std::to_string(spec.micro_step) + "/" + spec.query;
-  GraphFile::Hits hits = file->CachedSearch(key);
-  if (hits == nullptr) {
-    auto found = SearchNodes(*g, spec);
-    if (!found.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, found.error());
-    hits = std::make_shared<const std::vector<uint32_t>>(std::move(*found));
-    file->CacheSearch(key, hits);
-  }
-  return FillHits(*g, file->GradingOf(req->view()), *hits, req->offset(), req->limit(), max_answer_bytes_, reply);
+  auto hits = file->search(req->view().side()).Find(spec);
+  if (!hits.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, hits.error());
+  return FillHits(*g, file->GradingOf(req->view()), **hits, req->offset(), req->limit(), max_answer_bytes_, reply);
 }
 
 grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest* req, NodeList* reply) {
   ViewAccess view;
   grpc::Status st = OpenView(req->view(), &view);
   if (!st.ok()) return st;
-  const std::shared_ptr<GraphFile>& file = view.file;
+  const std::shared_ptr<OpenGraph>& file = view.file;
   const SideGraph* g = view.graph;
   FilterSpec spec;
   spec.grading = file->GradingOf(req->view());
@@ -180,7 +173,7 @@ grpc::Status GraphServiceImpl::GetNodeDetail(grpc::ServerContext*, const NodeReq
   ViewAccess view;
   grpc::Status st = OpenView(req->view(), &view);
   if (!st.ok()) return st;
-  const std::shared_ptr<GraphFile>& file = view.file;
+  const std::shared_ptr<OpenGraph>& file = view.file;
   const SideGraph* g = view.graph;
   vis::Side side = req->view().side();
   st = CheckNode(*file, side, *g, req->node());

@@ -1,6 +1,7 @@
 #include "log_dir.h"
 
 #include "base/confine.h"
+#include "base/strings.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -20,15 +21,6 @@ bool RealPath(const std::string& path, std::string* out) {
   *out = r;
   free(r);
   return true;
-}
-
-bool IsDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-bool EndsWith(const std::string& s, const char* suffix) {
-  size_t n = strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
 }  // namespace

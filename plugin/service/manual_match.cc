@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "base/strings.h"
 #include "compare/grading.h"
 #include "compare/pair_compare.h"
 #include "config_files.h"
@@ -20,31 +21,10 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-bool IsDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t p = s.find('.', start);
-    parts.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
-    if (p == std::string::npos) break;
-    start = p + 1;
-  }
-  return parts;
-}
-
-std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
-}
-
 // §6.9: an API collection under the root shows the worst of its children.
 // Refreshed once per collection after a batch (per pair it would cost the
 // square of the collection's size).
-void RefreshCollection(GraphFile* f, uint32_t p) {
+void RefreshCollection(OpenGraph* f, uint32_t p) {
   SideGraph* g = f->mutable_side(vis::SIDE_NPU);
   if (p == 0 || g->parent(p) != 0 || g->node_type(p) != vis::NODE_API_COLLECTION) return;
   bool md5 = f->meta().mode() == vis::MODE_MD5;
@@ -67,15 +47,15 @@ void RefreshCollection(GraphFile* f, uint32_t p) {
 
 // One (un)matching request: the details read ahead and the collections to refresh at the end.
 struct Batch {
-  const GraphFile::DetailCache* cache = nullptr;
+  const OpenGraph::DetailCache* cache = nullptr;
   std::set<uint32_t> parents;  // NPU parents of changed nodes
 };
 
-void Finish(GraphFile* f, const Batch& batch) {
+void Finish(OpenGraph* f, const Batch& batch) {
   for (uint32_t p : batch.parents) RefreshCollection(f, p);
 }
 
-PairOutcome MatchOne(GraphFile* f, uint32_t npu, uint32_t bench, bool check_type, Batch* batch) {
+PairOutcome MatchOne(OpenGraph* f, uint32_t npu, uint32_t bench, bool check_type, Batch* batch) {
   SideGraph* n = f->mutable_side(vis::SIDE_NPU);
   SideGraph* b = f->mutable_side(vis::SIDE_BENCH);
   PairOutcome out;
@@ -139,7 +119,7 @@ PairOutcome MatchOne(GraphFile* f, uint32_t npu, uint32_t bench, bool check_type
 }
 
 // The unmatched children of a matched pair, paired by ChildKey in order (§7.4).
-std::vector<std::pair<uint32_t, uint32_t>> ChildPairs(const GraphFile& f, uint32_t npu, uint32_t bench) {
+std::vector<std::pair<uint32_t, uint32_t>> ChildPairs(const OpenGraph& f, uint32_t npu, uint32_t bench) {
   const SideGraph& n = *f.side(vis::SIDE_NPU);
   const SideGraph& b = *f.side(vis::SIDE_BENCH);
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
@@ -164,7 +144,7 @@ std::vector<std::pair<uint32_t, uint32_t>> ChildPairs(const GraphFile& f, uint32
 
 // Matches the children of a matched pair, depth first in child order, with
 // an explicit stack: a chain of any depth costs no call stack.
-void MatchChildren(GraphFile* f, uint32_t npu, uint32_t bench, Batch* batch, std::vector<PairOutcome>* out) {
+void MatchChildren(OpenGraph* f, uint32_t npu, uint32_t bench, Batch* batch, std::vector<PairOutcome>* out) {
   std::vector<std::pair<uint32_t, uint32_t>> todo;
   auto push_children = [&](uint32_t x, uint32_t y) {
     auto pairs = ChildPairs(*f, x, y);
@@ -179,7 +159,7 @@ void MatchChildren(GraphFile* f, uint32_t npu, uint32_t bench, Batch* batch, std
   }
 }
 
-PairOutcome UnmatchOne(GraphFile* f, uint32_t npu, uint32_t bench, Batch* batch) {
+PairOutcome UnmatchOne(OpenGraph* f, uint32_t npu, uint32_t bench, Batch* batch) {
   SideGraph* n = f->mutable_side(vis::SIDE_NPU);
   SideGraph* b = f->mutable_side(vis::SIDE_BENCH);
   PairOutcome out;
@@ -211,7 +191,7 @@ PairOutcome UnmatchOne(GraphFile* f, uint32_t npu, uint32_t bench, Batch* batch)
 }
 
 // Unmatches every matched NPU descendant, in pre-order, with an explicit stack.
-void UnmatchChildren(GraphFile* f, uint32_t npu, Batch* batch, std::vector<PairOutcome>* out) {
+void UnmatchChildren(OpenGraph* f, uint32_t npu, Batch* batch, std::vector<PairOutcome>* out) {
   const SideGraph& n = *f->side(vis::SIDE_NPU);
   std::vector<uint32_t> todo(n.children(npu), n.children(npu) + n.child_count(npu));
   std::reverse(todo.begin(), todo.end());
@@ -235,7 +215,7 @@ std::vector<uint32_t> Subtree(const SideGraph& g, uint32_t root, bool subtree, s
 }
 
 // The twin pair of §7.2, when both twins exist and differ from the pair.
-bool Twin(const GraphFile& f, uint32_t npu, uint32_t bench, uint32_t* tn, uint32_t* tb) {
+bool Twin(const OpenGraph& f, uint32_t npu, uint32_t bench, uint32_t* tn, uint32_t* tb) {
   const SideGraph& n = *f.side(vis::SIDE_NPU);
   const SideGraph& b = *f.side(vis::SIDE_BENCH);
   std::string on = OppositeName(std::string(n.name(npu))), ob = OppositeName(std::string(b.name(bench)));
@@ -249,7 +229,7 @@ bool Twin(const GraphFile& f, uint32_t npu, uint32_t bench, uint32_t* tn, uint32
 
 }  // namespace
 
-std::string MatchingUnsupported(const GraphFile& f) {
+std::string MatchingUnsupported(const OpenGraph& f) {
   if (!f.is_compare()) return "manual matching needs a compare file; this is a build";
   if (f.meta().mode() == vis::MODE_TENSOR) {
     return "manual matching of a tensor-mode compare needs the dumped tensors, which a .vis does not hold";
@@ -258,7 +238,7 @@ std::string MatchingUnsupported(const GraphFile& f) {
 }
 
 std::string ChildKey(const std::string& name, uint32_t node_type) {
-  std::vector<std::string> p = Split(name);
+  std::vector<std::string> p = SplitDotsCopy(name);
   size_t n = p.size();
   std::string s;
   if (node_type == vis::NODE_MODULE) {
@@ -282,8 +262,8 @@ std::string OppositeName(const std::string& name) {
   return ReplaceAll(name, "backward", "forward");
 }
 
-void PrefetchForMatch(const GraphFile& f, uint32_t npu, uint32_t bench, bool with_children, bool match,
-                      GraphFile::DetailCache* cache) {
+void PrefetchForMatch(const OpenGraph& f, uint32_t npu, uint32_t bench, bool with_children, bool match,
+                      OpenGraph::DetailCache* cache) {
   std::vector<uint32_t> pairs[2] = {{npu}, {bench}};
   uint32_t tn = 0, tb = 0;
   if (Twin(f, npu, bench, &tn, &tb)) {
@@ -301,8 +281,8 @@ void PrefetchForMatch(const GraphFile& f, uint32_t npu, uint32_t bench, bool wit
   }
 }
 
-std::vector<PairOutcome> MatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children,
-                                    const GraphFile::DetailCache* cache) {
+std::vector<PairOutcome> MatchNodes(OpenGraph* f, uint32_t npu, uint32_t bench, bool with_children,
+                                    const OpenGraph::DetailCache* cache) {
   std::vector<PairOutcome> out;
   Batch batch{cache, {}};
   uint32_t tn = 0, tb = 0;
@@ -317,8 +297,8 @@ std::vector<PairOutcome> MatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, 
   return out;
 }
 
-std::vector<PairOutcome> UnmatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children,
-                                      const GraphFile::DetailCache* cache) {
+std::vector<PairOutcome> UnmatchNodes(OpenGraph* f, uint32_t npu, uint32_t bench, bool with_children,
+                                      const OpenGraph::DetailCache* cache) {
   std::vector<PairOutcome> out;
   Batch batch{cache, {}};
   uint32_t tn = 0, tb = 0;
@@ -333,7 +313,7 @@ std::vector<PairOutcome> UnmatchNodes(GraphFile* f, uint32_t npu, uint32_t bench
   return out;
 }
 
-Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::string& abs_path,
+Result<std::vector<PairOutcome>> ApplyMatchConfig(OpenGraph* f, const std::string& abs_path,
                                                   const std::string& display_path) {
   auto read = ReadConfigJson(abs_path, display_path, 64u << 20, "config file");
   if (!read.ok()) return read.error();
@@ -364,7 +344,7 @@ Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::strin
   return out;
 }
 
-std::vector<PairOutcome> ReplayEdits(GraphFile* f, const std::vector<PairEdit>& edits) {
+std::vector<PairOutcome> ReplayEdits(OpenGraph* f, const std::vector<PairEdit>& edits) {
   std::vector<PairOutcome> out;
   Batch batch;
   const SideGraph& n = *f->side(vis::SIDE_NPU);
@@ -386,7 +366,7 @@ std::vector<PairOutcome> ReplayEdits(GraphFile* f, const std::vector<PairEdit>& 
   return out;
 }
 
-Status WriteMatchConfig(const GraphFile& f, const std::string& abs_path, const std::string& display_path) {
+Status WriteMatchConfig(const OpenGraph& f, const std::string& abs_path, const std::string& display_path) {
   nlohmann::ordered_json doc = nlohmann::ordered_json::object();
   for (const auto& [npu, bench] : f.manual_matches()) doc[npu] = bench;
   // Python's json.dump(indent=4, ensure_ascii=False), as tb_graph_ascend

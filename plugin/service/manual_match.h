@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "graph_file.h"
+#include "open_graph.h"
 
 namespace graph_ascend::service {
 
@@ -26,7 +26,7 @@ struct PairOutcome {
 
 // Why a file cannot be matched by hand ("" when it can): not a compare, or a
 // mode whose metrics cannot be recomputed from the .vis alone.
-std::string MatchingUnsupported(const GraphFile& f);
+std::string MatchingUnsupported(const OpenGraph& f);
 
 // Matches the pair and its forward/backward twin (§7.2: every "forward" in
 // both names swapped for "backward", or the other way round, when both twins
@@ -34,21 +34,21 @@ std::string MatchingUnsupported(const GraphFile& f);
 // `with_children`: then pairs their unmatched children by the key
 // "<short name>.<node type>" in order, at every depth (§7.4). Linear in the
 // nodes visited; details come from `cache` (may be null) when it has them.
-std::vector<PairOutcome> MatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children,
-                                    const GraphFile::DetailCache* cache = nullptr);
+std::vector<PairOutcome> MatchNodes(OpenGraph* f, uint32_t npu, uint32_t bench, bool with_children,
+                                    const OpenGraph::DetailCache* cache = nullptr);
 
 // Undoes a match of the pair (which must be matched with each other) and of
 // its twin; `with_children`: also every matched NPU descendant (§7.5).
-std::vector<PairOutcome> UnmatchNodes(GraphFile* f, uint32_t npu, uint32_t bench, bool with_children,
-                                      const GraphFile::DetailCache* cache = nullptr);
+std::vector<PairOutcome> UnmatchNodes(OpenGraph* f, uint32_t npu, uint32_t bench, bool with_children,
+                                      const OpenGraph::DetailCache* cache = nullptr);
 
 // Under the shared lock, before MatchNodes / UnmatchNodes: reads the details
 // they will need (the pairs, their twins and, `with_children`, their
 // subtrees, at most kMaxPrefetchNodes a side), so that the exclusive section
 // that follows does no file reading.
 inline constexpr size_t kMaxPrefetchNodes = size_t{1} << 15;
-void PrefetchForMatch(const GraphFile& f, uint32_t npu, uint32_t bench, bool with_children, bool match,
-                      GraphFile::DetailCache* cache);
+void PrefetchForMatch(const OpenGraph& f, uint32_t npu, uint32_t bench, bool with_children, bool match,
+                      OpenGraph::DetailCache* cache);
 
 // The short name of §7.4 used to pair children.
 std::string ChildKey(const std::string& name, uint32_t node_type);
@@ -58,7 +58,7 @@ std::string OppositeName(const std::string& name);
 
 // Applies a config file: a JSON object {npu name: bench name}, pair by pair
 // in file order, without twins, type check or children (§7.6).
-Result<std::vector<PairOutcome>> ApplyMatchConfig(GraphFile* f, const std::string& abs_path,
+Result<std::vector<PairOutcome>> ApplyMatchConfig(OpenGraph* f, const std::string& abs_path,
                                                   const std::string& display_path);
 
 // Replays edits by node names, in order (a match journal, match_journal.h):
@@ -69,10 +69,10 @@ struct PairEdit {
   std::string npu;
   std::string bench;
 };
-std::vector<PairOutcome> ReplayEdits(GraphFile* f, const std::vector<PairEdit>& edits);
+std::vector<PairOutcome> ReplayEdits(OpenGraph* f, const std::vector<PairEdit>& edits);
 
 // Writes the manual matches as such a JSON object in tb_graph_ascend's
 // layout (indent 4, UTF-8, no final newline), atomically (WriteAtomically).
-Status WriteMatchConfig(const GraphFile& f, const std::string& abs_path, const std::string& display_path);
+Status WriteMatchConfig(const OpenGraph& f, const std::string& abs_path, const std::string& display_path);
 
 }  // namespace graph_ascend::service

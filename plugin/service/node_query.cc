@@ -230,4 +230,24 @@ std::vector<uint32_t> FilterNodes(const SideGraph& g, bool compare, const Filter
   return hits;
 }
 
+Result<SideSearch::Hits> SideSearch::Find(const SearchSpec& spec) const {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto it = recent_.begin(); it != recent_.end(); ++it) {
+      if (it->first == spec) {
+        recent_.splice(recent_.begin(), recent_, it);
+        return recent_.front().second;
+      }
+    }
+  }
+  // Searched outside the lock: other searches of the side go on meanwhile.
+  auto found = SearchNodes(g_, spec);
+  if (!found.ok()) return found.error();
+  Hits hits = std::make_shared<const std::vector<uint32_t>>(std::move(*found));
+  std::lock_guard<std::mutex> l(mu_);
+  recent_.emplace_front(spec, hits);
+  if (recent_.size() > kKept) recent_.pop_back();
+  return hits;
+}
+
 }  // namespace graph_ascend::service

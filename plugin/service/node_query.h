@@ -7,7 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -21,13 +25,36 @@ struct SearchSpec {
   bool regex = false;
   bool case_insensitive = false;
   int32_t micro_step = -1;  // -1: all
+  bool operator==(const SearchSpec&) const = default;
 };
 
 // Nodes under the root whose name matches. An empty query matches nothing.
 Result<std::vector<uint32_t>> SearchNodes(const SideGraph& g, const SearchSpec& spec);
 
+// The searches of one side of an open file with its recent results: names
+// never change while the file is open, so a result stays valid and paging
+// through it does not search again. Thread-safe; at most kKept results are
+// kept, the least recently used out first.
+class SideSearch {
+ public:
+  using Hits = std::shared_ptr<const std::vector<uint32_t>>;
+  static constexpr size_t kKept = 16;
+
+  explicit SideSearch(const SideGraph& g) : g_(g) {}
+  SideSearch(const SideSearch&) = delete;
+  SideSearch& operator=(const SideSearch&) = delete;
+
+  // SearchNodes' hits, the same object for the same spec while it is kept.
+  Result<Hits> Find(const SearchSpec& spec) const;
+
+ private:
+  const SideGraph& g_;
+  mutable std::mutex mu_;
+  mutable std::list<std::pair<SearchSpec, Hits>> recent_;  // most recent first
+};
+
 struct FilterSpec {
-  std::vector<int32_t> buckets;    // legend indices (a node's colour bucket, see GraphFile)
+  std::vector<int32_t> buckets;    // legend indices (a node's colour bucket, see OpenGraph)
   vis::Grading grading = vis::GRADING_INDEX;  // which legend `buckets` index
   bool unmatched = false;          // nodes without a match
   std::vector<uint32_t> overflow;  // OverflowLevel values

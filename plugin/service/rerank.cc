@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <shared_mutex>
 
-#include "graph_file.h"
+#include "open_graph.h"
 
 namespace graph_ascend::service {
 namespace {
@@ -34,7 +34,7 @@ std::unique_ptr<graph::Graph> GraphOf(const SideGraph& g, StringPool* pool) {
 Reranking::Reranking(const SideGraph& npu, std::shared_ptr<const vis::DivergenceRanking> stored)
     : stored_(std::move(stored)), build_matched_(MatchedOf(npu)) {}
 
-Status Reranking::Measure(const GraphFile& f) {
+Status Reranking::Measure(const OpenGraph& f) {
   const SideGraph& npu = *f.side(vis::SIDE_NPU);
   evidence_.resize(npu.size());
   measured_with_.resize(npu.size(), -1);
@@ -47,7 +47,7 @@ Status Reranking::Measure(const GraphFile& f) {
   for (size_t begin = 0; begin < todo.size(); begin += kRerankSlice) {
     size_t end = std::min(todo.size(), begin + kRerankSlice);
     // Each detail block read once per slice; the slice's details dropped after it.
-    GraphFile::DetailCache cache;
+    OpenGraph::DetailCache cache;
     std::vector<uint32_t> npu_nodes(todo.begin() + static_cast<std::ptrdiff_t>(begin),
                                     todo.begin() + static_cast<std::ptrdiff_t>(end));
     std::vector<uint32_t> bench_nodes;
@@ -68,7 +68,7 @@ Status Reranking::Measure(const GraphFile& f) {
   return Status::Ok();
 }
 
-Result<std::shared_ptr<const vis::DivergenceRanking>> Reranking::Rank(const GraphFile& f) {
+Result<std::shared_ptr<const vis::DivergenceRanking>> Reranking::Rank(const OpenGraph& f) {
   std::lock_guard<std::mutex> l(mu_);
   if (last_ && generation_ == f.generation()) return last_;
   const SideGraph& npu = *f.side(vis::SIDE_NPU);
@@ -86,12 +86,12 @@ Result<std::shared_ptr<const vis::DivergenceRanking>> Reranking::Rank(const Grap
   return last_;
 }
 
-Result<vis::DivergenceRanking> Reranking::RankAnew(const GraphFile& f) {
+Result<vis::DivergenceRanking> Reranking::RankAnew(const OpenGraph& f) {
   std::lock_guard<std::mutex> l(mu_);
   return RankLocked(f);
 }
 
-Result<vis::DivergenceRanking> Reranking::RankLocked(const GraphFile& f) {
+Result<vis::DivergenceRanking> Reranking::RankLocked(const OpenGraph& f) {
   const SideGraph& npu = *f.side(vis::SIDE_NPU);
   if (!graph_) graph_ = GraphOf(npu, &pool_);
   for (uint32_t n = 0; n < npu.size(); ++n) graph_->matched[n] = npu.matched(n);
@@ -109,7 +109,7 @@ size_t Reranking::MemoryBytes() const {
   return bytes;
 }
 
-Status RerankDivergence(GraphFile* f) {
+Status RerankDivergence(OpenGraph* f) {
   Result<std::shared_ptr<const vis::DivergenceRanking>> ranking = Error{};
   {
     std::shared_lock<std::shared_mutex> l(f->mutex());

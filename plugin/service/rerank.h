@@ -19,7 +19,7 @@
 
 namespace graph_ascend::service {
 
-class GraphFile;
+class OpenGraph;
 
 // What one open file keeps between re-rankings: the build's matches (to know
 // when the edits have come back to them), the NPU hierarchy as the ranking
@@ -33,19 +33,19 @@ class Reranking {
   // now; the stored one itself while they are the build's. Linear in the
   // node count, plus the details of the pairs not measured before (every
   // matched pair the first time; afterwards those matched since).
-  Result<std::shared_ptr<const vis::DivergenceRanking>> Rank(const GraphFile& f);
+  Result<std::shared_ptr<const vis::DivergenceRanking>> Rank(const OpenGraph& f);
 
   // The same ranked again whatever the matches (no shortcut to the stored
   // one): over the build's matches it is the stored ranking, which the tests
   // check on every sample.
-  Result<vis::DivergenceRanking> RankAnew(const GraphFile& f);
+  Result<vis::DivergenceRanking> RankAnew(const OpenGraph& f);
 
   size_t MemoryBytes() const;
 
  private:
-  Result<vis::DivergenceRanking> RankLocked(const GraphFile& f);  // under mu_
+  Result<vis::DivergenceRanking> RankLocked(const OpenGraph& f);  // under mu_
   // Measures the pairs whose evidence is missing or of another partner.
-  Status Measure(const GraphFile& f);
+  Status Measure(const OpenGraph& f);
 
   const std::shared_ptr<const vis::DivergenceRanking> stored_;
   const std::vector<int32_t> build_matched_;
@@ -68,6 +68,6 @@ inline constexpr size_t kRerankSlice = 4096;
 // re-ranks under the shared lock, so that readers go on and the edit's
 // exclusive section is what it was, and shows the result (GetDivergence, the
 // views' divergence marks). On error the ranking shown stays as it was.
-Status RerankDivergence(GraphFile* f);
+Status RerankDivergence(OpenGraph* f);
 
 }  // namespace graph_ascend::service

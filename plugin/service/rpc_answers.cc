@@ -39,13 +39,9 @@ grpc::Status Fail(grpc::StatusCode code, const std::string& message) {
 }
 grpc::Status Fail(grpc::StatusCode code, const Error& e) { return Fail(code, e.ToString()); }
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 const char* SideName(vis::Side s) { return s == vis::SIDE_NPU ? "NPU" : "Bench"; }
 
-void FillSummary(const GraphFile& f, vis::Side side, uint32_t n, vis::Grading grading, NodeSummary* s) {
+void FillSummary(const OpenGraph& f, vis::Side side, uint32_t n, vis::Grading grading, NodeSummary* s) {
   const SideGraph& g = *f.side(side);
   s->set_index(static_cast<int32_t>(n));
   s->set_name(std::string(g.name(n)));
@@ -105,7 +101,7 @@ grpc::Status CheckViewport(const Rect& r) {
 }
 
 // Checks the view key against the open file; returns the side graph.
-grpc::Status CheckView(const GraphFile& f, const ViewKey& key, const SideGraph** g) {
+grpc::Status CheckView(const OpenGraph& f, const ViewKey& key, const SideGraph** g) {
   if (key.session().empty() || key.session().size() > 128) {
     return Fail(grpc::StatusCode::INVALID_ARGUMENT, "view.session must be a non-empty id of at most 128 characters");
   }
@@ -125,7 +121,7 @@ grpc::Status CheckView(const GraphFile& f, const ViewKey& key, const SideGraph**
   return grpc::Status::OK;
 }
 
-grpc::Status CheckNode(const GraphFile& f, vis::Side side, const SideGraph& g, int64_t node) {
+grpc::Status CheckNode(const OpenGraph& f, vis::Side side, const SideGraph& g, int64_t node) {
   if (!g.valid(node)) {
     return Fail(grpc::StatusCode::NOT_FOUND, f.relative() + ": " + SideName(side) + " node " + std::to_string(node) +
                                                  " does not exist (the side has " + std::to_string(g.size()) +

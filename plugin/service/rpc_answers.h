@@ -12,8 +12,9 @@
 #include <grpcpp/support/status.h>
 
 #include "base/status.h"
-#include "graph_file.h"
+#include "base/strings.h"
 #include "graph_service.pb.h"
+#include "open_graph.h"
 
 namespace graph_ascend::service {
 
@@ -22,17 +23,16 @@ namespace graph_ascend::service {
 grpc::Status Fail(grpc::StatusCode code, const std::string& message);
 grpc::Status Fail(grpc::StatusCode code, const Error& e);
 
-bool EndsWith(const std::string& s, const std::string& suffix);
 const char* SideName(vis::Side s);
 
 // Viewport coordinates within [-2^30, 2^30], sizes within [0, 2^30].
 grpc::Status CheckViewport(const Rect& r);
 // The view key against the open file (session, side, micro step); sets the side graph.
-grpc::Status CheckView(const GraphFile& f, const ViewKey& key, const SideGraph** g);
-grpc::Status CheckNode(const GraphFile& f, vis::Side side, const SideGraph& g, int64_t node);
+grpc::Status CheckView(const OpenGraph& f, const ViewKey& key, const SideGraph** g);
+grpc::Status CheckNode(const OpenGraph& f, vis::Side side, const SideGraph& g, int64_t node);
 
 // Node n of `side` with its nearest 100 ancestors.
-void FillSummary(const GraphFile& f, vis::Side side, uint32_t n, vis::Grading grading, NodeSummary* s);
+void FillSummary(const OpenGraph& f, vis::Side side, uint32_t n, vis::Grading grading, NodeSummary* s);
 // One page of hits (limit 0 = 200, at most 10000); OUT_OF_RANGE past max_bytes.
 grpc::Status FillHits(const SideGraph& g, vis::Grading grading, const std::vector<uint32_t>& hits, uint32_t offset,
                       uint32_t limit, size_t max_bytes, NodeList* out);

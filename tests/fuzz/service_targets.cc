@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "fuzz.h"
-#include "graph_file.h"
 #include "layout.h"
 #include "manual_match.h"
 #include "node_query.h"
+#include "open_graph.h"
 #include "side_graph.h"
 #include "vis/protobuf_log.h"
 #include "vis/vis_file.h"
@@ -21,13 +21,13 @@
 namespace graph_ascend::fuzz {
 namespace {
 
-using service::GraphFile;
+using service::OpenGraph;
 using service::SideGraph;
 
 // The requests of a page on one side: every node expanded into the layout
 // (the first few hundred), a cut of it, search and filter, the ancestors,
 // details and stacks of every 5th node.
-void Browse(const GraphFile& f, vis::Side side) {
+void Browse(const OpenGraph& f, vis::Side side) {
   const SideGraph* g = f.side(side);
   if (g == nullptr) return;
   service::ViewState view(-1);
@@ -53,7 +53,7 @@ void Browse(const GraphFile& f, vis::Side side) {
 
 // A .vis as the server opens and serves it.
 Status ServeVis(const std::string& path) {
-  // The loaders unguarded first: GraphFile::Open turns an exception into an
+  // The loaders unguarded first: OpenGraph::Open turns an exception into an
   // Error ("damaged .vis file (...)"), which would hide a size used before it
   // was checked.
   auto reader = vis::VisReader::Open(path);
@@ -63,19 +63,19 @@ Status ServeVis(const std::string& path) {
     auto g = SideGraph::Load(**reader, side, [](double) {});
     if (!g.ok()) return g.error();
   }
-  auto opened = GraphFile::Open(path, "input.vis", [](double, const std::string&) {});
+  auto opened = OpenGraph::Open(path, "input.vis", [](double, const std::string&) {});
   if (!opened.ok()) return opened.error();
-  GraphFile& f = **opened;
+  OpenGraph& f = **opened;
   (void)f.Info();
   Browse(f, vis::SIDE_NPU);
   Browse(f, vis::SIDE_BENCH);
   if (service::MatchingUnsupported(f).empty()) {
     // Unmatch and match the root with all its children (reads details, edits the index in memory).
     std::unique_lock<std::shared_mutex> lock(f.mutex());
-    GraphFile::DetailCache cache;
+    OpenGraph::DetailCache cache;
     service::PrefetchForMatch(f, 0, 0, true, false, &cache);
     (void)service::UnmatchNodes(&f, 0, 0, true, &cache);
-    GraphFile::DetailCache again;
+    OpenGraph::DetailCache again;
     service::PrefetchForMatch(f, 0, 0, true, true, &again);
     (void)service::MatchNodes(&f, 0, 0, true, &again);
   }

@@ -457,7 +457,7 @@ TEST(ForeignFilesOpen, AGraphOpensWithItsDetailsWhenNoThreadCanBeStarted) {
   auto opened = foreign->Converted(db, "");
   ASSERT_TRUE(opened.ok()) << opened.error().ToString();
   ASSERT_NE(opened->details, nullptr) << "an index-only file and its fill";
-  auto file = GraphFile::Open(opened->path, "compare.vis.db", {}, DetailsOf(opened->details, db, "compare.vis.db"));
+  auto file = OpenGraph::Open(opened->path, "compare.vis.db", {}, DetailsOf(opened->details, db, "compare.vis.db"));
   ASSERT_TRUE(file.ok()) << file.error().ToString();
   foreign->StartFill(*opened);
   auto whole = opened->details->Wait();
@@ -623,7 +623,7 @@ void ExpectDetailsBeforeTheFillAsAfter(const std::string& db, const std::string&
   auto opened = foreign->Converted(db, id);
   ASSERT_TRUE(opened.ok()) << opened.error().ToString();
   ASSERT_NE(opened->details, nullptr) << "an index-only file and its fill";
-  auto file = GraphFile::Open(opened->path, "run.vis.db", {}, DetailsOf(opened->details, db, "run.vis.db"),
+  auto file = OpenGraph::Open(opened->path, "run.vis.db", {}, DetailsOf(opened->details, db, "run.vis.db"),
                               NodeDetailsOf(opened->details, db, "run.vis.db"));
   ASSERT_TRUE(file.ok()) << file.error().ToString();
   std::vector<std::string> early[2];
@@ -643,7 +643,7 @@ void ExpectDetailsBeforeTheFillAsAfter(const std::string& db, const std::string&
   foreign->StartFill(*opened);
   auto whole = opened->details->Wait();
   ASSERT_TRUE(whole.ok()) << whole.error().ToString();
-  auto filled = GraphFile::Open(*whole, "run.vis.db", {});
+  auto filled = OpenGraph::Open(*whole, "run.vis.db", {});
   ASSERT_TRUE(filled.ok()) << filled.error().ToString();
   for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
     const SideGraph* g = (*filled)->side(side);

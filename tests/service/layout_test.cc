@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "graph_file.h"
+#include "open_graph.h"
 #include "service_fixture.h"
 
 namespace graph_ascend::service {
@@ -15,7 +15,7 @@ class LayoutTest : public ::testing::Test {
   void SetUp() override {
     graph_ = testing::ResnetLike();
     testing::WriteCompare(dir_.Join("compare.vis"), graph_, {});
-    auto f = GraphFile::Open(dir_.Join("compare.vis"), "compare.vis", {});
+    auto f = OpenGraph::Open(dir_.Join("compare.vis"), "compare.vis", {});
     ASSERT_TRUE(f.ok()) << f.error().ToString();
     file_ = *f;
   }
@@ -30,7 +30,7 @@ class LayoutTest : public ::testing::Test {
 
   TempDir dir_;
   testing::FixtureGraph graph_;
-  std::shared_ptr<GraphFile> file_;
+  std::shared_ptr<OpenGraph> file_;
 };
 
 // The worked example of the plugin reference §6.6 (the NPU root of its fixture).
@@ -170,7 +170,7 @@ TEST(LayoutMicroStepTest, MicroStepKeepsOnlyItsFirstLevelNodes) {
   options.micro_steps = 2;
   auto graph = testing::ResnetLike();
   testing::WriteCompare(dir.Join("c.vis"), graph, options);
-  auto f = GraphFile::Open(dir.Join("c.vis"), "c.vis", {});
+  auto f = OpenGraph::Open(dir.Join("c.vis"), "c.vis", {});
   ASSERT_TRUE(f.ok()) << f.error().ToString();
   const SideGraph& g = *(*f)->side(vis::SIDE_NPU);
   ViewState all(-1), first(0), second(1);

@@ -66,12 +66,12 @@ TEST(DeepChainTest, MatchAndUnmatchWithChildrenWalkA20000DeepChainWithoutRecursi
   TempDir dir;
   const testing::FixtureGraph g = Chain(kDepth);
   testing::WriteCompare(dir.Join("chain.vis"), g, AllUnmatched(g));
-  auto f = GraphFile::Open(dir.Join("chain.vis"), "chain.vis", {});
+  auto f = OpenGraph::Open(dir.Join("chain.vis"), "chain.vis", {});
   ASSERT_TRUE(f.ok()) << f.error().ToString();
-  GraphFile* file = f->get();
+  OpenGraph* file = f->get();
   std::vector<PairOutcome> matched, unmatched;
   RunOnSmallStack([&] {
-    GraphFile::DetailCache cache;
+    OpenGraph::DetailCache cache;
     PrefetchForMatch(*file, 1, 1, true, true, &cache);
     std::unique_lock<std::shared_mutex> l(file->mutex());
     matched = MatchNodes(file, 1, 1, true, &cache);

@@ -26,7 +26,7 @@ class ManualMatchTest : public ::testing::Test {
   void Open(const testing::FixtureOptions& options) {
     graph_ = testing::ResnetLike();
     testing::WriteCompare(dir_.Join("compare.vis"), graph_, options);
-    auto f = GraphFile::Open(dir_.Join("compare.vis"), "compare.vis", {});
+    auto f = OpenGraph::Open(dir_.Join("compare.vis"), "compare.vis", {});
     ASSERT_TRUE(f.ok()) << f.error().ToString();
     file_ = *f;
   }
@@ -36,7 +36,7 @@ class ManualMatchTest : public ::testing::Test {
 
   TempDir dir_;
   testing::FixtureGraph graph_;
-  std::shared_ptr<GraphFile> file_;
+  std::shared_ptr<OpenGraph> file_;
 };
 
 TEST(ManualMatchNamesTest, ChildKeyAndOppositeName) {
@@ -125,7 +125,7 @@ TEST_F(ManualMatchTest, ConfigRoundTripInTheReferenceFormat) {
             "    \"Module.fc.Linear.backward.0\": \"Module.fc.Linear.backward.0\"\n}");
 
   // A fresh open of the file applies it again, pair by pair.
-  auto f = GraphFile::Open(dir_.Join("compare.vis"), "compare.vis", {});
+  auto f = OpenGraph::Open(dir_.Join("compare.vis"), "compare.vis", {});
   ASSERT_TRUE(f.ok());
   auto out = ApplyMatchConfig(f->get(), config, "compare.vis.config");
   ASSERT_TRUE(out.ok()) << out.error().ToString();
@@ -175,7 +175,7 @@ TEST_F(ManualMatchTest, TheJournalReplaysEditsOnAFreshOpenAndCutsATornLastLine) 
   ASSERT_EQ(j->entries.size(), 6u);
   EXPECT_FALSE(j->entries[2].match);
 
-  auto fresh = GraphFile::Open(dir_.Join("compare.vis"), "compare.vis", {});
+  auto fresh = OpenGraph::Open(dir_.Join("compare.vis"), "compare.vis", {});
   ASSERT_TRUE(fresh.ok());
   for (const auto& o : ReplayEdits(fresh->get(), j->entries)) EXPECT_TRUE(o.ok) << o.npu << ": " << o.error;
   const SideGraph& n = *(*fresh)->side(vis::SIDE_NPU);
@@ -231,13 +231,13 @@ TEST(ManualMatchModeTest, BuildsAndTensorComparesCannotBeMatchedByHand) {
   testing::FixtureOptions build;
   build.kind = vis::GRAPH_BUILD;
   testing::WriteCompare(dir.Join("build.vis"), testing::ResnetLike(), build);
-  auto f = GraphFile::Open(dir.Join("build.vis"), "build.vis", {});
+  auto f = OpenGraph::Open(dir.Join("build.vis"), "build.vis", {});
   ASSERT_TRUE(f.ok()) << f.error().ToString();
   EXPECT_NE(MatchingUnsupported(**f), "");
   testing::FixtureOptions tensor;
   tensor.mode = vis::MODE_TENSOR;
   testing::WriteCompare(dir.Join("tensor.vis"), testing::ResnetLike(), tensor);
-  auto t = GraphFile::Open(dir.Join("tensor.vis"), "tensor.vis", {});
+  auto t = OpenGraph::Open(dir.Join("tensor.vis"), "tensor.vis", {});
   ASSERT_TRUE(t.ok());
   EXPECT_NE(MatchingUnsupported(**t), "");
 }

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "graph_file.h"
+#include "open_graph.h"
 #include "service_fixture.h"
 
 namespace graph_ascend::service {
@@ -17,7 +17,7 @@ class NodeQueryTest : public ::testing::Test {
     testing::FixtureOptions options;
     options.micro_steps = 2;
     testing::WriteCompare(dir_.Join("compare.vis"), graph_, options);
-    auto f = GraphFile::Open(dir_.Join("compare.vis"), "compare.vis", {});
+    auto f = OpenGraph::Open(dir_.Join("compare.vis"), "compare.vis", {});
     ASSERT_TRUE(f.ok()) << f.error().ToString();
     file_ = *f;
   }
@@ -35,7 +35,7 @@ class NodeQueryTest : public ::testing::Test {
 
   TempDir dir_;
   testing::FixtureGraph graph_;
-  std::shared_ptr<GraphFile> file_;
+  std::shared_ptr<OpenGraph> file_;
 };
 
 TEST_F(NodeQueryTest, SubstringSearchIsCaseSensitiveUnlessAsked) {
@@ -104,6 +104,39 @@ TEST_F(NodeQueryTest, FiltersByBucketUnmatchedAndOverflow) {
   leaves.leaves_only = true;
   for (uint32_t n : FilterNodes(npu(), true, leaves)) EXPECT_EQ(npu().child_count(n), 0u);
   EXPECT_TRUE(FilterNodes(npu(), true, FilterSpec{}).empty());
+}
+
+// A side's search keeps its recent results: the same spec gives the same hits
+// object (paging does not search again), the least recently used goes first.
+TEST_F(NodeQueryTest, ASidesSearchKeepsItsRecentResults) {
+  const SideSearch& search = file_->search(vis::SIDE_NPU);
+  auto first = search.Find(SearchSpec{"layer2", false, false, -1});
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(**first, Search("layer2", false, false));
+  auto again = search.Find(SearchSpec{"layer2", false, false, -1});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), first->get());
+  // Another spec of the same query, and the other side, are searches of their own.
+  auto folded = search.Find(SearchSpec{"layer2", false, true, -1});
+  ASSERT_TRUE(folded.ok());
+  EXPECT_NE(folded->get(), first->get());
+  auto bench = file_->search(vis::SIDE_BENCH).Find(SearchSpec{"layer2", false, false, -1});
+  ASSERT_TRUE(bench.ok());
+  EXPECT_NE(bench->get(), first->get());
+  EXPECT_EQ(**bench, **first);  // the fixture's Bench has the NPU's names
+
+  // kKept other searches after "layer2" was last used: it is searched again.
+  for (size_t i = 0; i < SideSearch::kKept; ++i) {
+    ASSERT_TRUE(search.Find(SearchSpec{"block" + std::to_string(i), false, false, -1}).ok());
+  }
+  auto later = search.Find(SearchSpec{"layer2", false, false, -1});
+  ASSERT_TRUE(later.ok());
+  EXPECT_NE(later->get(), first->get());
+  EXPECT_EQ(**later, **first);
+
+  auto bad = search.Find(SearchSpec{"(unclosed", true, false, -1});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("bad regular expression"), std::string::npos);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "../builder/cli_runner.h"
-#include "graph_file.h"
+#include "open_graph.h"
 #include "graph_service.h"
 #include "rerank.h"
 #include "service_fixture.h"
@@ -245,7 +245,7 @@ TEST(RerankSamplesTest, RankingTheBuildsMatchesAnewGivesTheStoredRanking) {
     ASSERT_EQ(r.status, 0) << name << ": " << r.err;
     for (const auto& e : std::filesystem::recursive_directory_iterator(out)) {
       if (e.path().extension() != ".vis") continue;
-      auto f = GraphFile::Open(e.path().string(), name, {});
+      auto f = OpenGraph::Open(e.path().string(), name, {});
       ASSERT_TRUE(f.ok()) << f.error().ToString();
       std::shared_lock<std::shared_mutex> l((*f)->mutex());
       auto anew = (*f)->reranking().RankAnew(**f);

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "graph_file.h"
+#include "open_graph.h"
 #include "service_fixture.h"
 
 namespace graph_ascend::service {
@@ -38,7 +38,7 @@ class ViewJournalTest : public ::testing::Test {
  protected:
   void SetUp() override {
     testing::WriteCompare(dir_.Join("compare.vis"), testing::ResnetLike(), {});
-    auto f = GraphFile::Open(dir_.Join("compare.vis"), "compare.vis", {});
+    auto f = OpenGraph::Open(dir_.Join("compare.vis"), "compare.vis", {});
     ASSERT_TRUE(f.ok()) << f.error().ToString();
     file_ = *f;
   }
@@ -52,7 +52,7 @@ class ViewJournalTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  std::shared_ptr<GraphFile> file_;
+  std::shared_ptr<OpenGraph> file_;
 };
 
 TEST_F(ViewJournalTest, AViewComesBackFromItsJournalOnAFreshStore) {

@@ -1,31 +1,27 @@
-#include "graph_file.h"
+#include "open_graph.h"
 
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <mutex>
 #include <optional>
 
 #include "base/parallel.h"
-#include "compare/pair_compare.h"
-#include "legend_choice.h"
 
 namespace graph_ascend::service {
 namespace {
 
 std::atomic<uint64_t> next_file_id{1};
 
-// `read()` with an exception (a damaged size that slipped past the reader's
-// checks: bad_alloc, length_error) turned into an error of the file, so the
-// handler answers DATA_LOSS rather than UNKNOWN, and a side loading on a
-// thread of its own, where nothing would catch, cannot end the process.
 // The names that resolve the stored item keys of a side's details.
 vis::NodeNames NodeNames(const SideGraph& g) {
   return [&g](uint32_t n) { return n < g.size() ? g.name(n) : std::string_view(); };
 }
 
+// `read()` with an exception (a damaged size that slipped past the reader's
+// checks: bad_alloc, length_error) turned into an error of the file, so the
+// handler answers DATA_LOSS rather than UNKNOWN, and a side loading on a
+// thread of its own, where nothing would catch, cannot end the process.
 template <typename Read>
 auto Guarded(const std::string& path, Read read) -> decltype(read()) {
   try {
@@ -37,7 +33,7 @@ auto Guarded(const std::string& path, Read read) -> decltype(read()) {
 
 }  // namespace
 
-Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, const std::string& relative,
+Result<std::shared_ptr<OpenGraph>> OpenGraph::Open(const std::string& abs_path, const std::string& relative,
                                                    const ProgressFn& progress, DetailsFileFn details_file,
                                                    NodeDetailFn node_detail) {
   // No progress before the header, trailer and meta are checked: a file that
@@ -48,7 +44,7 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
     e.file = relative;  // never show absolute paths of the server's machine
     return e;
   }
-  std::shared_ptr<GraphFile> f(new GraphFile());
+  std::shared_ptr<OpenGraph> f(new OpenGraph());
   f->relative_ = relative;
   f->id_ = next_file_id++;
   f->reader_ = std::move(*reader);
@@ -115,187 +111,14 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
   }
   f->divergence_ = std::make_shared<const vis::DivergenceRanking>(std::move(*ranking));
   f->reranking_ = std::make_unique<Reranking>(*f->npu_, f->divergence_);
+  f->search_[0] = std::make_unique<SideSearch>(*f->npu_);
+  if (f->bench_) f->search_[1] = std::make_unique<SideSearch>(*f->bench_);
   if (progress) progress(0.99, "colouring");
   f->RefreshAllBuckets();
   return f;
 }
 
-int32_t GraphFile::BucketFor(vis::Side s, uint32_t node, vis::Grading grading) const {
-  if (!is_compare()) return -1;
-  const SideGraph& g = *side(s);
-  int32_t m = g.matched(node);
-  bool grade = grading == vis::GRADING_26;
-  uint32_t type = g.node_type(node);
-  bool collection = s == vis::SIDE_NPU && (type == vis::NODE_API_COLLECTION || type == vis::NODE_MULTI_COLLECTION);
-  // Bench nodes show the colour of their NPU partner (docs/API.md, "Colours").
-  double value = std::nan("");
-  if (s == vis::SIDE_NPU) {
-    value = grade ? g.grade(node) : g.precision(node);
-  } else if (m >= 0) {
-    value = grade ? npu_->grade(static_cast<uint32_t>(m)) : npu_->precision(static_cast<uint32_t>(m));
-  }
-  return compare::NodeBucket(grade ? meta_.grade_legend() : meta_.legend(),
-                             grade ? unmatched_grade_bucket_ : unmatched_bucket_, m >= 0, collection, value);
-}
-
-void GraphFile::RefreshBucket(vis::Side s, uint32_t node) {
-  ForgetMarks();
-  auto refresh = [this](vis::Side side, uint32_t n) {
-    mutable_side(side)->set_bucket(n, BucketFor(side, n, vis::GRADING_INDEX));
-    mutable_side(side)->set_grade_bucket(n, BucketFor(side, n, vis::GRADING_26));
-  };
-  refresh(s, node);
-  if (is_compare()) {
-    int32_t m = side(s)->matched(node);
-    vis::Side o = s == vis::SIDE_NPU ? vis::SIDE_BENCH : vis::SIDE_NPU;
-    if (m >= 0) refresh(o, static_cast<uint32_t>(m));
-  }
-}
-
-std::shared_ptr<const vis::DivergenceRanking> GraphFile::divergence() const {
-  std::lock_guard<std::mutex> l(marks_mu_);
-  return divergence_;
-}
-
-void GraphFile::ShowDivergence(std::shared_ptr<const vis::DivergenceRanking> ranking) {
-  std::lock_guard<std::mutex> l(marks_mu_);
-  if (ranking == divergence_) return;
-  divergence_ = std::move(ranking);
-  marks_[0].reset();
-  marks_[1].reset();
-}
-
-void GraphFile::ForgetMarks() {
-  std::lock_guard<std::mutex> l(marks_mu_);
-  marks_[0].reset();
-  marks_[1].reset();
-}
-
-std::shared_ptr<const GraphFile::Marks> GraphFile::DivergenceMarks(vis::Side s) const {
-  std::lock_guard<std::mutex> l(marks_mu_);
-  std::shared_ptr<const Marks>& cached = marks_[s == vis::SIDE_BENCH ? 1 : 0];
-  if (cached) return cached;
-  const SideGraph* g = side(s);
-  auto m = std::make_shared<Marks>();
-  uint32_t n = g == nullptr ? 0 : g->size();
-  m->mark.assign(n, 0);
-  m->worst.assign(n, -1);
-  if (n == 0) return cached = m;
-  for (const vis::DivergenceEntry& e : divergence_->entry()) {
-    int64_t node = s == vis::SIDE_NPU ? static_cast<int64_t>(e.node()) : npu_->matched(e.node());
-    if (node < 0 || node >= n) continue;
-    m->mark[node] |= kDivergent;
-    for (int32_t p = g->parent(static_cast<uint32_t>(node)); p >= 0; p = g->parent(static_cast<uint32_t>(p))) {
-      if (m->mark[p] & kContains) break;
-      m->mark[p] |= kContains;
-    }
-  }
-  // Worst bucket below each node: the highest numeric legend index (the
-  // legend runs from best to worst), children before parents.
-  std::vector<uint32_t> order;
-  order.reserve(n);
-  order.push_back(0);
-  for (size_t i = 0; i < order.size(); ++i) {
-    const uint32_t* kids = g->children(order[i]);
-    for (uint32_t k = 0; k < g->child_count(order[i]); ++k) order.push_back(kids[k]);
-  }
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    int32_t p = g->parent(*it);
-    if (p < 0) continue;
-    int32_t own = g->bucket(*it) == unmatched_bucket_ ? -1 : g->bucket(*it);
-    int32_t best = std::max<int32_t>(own, m->worst[*it]);
-    if (best > m->worst[p]) m->worst[p] = static_cast<int8_t>(best);
-  }
-  return cached = m;
-}
-
-void GraphFile::RefreshAllBuckets() {
-  unmatched_bucket_ = compare::UnmatchedBucket(meta_.legend());
-  unmatched_grade_bucket_ = compare::UnmatchedBucket(meta_.grade_legend());
-  for (vis::Side s : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
-    SideGraph* g = mutable_side(s);
-    if (g == nullptr) continue;
-    for (uint32_t i = 0; i < g->size(); ++i) {
-      g->set_bucket(i, BucketFor(s, i, vis::GRADING_INDEX));
-      g->set_grade_bucket(i, BucketFor(s, i, vis::GRADING_26));
-    }
-  }
-  summary_valid_ = false;
-  ForgetMarks();
-}
-
-void GraphFile::SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend) {
-  *meta_.mutable_legend() = legend;
-  RefreshAllBuckets();
-}
-
-Result<std::vector<double>> GraphFile::MetricIndexes(uint32_t mask) const {
-  const SideGraph& g = *npu_;
-  std::vector<double> out(g.size(), std::numeric_limits<double>::quiet_NaN());
-  if (!is_compare()) return out;
-  auto reader = DetailReader();
-  if (!reader.ok()) return reader.error();
-  const vis::VisReader& details = **reader;
-  vis::NodeDetailBlock block;
-  uint64_t first = 0, end = 0;
-  for (uint32_t i = 0; i < g.size(); ++i) {
-    if (g.matched(i) < 0) continue;
-    auto edited = edited_[vis::SIDE_NPU].find(i);
-    if (edited != edited_[vis::SIDE_NPU].end()) {
-      out[i] = MetricIndex(edited->second, mask);
-      continue;
-    }
-    if (i < first || i >= end) {
-      auto b = Guarded(details.path(), [&] { return details.ReadDetailBlock(vis::SIDE_NPU, i, NodeNames(g)); });
-      if (!b.ok()) {
-        Error e = b.error();
-        if (e.file == details.path()) e.file = relative_;
-        return e;
-      }
-      block = std::move(*b);
-      first = block.first();
-      end = first + static_cast<uint64_t>(block.detail_size());
-      if (i < first || i >= end) {
-        return MakeError(relative_, "NPU node " + std::to_string(i), "no detail block holds it");
-      }
-    }
-    out[i] = MetricIndex(block.detail(static_cast<int>(i - first)), mask);
-  }
-  return out;
-}
-
-void GraphFile::ApplyMetrics(uint32_t mask, const std::vector<double>& values) {
-  SideGraph* g = npu_.get();
-  if (metrics_ != 0) {
-    for (uint32_t i = 0; i < g->size() && i < own_precision_.size(); ++i) g->set_precision(i, own_precision_[i]);
-    own_precision_.clear();
-  }
-  metrics_ = mask;
-  if (mask != 0) {
-    own_precision_.resize(g->size());
-    for (uint32_t i = 0; i < g->size(); ++i) own_precision_[i] = g->precision(i);
-    for (uint32_t i = 0; i < g->size() && i < values.size(); ++i) {
-      // A pair without a compared item has no index to replace (§6.8).
-      if (g->has_precision(i) && !std::isnan(values[i]) && g->matched(i) >= 0) g->set_precision(i, values[i]);
-    }
-    // §6.9: an API collection under the root shows the worst of its children.
-    const uint32_t* top = g->children(0);
-    for (uint32_t k = 0; k < g->child_count(0); ++k) {
-      uint32_t c = top[k];
-      if (g->node_type(c) != vis::NODE_API_COLLECTION || !g->has_precision(c)) continue;
-      double worst = 0;
-      const uint32_t* kids = g->children(c);
-      for (uint32_t j = 0; j < g->child_count(c); ++j) {
-        if (g->has_precision(kids[j])) worst = std::max(worst, g->precision(kids[j]));
-      }
-      g->set_precision(c, worst);
-    }
-  }
-  ++generation_;
-  RefreshAllBuckets();
-}
-
-Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node, const DetailCache* cache) const {
+Result<vis::NodeDetail> OpenGraph::Detail(vis::Side s, uint32_t node, const DetailCache* cache) const {
   auto it = edited_[s].find(node);
   if (it != edited_[s].end()) return it->second;
   if (cache != nullptr) {
@@ -320,7 +143,7 @@ Result<vis::NodeDetail> GraphFile::Detail(vis::Side s, uint32_t node, const Deta
   return std::move(*d);
 }
 
-Result<const vis::VisReader*> GraphFile::DetailReader() const {
+Result<const vis::VisReader*> OpenGraph::DetailReader() const {
   if (!details_file_) return reader_.get();
   std::call_once(details_once_, [this] {
     auto path = details_file_();
@@ -346,7 +169,17 @@ Result<const vis::VisReader*> GraphFile::DetailReader() const {
   return details_reader_.get();
 }
 
-void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* cache) const {
+Result<vis::NodeDetailBlock> OpenGraph::DetailBlock(const vis::VisReader& details, vis::Side s, uint32_t node) const {
+  auto block = Guarded(details.path(), [&] { return details.ReadDetailBlock(s, node, NodeNames(*side(s))); });
+  if (!block.ok()) {
+    Error e = block.error();
+    if (e.file == details.path()) e.file = relative_;
+    return e;
+  }
+  return block;
+}
+
+void OpenGraph::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* cache) const {
   const SideGraph* g = side(s);
   if (g == nullptr) return;
   auto reader = DetailReader();
@@ -359,7 +192,7 @@ void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* 
       ++i;
       continue;
     }
-    auto block = Guarded(details.path(), [&] { return details.ReadDetailBlock(s, nodes[i], NodeNames(*g)); });
+    auto block = DetailBlock(details, s, nodes[i]);
     if (!block.ok()) {
       ++i;
       continue;
@@ -371,7 +204,7 @@ void GraphFile::Prefetch(vis::Side s, std::vector<uint32_t> nodes, DetailCache* 
   }
 }
 
-Result<std::vector<std::string>> GraphFile::Stack(vis::Side s, int32_t stack_id) const {
+Result<std::vector<std::string>> OpenGraph::Stack(vis::Side s, int32_t stack_id) const {
   std::vector<std::string> out;
   if (stack_id < 0) return out;
   auto st = Guarded(reader_->path(), [&] { return reader_->ReadStack(s, static_cast<uint32_t>(stack_id)); });
@@ -384,22 +217,22 @@ Result<std::vector<std::string>> GraphFile::Stack(vis::Side s, int32_t stack_id)
   return out;
 }
 
-void GraphFile::SetDetail(vis::Side s, uint32_t node, vis::NodeDetail detail) { edited_[s][node] = std::move(detail); }
+void OpenGraph::SetDetail(vis::Side s, uint32_t node, vis::NodeDetail detail) { edited_[s][node] = std::move(detail); }
 
-void GraphFile::AddManualMatch(const std::string& npu, const std::string& bench) {
+void OpenGraph::AddManualMatch(const std::string& npu, const std::string& bench) {
   RemoveManualMatch(npu);
   manual_.emplace_back(npu, bench);
   manual_at_[npu] = std::prev(manual_.end());
 }
 
-void GraphFile::RemoveManualMatch(const std::string& npu) {
+void OpenGraph::RemoveManualMatch(const std::string& npu) {
   auto it = manual_at_.find(npu);
   if (it == manual_at_.end()) return;
   manual_.erase(it->second);
   manual_at_.erase(it);
 }
 
-SideSummary GraphFile::Summarize(vis::Side s) const {
+SideSummary OpenGraph::Summarize(vis::Side s) const {
   SideSummary out;
   const SideGraph* g = side(s);
   if (g == nullptr) return out;
@@ -437,7 +270,7 @@ SideSummary GraphFile::Summarize(vis::Side s) const {
   return out;
 }
 
-FileInfo GraphFile::Info() const {
+FileInfo OpenGraph::Info() const {
   FileInfo info;
   info.set_file(relative_);
   *info.mutable_meta() = meta_;
@@ -455,24 +288,7 @@ FileInfo GraphFile::Info() const {
   return info;
 }
 
-GraphFile::Hits GraphFile::CachedSearch(const std::string& key) const {
-  std::lock_guard<std::mutex> l(search_mu_);
-  for (auto it = searches_.begin(); it != searches_.end(); ++it) {
-    if (it->first == key) {
-      searches_.splice(searches_.begin(), searches_, it);
-      return searches_.front().second;
-    }
-  }
-  return nullptr;
-}
-
-void GraphFile::CacheSearch(const std::string& key, Hits hits) const {
-  std::lock_guard<std::mutex> l(search_mu_);
-  searches_.emplace_front(key, std::move(hits));
-  if (searches_.size() > 16) searches_.pop_back();
-}
-
-size_t GraphFile::MemoryBytes() const {
+size_t OpenGraph::MemoryBytes() const {
   size_t bytes = sizeof(*this) + meta_.SpaceUsedLong();
   if (npu_) bytes += npu_->MemoryBytes();
   if (bench_) bytes += bench_->MemoryBytes();

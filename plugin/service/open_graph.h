@@ -4,6 +4,8 @@
 // Opening reads only the meta and the node index sections; node details and
 // stacks are read from the file on demand. Readers take shared(); edits take
 // exclusive(). Details of manually (un)matched nodes live in memory.
+// open_graph.cc opens and reads the file; open_graph_colours.cc colours its
+// nodes (legend buckets, divergence marks, the thresholds' metric).
 #pragma once
 
 #include <atomic>
@@ -21,6 +23,7 @@
 
 #include "base/status.h"
 #include "graph_service.pb.h"
+#include "node_query.h"
 #include "rerank.h"
 #include "side_graph.h"
 #include "vis/vis_file.h"
@@ -38,13 +41,13 @@ using DetailsFileFn = std::function<Result<std::string>()>;
 using NodeDetailFn =
     std::function<std::optional<Result<vis::NodeDetail>>(vis::Side side, const std::string& name)>;
 
-class GraphFile {
+class OpenGraph {
  public:
   // `abs_path` is the resolved file; `relative` its name under the log
   // directory. With `details_file`, node details are read from the file it
   // gives (on the first detail read), the rest from `abs_path`; until it is
   // written, Detail() asks `node_detail` (when given) instead.
-  static Result<std::shared_ptr<GraphFile>> Open(const std::string& abs_path, const std::string& relative,
+  static Result<std::shared_ptr<OpenGraph>> Open(const std::string& abs_path, const std::string& relative,
                                                  const ProgressFn& progress, DetailsFileFn details_file = {},
                                                  NodeDetailFn node_detail = {});
 
@@ -89,12 +92,8 @@ class GraphFile {
   // The file info as the service answers it (summaries cached per edit).
   FileInfo Info() const;
 
-  // Recent search results (names never change while the file is open, so
-  // they stay valid): paging through a result does not search again.
-  // Thread-safe; at most 16 results are kept, least recently used first out.
-  using Hits = std::shared_ptr<const std::vector<uint32_t>>;
-  Hits CachedSearch(const std::string& key) const;
-  void CacheSearch(const std::string& key, Hits hits) const;
+  // A side's searches with their recent results (node_query.h); only for a side the file has.
+  const SideSearch& search(vis::Side s) const { return *search_[s == vis::SIDE_NPU ? 0 : 1]; }
 
   // The file's checkpoint similarity (SECTION_CKPT), read on request; empty when it has none.
   Result<vis::CkptSimilarity> Ckpt() const { return reader_->ReadCkpt(); }
@@ -155,7 +154,7 @@ class GraphFile {
   void MarkSaved() { dirty_ = false; }
 
  private:
-  GraphFile() = default;
+  OpenGraph() = default;
   // The bucket of a node in meta.legend (GRADING_INDEX) or meta.grade_legend.
   int32_t BucketFor(vis::Side side, uint32_t node, vis::Grading grading) const;
   void ForgetMarks();
@@ -167,6 +166,8 @@ class GraphFile {
   // The reader of node details: reader_, or the file details_file_ gives
   // (opened once; an error is kept and returned to every reader).
   Result<const vis::VisReader*> DetailReader() const;
+  // The detail block of `details` holding `node`; an error names this file.
+  Result<vis::NodeDetailBlock> DetailBlock(const vis::VisReader& details, vis::Side side, uint32_t node) const;
 
   std::unique_ptr<vis::VisReader> reader_;
   DetailsFileFn details_file_;
@@ -196,8 +197,7 @@ class GraphFile {
   std::vector<double> own_precision_;  // the NPU indices while metrics_ != 0
   std::string legend_error_;
   std::atomic<bool> saved_choice_checked_{false};
-  mutable std::mutex search_mu_;
-  mutable std::list<std::pair<std::string, Hits>> searches_;  // most recent first
+  std::unique_ptr<SideSearch> search_[2];  // NPU, Bench (null for a build's)
   mutable std::mutex summary_mu_;
   mutable bool summary_valid_ = false;
   mutable SideSummary summary_[2];
