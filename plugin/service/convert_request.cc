@@ -14,6 +14,7 @@
 
 #include "base/confine.h"
 #include "base/time_stamp.h"
+#include "cli/graph_flags.h"
 #include "plan/compare_config.h"
 
 namespace graph_ascend::service {
@@ -135,27 +136,17 @@ ConvertStatus CommandOf(const LogDir& logdir, const std::string& builder, const 
   if (!st.ok()) return st;
   const std::string& root = logdir.root();
   auto shown = [&](const std::string& abs) { return abs == root ? "." : Relative(abs, root, "", ""); };
-  auto add = [launch](const std::string& arg, const std::string& display) {
-    launch->argv.push_back(arg);
-    launch->display.push_back(display);
-  };
+  // The request as the builder's flags: the command line is written by the
+  // CLI's own flag table (cli/graph_flags.h), so it cannot drift from what
+  // the builder parses. `flags` holds the real paths, `display` what the
+  // user sees (relative to the log directory).
   bool visualize = r.command() != "graph";
-  add(builder, "graph-ascend");
-  // The builder reads nothing whose real path leaves the log directory (a
-  // symlinked rank folder or dump.json): --confine, checked at every open.
-  launch->argv.push_back("--confine");
-  launch->argv.push_back(root);
+  cli::GraphFlags flags, display;
+  flags.dialect = visualize ? job::Dialect::kVisualize : job::Dialect::kGraph;
   if (visualize) {
-    add("graph_visualize", "graph_visualize");
-    add("-tp", "-tp");
-    add(paths.npu, shown(paths.npu));
-    if (!paths.bench.empty()) {
-      add("-gp", "-gp");
-      add(paths.bench, shown(paths.bench));
-    }
+    flags.target = paths.npu;
+    flags.golden = paths.bench;
   } else {
-    add("graph", "graph");
-    add("-i", "-i");
     std::string compare_json = "compare.json";
     if (!staging.empty()) {
       // Beside the staging folder, inside the log directory (the builder reads
@@ -171,32 +162,38 @@ ConvertStatus CommandOf(const LogDir& logdir, const std::string& builder, const 
       if (!paths.bench.empty()) config["bench_path"] = paths.bench;
       std::ofstream(compare_json) << config.dump() << "\n";
     }
-    add(compare_json, "compare.json");
+    flags.input = compare_json;
   }
-  add("-o", "-o");
-  add(staging.empty() ? paths.output : staging, r.output_dir());
-  if (r.overflow_check()) add("-oc", "-oc");
-  if (r.fuzzy_match()) add(visualize ? "-fm" : "-f", visualize ? "-fm" : "-f");
-  if (r.layer_mapping() || !paths.mapping.empty()) {
-    add("-lm", "-lm");
-    if (!paths.mapping.empty()) add(paths.mapping, r.layer_mapping_file());
+  flags.output = staging.empty() ? paths.output : staging;
+  flags.overflow_check = r.overflow_check();
+  flags.fuzzy_match = r.fuzzy_match();
+  flags.layer_mapping = r.layer_mapping() || !paths.mapping.empty();
+  flags.layer_mapping_file = paths.mapping;
+  flags.complete_stack = r.complete_stack() && !visualize;
+  flags.compare_log = r.tensor_log() && visualize;
+  flags.parallel.rank_size.assign(r.rank_size().begin(), r.rank_size().end());
+  flags.parallel.tp.assign(r.tp().begin(), r.tp().end());
+  flags.parallel.pp.assign(r.pp().begin(), r.pp().end());
+  flags.parallel.vpp.assign(r.vpp().begin(), r.vpp().end());
+  flags.parallel.order.assign(r.order().begin(), r.order().end());
+  flags.progress_json = true;
+
+  display = flags;
+  if (visualize) {
+    display.target = shown(paths.npu);
+    if (!paths.bench.empty()) display.golden = shown(paths.bench);
+  } else {
+    display.input = "compare.json";
   }
-  if (r.complete_stack() && !visualize) add("-cs", "-cs");
-  if (r.tensor_log() && visualize) add("-tensor_log", "-tensor_log");
-  auto numbers = [&](const char* flag, const google::protobuf::RepeatedField<int32_t>& v) {
-    if (v.empty()) return;
-    add(flag, flag);
-    for (int32_t n : v) add(std::to_string(n), std::to_string(n));
-  };
-  numbers("--rank_size", r.rank_size());
-  numbers("--tp", r.tp());
-  numbers("--pp", r.pp());
-  numbers("--vpp", r.vpp());
-  if (!r.order().empty()) {
-    add("--order", "--order");
-    for (const std::string& o : r.order()) add(o, o);
-  }
-  add("--progress_json", "--progress_json");
+  display.output = r.output_dir();
+  if (!paths.mapping.empty()) display.layer_mapping_file = r.layer_mapping_file();
+
+  // The builder reads nothing whose real path leaves the log directory (a
+  // symlinked rank folder or dump.json): --confine, checked at every open.
+  launch->argv = {builder, "--confine", root};
+  for (std::string& a : cli::GraphArgv(flags)) launch->argv.push_back(std::move(a));
+  launch->display = cli::GraphArgv(display);
+  launch->display.insert(launch->display.begin(), "graph-ascend");
   return ConvertStatus{};
 }
 

@@ -280,6 +280,32 @@ TEST_F(ConvertTest, PlanSaysWhatTheResultWillBe) {
   EXPECT_EQ(st.error_message().find(dir_.path()), std::string::npos) << "paths are relative: " << st.error_message();
 }
 
+// The builder's command line is written by the CLI's flag table (cli/graph_flags.h), for graph's flags as for
+// graph_visualize's, every option of the request included.
+TEST_F(ConvertTest, ThePlansCommandLineIsTheBuildersOwnFlags) {
+  ConvertRequest r = Request("gpt/npu/step0/rank0", "gpt/bench/step0/rank0", "out");
+  r.set_command("graph");
+  r.set_overflow_check(true);
+  r.set_fuzzy_match(true);
+  r.set_complete_stack(true);
+  grpc::ClientContext c1;
+  ConvertPlanReply graph;
+  ASSERT_TRUE(stub_->ConvertPlan(&c1, r, &graph).ok());
+  std::vector<std::string> argv(graph.argv().begin(), graph.argv().end());
+  EXPECT_EQ(argv, (std::vector<std::string>{"graph-ascend", "graph", "-i", "compare.json", "-o", "out", "-oc", "-cs",
+                                            "-f", "--progress_json"}));
+
+  r.set_command("graph_visualize");
+  r.set_tensor_log(true);
+  grpc::ClientContext c2;
+  ConvertPlanReply visualize;
+  ASSERT_TRUE(stub_->ConvertPlan(&c2, r, &visualize).ok());
+  argv.assign(visualize.argv().begin(), visualize.argv().end());
+  EXPECT_EQ(argv, (std::vector<std::string>{"graph-ascend", "graph_visualize", "-tp", "gpt/npu/step0/rank0", "-gp",
+                                            "gpt/bench/step0/rank0", "-o", "out", "-oc", "-fm", "-tensor_log",
+                                            "--progress_json"}));
+}
+
 TEST_F(ConvertTest, ConvertsWithProgressAndPublishesTheFiles) {
   ConvertRequest r = Request("gpt/npu", "gpt/bench", "converted/gpt");
   r.set_overflow_check(true);
