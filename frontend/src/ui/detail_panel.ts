@@ -69,6 +69,7 @@ export class DetailPanel {
   private readonly infoWrap: HTMLDivElement;
   private readonly thresholdInput: HTMLInputElement;
   private readonly thresholdLabel: HTMLSpanElement;
+  private readonly thresholdUnit: HTMLSpanElement;
   private readonly tableHead: HTMLDivElement;
   private readonly table: VirtualList<Row>;
   private reply: NodeDetailReply | null = null;
@@ -88,6 +89,7 @@ export class DetailPanel {
     this.tabInfo = h("button.tab", { type: "button", "data-tab": "info" });
     this.thresholdInput = h("input.threshold", { type: "number", step: "0.05", min: "0" });
     this.thresholdLabel = h("span");
+    this.thresholdUnit = h("span.threshold-unit");
     this.diffFirst = h("input", { type: "checkbox", "data-toggle": "differences-first" });
     this.diffFirstLabel = h("span");
     this.csvBtn = h("button.csv", { type: "button", "data-action": "detail-csv", title: "CSV" }, "CSV");
@@ -113,7 +115,7 @@ export class DetailPanel {
         this.tabInfo,
         h("span.spacer"),
         h("label.check.diff-first", null, this.diffFirst, this.diffFirstLabel),
-        h("label.threshold-label", null, this.thresholdLabel, this.thresholdInput),
+        h("label.threshold-label", null, this.thresholdLabel, this.thresholdInput, this.thresholdUnit),
         this.repro.el,
         this.csvBtn,
       ),
@@ -123,9 +125,21 @@ export class DetailPanel {
     );
     this.tabDetail.addEventListener("click", () => this.showTab("detail"));
     this.tabInfo.addEventListener("click", () => this.showTab("info"));
-    this.thresholdInput.addEventListener("input", () => this.table.refresh());
+    this.thresholdInput.addEventListener("input", () => {
+      this.showThresholdUnit();
+      // The differing rows depend on the threshold when they come first.
+      if (this.diffFirst.checked && this.reply?.node) this.render();
+      else this.table.refresh();
+    });
     this.diffFirst.addEventListener("change", () => this.render());
     onLangChange(() => this.render());
+  }
+
+  /** The threshold is a fraction while the table prints some relative errors in %: say what it is in %. */
+  private showThresholdUnit() {
+    const v = Number(this.thresholdInput.value);
+    this.thresholdUnit.textContent =
+      this.thresholdInput.value.trim() && Number.isFinite(v) ? `= ${formatPercent(v)}` : "";
   }
 
   private showTab(tab: "detail" | "info") {
@@ -218,6 +232,8 @@ export class DetailPanel {
     this.tabDetail.textContent = compare ? t("detail") : t("detailSingle");
     this.tabInfo.textContent = t("stackInfo");
     this.thresholdLabel.textContent = t("threshold");
+    this.thresholdInput.title = t("thresholdTip");
+    this.showThresholdUnit();
     this.diffFirstLabel.textContent = t("differencesFirst");
     this.diffFirst.parentElement!.hidden = !compare;
     const mode = this.ctx.info()?.meta?.mode;
@@ -326,12 +342,14 @@ export class DetailPanel {
         }
       }
     }
-    // Differences first: the compare metrics right after the name, then dtype/shape, then the rest.
+    // Differences first: the rows that differ on top, and the columns that say how (dtype, shape, then the
+    // compare metrics) right after the name, so that both are in view without scrolling.
     const meta = fieldCols.filter((c) => META_FIELDS.has(c));
-    this.columns =
-      this.diffFirst.checked && this.ctx.isCompare()
-        ? ["name", ...metricCols, ...meta, ...fieldCols.filter((c) => !meta.includes(c))]
-        : ["name", ...fieldCols, ...metricCols];
+    const diffFirst = this.diffFirst.checked && this.ctx.isCompare();
+    this.columns = diffFirst
+      ? ["name", ...meta, ...metricCols, ...fieldCols.filter((c) => !meta.includes(c))]
+      : ["name", ...fieldCols, ...metricCols];
+    if (diffFirst) differingFirst(rows, Number(this.thresholdInput.value));
     const widths = this.columns.map((c) => columnWidth(c, rows));
     const template = widths.map((w) => `${w}px`).join(" ");
     this.table.el.style.setProperty("--dt-columns", template);
@@ -499,6 +517,61 @@ function textBlock(title: string, text: string, kind: string): HTMLElement {
 function peerIndexText(text: string): string {
   const v = Number(text);
   return text.trim() && Number.isFinite(v) ? formatIndex(v) : text;
+}
+
+/** 0.5 -> "50%", 0.005 -> "0.5%". */
+function formatPercent(fraction: number): string {
+  return `${Number((fraction * 100).toPrecision(6))}%`;
+}
+
+/** Whether an NPU row (or a row without partner) differs from its partner: a metric beyond threshold, another
+ * dtype/shape, a NaN/Inf statistic, another md5. */
+function rowDiffers(row: Row, threshold: number): boolean {
+  if (!row.item) return false;
+  if (!row.paired) return true;
+  const item = row.item;
+  if (row.kind === "npu" && item.metric.some((m) => metricBad(m, threshold))) return true;
+  for (const f of item.field) {
+    if (fieldChanged(row, f.name)) return true;
+    if (STAT_FIELDS.has(f.name) && isNonFinite(f.value)) return true;
+    if (f.name === "md5" && row.partner) {
+      const other = row.partner.field.find((x) => x.name === "md5");
+      if (other && valueText(other.value) !== valueText(f.value)) return true;
+    }
+  }
+  return false;
+}
+
+/** Reorders `rows` in place: groups with a differing pair first, and within a group the differing pairs first
+ * (each pair's NPU and Bench rows stay together; the order is otherwise kept). */
+function differingFirst(rows: Row[], threshold: number) {
+  type Pair = { rows: Row[]; differs: boolean };
+  type Group = { title: Row; pairs: Pair[]; differs: boolean };
+  const groups: Group[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (row.kind === "group") {
+      groups.push({ title: row, pairs: [], differs: false });
+      continue;
+    }
+    const g = groups[groups.length - 1];
+    const pair: Pair = { rows: [row], differs: rowDiffers(row, threshold) };
+    if (row.kind === "npu" && row.paired && rows[i + 1]?.kind === "bench") {
+      pair.rows.push(rows[++i]);
+      pair.differs ||= rowDiffers(rows[i], threshold);
+    }
+    g.pairs.push(pair);
+    g.differs ||= pair.differs;
+  }
+  const first = <T extends { differs: boolean }>(xs: T[]) => [
+    ...xs.filter((x) => x.differs),
+    ...xs.filter((x) => !x.differs),
+  ];
+  rows.length = 0;
+  for (const g of first(groups)) {
+    rows.push(g.title);
+    for (const p of first(g.pairs)) rows.push(...p.rows);
+  }
 }
 
 function defaultThreshold(ctx: AppContext): number {
