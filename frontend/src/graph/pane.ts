@@ -22,7 +22,7 @@ import { PaneKeys } from "./keys";
 import { Minimap } from "./minimap";
 import { HEADER, nodeFill } from "./paint";
 import { bindPointer } from "./pointer";
-import { type Label, drawScene, nodeLabel } from "./scene";
+import { type Label, drawScene, labelColour, nodeLabel } from "./scene";
 
 const KEEP_NODES = 30_000; // loaded nodes kept across window refetches
 
@@ -261,6 +261,25 @@ export class GraphPane implements FetchTarget {
   labelOf(name: string): string | null {
     const n = this.nodes.find((x) => x.name === name);
     return n ? nodeLabel(this.ctx, n).text : null;
+  }
+
+  /** Where a loaded node's label is drawn, in canvas px, and its colours (tests read it). */
+  labelBox(name: string): { left: number; right: number; markRight: number; colour: string; fill: string } | null {
+    const i = this.nodes.findIndex((x) => x.name === name);
+    if (i < 0) return null;
+    const n = this.nodes[i];
+    const l = nodeLabel(this.ctx, n);
+    const s = this.scale;
+    const centre = (n.x + n.width / 2 + l.dx) * s + this.tx;
+    const m = Math.max(3, Math.min(7, HEADER * s * 0.32));
+    const marked = n.divergent || n.containsDivergence;
+    return {
+      left: centre - (l.width * s) / 2,
+      right: centre + (l.width * s) / 2,
+      markRight: marked ? n.x * s + this.tx + 2 * m + 3 : -Infinity,
+      colour: labelColour(this.fills[i]),
+      fill: this.fills[i],
+    };
   }
 
   /** Whether the node is loaded and its header is on screen. */
