@@ -22,7 +22,7 @@ import { PaneKeys } from "./keys";
 import { Minimap } from "./minimap";
 import { HEADER, nodeFill } from "./paint";
 import { bindPointer } from "./pointer";
-import { type Label, drawScene, labelColour, nodeLabel } from "./scene";
+import { type Label, MIN_LABEL_PX, drawScene, labelColour, nodeLabel } from "./scene";
 
 const KEEP_NODES = 30_000; // loaded nodes kept across window refetches
 
@@ -264,7 +264,9 @@ export class GraphPane implements FetchTarget {
   }
 
   /** Where a loaded node's label is drawn, in canvas px, and its colours (tests read it). */
-  labelBox(name: string): { left: number; right: number; markRight: number; colour: string; fill: string } | null {
+  labelBox(
+    name: string,
+  ): { text: string; left: number; right: number; markRight: number; colour: string; fill: string } | null {
     const i = this.nodes.findIndex((x) => x.name === name);
     if (i < 0) return null;
     const n = this.nodes[i];
@@ -273,7 +275,9 @@ export class GraphPane implements FetchTarget {
     const centre = (n.x + n.width / 2 + l.dx) * s + this.tx;
     const m = Math.max(3, Math.min(7, HEADER * s * 0.32));
     const marked = n.divergent || n.containsDivergence;
+    const drawn = HEADER * s >= 8 && n.width * s >= 12 && l.font * s >= MIN_LABEL_PX;
     return {
+      text: drawn ? l.text : "",
       left: centre - (l.width * s) / 2,
       right: centre + (l.width * s) / 2,
       markRight: marked ? n.x * s + this.tx + 2 * m + 3 : -Infinity,
