@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "base/mapped_file.h"
-#include "formats/msprobe_json.h"
-#include "formats/vis_db.h"
+#include "formats/msprobe_json/msprobe_json.h"
+#include "formats/vis_db/vis_db.h"
 #include "vis/vis_file.h"
 
 namespace graph_ascend::formats {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "formats/graph_file.h"
+#include "formats/model/graph_file.h"
 
 namespace graph_ascend::formats {
 

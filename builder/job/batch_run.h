@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "job/compare_config.h"
+#include "plan/compare_config.h"
 #include "job/graph_job.h"
 
 namespace graph_ascend::job {

@@ -163,19 +163,20 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
 
 }  // namespace
 
-Result<GraphResult> RunGraph(CompareConfig config_value, const std::string& output_dir, const GraphOptions& options) {
-  if (options.output_format == OutputFormat::kVisDb) {
-    if (options.shard.given()) {
-      return Error{"", "flag --shard",
-                   "cannot be used with --output_format db (one file of every rank): build the shards as .vis, link "
-                   "them, then write the .vis.db with graph-ascend export --format db"};
+Result<GraphResult> RunGraph(CompareConfig config, const std::string& output_dir, const GraphOptions& options) {
+  if (options.parallel.given()) {
+    if (config.parallel_merge) {
+      return Error{config.path, "key parallel_merge",
+                   "parallel parameters are given twice, as flags (--rank_size ...) and in compare.json: keep one"};
     }
-    return RunGraphDb(std::move(config_value), output_dir, options);
+    bool compare = !config.bench_path.empty();
+    GA_RETURN_IF_ERROR(ParallelFromFlags(options.parallel, compare, &config.npu_parallel, &config.bench_parallel));
+    config.parallel_merge = true;
+    config.has_bench_parallel = compare;
   }
-  if (options.output_format == OutputFormat::kMergedDump && options.shard.given()) {
-    return Error{"", "flag --shard", "cannot be used with --file_type json (a merge build is one share)"};
-  }
-  return RunGraphVis(std::move(config_value), output_dir, options);
+  GA_RETURN_IF_ERROR(CheckGraphOptions(config, options));
+  if (options.output_format == OutputFormat::kVisDb) return RunGraphDb(std::move(config), output_dir, options);
+  return RunGraphVis(std::move(config), output_dir, options);
 }
 
 namespace {
@@ -185,23 +186,6 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
   CompareConfig* config = &config_value;
   const std::string& compare_json = config->path;
   std::string ts = options.timestamp.empty() ? LocalTimeStamp() : options.timestamp;
-  bool compare = !config->bench_path.empty();
-  if (options.parallel.given()) {
-    if (config->parallel_merge) {
-      return Error{compare_json, "key parallel_merge",
-                   "parallel parameters are given twice, as flags (--rank_size ...) and in compare.json: keep one"};
-    }
-    GA_RETURN_IF_ERROR(ParallelFromFlags(options.parallel, compare, &config->npu_parallel, &config->bench_parallel));
-    config->parallel_merge = true;
-    config->has_bench_parallel = compare;
-  }
-  if (options.bench_code_mapping && !compare) {
-    return Error{options.bench_code_mapping->path, "",
-                 "a second --code_mapping file is for the bench side, and this is a build"};
-  }
-  if (options.code_mapping && config->parallel_merge) {
-    return Error{options.code_mapping->path, "", "--code_mapping cannot be used with a parallel merge"};
-  }
   if (options.shard.given()) return RunShard(*config, output_dir, options);
   if (options.output_format == OutputFormat::kMergedDump) {
     if (!config->parallel_merge) {
@@ -227,10 +211,6 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
   }
   auto plan = PlanJobs(*config, ts);
   if (!plan.ok()) return plan.error();
-  if (config->bench_path.empty() && (options.fuzzy_match || options.layer_mapping)) {
-    return Error{compare_json, "", std::string(options.fuzzy_match ? "-f (fuzzy match)" : "-lm (layer mapping)") +
-                                       " pairs nodes of two runs: it needs a bench_path (this is a build)"};
-  }
   GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
   return RunBatch(*config, *plan, output_dir, options);
 }

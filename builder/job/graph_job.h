@@ -10,7 +10,7 @@
 
 #include "base/status.h"
 #include "dump/code_mapping_stacks.h"
-#include "job/compare_config.h"
+#include "plan/compare_config.h"
 #include "vis.pb.h"
 
 namespace graph_ascend::job {
@@ -40,6 +40,9 @@ struct ShardSpec {
   bool given() const { return count > 0; }
 };
 
+// Whose flags a run was given: the error messages name them (-f / -fm, bench_path / -gp).
+enum class Dialect { kGraph, kVisualize };
+
 struct GraphOptions {
   bool overflow_check = false;       // -oc
   bool complete_stack = false;       // -cs
@@ -55,6 +58,7 @@ struct GraphOptions {
   // The grading the file shows first: graph takes the 8.x index,
   // graph_visualize msprobe 26's pass/warning/error. Both are stored.
   vis::Grading grading = vis::GRADING_INDEX;
+  Dialect dialect = Dialect::kGraph;
   ShardSpec shard;                   // --shard I/N
   // A batch's pairs at once (--jobs; 0: the cores the process may use) within
   // --max-memory bytes (0: a share of what is free), job/batch_run.h.
@@ -93,5 +97,10 @@ Result<GraphResult> RunGraph(const std::string& compare_json, const std::string&
 
 // The same from a configuration already made (graph_visualize's flags).
 Result<GraphResult> RunGraph(CompareConfig config, const std::string& output_dir, const GraphOptions& options);
+
+// The rules between the options and the run of `config` (parallel flags already applied): fuzzy match and layer
+// mapping exclusive, either needs a bench; a bench --code_mapping needs a bench, none with a parallel merge;
+// --shard not with --output_format db or --file_type json. RunGraph checks them first.
+Status CheckGraphOptions(const CompareConfig& config, const GraphOptions& options);
 
 }  // namespace graph_ascend::job

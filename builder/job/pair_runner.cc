@@ -19,7 +19,7 @@
 #include "divergence/overview_counts.h"
 #include "match/layer_mapping.h"
 #include "match/matcher.h"
-#include "vis/graph_writer.h"
+#include "vis_writer/graph_writer.h"
 #include "weights/ckpt_similarity.h"
 
 namespace graph_ascend::job {
@@ -418,10 +418,6 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
 
 Result<std::vector<MergeStepJob>> PlanMerged(const CompareConfig& config, const GraphOptions& options) {
   bool compare = !config.bench_path.empty();
-  if (!compare && (options.fuzzy_match || options.layer_mapping)) {
-    return Error{config.path, "", std::string(options.fuzzy_match ? "-f (fuzzy match)" : "-lm (layer mapping)") +
-                                      " pairs nodes of two runs: it needs a bench_path (this is a build)"};
-  }
   if (compare && !config.has_bench_parallel) {
     return Error{config.path, config.npu_parallel.from_flags ? "flag --rank_size" : "key parallel_merge.bench",
                  "missing: a parallel-merge compare needs the bench run's rank_size, tp and pp too"};

@@ -13,9 +13,9 @@
 #include "compare/tensor_compare.h"
 #include "divergence/divergence.h"
 #include "graph/graph_builder.h"
-#include "job/compare_config.h"
 #include "job/graph_job.h"
 #include "merge/graph_merger.h"
+#include "plan/compare_config.h"
 #include "vis.pb.h"
 
 namespace graph_ascend::job {

@@ -291,10 +291,6 @@ Result<GraphResult> RunShard(const CompareConfig& config, const std::string& out
     if (!plan.ok()) return plan.error();
     merged = std::move(*plan);
   } else {
-    if (config.bench_path.empty() && (options.fuzzy_match || options.layer_mapping)) {
-      return Error{config.path, "", std::string(options.fuzzy_match ? "-f (fuzzy match)" : "-lm (layer mapping)") +
-                                        " pairs nodes of two runs: it needs a bench_path (this is a build)"};
-    }
     auto plan = PlanJobs(config, "");  // named without a time stamp until the batch gives it
     if (!plan.ok()) return plan.error();
     pairs = std::move(*plan);

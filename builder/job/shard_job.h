@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "job/compare_config.h"
 #include "job/graph_job.h"
+#include "plan/compare_config.h"
 
 namespace graph_ascend::job {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "base/temp_files.h"
-#include "vis/link_rewrite.h"
+#include "vis_writer/link_rewrite.h"
 
 namespace graph_ascend::job {
 namespace {

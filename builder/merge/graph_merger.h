@@ -19,7 +19,7 @@
 
 #include "base/status.h"
 #include "graph/graph_builder.h"
-#include "merge/parallel_params.h"
+#include "plan/parallel_params.h"
 
 namespace graph_ascend::merge {
 

@@ -19,7 +19,7 @@
 #include "base/time_stamp.h"
 #include "builder_child.h"
 #include "convert_request.h"
-#include "job/compare_config.h"
+#include "plan/compare_config.h"
 
 namespace graph_ascend::service {
 namespace {

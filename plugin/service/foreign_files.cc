@@ -16,7 +16,7 @@
 
 #include "base/parallel.h"
 #include "formats/foreign_file.h"
-#include "formats/vis_db.h"
+#include "formats/vis_db/vis_db.h"
 
 namespace graph_ascend::service {
 namespace {

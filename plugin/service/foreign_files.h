@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "formats/vis_db.h"
+#include "formats/vis_db/vis_db.h"
 #include "graph_file.h"
 
 namespace graph_ascend::service {

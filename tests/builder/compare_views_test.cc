@@ -16,8 +16,8 @@
 #include "divergence/divergence.h"
 #include "graph/graph_builder.h"
 #include "test_files.h"
-#include "vis/graph_writer.h"
 #include "vis/vis_file.h"
+#include "vis_writer/graph_writer.h"
 
 namespace graph_ascend {
 namespace {

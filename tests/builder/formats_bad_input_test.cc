@@ -11,7 +11,7 @@
 
 #include "cli_runner.h"
 #include "formats/foreign_file.h"
-#include "formats/vis_db.h"
+#include "formats/vis_db/vis_db.h"
 #include "msprobe_fixtures.h"
 
 namespace graph_ascend::formats {

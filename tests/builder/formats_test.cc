@@ -17,11 +17,11 @@
 
 #include "cli_runner.h"
 #include "formats/foreign_file.h"
-#include "formats/msprobe_json.h"
-#include "formats/vis_db.h"
+#include "formats/msprobe_json/json_export.h"
+#include "formats/msprobe_json/msprobe_json.h"
+#include "formats/vis_db/vis_db.h"
 #include "msprobe_fixtures.h"
 #include "thread_limit.h"
-#include "vis/json_export.h"
 #include "vis/vis_file.h"
 #include "vis/vis_index.h"
 

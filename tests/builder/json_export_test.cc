@@ -2,7 +2,7 @@
 // normalisation, §10.5 formatting, the reference's own unit-test cases of
 // §13.1), Python's number texts (builder/base/py_format.h), the
 // json.dump(indent=4) writer (§10.6) and the exporter on a built graph.
-#include "vis/json_export.h"
+#include "formats/msprobe_json/json_export.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include "graph/graph_builder.h"
 #include "json/json_writer.h"
 #include "test_files.h"
-#include "vis/graph_writer.h"
+#include "vis_writer/graph_writer.h"
 
 namespace graph_ascend::vis {
 namespace {

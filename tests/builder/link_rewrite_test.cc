@@ -1,7 +1,7 @@
 // vis::RewriteLinks: a file written without links, rewritten with them,
 // equals the file written with them in the first place, also when the links
 // move detail-block boundaries (blocks end by bytes as well as by count).
-#include "vis/link_rewrite.h"
+#include "vis_writer/link_rewrite.h"
 
 #include <gtest/gtest.h>
 

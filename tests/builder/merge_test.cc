@@ -20,11 +20,11 @@
 #include "cli_runner.h"
 #include "graph/graph_builder.h"
 #include "merge/graph_merger.h"
-#include "merge/parallel_params.h"
 #include "merge/statistics.h"
+#include "plan/parallel_params.h"
 #include "test_files.h"
-#include "vis/graph_writer.h"
 #include "vis/vis_file.h"
+#include "vis_writer/graph_writer.h"
 
 namespace graph_ascend {
 namespace {

@@ -97,6 +97,29 @@ TEST_F(DamagedInputTest, NamesThatAreNotUtf8) {
   ExpectFailure({dir_ / "npu/construct.json", "line ", "UTF-8"});
 }
 
+// graph_visualize reports what was repaired in its input as graph does (issue 34: it printed nothing).
+TEST_F(DamagedInputTest, GraphVisualizeReportsAConstructJsonCycle) {
+  CopySample("cnn_statistics", false);
+  Json construct = Json::parse(ReadFile(dir_ / "npu/construct.json"));
+  std::string child, parent;
+  for (auto& [k, v] : construct.items()) {
+    if (v.is_string() && construct.contains(v.get<std::string>()) && construct[v.get<std::string>()].is_string()) {
+      child = k;
+      parent = v.get<std::string>();
+      break;
+    }
+  }
+  ASSERT_FALSE(child.empty()) << "a node whose parent has a parent";
+  construct[parent] = child;
+  WriteFile(dir_ / "npu/construct.json", construct.dump());
+
+  RunResult r = RunTool({"graph_visualize", "-tp", dir_ / "npu", "-o", dir_ / "out"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> err = Lines(r.err);
+  ASSERT_EQ(err.size(), 1u) << r.err;
+  EXPECT_EQ(err[0].rfind("graph-ascend: warning: " + dir_ / "npu/construct.json" + ": key ", 0), 0u) << err[0];
+}
+
 // 2b: a construct.json cycle is reported and its nodes drawn; export writes
 // a tree (every node reached once from the root through subnodes, upnode
 // the node it was reached from).

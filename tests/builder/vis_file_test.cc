@@ -11,8 +11,8 @@
 #include "compare/pair_compare.h"
 #include "graph/graph_builder.h"
 #include "test_files.h"
-#include "vis/detail_wire.h"
-#include "vis/graph_writer.h"
+#include "vis_writer/detail_wire.h"
+#include "vis_writer/graph_writer.h"
 
 namespace graph_ascend::vis {
 namespace {

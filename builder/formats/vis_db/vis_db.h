@@ -1,0 +1,96 @@
+// msprobe's SQLite .vis.db (msprobe 8.2-26.x; reference notes §1.5): one
+// file holds the graphs of every step and rank of a run in tb_nodes (one
+// row per node, data_source NPU or Bench), one tb_config row, and the
+// deduplicated stacks in tb_stack.
+//
+// Schemas read: 8.2/8.3 (tb_stack and stack_id; also an inline stack_info
+// without tb_stack), 26.x (is_distributed and index7). Written: the 26.x schema with
+// its seven indexes, values as msprobe writes them (items and links as JSON
+// text, every item value a string).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "formats/model/graph_file.h"
+
+namespace graph_ascend::formats {
+
+// One graph of a .vis.db: its step and rank columns and the graph.
+struct DbGraph {
+  int64_t step = 0;
+  int64_t rank = 0;
+  GraphFile graph;
+};
+
+// The (step, rank) pairs a .vis.db holds, ordered, without reading nodes.
+struct DbGraphKey {
+  int64_t step = 0;
+  int64_t rank = 0;
+  uint64_t npu_nodes = 0;
+  uint64_t bench_nodes = 0;
+};
+Result<std::vector<DbGraphKey>> ListVisDb(const std::string& path);
+
+// Reads every graph of a .vis.db, ordered by step then rank. When the file
+// holds more than one graph, each graph's FileMeta gets step "step<S>" and
+// rank "rank<R>" as graph-ascend's batch names them. The file is opened
+// read-only and immutable: nothing (no -wal, -shm or -journal file) is
+// written beside it. Errors name the file and the table, row or column.
+Result<std::vector<DbGraph>> ReadVisDb(const std::string& path);
+
+// Converts every graph of a .vis.db into a graph-ascend .vis each, as
+// ReadVisDb and WriteVisFile would, but streaming: each row's details go from
+// the row into the file, so the file's items are never all in memory.
+// `out_path` names the file of a graph from its FileMeta (step and rank set as
+// ReadVisDb sets them), "" to skip the graph; `progress` gets 0..1 by rows read. Returns the files
+// written, in ReadVisDb's order; on error none is left.
+Result<std::vector<std::string>> ConvertVisDb(const std::string& path,
+                                              const std::function<std::string(const vis::FileMeta&)>& out_path,
+                                              const std::function<void(double)>& progress = {});
+
+// The hierarchy first: as ConvertVisDb, but each file gets the node index,
+// stacks and meta only, no NodeDetail (the items JSON is not read), in the
+// node order ConvertVisDb gives the same graph. The service opens such a file
+// at once and reads details from ConvertVisDb's file when it is written. A
+// graph that cannot be streamed in node order is written whole instead:
+// (*whole)[i] is true when written[i] holds its details all the same.
+Result<std::vector<std::string>> ConvertVisDbIndex(const std::string& path,
+                                                   const std::function<std::string(const vis::FileMeta&)>& out_path,
+                                                   const std::function<void(double)>& progress,
+                                                   std::vector<bool>* whole);
+
+// One node's details read from a .vis.db by name, for the service while
+// ConvertVisDb writes the whole file: each detail is the one that file will
+// hold for the node (a repeated name's records merged as ReadVisDb merges
+// them), without reading the other rows. The graph is the one ConvertVisDbIndex
+// (or ConvertVisDb) converted into `converted`: its step and rank, and its
+// stacks, which NodeDetail.stack_id indexes. Thread-safe: one query at a time.
+class VisDbNodes {
+ public:
+  static Result<std::unique_ptr<VisDbNodes>> Open(const std::string& path, const std::string& converted);
+  ~VisDbNodes();
+
+  // The details of node `name` of `side`; errors name the file, the node and
+  // the column, as the conversion's would.
+  Result<vis::NodeDetail> Detail(vis::Side side, const std::string& name);
+
+ private:
+  struct Impl;
+  explicit VisDbNodes(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Writes `graphs` into one .vis.db (temporary file + rename). Each graph's
+// step and rank come from its FileMeta ("step2" -> 2, "" -> 0); two graphs
+// with the same step and rank are an error.
+Status WriteVisDb(const std::vector<const GraphFile*>& graphs, const std::string& path);
+
+// The number in a batch folder name: "step12" -> 12, "rank3" -> 3, "" -> 0.
+int64_t FolderNumber(const std::string& folder);
+
+}  // namespace graph_ascend::formats

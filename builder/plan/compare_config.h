@@ -1,0 +1,85 @@
+// compare.json and the directory layouts it points at (reference §2.3–§2.5):
+// which graphs to build and compare, and the names of the output files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "plan/parallel_params.h"
+
+namespace graph_ascend::job {
+
+using merge::ParallelParams;
+
+// How the rank and step folders of the two sides are paired.
+enum class FolderPairing {
+  kSame,       // msprobe graph (8.x): every entry is rank<N>/step<N> and both sides have the same folders
+  kIntersect,  // msprobe graph_visualize (26.x): other entries are skipped and the common folders are paired
+};
+
+struct CompareConfig {
+  std::string path;        // the compare.json; the -tp directory for graph_visualize
+  std::string npu_path;    // resolved
+  std::string bench_path;  // resolved; empty for a build
+  bool is_print_compare_log = true;
+  bool parallel_merge = false;
+  ParallelParams npu_parallel;
+  ParallelParams bench_parallel;
+  bool has_bench_parallel = false;
+  FolderPairing pairing = FolderPairing::kSame;
+};
+
+// Reads compare.json. Relative paths are resolved against the directory of
+// compare.json, falling back to the working directory (msprobe's rule).
+Result<CompareConfig> ReadCompareConfig(const std::string& path);
+
+// The configuration of `graph_visualize -tp TARGET [-gp GOLDEN]`: paths as
+// given (relative to the working directory, as msprobe 26 takes them), folders
+// paired by intersection. Checks that both are directories.
+Result<CompareConfig> VisualizeConfig(const std::string& target, const std::string& golden);
+
+enum class DirKind { kFiles, kRanks, kSteps };
+
+// §2.4 step 3.
+Result<DirKind> ClassifyDir(const std::string& dir);
+
+// One output file: a build of npu_dir, or a compare of npu_dir with bench_dir.
+struct PairJob {
+  std::string npu_dir;
+  std::string bench_dir;  // empty for a build
+  std::string step;       // "step0" or ""
+  std::string rank;       // "rank1", "rank" or ""
+  int rank_number = 0;
+  std::string output_name;
+};
+
+// The jobs of a run, grouped by step (ranks of one step are linked
+// together, §8). `timestamp` is YYYYmmddHHMMSS.
+Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, const std::string& timestamp);
+
+// A rank folder of a parallel-merge run.
+struct RankFolder {
+  std::string dir;  // the folder
+  int rank = 0;     // rank3 -> 3, rank -> 0
+};
+
+// One step of a parallel-merge run (§9, §2.5): every rank of each side is
+// merged, and the i-th merged npu graph is compared with the i-th bench one.
+struct MergeStepJob {
+  std::string step;            // "step0" or ""
+  std::string npu_dir;         // the folder holding the rank folders
+  std::string bench_dir;       // empty for a build
+  std::vector<RankFolder> npu_ranks;
+  std::vector<RankFolder> bench_ranks;
+};
+
+// The steps of a parallel-merge run. The two sides may have different rank
+// folders; both must be rank<N> folders (directly or under step<N>).
+Result<std::vector<MergeStepJob>> PlanMergeJobs(const CompareConfig& config);
+
+// The merged file names of §10.1: build[_step]_merged<i>_<ts>.vis,
+// compare[_step]_merged<i>_<ts>.vis.
+std::string MergedOutputName(bool compare, const std::string& step, size_t index, const std::string& timestamp);
+
+}  // namespace graph_ascend::job
