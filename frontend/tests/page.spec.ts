@@ -158,15 +158,15 @@ test("messages: unmatch says what it did, a damaged file says how to rebuild it 
   });
   await frame.locator("button[data-action=unmatch]").click();
   // The count is of the pairs listed below it (the pair and the pairs unmatched with it), none of them matched.
-  await expect(frame.locator(".match-count")).toHaveText(/^\d+ pairs unmatched, 0 failed$/);
+  await expect(frame.locator(".match-count")).toHaveText(/^(1 pair|\d+ pairs) unmatched, 0 failed$/);
   const done = await frame.locator(".match-result.ok").count();
   expect(done).toBeGreaterThan(0);
-  const said = `${done} pairs unmatched, 0 failed`;
+  const said = `${done} ${done === 1 ? "pair" : "pairs"} unmatched, 0 failed`;
   await expect(frame.locator(".match-count")).toHaveText(said);
   await expect.poll(() => frame.evaluate(() => (window as any).toastsSeen as string[])).toContain(said);
   await idle(frame);
   await frame.locator("button[data-action=match]").click();
-  await expect(frame.locator(".match-count")).toHaveText(/^\d+ pairs done, 0 failed$/);
+  await expect(frame.locator(".match-count")).toHaveText(/^(1 pair|\d+ pairs) done, 0 failed$/);
   await idle(frame);
   expect((await node(frame, "npu", name))?.matched).toBeGreaterThanOrEqual(0);
   await expect(frame.locator(".legend [data-bucket]").first()).toBeVisible();
