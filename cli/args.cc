@@ -3,123 +3,29 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 
-#include "base/cores.h"
-#include "job/shard_job.h"
+#include "cli/commands.h"
 
 namespace graph_ascend::cli {
 
-bool ArgReader::Value(std::string* out) {
-  if (i_ + 1 >= args_.size() || (args_[i_ + 1].size() > 1 && args_[i_ + 1][0] == '-')) return false;
-  *out = args_[++i_];
-  return true;
-}
-
-bool ArgReader::Shard(job::ShardSpec* s, std::string* error) {
-  if (flag() != "--shard") return false;
-  std::string value = "auto";
-  Value(&value);
-  auto spec = job::ParseShard(value, getenv);
-  if (spec.ok()) {
-    *s = *spec;
-  } else {
-    *error = spec.error().ToString();
-  }
-  return true;
-}
-
-bool ArgReader::Batch(job::GraphOptions* o, std::string* error) {
-  if (flag() != "--jobs" && flag() != "--max-memory") return false;
-  std::string name = flag(), value;
-  if (!Value(&value)) {
-    *error = name + (name == "--jobs" ? " needs a number of pairs to run at once" : " needs a size (8G, 512M)");
-  } else if (name == "--jobs") {
-    if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(value) == 0) {
-      *error = "--jobs '" + value + "': expected a positive number of pairs to run at once";
-    } else {
-      o->jobs = std::stoi(value);
-    }
-  } else {
-    auto bytes = ParseByteSize(value, "flag --max-memory");
-    if (bytes.ok()) {
-      o->max_memory = *bytes;
-    } else {
-      *error = bytes.error().ToString();
-    }
-  }
-  return true;
-}
-
-bool ArgReader::CodeMapping(job::GraphOptions* o, std::string* error) {
-  if (flag() != "--code_mapping") return false;
-  std::vector<std::string> files = Values();
-  if (files.empty() || files.size() > 2) {
-    *error = "--code_mapping takes a code_mapping CSV (and a second one for the bench side of a compare)";
-    return true;
-  }
-  for (size_t i = 0; i < files.size(); ++i) {
-    auto mapping = dump::ReadCodeMapping(files[i]);
-    if (!mapping.ok()) {
-      *error = mapping.error().ToString();
-      return true;
-    }
+std::string ApplyGraphFlags(const GraphFlags& flags, job::GraphOptions* o) {
+  o->overflow_check = flags.overflow_check;
+  o->complete_stack = o->complete_stack || flags.complete_stack;
+  o->fuzzy_match = flags.fuzzy_match;
+  o->layer_mapping = flags.layer_mapping;
+  o->layer_mapping_file = flags.layer_mapping_file;
+  o->parallel = flags.parallel;
+  o->shard = flags.shard;
+  o->jobs = flags.jobs;
+  o->max_memory = flags.max_memory;
+  for (size_t i = 0; i < flags.code_mapping.size(); ++i) {
+    auto mapping = dump::ReadCodeMapping(flags.code_mapping[i]);
+    if (!mapping.ok()) return mapping.error().ToString();
     (i == 0 ? o->code_mapping : o->bench_code_mapping) = std::make_shared<const dump::CodeMapping>(std::move(*mapping));
   }
-  return true;
-}
-
-std::vector<std::string> ArgReader::Values() {
-  std::vector<std::string> out;
-  while (i_ + 1 < args_.size()) {
-    const std::string& next = args_[i_ + 1];
-    bool number = next.size() > 1 && next[0] == '-' && std::isdigit(static_cast<unsigned char>(next[1]));
-    if (next.size() > 1 && next[0] == '-' && !number) break;
-    out.push_back(args_[++i_]);
-  }
-  return out;
-}
-
-bool ArgReader::Parallel(job::ParallelFlags* p, std::string* error) {
-  const std::string a = flag();
-  const char* counted = " needs a value (two, npu bench, in a compare)";
-  if (a == "--order") {
-    if (!p->order.empty()) {
-      *error = a + " is given twice";
-    } else {
-      p->order = Values();
-      if (p->order.empty()) *error = a + counted;
-    }
-    return true;
-  }
-  std::vector<int>* out = a == "--rank_size" ? &p->rank_size
-                          : a == "--tp"      ? &p->tp
-                          : a == "--pp"      ? &p->pp
-                          : a == "--vpp"     ? &p->vpp
-                                             : nullptr;
-  if (out == nullptr) return false;
-  if (!out->empty()) {
-    *error = a + " is given twice";
-    return true;
-  }
-  std::vector<std::string> v = Values();
-  if (v.empty()) *error = a + counted;
-  for (const std::string& text : v) {
-    char* end = nullptr;
-    errno = 0;
-    long n = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || errno != 0 || n < INT_MIN || n > INT_MAX) {
-      *error = a + " takes integers, got '" + text + "'";
-      return true;
-    }
-    out->push_back(static_cast<int>(n));
-  }
-  return true;
+  return "";
 }
 
 ProgressBar::ProgressBar() : enabled_(isatty(fileno(stderr))) {}
@@ -196,6 +102,21 @@ void ProgressLines::Print() {
   last_ = line;
   fprintf(stderr, "graph-ascend: progress %s\n", line.c_str());
   fflush(stderr);
+}
+
+void RunConsole::Attach(const GraphFlags& flags, job::GraphOptions* options) {
+  options->progress = [this](const std::string& name, double f) { bar_.Update(name, f); };
+  if (flags.progress_json) lines_.Attach(options);
+  if (flags.verbose) {
+    options->log = [this](const std::string& s) {
+      bar_.Done();
+      fprintf(stderr, "graph-ascend: %s\n", s.c_str());
+    };
+  }
+  options->warn = [this](const Error& w) {
+    bar_.Done();
+    Warn(w.ToString());
+  };
 }
 
 }  // namespace graph_ascend::cli

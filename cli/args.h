@@ -1,45 +1,18 @@
-// Reading a command's arguments, shared by graph and graph_visualize, and the
-// terminal progress bar both show.
+// What graph and graph_visualize share besides their flag table: the options from the flags, and what both
+// show while they run (a progress bar, --progress_json lines, -v lines, warnings).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "cli/graph_flags.h"
 #include "job/graph_job.h"
 
 namespace graph_ascend::cli {
 
-// Walks the arguments of one command. `flag()` is the current one; the
-// readers consume the values that follow it.
-class ArgReader {
- public:
-  explicit ArgReader(const std::vector<std::string>& args) : args_(args) {}
-
-  bool Next() { return ++i_ < args_.size(); }
-  const std::string& flag() const { return args_[i_]; }
-
-  // One value that does not start with '-'; false when there is none.
-  bool Value(std::string* out);
-  // The values up to the next option (a negative number is a value).
-  std::vector<std::string> Values();
-  // --rank_size, --tp, --pp, --vpp or --order into `p`. Returns false when
-  // the current flag is none of them; `error` is set on a bad value.
-  bool Parallel(job::ParallelFlags* p, std::string* error);
-  // --shard [I/N|auto|auto/N] into `s` (auto from the environment). Returns
-  // false when the current flag is another one; `error` is set on a bad value.
-  bool Shard(job::ShardSpec* s, std::string* error);
-  // --jobs N and --max-memory SIZE (job/batch_run.h) into `o`. Returns false
-  // when the current flag is another one; `error` is set on a bad value.
-  bool Batch(job::GraphOptions* o, std::string* error);
-  // --code_mapping NPU_CSV [BENCH_CSV] into `o` (each file read with
-  // dump::ReadCodeMapping). Returns false when the current flag is another
-  // one; `error` is set on a missing value or a bad file.
-  bool CodeMapping(job::GraphOptions* o, std::string* error);
-
- private:
-  const std::vector<std::string>& args_;
-  size_t i_ = static_cast<size_t>(-1);
-};
+// The options of a run from its flags: the switches, the parallel, shard and batch values, and the
+// --code_mapping files read (dump::ReadCodeMapping). Returns an error message, or "".
+std::string ApplyGraphFlags(const GraphFlags& flags, job::GraphOptions* options);
 
 // A progress bar on stderr when it is a terminal.
 class ProgressBar {
@@ -75,6 +48,18 @@ class ProgressLines {
   std::string stage_, file_, last_;
   int file_pct_ = -1, run_pct_ = -1;
   bool run_reported_ = false;
+};
+
+// What a graph run shows on the terminal: the progress bar, --progress_json lines (ProgressLines), -v lines and
+// the warnings (repaired input). Attach sets the callbacks of `options`; `this` must outlive the run.
+class RunConsole {
+ public:
+  void Attach(const GraphFlags& flags, job::GraphOptions* options);
+  void Done() { bar_.Done(); }
+
+ private:
+  ProgressBar bar_;
+  ProgressLines lines_;
 };
 
 }  // namespace graph_ascend::cli

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "job/shard_job.h"
+#include "job/link_job.h"
 
 namespace graph_ascend::cli {
 namespace {

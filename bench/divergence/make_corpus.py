@@ -15,6 +15,8 @@ compute bit for bit the same up to the bug, so the first API entry (in dump orde
 from the reference or whose fields differ is where the bug enters (its enclosing module from
 construct.json). Noise-only cases have no bug: the reference is the npu run, the culprit none.
 The corpus keeps the npu and bench dumps of the compared step and a manifest.json.
+Model gpt_dp is a 2-rank data-parallel job (corpus_gloo.py under VENV_PYTHON's torchrun, gloo on CPU)
+with the bug on rank 1: its case keeps both ranks' dumps and is built as a batch (score.py).
 """
 
 import argparse
@@ -61,6 +63,9 @@ CASES = [
     ("twin_llama", "mindspore", "weight"), ("twin_llama", "mindspore", "transpose"),
     ("twin_llama", "mindspore", "eps:weak"),
     ("twin_gpt", "mindspore", "none"), ("twin_llama", "mindspore", "none"),
+    # a 2-rank data-parallel job on gloo (corpus_gloo.py): the bug on rank 1 only, scored as a batch
+    ("gpt_dp", "bf16lin", "eps"), ("gpt_dp", "order", "weight"),
+    ("gpt_dp", "bf16lin", "none"), ("gpt_dp", "order", "none"),
 ]
 
 # The layer mapping a user writes to compare the MindSpore twin with the PyTorch one (graph -lm): the
@@ -98,7 +103,11 @@ def do_run(python, key, out_root, ms_python=None):
     # step1_eps's bug is named for the runner; its reference is the 2-step run without a bug.
     bug_arg = "none_s2" if bug == "none" and steps == 2 else bug
     env = dict(os.environ, OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
-    if noise == "mindspore":
+    if model == "gpt_dp":  # two processes on gloo; --standalone picks a free port (runs go in parallel)
+        torchrun = os.path.join(os.path.dirname(python), "torchrun")
+        argv = [torchrun, "--standalone", "--nproc_per_node", "2", os.path.join(HERE, "corpus_gloo.py"), noise, side,
+                bug_arg, out]
+    elif noise == "mindspore":
         if ms_python is None:
             raise RuntimeError(f"{run_dir(key)}: needs --ms-python (MindSpore 2.10 and msprobe 26.2.0)")
         argv = [ms_python, os.path.join(HERE, "corpus_mindspore.py"), model, bug_arg, out]
@@ -198,21 +207,27 @@ def main():
         ref_key = run_key(model, noise, "npu", "none") if step == 0 else (model, noise, "npu", "none_s2", 2)
         if not all(k in keys for k in (npu_key, bench_key, ref_key)):
             continue
-        rel = f"step{step}/rank0"
+        # A batch (the gloo job) compares every rank of the step; its culprit is on the bug's rank.
+        ranks = [0, 1] if model == "gpt_dp" else [0]
+        culprit_rank = 1 if model == "gpt_dp" else 0
+        rel = f"step{step}/rank{culprit_rank}"
         npu_dir = os.path.join(args.work, run_dir(npu_key), rel)
         ref_dir = os.path.join(args.work, run_dir(ref_key), rel)
         culprit = None if bug == "none" else first_difference(f"{npu_dir}/dump.json", f"{ref_dir}/dump.json")
         if bug != "none" and culprit is None:
             print(f"warning: {case_name(model, noise, bug)}: the bug changed nothing in the dump", flush=True)
-        manifest[case_name(model, noise, bug)] = {
+        case = manifest[case_name(model, noise, bug)] = {
             "model": model, "noise": noise, "bug": bug,
             "npu": f"runs/{run_dir(npu_key)}/{rel}", "bench": f"runs/{run_dir(bench_key)}/{rel}",
             "culprit": culprit,
             "modules": enclosing_modules(f"{npu_dir}/construct.json", culprit) if culprit else [],
         }
+        if len(ranks) > 1:
+            case.update(npu=f"runs/{run_dir(npu_key)}", bench=f"runs/{run_dir(bench_key)}", batch=True,
+                        step=f"step{step}", culprit_rank=culprit_rank if culprit else None)
         if noise == "mindspore":
-            manifest[case_name(model, noise, bug)]["graph_args"] = ["-lm", "twin_mapping.yaml"]
-        stored.update([(npu_key, rel), (bench_key, rel)])
+            case["graph_args"] = ["-lm", "twin_mapping.yaml"]
+        stored.update((k, f"step{step}/rank{r}") for k in (npu_key, bench_key) for r in ranks)
     with tempfile.TemporaryDirectory() as tmp:
         root = os.path.join(tmp, "corpus")
         for key, rel in stored:

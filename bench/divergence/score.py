@@ -10,6 +10,10 @@ prints RIGHT or WRONG:
                       make_corpus.py from the npu and reference dumps, without graph-ascend) or one
                       of its enclosing modules other than the outermost (the whole model)
   a noise-only case   right when `info` says "no divergence beyond noise"
+  a batch case        (a 2-rank job, "batch" in the manifest: every rank of the step is built) right
+                      when the origin of the divergence (docs/OVERVIEW.md's rule: the ranks whose first
+                      divergence is no communication from another diverging rank) is the culprit's rank
+                      alone and its first divergence is right as above; noise-only: no rank diverges
 Beside it, the naive rule: the first node in execution order (forward, then backward) whose
 precision index falls in the worst colour bucket of the file (a noise-only case is then right
 only when every node is in the best bucket). With --min-bugs/--min-none it exits 1 when the score
@@ -64,14 +68,39 @@ def naive(nodes, colors):
     return next(n for n, b in graded if b == worst)
 
 
+def peers_of(info):
+    """The ranks `info` says the first divergence (a communication) receives from."""
+    for line in info.splitlines():
+        if line.startswith("  it receives from rank"):
+            return [int(r) for r in line.split(":")[0].split()[4:]]
+    return []
+
+
+def origins(ranks):
+    """The ranks where the divergence starts, by docs/OVERVIEW.md's origin rule: {rank: (named, peers)}
+    -> the diverging ranks whose first divergence is no communication from another diverging rank,
+    traced breadth first through the communications."""
+    traced = {r for r, (named, peers) in ranks.items() if named is not None and not peers}
+    found = set(traced)
+    grew = True
+    while grew:
+        grew = False
+        for r, (named, peers) in sorted(ranks.items()):
+            if named is not None and r not in traced and any(p in traced for p in peers):
+                traced.add(r)
+                grew = True
+    # A diverging rank left over (its communication's peers do not diverge) is its own origin.
+    return found | {r for r, (named, _) in ranks.items() if named is not None and r not in traced}
+
+
 def right(named, case):
     if case["culprit"] is None:
         return named is None
     return named == case["culprit"] or named in case["modules"][:-1]
 
 
-def score_case(cli, root, name, case, out_dir):
-    work = os.path.join(out_dir, name)
+def build(cli, root, case, work):
+    """graph -i compare.json for the case; the .vis files, or the error."""
     os.makedirs(work)
     with open(os.path.join(work, "compare.json"), "w") as f:
         json.dump({"npu_path": os.path.join(root, case["npu"]), "bench_path": os.path.join(root, case["bench"])}, f)
@@ -80,14 +109,54 @@ def score_case(cli, root, name, case, out_dir):
     run = subprocess.run([cli, "graph", "-i", "compare.json", "-o", "out"] + extra, cwd=work, capture_output=True,
                          text=True)
     if run.returncode != 0:
-        return name, None, "graph failed: " + run.stderr.strip(), None
-    vis = next(os.path.join(work, "out", f) for f in os.listdir(os.path.join(work, "out")) if f.endswith(".vis"))
+        return None, "graph failed: " + run.stderr.strip()
+    return sorted(os.path.join(work, "out", f) for f in os.listdir(os.path.join(work, "out")) if f.endswith(".vis")), ""
+
+
+def read_vis(cli, vis):
+    """(info's first divergence, its line, the ranks it receives from, the naive rule's node)."""
     info = subprocess.run([cli, "info", vis], capture_output=True, text=True, check=True).stdout
-    subprocess.run([cli, "export", vis, "-o", os.path.join(work, "g.json")], capture_output=True, check=True)
-    with open(os.path.join(work, "g.json")) as f:
+    exported_path = vis[:-len(".vis")] + ".json"
+    subprocess.run([cli, "export", vis, "-o", exported_path], capture_output=True, check=True)
+    with open(exported_path) as f:
         exported = json.load(f)
     named, line = first_divergence(info)
-    return name, named, line, naive(exported["NPU"]["node"], exported["Colors"])
+    return named, line, peers_of(info), naive(exported["NPU"]["node"], exported["Colors"])
+
+
+def score_case(cli, root, name, case, out_dir):
+    """(name, right, what it named, info's line, naive right, what the naive rule named)."""
+    files, error = build(cli, root, case, os.path.join(out_dir, name))
+    if files is None:
+        return name, False, None, error, False, None
+    if not case.get("batch"):
+        named, line, _, naive_named = read_vis(cli, files[0])
+        return name, right(named, case), named, line, right(naive_named, case), naive_named
+    # A batch: each rank of the step. Right when the origin (docs/OVERVIEW.md) is the culprit's rank alone
+    # and that rank's first divergence is the culprit; the other ranks first differ at a communication
+    # from it, or not at all. The naive rule has no notion of ranks: it is judged on the culprit's rank.
+    ranks, lines = {}, []
+    for vis in files:
+        rank = int(os.path.basename(vis).split("_rank")[1].split("_")[0])
+        if f"_{case['step']}_" not in os.path.basename(vis):
+            continue
+        named, line, peers, naive_named = read_vis(cli, vis)
+        ranks[rank] = (named, peers, naive_named)
+        lines.append(f"rank{rank} {line}")
+    culprit_rank = case.get("culprit_rank")
+    found = origins({r: (named, peers) for r, (named, peers, _) in ranks.items()})
+    if culprit_rank is None:
+        ok = not found
+        naive_ok = all(n is None for _, _, n in ranks.values())
+        named = ", ".join(f"rank{r} {ranks[r][0]}" for r in sorted(found)) or None
+        naive_named = ", ".join(f"rank{r} {n}" for r, (_, _, n) in sorted(ranks.items()) if n) or None
+    else:
+        named_at, _, naive_at = ranks.get(culprit_rank, (None, [], None))
+        ok = found == {culprit_rank} and right(named_at, case)
+        naive_ok = right(naive_at, case)
+        named = ", ".join(f"rank{r} {ranks[r][0]}" for r in sorted(found)) or None
+        naive_named = f"rank{culprit_rank} {naive_at}"
+    return name, ok, named, "; ".join(lines), naive_ok, naive_named
 
 
 def main():
@@ -110,17 +179,26 @@ def main():
         with ThreadPoolExecutor(args.jobs) as pool:
             results = list(pool.map(lambda kv: score_case(cli, root, kv[0], kv[1], runs), sorted(manifest.items())))
     totals = {"bugs": [0, 0, 0], "none": [0, 0, 0]}  # right, naive right, cases
-    for name, named, line, naive_named in results:
+    by_noise = {}  # noise -> the same per kind of noise (a batch case counted under "gloo " + its noise)
+    for name, ok, named, line, naive_ok, naive_named in results:
         case = manifest[name]
-        ok, naive_ok = right(named, case), right(naive_named, case)
-        t = totals["none" if case["culprit"] is None else "bugs"]
-        t[0] += ok
-        t[1] += naive_ok
-        t[2] += 1
-        print(f"{'RIGHT' if ok else 'WRONG'} {name}: {named or 'none'} (culprit {case['culprit'] or 'none'}); "
+        kind = "none" if case["culprit"] is None else "bugs"
+        noise = ("gloo " if case.get("batch") else "") + case["noise"]
+        for t in (totals[kind], by_noise.setdefault(noise, {"bugs": [0, 0, 0], "none": [0, 0, 0]})[kind]):
+            t[0] += ok
+            t[1] += naive_ok
+            t[2] += 1
+        culprit = case["culprit"] or "none"
+        if case.get("culprit_rank") is not None:
+            culprit = f"rank{case['culprit_rank']} {culprit}"
+        print(f"{'RIGHT' if ok else 'WRONG'} {name}: {named or 'none'} (culprit {culprit}); "
               f"naive {'right' if naive_ok else 'wrong'}: {naive_named or 'none'}")
         if not ok:
             print(f"      {line}")
+    print("per noise: bug cases right / noise-only cases none (naive rule)")
+    for noise, t in sorted(by_noise.items()):
+        b, n = t["bugs"], t["none"]
+        print(f"  {noise:<18} {b[0]}/{b[2]} {n[0]}/{n[2]}  (naive {b[1]}/{b[2]} {n[1]}/{n[2]})")
     b, n = totals["bugs"], totals["none"]
     print(f"bug cases:        {b[0]}/{b[2]} right (naive rule {b[1]}/{b[2]})")
     print(f"noise-only cases: {n[0]}/{n[2]} say none (naive rule {n[1]}/{n[2]})")

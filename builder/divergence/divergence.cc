@@ -499,7 +499,8 @@ vis::DivergenceRanking Rank(const graph::Graph& g, const std::vector<Evidence>& 
 
   // 2. Unmatched nodes between matched neighbours: the outermost unmatched
   // node with a matched sibling, where the last compared operator before it
-  // agrees and the first one after it has inputs that do not.
+  // agrees and the first one after it has inputs that do not (under the noise
+  // rule: that stand out beyond every change made before them).
   auto matched_parent = [&](uint32_t n) {
     int32_t p = g.parent[n];
     while (p > 0 && g.op[p] == graph::NodeOp::kApiCollection) p = g.parent[p];
@@ -559,7 +560,8 @@ vis::DivergenceRanking Rank(const graph::Graph& g, const std::vector<Evidence>& 
     int64_t before = leaf_before[pos[n]];
     if (before >= 0 && (!outputs_agree[before] || reason[before] != vis::DIVERGENCE_NONE)) continue;
     int64_t after = input_from[end[pos[n]]];
-    if (after >= 0 && !inputs_agree[after]) reason[n] = vis::DIVERGENCE_UNMATCHED;
+    bool entered = noise_rule ? !v.inputs_within_seen[after] : !inputs_agree[after];
+    if (after >= 0 && entered) reason[n] = vis::DIVERGENCE_UNMATCHED;
   }
 
   // 3. A module counts only when nothing inside it diverges by itself.

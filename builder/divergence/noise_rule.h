@@ -18,6 +18,9 @@ struct Verdicts {
   std::vector<double> threshold;  // the floor the errors were held against (the floor rule)
   std::vector<double> margin;     // output change over its noise (the noise rule)
   std::vector<uint8_t> inputs_agree, outputs_agree;
+  // The noise rule: a node's inputs are within what every op before it changed (or its noise): an
+  // unmatched region before it is named only when what comes out of it stands out beyond that.
+  std::vector<uint8_t> inputs_within_seen;
   double largest_margin = 0;      // over the noise rule's candidates
   int64_t largest_node = -1;
 };

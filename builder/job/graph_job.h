@@ -11,17 +11,10 @@
 #include "base/status.h"
 #include "dump/code_mapping_stacks.h"
 #include "plan/compare_config.h"
+#include "plan/run_flags.h"
 #include "vis.pb.h"
 
 namespace graph_ascend::job {
-
-// msprobe 26's parallel-merge flags (§12.3): one value each for a build,
-// two ("npu bench") for a compare. rank_size, tp and pp go together.
-struct ParallelFlags {
-  std::vector<int> rank_size, tp, pp, vpp;
-  std::vector<std::string> order;
-  bool given() const { return !rank_size.empty() || !tp.empty() || !pp.empty() || !vpp.empty() || !order.empty(); }
-};
 
 // What RunGraph writes.
 enum class OutputFormat {
@@ -31,17 +24,6 @@ enum class OutputFormat {
   // <output>/<step>/rank<R>/{construct,dump,stack}.json (graph_visualize --file_type json).
   kMergedDump,
 };
-
-// One share of a batch (`--shard I/N`): the work units whose shard is
-// `index` among `count` (job/shard_job.h). count 0: the whole batch.
-struct ShardSpec {
-  uint32_t index = 0;
-  uint32_t count = 0;
-  bool given() const { return count > 0; }
-};
-
-// Whose flags a run was given: the error messages name them (-f / -fm, bench_path / -gp).
-enum class Dialect { kGraph, kVisualize };
 
 struct GraphOptions {
   bool overflow_check = false;       // -oc

@@ -22,76 +22,6 @@
 namespace graph_ascend::job {
 namespace {
 
-constexpr char kBatchFile[] = "batch";
-constexpr char kSummarySuffix[] = ".summary";
-
-// ---------------------------------------------------------------- --shard
-
-Result<uint32_t> ParseNumber(const std::string& text, const std::string& where, const std::string& what) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
-    return Error{"", where, "'" + text + "': expected " + what};
-  }
-  return static_cast<uint32_t>(std::strtoul(text.c_str(), nullptr, 10));
-}
-
-// The shard index and count the environment gives, if any.
-struct EnvShard {
-  bool found = false;
-  std::string source;  // the variables, for messages
-  uint32_t index = 0;
-  uint32_t count = 0;  // 0: the engine gives no count
-};
-
-Result<EnvShard> ShardFromEnvironment(const std::function<const char*(const char*)>& env) {
-  auto number = [&](const char* name, uint32_t* out) -> Status {
-    auto v = ParseNumber(env(name), "environment " + std::string(name), "a non-negative integer");
-    if (!v.ok()) return v.error();
-    *out = *v;
-    return Status::Ok();
-  };
-  EnvShard s;
-  s.found = true;
-  if (env("SLURM_ARRAY_TASK_ID") != nullptr) {
-    s.source = "SLURM_ARRAY_TASK_ID";
-    uint32_t id = 0, min = 0, step = 1;
-    GA_RETURN_IF_ERROR(number("SLURM_ARRAY_TASK_ID", &id));
-    if (env("SLURM_ARRAY_TASK_COUNT") == nullptr) {
-      return Error{"", "environment SLURM_ARRAY_TASK_COUNT", "missing beside SLURM_ARRAY_TASK_ID"};
-    }
-    GA_RETURN_IF_ERROR(number("SLURM_ARRAY_TASK_COUNT", &s.count));
-    if (env("SLURM_ARRAY_TASK_MIN") != nullptr) GA_RETURN_IF_ERROR(number("SLURM_ARRAY_TASK_MIN", &min));
-    if (env("SLURM_ARRAY_TASK_STEP") != nullptr) GA_RETURN_IF_ERROR(number("SLURM_ARRAY_TASK_STEP", &step));
-    if (step == 0 || id < min || (id - min) % step != 0) {
-      return Error{"", "environment SLURM_ARRAY_TASK_ID",
-                   std::to_string(id) + " is not in a regular array (min " + std::to_string(min) + ", step " +
-                       std::to_string(step) + "): use --array=0-N-1 or give --shard I/N"};
-    }
-    s.index = (id - min) / step;
-    return s;
-  }
-  const std::pair<const char*, const char*> pairs[] = {
-      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-      {"PMI_RANK", "PMI_SIZE"},
-      {"SLURM_PROCID", "SLURM_NTASKS"},
-  };
-  for (const auto& [rank, size] : pairs) {
-    if (env(rank) == nullptr) continue;
-    s.source = rank;
-    GA_RETURN_IF_ERROR(number(rank, &s.index));
-    if (env(size) == nullptr) {
-      return Error{"", std::string("environment ") + size, std::string("missing beside ") + rank};
-    }
-    GA_RETURN_IF_ERROR(number(size, &s.count));
-    return s;
-  }
-  if (env("JOB_COMPLETION_INDEX") != nullptr) {
-    s.source = "JOB_COMPLETION_INDEX";
-    GA_RETURN_IF_ERROR(number("JOB_COMPLETION_INDEX", &s.index));
-    return s;
-  }
-  return EnvShard{};
-}
-
 uint64_t DumpBytes(const std::string& dir) {
   if (dir.empty()) return 0;
   struct stat st;
@@ -138,7 +68,7 @@ Result<shard::ShardBatch> OpenBatch(const std::string& state, shard::ShardBatch 
   if (mkdir(state.c_str(), 0750) != 0 && errno != EEXIST) {
     return Error{state, "", std::string("cannot create the shard state folder: ") + strerror(errno)};
   }
-  std::string path = state + "/" + kBatchFile;
+  std::string path = state + "/" + kShardBatchFile;
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     Status written = WriteShardState(path, wanted, /*exclusive=*/true);
@@ -213,54 +143,6 @@ std::string BaseName(const std::string& path) { return path.substr(path.rfind('/
 }  // namespace
 
 std::string ShardStateDir(const std::string& output_dir) { return output_dir + "/.graph-ascend-shards"; }
-
-Result<ShardSpec> ParseShard(const std::string& value, const std::function<const char*(const char*)>& env) {
-  const std::string where = "flag --shard";
-  std::string index_text = value, count_text;
-  size_t slash = value.find('/');
-  if (slash != std::string::npos) {
-    index_text = value.substr(0, slash);
-    count_text = value.substr(slash + 1);
-  }
-  ShardSpec spec;
-  if (index_text == "auto") {
-    auto e = ShardFromEnvironment(env);
-    if (!e.ok()) return e.error();
-    if (!e->found) {
-      return Error{"", where,
-                   "'" + value + "': no shard index in the environment (SLURM_ARRAY_TASK_ID, OMPI_COMM_WORLD_RANK, "
-                   "PMI_RANK, SLURM_PROCID, JOB_COMPLETION_INDEX): give --shard I/N"};
-    }
-    spec.index = e->index;
-    if (!count_text.empty()) {
-      auto n = ParseNumber(count_text, where, "auto/N with N a positive integer");
-      if (!n.ok()) return n.error();
-      if (e->count != 0 && e->count != *n) {
-        return Error{"", where, "'" + value + "': the environment (" + e->source + ") gives " +
-                                    std::to_string(e->count) + " shards"};
-      }
-      spec.count = *n;
-    } else if (e->count == 0) {
-      return Error{"", where, "'" + value + "': " + e->source + " gives no shard count: give --shard auto/N"};
-    } else {
-      spec.count = e->count;
-    }
-  } else {
-    if (count_text.empty()) return Error{"", where, "'" + value + "': expected I/N, auto or auto/N"};
-    auto i = ParseNumber(index_text, where, "I/N with I a non-negative integer");
-    if (!i.ok()) return i.error();
-    auto n = ParseNumber(count_text, where, "I/N with N a positive integer");
-    if (!n.ok()) return n.error();
-    spec.index = *i;
-    spec.count = *n;
-  }
-  if (spec.count == 0) return Error{"", where, "'" + value + "': the shard count must be at least 1"};
-  if (spec.index >= spec.count) {
-    return Error{"", where, "'" + value + "': shard " + std::to_string(spec.index) + " of " +
-                                std::to_string(spec.count) + " (shards are numbered from 0)"};
-  }
-  return spec;
-}
 
 std::vector<uint32_t> AssignShards(const std::vector<uint64_t>& weights, uint32_t count) {
   std::vector<uint32_t> shard(weights.size(), 0);
@@ -351,7 +233,7 @@ Result<GraphResult> RunShard(const CompareConfig& config, const std::string& out
         }
       }
     }
-    std::string path = state + "/" + u.key + kSummarySuffix;
+    std::string path = state + "/" + u.key + kShardSummarySuffix;
     GA_RETURN_IF_ERROR(WriteShardState(path, summary, /*exclusive=*/false));
     summaries.push_back(path);
     return Status::Ok();
@@ -364,113 +246,6 @@ Result<GraphResult> RunShard(const CompareConfig& config, const std::string& out
       for (const std::string& p : summaries) unlink(p.c_str());
       return st.error();
     }
-  }
-  return result;
-}
-
-Result<GraphResult> RunLink(const std::string& output_dir, const LinkOptions& options) {
-  const std::string state = ShardStateDir(output_dir);
-  const std::string batch_path = state + "/" + kBatchFile;
-  struct stat st;
-  if (stat(batch_path.c_str(), &st) != 0) {
-    return Error{output_dir, "", "no sharded batch to link (no .graph-ascend-shards/batch): build it first with "
-                                 "graph ... --shard I/N, into this folder"};
-  }
-  shard::ShardBatch batch;
-  GA_RETURN_IF_ERROR(ReadShardState(batch_path, &batch));
-  // Every unit's summary, in the batch's order.
-  std::vector<std::vector<shard::ShardSummary>> steps(batch.steps_size());
-  std::vector<std::string> missing;
-  std::vector<uint64_t> weights;
-  std::vector<std::string> keys;
-  for (int s = 0; s < batch.steps_size(); ++s) {
-    for (const shard::ShardUnit& u : batch.steps(s).units()) {
-      weights.push_back(u.weight());
-      keys.push_back(u.key());
-      std::string path = state + "/" + u.key() + kSummarySuffix;
-      shard::ShardSummary summary;
-      if (stat(path.c_str(), &st) != 0) {
-        missing.push_back(u.key());
-      } else {
-        GA_RETURN_IF_ERROR(ReadShardState(path, &summary));
-        if (summary.key() != u.key()) return Error{path, "key", "names unit '" + summary.key() + "'"};
-      }
-      steps[s].push_back(std::move(summary));
-    }
-  }
-  if (!missing.empty()) {
-    std::set<uint32_t> shards;
-    std::vector<uint32_t> owner = AssignShards(weights, std::max<uint32_t>(batch.shard_count(), 1));
-    for (size_t k = 0; k < keys.size(); ++k) {
-      if (std::find(missing.begin(), missing.end(), keys[k]) != missing.end()) shards.insert(owner[k]);
-    }
-    std::string which;
-    for (uint32_t s : shards) which += (which.empty() ? "" : ", ") + std::to_string(s);
-    return Error{state, "", std::to_string(missing.size()) + " of " + std::to_string(keys.size()) +
-                                " work units have not been built (" + missing.front() +
-                                (missing.size() > 1 ? ", ..." : "") + "; with " +
-                                std::to_string(batch.shard_count()) + " shards: shard " + which +
-                                "): run those shards again, then link"};
-  }
-  GraphResult result;
-  std::set<std::string> outputs;
-  for (const auto& step : steps) {
-    for (const shard::ShardSummary& s : step) {
-      for (const std::string& o : s.outputs()) {
-        std::string path = output_dir + "/" + o;
-        if (stat(path.c_str(), &st) != 0) {
-          return Error{path, "", "missing (its unit's summary is there): run the shard that built it again"};
-        }
-        result.outputs.push_back(path);
-        outputs.insert(o);
-      }
-    }
-  }
-  for (int s = 0; s < batch.steps_size(); ++s) {
-    if (!batch.steps(s).linked()) continue;
-    std::vector<distributed::RankComm> npu, bench;
-    bool compare = true;
-    for (const shard::ShardSummary& summary : steps[s]) {
-      npu.push_back(CommFromProto(summary.npu()));
-      bench.push_back(CommFromProto(summary.bench()));
-      compare &= summary.has_bench();
-    }
-    uint32_t npu_count = 0, bench_count = 0;
-    const distributed::P2PRule p2p =
-        batch.p2p_peers_only() ? distributed::P2PRule::kPeersOnly : distributed::P2PRule::kOutputsAgree;
-    std::vector<std::vector<std::string>> files;
-    for (const shard::ShardSummary& summary : steps[s]) {
-      files.emplace_back(summary.outputs().begin(), summary.outputs().end());
-    }
-    GA_RETURN_IF_ERROR(
-        WriteStepLinks(output_dir, npu, compare ? &bench : nullptr, p2p, files, &npu_count, &bench_count));
-    if (options.log) {
-      options.log("linked " + std::to_string(npu_count + bench_count) + " communication nodes across " +
-                  std::to_string(steps[s].size()) + " ranks");
-    }
-  }
-  // What killed shards left: temporaries of the batch's files, then the state.
-  if (DIR* d = opendir(output_dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      size_t tmp = name.rfind(".tmp-");
-      if (tmp != std::string::npos && outputs.count(name.substr(0, tmp))) unlink((output_dir + "/" + name).c_str());
-    }
-    closedir(d);
-  }
-  if (DIR* d = opendir(state.c_str())) {
-    std::vector<std::string> names;
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name != "." && name != ".." && name != kBatchFile) names.push_back(name);
-    }
-    closedir(d);
-    for (const std::string& name : names) unlink((state + "/" + name).c_str());
-  }
-  // The batch record goes last: a link stopped before here can run again.
-  unlink(batch_path.c_str());
-  if (rmdir(state.c_str()) != 0) {
-    return Error{state, "", std::string("linked, but the state folder cannot be removed: ") + strerror(errno)};
   }
   return result;
 }

@@ -7,7 +7,7 @@
 //                            OUT_DIR/.graph-ascend-shards/ (docs/FORMAT.md);
 //   graph-ascend link OUT    once, after every shard: links the ranks of each
 //                            step from the summaries alone, writes the links
-//                            into the files, removes the state.
+//                            into the files, removes the state (job/link_job.h).
 //
 // The files then hold the graph content of the one-process batch. A work unit
 // is a (step, rank) pair, or a whole step of a parallel merge (its ranks are
@@ -26,12 +26,6 @@
 
 namespace graph_ascend::job {
 
-// I and N of `--shard VALUE`: "I/N"; "auto" takes both from the environment
-// of the engine that started the process (Slurm array, Open MPI, PMI, srun);
-// "auto/N" takes I from it and N as given (a Kubernetes indexed Job's
-// JOB_COMPLETION_INDEX). `env` reads a variable (getenv: null when unset).
-Result<ShardSpec> ParseShard(const std::string& value, const std::function<const char*(const char*)>& env);
-
 // The shard of each unit, in [0, count): the heaviest unit first, each to the
 // least loaded shard (ties: the lower shard, then the earlier unit). Every
 // unit has exactly one shard; the same weights give the same answer.
@@ -41,14 +35,6 @@ std::vector<uint32_t> AssignShards(const std::vector<uint64_t>& weights, uint32_
 // already applied) into `output_dir`. On an error, this run's files are
 // removed and the other shards' are left.
 Result<GraphResult> RunShard(const CompareConfig& config, const std::string& output_dir, const GraphOptions& options);
-
-struct LinkOptions {
-  std::function<void(const std::string&)> log;  // -v
-};
-
-// `graph-ascend link OUTPUT_DIR`: every unit's summary must be there. Returns
-// the batch's files. Running it again after a failure is safe.
-Result<GraphResult> RunLink(const std::string& output_dir, const LinkOptions& options);
 
 // The folder of the shard state inside an output folder.
 std::string ShardStateDir(const std::string& output_dir);

@@ -13,6 +13,10 @@
 
 namespace graph_ascend::job {
 
+// In the state folder (ShardStateDir): the batch's record, and one summary per unit (<key>.summary).
+inline constexpr char kShardBatchFile[] = "batch";
+inline constexpr char kShardSummarySuffix[] = ".summary";
+
 Status ReadShardState(const std::string& path, google::protobuf::MessageLite* msg);
 
 // Writes `path` through a temporary file named after the host and pid. With

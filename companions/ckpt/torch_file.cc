@@ -2,23 +2,6 @@
 
 namespace graph_ascend::ckpt {
 
-bool StorageElementType(const std::string& storage_type, ElementType* out) {
-  static const struct {
-    const char* name;
-    ElementType type;
-  } kTypes[] = {{"FloatStorage", {'f', 4}},  {"DoubleStorage", {'f', 8}}, {"HalfStorage", {'f', 2}},
-                {"BFloat16Storage", {'V', 2}}, {"LongStorage", {'i', 8}}, {"IntStorage", {'i', 4}},
-                {"ShortStorage", {'i', 2}},  {"CharStorage", {'i', 1}},  {"ByteStorage", {'u', 1}},
-                {"BoolStorage", {'b', 1}}};
-  for (const auto& t : kTypes) {
-    if (storage_type == t.name) {
-      *out = t.type;
-      return true;
-    }
-  }
-  return false;
-}
-
 Result<TorchFile> TorchFile::Open(const std::string& path) {
   auto zip = zip::ZipArchive::Open(path);
   if (!zip.ok()) return zip.error();

@@ -6,19 +6,18 @@
 #include <string_view>
 
 #include "base/status.h"
-#include "ckpt/pickle.h"
-#include "zip/zip_archive.h"
+#include "torch_save/pickle.h"
+#include "torch_save/zip_archive.h"
 
 namespace graph_ascend::ckpt {
 
-// Element type of a storage: DecodeElement's kind ('f', 'V' bfloat16, 'i', 'u', 'b') and width.
-struct ElementType {
-  char kind = 'f';
-  int width = 4;
-};
-
-// The element type of "FloatStorage", "BFloat16Storage", ...; false if unknown.
-bool StorageElementType(const std::string& storage_type, ElementType* out);
+// The restricted unpickler's tree (builder/torch_save), in the words of this library.
+using torch_save::PickleRef;
+using torch_save::PickleValue;
+using torch_save::TensorMeta;
+using torch_save::Unpickle;
+using torch_save::ElementType;
+using torch_save::StorageElementType;
 
 class TorchFile {
  public:

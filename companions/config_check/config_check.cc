@@ -5,7 +5,7 @@
 #include <set>
 
 #include "config_check/checks.h"
-#include "zip/zip_archive.h"
+#include "torch_save/zip_archive.h"
 
 namespace graph_ascend::config_check {
 

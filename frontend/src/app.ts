@@ -202,7 +202,8 @@ export class App implements MenuHost, SessionHost {
   async matchesChanged(info: FileInfo | undefined): Promise<void> {
     if (info) this.files.matched(info);
     this.renderLegend();
-    await Promise.all([this.npu.refresh(), this.bench.refresh()]);
+    // The views' divergence marks and the ranking follow the re-ranking (docs/DIVERGENCE.md).
+    await Promise.all([this.npu.refresh(), this.bench.refresh(), this.divergence.matchesChanged()]);
     this.filterPanel.reload();
     await this.detailPanel.reload();
     const shown = this.detailPanel.shownNode();

@@ -108,12 +108,13 @@ Result<std::shared_ptr<GraphFile>> GraphFile::Open(const std::string& abs_path, 
   }
   auto ranking = f->reader_->ReadDivergence();
   if (!ranking.ok()) return relabel(ranking.error());
-  f->divergence_ = std::move(*ranking);
-  for (const vis::DivergenceEntry& e : f->divergence_.entry()) {
+  for (const vis::DivergenceEntry& e : ranking->entry()) {
     if (e.node() >= f->npu_->size()) {
       return MakeError(relative, "divergence ranking", "node " + std::to_string(e.node()) + " out of range");
     }
   }
+  f->divergence_ = std::make_shared<const vis::DivergenceRanking>(std::move(*ranking));
+  f->reranking_ = std::make_unique<Reranking>(*f->npu_, f->divergence_);
   if (progress) progress(0.99, "colouring");
   f->RefreshAllBuckets();
   return f;
@@ -151,6 +152,19 @@ void GraphFile::RefreshBucket(vis::Side s, uint32_t node) {
   }
 }
 
+std::shared_ptr<const vis::DivergenceRanking> GraphFile::divergence() const {
+  std::lock_guard<std::mutex> l(marks_mu_);
+  return divergence_;
+}
+
+void GraphFile::ShowDivergence(std::shared_ptr<const vis::DivergenceRanking> ranking) {
+  std::lock_guard<std::mutex> l(marks_mu_);
+  if (ranking == divergence_) return;
+  divergence_ = std::move(ranking);
+  marks_[0].reset();
+  marks_[1].reset();
+}
+
 void GraphFile::ForgetMarks() {
   std::lock_guard<std::mutex> l(marks_mu_);
   marks_[0].reset();
@@ -167,7 +181,7 @@ std::shared_ptr<const GraphFile::Marks> GraphFile::DivergenceMarks(vis::Side s) 
   m->mark.assign(n, 0);
   m->worst.assign(n, -1);
   if (n == 0) return cached = m;
-  for (const vis::DivergenceEntry& e : divergence_.entry()) {
+  for (const vis::DivergenceEntry& e : divergence_->entry()) {
     int64_t node = s == vis::SIDE_NPU ? static_cast<int64_t>(e.node()) : npu_->matched(e.node());
     if (node < 0 || node >= n) continue;
     m->mark[node] |= kDivergent;
@@ -462,6 +476,7 @@ size_t GraphFile::MemoryBytes() const {
   size_t bytes = sizeof(*this) + meta_.SpaceUsedLong();
   if (npu_) bytes += npu_->MemoryBytes();
   if (bench_) bytes += bench_->MemoryBytes();
+  if (reranking_) bytes += reranking_->MemoryBytes();
   for (const auto& m : edited_) {
     for (const auto& [k, d] : m) bytes += d.SpaceUsedLong();
   }

@@ -21,6 +21,7 @@
 
 #include "base/status.h"
 #include "graph_service.pb.h"
+#include "rerank.h"
 #include "side_graph.h"
 #include "vis/vis_file.h"
 
@@ -97,8 +98,12 @@ class GraphFile {
 
   // The file's checkpoint similarity (SECTION_CKPT), read on request; empty when it has none.
   Result<vis::CkptSimilarity> Ckpt() const { return reader_->ReadCkpt(); }
-  // The divergence ranking read on open; empty for builds and older files.
-  const vis::DivergenceRanking& divergence() const { return divergence_; }
+  // The divergence ranking shown: the one read on open (empty for builds and
+  // older files) until manual matches re-rank it (rerank.h). Thread-safe.
+  std::shared_ptr<const vis::DivergenceRanking> divergence() const;
+  // Shows `ranking` instead; the divergence marks follow. Thread-safe.
+  void ShowDivergence(std::shared_ptr<const vis::DivergenceRanking> ranking);
+  Reranking& reranking() const { return *reranking_; }
   // Per node of a side: kDivergent when it is in the ranking (a Bench node:
   // matched with one), kContains when a descendant is; and the worst legend
   // bucket below it (-1 none). Recomputed after colours change. Thread-safe.
@@ -174,7 +179,8 @@ class GraphFile {
   std::unique_ptr<SideGraph> bench_;
   int32_t unmatched_bucket_ = -1;
   int32_t unmatched_grade_bucket_ = -1;
-  vis::DivergenceRanking divergence_;
+  std::shared_ptr<const vis::DivergenceRanking> divergence_;  // under marks_mu_
+  std::unique_ptr<Reranking> reranking_;
   mutable std::mutex marks_mu_;
   mutable std::shared_ptr<const Marks> marks_[2];  // null: to compute
 

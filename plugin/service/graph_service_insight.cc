@@ -16,7 +16,9 @@ grpc::Status GraphServiceImpl::GetDivergence(grpc::ServerContext*, const FileReq
     std::shared_lock<std::shared_mutex> l(file->mutex());
     reply->set_ranked(file->meta().divergence_ranked());
     const SideGraph& npu = *file->side(vis::SIDE_NPU);
-    const vis::DivergenceRanking& ranking = file->divergence();
+    // The build's ranking, or the one re-ranked after manual matches (rerank.h).
+    std::shared_ptr<const vis::DivergenceRanking> shown = file->divergence();
+    const vis::DivergenceRanking& ranking = *shown;
     // Files written before the noise rule store no rule (FLOOR, the default) and no margins.
     bool noise_rule = reply->ranked() && ranking.rule() == vis::DIVERGENCE_RULE_NOISE;
     reply->set_rule(noise_rule ? vis::DIVERGENCE_RULE_NOISE : vis::DIVERGENCE_RULE_FLOOR);
@@ -44,8 +46,7 @@ grpc::Status GraphServiceImpl::GetDivergence(grpc::ServerContext*, const FileReq
       item->set_floor(e.floor());
       item->set_note(e.note());
       item->set_bucket(npu.bucket(e.node()));
-      // Unmatched entries have no errors of their own, so no margin (docs/DIVERGENCE.md); the
-      // stored one is of the build's matches, whatever manual matches did since.
+      // Unmatched entries have no errors of their own, so no margin (docs/DIVERGENCE.md).
       if (noise_rule && e.reason() != vis::DIVERGENCE_UNMATCHED) {
         item->set_margin(e.margin());
         item->set_has_margin(true);

@@ -9,6 +9,7 @@
 #include "config_files.h"
 #include "manual_match.h"
 #include "match_journal.h"
+#include "rerank.h"
 #include "rpc_answers.h"
 
 namespace graph_ascend::service {
@@ -25,6 +26,13 @@ void AddResults(const std::vector<PairOutcome>& outcomes, MatchReply* reply) {
     r->set_precision_index(o.precision);
     r->set_has_precision(o.has_precision);
   }
+}
+
+// The divergence ranking follows the edit (rerank.h); a ranking that cannot
+// be made leaves the one shown as it was.
+void Rerank(GraphFile* f) {
+  Status s = RerankDivergence(f);
+  if (!s.ok()) std::fprintf(stderr, "graph-ascend-server: warning: re-ranking: %s\n", s.error().ToString().c_str());
 }
 
 }  // namespace
@@ -61,6 +69,7 @@ grpc::Status GraphServiceImpl::DoMatch(const MatchRequest& req, bool match, Matc
     JournalEdits(*file, had_matches, match, outcomes);  // still under the lock: lines in the edits' order
     AddResults(outcomes, reply);
   }
+  Rerank(file.get());
   return Reshow(file, metrics, reply->mutable_info());
 }
 
@@ -132,6 +141,7 @@ grpc::Status GraphServiceImpl::LoadMatches(grpc::ServerContext*, const LoadMatch
     outcomes = ApplyMatchConfig(file.get(), *abs, rel);
     if (outcomes.ok()) JournalEdits(*file, had_matches, true, *outcomes);
   }
+  Rerank(file.get());
   st = Reshow(file, metrics, reply->mutable_info());
   if (!outcomes.ok()) {
     reply->Clear();
@@ -161,7 +171,10 @@ void GraphServiceImpl::ReplayJournalOnce(const std::shared_ptr<GraphFile>& file)
     if (!slot) slot = std::make_shared<std::once_flag>();
     once = slot;
   }
-  std::call_once(*once, [&] { ReplayJournal(file); });  // other openers wait for the edits
+  std::call_once(*once, [&] {  // other openers wait for the edits and their ranking
+    ReplayJournal(file);
+    if (file->generation() != 0) Rerank(file.get());
+  });
 }
 
 void GraphServiceImpl::ReplayJournal(const std::shared_ptr<GraphFile>& file) {

@@ -592,6 +592,36 @@ TEST(ImportCommandTest, DbsOfMsprobe82And83ImportAsTheyRead) {
   }
 }
 
+// -o is a folder wherever a command may write several files; a name ending
+// in .vis is the file of a one-graph input (issue 29 point 5).
+TEST(ImportCommandTest, OutIsAFolderUnlessItNamesAVis) {
+  TempDir dir;
+  // One graph, -o a folder that does not exist yet (nor its parent): one batch-named file in it.
+  testing::RunResult r = RunTool({"import", Fixture("dist_gloo_compare_8.1.2.vis"), "-o", dir / "a/imported"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> files = testing::Files(dir / "a/imported");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].rfind("compare_", 0), 0u) << files[0];
+  EXPECT_EQ(testing::Lines(r.out), std::vector<std::string>{dir / ("a/imported/" + files[0])});
+
+  // One graph, -o x.vis: that file.
+  r = RunTool({"import", Fixture("dist_gloo_build_26.2.0.vis.db"), "-o", dir / "one.vis"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(testing::Lines(r.out), std::vector<std::string>{dir / "one.vis"});
+  EXPECT_TRUE(fs::is_regular_file(dir / "one.vis"));
+
+  // Several graphs, -o x.vis: an error naming the input and nothing written.
+  r = RunTool({"import", Fixture("dist_gloo_batch_26.2.0.vis.db"), "-o", dir / "many.vis"});
+  testing::ExpectOneError(r, {"dist_gloo_batch_26.2.0.vis.db", "holds several graphs", "-o must name a folder"});
+  EXPECT_FALSE(fs::exists(dir / "many.vis"));
+
+  // A folder that fails: a damaged input leaves no folder made for it.
+  WriteFile(dir / "damaged.vis", "{\"NPU\": ");
+  r = RunTool({"import", dir / "damaged.vis", "-o", dir / "b/out"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "b"));
+}
+
 TEST(ImportCommandTest, OneVisPerStepAndRankOfADb) {
   TempDir dir;
   std::vector<std::string> files = Build("dist_gloo/batch.json", dir / "out");

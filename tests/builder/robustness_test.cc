@@ -119,8 +119,9 @@ TEST(PtViewTest, ViewsThatDoNotFitTheirStorageAreRefusedBeforeAllocating) {
 TEST(PtViewTest, ATupleBelowItsMarkIsAnError) {
   auto t = compare::ReadPt(Crafted("fuzz_tuple_below_mark.pt"));
   ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.error().where, "data.pkl");
-  EXPECT_TRUE(Contains(t.error().message, "TUPLE below its MARK")) << t.error().ToString();
+  // torch_save's unpickler names the byte: "data.pkl byte 148: pickle stack underflow".
+  EXPECT_EQ(t.error().where, "data.pkl byte 148");
+  EXPECT_TRUE(Contains(t.error().message, "pickle stack underflow")) << t.error().ToString();
 }
 
 TEST(PtViewTest, ADamagedTensorFileIsDamageAMissingOneIsNot) {

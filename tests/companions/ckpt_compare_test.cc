@@ -12,11 +12,11 @@
 #include "json_file.h"
 #include "ckpt/ckpt_compare.h"
 #include "ckpt/megatron_checkpoint.h"
-#include "ckpt/pickle.h"
+#include "torch_save/pickle.h"
 #include "ckpt/torch_file.h"
 
 namespace graph_ascend::testing {
-using ckpt::PickleValue;
+using torch_save::PickleValue;
 using ckpt::TorchFile;
 namespace {
 
@@ -181,14 +181,14 @@ TEST(Unpickle, AValueThatContainsItselfIsAnErrorAndNotALeak) {
       {"a cycle popped off the stack", Bytes("\x80\x02]q\x00]q\x01h\x00" "ah\x01" "a0h\x00.")},
   };
   for (const auto& [what, pickle] : cases) {
-    auto v = ckpt::Unpickle(pickle, "data.pkl");
+    auto v = torch_save::Unpickle(pickle, "data.pkl");
     ASSERT_FALSE(v.ok()) << what;
     EXPECT_NE(v.error().ToString().find("contains itself"), std::string::npos) << what << ": " << v.error().ToString();
   }
   // The same list, then an unknown opcode: an error, and the list is freed as well.
-  EXPECT_FALSE(ckpt::Unpickle(Bytes("\x80\x02]q\x00h\x00" "a\xff"), "data.pkl").ok());
+  EXPECT_FALSE(torch_save::Unpickle(Bytes("\x80\x02]q\x00h\x00" "a\xff"), "data.pkl").ok());
   // A value shared twice (no cycle) still reads.
-  auto shared = ckpt::Unpickle(Bytes("\x80\x02]q\x00]q\x01" "ah\x01" "a."), "data.pkl");
+  auto shared = torch_save::Unpickle(Bytes("\x80\x02]q\x00]q\x01" "ah\x01" "a."), "data.pkl");
   ASSERT_TRUE(shared.ok()) << shared.error().ToString();
   ASSERT_EQ((*shared)->items.size(), 2u);
   EXPECT_EQ((*shared)->items[0], (*shared)->items[1]);

@@ -15,7 +15,7 @@
 
 #include "cli_runner.h"
 #include "json_file.h"
-#include "zip/zip_archive.h"
+#include "torch_save/zip_archive.h"
 #include "zip/zip_writer.h"
 
 namespace graph_ascend::testing {

@@ -6,13 +6,13 @@
 
 #include "ckpt/ckpt_compare.h"
 #include "ckpt/megatron_checkpoint.h"
-#include "ckpt/pickle.h"
+#include "torch_save/pickle.h"
 #include "ckpt/torch_file.h"
 #include "config_check/config_check.h"
 #include "config_check/pack_writer.h"
 #include "fuzz.h"
 #include "xlsx/xlsx_writer.h"
-#include "zip/zip_archive.h"
+#include "torch_save/zip_archive.h"
 
 namespace graph_ascend::fuzz {
 namespace {
@@ -45,9 +45,9 @@ std::vector<std::string> PickleSeeds() {
 
 // Every tensor of an unpickled tree, read whole through the checks of
 // TorchFile::TensorBytes and ParamReader (at most a few million elements).
-Status ReadTensors(const ckpt::TorchFile& file, const ckpt::PickleValue& v, int depth, size_t* budget) {
+Status ReadTensors(const ckpt::TorchFile& file, const torch_save::PickleValue& v, int depth, size_t* budget) {
   if (depth > 80 || *budget == 0) return Status::Ok();
-  if (v.kind == ckpt::PickleValue::Kind::kTensor) {
+  if (v.kind == torch_save::PickleValue::Kind::kTensor) {
     ckpt::ModelParam param;
     param.shape = v.tensor.shape;
     param.shards = {ckpt::ShardRef{&file, v.tensor}};
@@ -69,10 +69,10 @@ Status ReadTensors(const ckpt::TorchFile& file, const ckpt::PickleValue& v, int 
 }
 
 GA_FUZZ_TARGET(ckpt_pickle, "checkpoint data.pkl (restricted unpickler)", PickleSeeds, GA_PICKLE_TOKENS) {
-  auto root = ckpt::Unpickle(input.bytes(), "data.pkl");
+  auto root = torch_save::Unpickle(input.bytes(), "data.pkl");
   if (!root.ok()) return root.error();
   // What the checkpoint loader asks of the tree.
-  if (const ckpt::PickleValue* args = (*root)->Get("args")) (void)args->Get("tensor_model_parallel_size");
+  if (const torch_save::PickleValue* args = (*root)->Get("args")) (void)args->Get("tensor_model_parallel_size");
   (void)(*root)->Get("model");
   return Status::Ok();
 }

@@ -1,7 +1,8 @@
 // The divergence walk (docs/DIVERGENCE.md): a toolbar group that jumps to
 // the first divergence of a compare and walks the ranking with next and
 // previous, with keys G, N and P. The ranking and each rank's first
-// divergence come from the service (GetDivergence). Under the noise rule
+// divergence come from the service (GetDivergence), loaded again after a
+// manual match or unmatch, which re-ranks it. Under the noise rule
 // each entry says how many times the noise of its kind it changed by, and a
 // run without an entry says "no divergence beyond noise" with the largest
 // margin seen; a file of the former rule has no margins and says neither.
@@ -58,11 +59,26 @@ export class DivergenceNav {
     this.ranked = false;
     this.at = -1;
     this.update();
-    const file = this.ctx.file();
-    if (!file || !this.ctx.isCompare()) {
+    if (!this.ctx.file() || !this.ctx.isCompare()) {
       this.ranksChanged([]);
       return;
     }
+    await this.load(seq, null);
+  }
+
+  /**
+   * Loads the ranking again after manual matches: the service re-ranks over them
+   * (docs/DIVERGENCE.md, "Limits"). The entry shown stays shown while it is ranked.
+   */
+  async matchesChanged(): Promise<void> {
+    if (!this.ctx.file() || !this.ctx.isCompare()) return;
+    const shown = this.current();
+    await this.load(++this.seq, shown ? shown.npuNode : null);
+  }
+
+  private async load(seq: number, keep: number | null) {
+    const file = this.ctx.file();
+    if (!file) return;
     try {
       const reply = await this.ctx.api.call("getDivergence", { file: file.path });
       if (seq !== this.seq) return;
@@ -70,6 +86,7 @@ export class DivergenceNav {
       this.reply = reply;
       this.ranks = reply.ranks;
       this.ranked = reply.ranked;
+      this.at = keep === null ? -1 : this.items.findIndex((i) => i.npuNode === keep);
     } catch (e) {
       if (seq === this.seq) this.ctx.toast((e as Error).message, "error");
     }

@@ -93,3 +93,34 @@ with (
         info = zipfile.ZipInfo(n.replace("pt_f32/", "pt_bad_deflated/"))
         info.compress_type = zipfile.ZIP_DEFLATED
         out.writestr(info, z.read(n))
+
+
+# A .pt with zip64 records: torch.save writes them for archives past 4 GiB (and Python's zipfile only then, even
+# with force_zip64), too big for a fixture, so pt_f32.pt's members are written again by hand with every size and
+# offset in zip64 extra fields and the directory found through the zip64 end record, as APPNOTE 4.5.3 allows.
+def zip64_pt(src_name, name):
+    import struct
+    import zlib
+
+    with zipfile.ZipFile(os.path.join(here, src_name + ".pt")) as z:
+        entries = [(n.replace(src_name + "/", name + "/"), z.read(n)) for n in z.namelist()]
+    out, central = b"", b""
+    for n, data in entries:
+        crc, offset, raw = zlib.crc32(data), len(out), n.encode()
+        extra = struct.pack("<HHQQ", 1, 16, len(data), len(data))
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 45, 0, 0, 0, 0x21, crc, 0xFFFFFFFF, 0xFFFFFFFF, len(raw),
+                           len(extra)) + raw + extra + data
+        extra = struct.pack("<HHQQQ", 1, 24, len(data), len(data), offset)
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 45, 45, 0, 0, 0, 0x21, crc, 0xFFFFFFFF, 0xFFFFFFFF,
+                               len(raw), len(extra), 0, 0, 0, 0, 0xFFFFFFFF) + raw + extra
+    directory, end64 = len(out), len(out) + len(central)
+    out += central
+    out += struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, len(entries), len(entries), len(central),
+                       directory)
+    out += struct.pack("<IIQI", 0x07064B50, 0, end64, 1)
+    out += struct.pack("<IHHHHIIH", 0x06054B50, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    with open(os.path.join(here, name + ".pt"), "wb") as f:
+        f.write(out)
+
+
+zip64_pt("pt_f32", "pt_zip64")

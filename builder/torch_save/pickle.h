@@ -15,7 +15,7 @@
 
 #include "base/status.h"
 
-namespace graph_ascend::ckpt {
+namespace graph_ascend::torch_save {
 
 // A tensor as pickled by torch: a view (offset, shape, stride in elements)
 // over the storage persisted as zip member data/<key>.
@@ -52,4 +52,13 @@ struct PickleValue {
 // `file` and the byte offset name the place of an error.
 Result<PickleRef> Unpickle(std::string_view pickle, const std::string& file);
 
-}  // namespace graph_ascend::ckpt
+// Element type of a storage: DecodeElement's kind ('f', 'V' bfloat16, 'i', 'u', 'b') and width.
+struct ElementType {
+  char kind = 'f';
+  int width = 4;
+};
+
+// The element type of "FloatStorage", "BFloat16Storage", ...; false if unknown.
+bool StorageElementType(const std::string& storage_type, ElementType* out);
+
+}  // namespace graph_ascend::torch_save

@@ -1,4 +1,4 @@
-#include "zip/zip_archive.h"
+#include "torch_save/zip_archive.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -27,7 +27,21 @@ Result<ZipArchive> ZipArchive::Open(const std::string& path) {
   if (!file.ok()) return file.error();
   ZipArchive zip;
   zip.file_ = std::move(*file);
-  std::string_view d = zip.file_.text();
+  zip.path_ = path;
+  GA_RETURN_IF_ERROR(zip.ReadDirectory(zip.file_.text()));
+  return zip;
+}
+
+Result<ZipArchive> ZipArchive::FromBytes(std::string_view bytes, const std::string& path) {
+  ZipArchive zip;
+  zip.path_ = path;
+  GA_RETURN_IF_ERROR(zip.ReadDirectory(bytes));
+  return zip;
+}
+
+Status ZipArchive::ReadDirectory(std::string_view d) {
+  const std::string& path = path_;
+  ZipArchive& zip = *this;
   const Error not_zip{path, "", "not a zip archive (no end of central directory; truncated or not a torch.save file)"};
   if (d.size() < 22) return not_zip;
   size_t eocd = std::string_view::npos;
@@ -101,7 +115,7 @@ Result<ZipArchive> ZipArchive::Open(const std::string& path) {
     }
     zip.members_[name] = d.substr(data, size);
   }
-  return zip;
+  return Status::Ok();
 }
 
 Result<std::string_view> ZipArchive::Member(const std::string& name) const {

@@ -1,10 +1,10 @@
-#include "ckpt/pickle.h"
+#include "torch_save/pickle.h"
 
 #include <cstring>
 #include <map>
 #include <unordered_map>
 
-namespace graph_ascend::ckpt {
+namespace graph_ascend::torch_save {
 namespace {
 
 using Kind = PickleValue::Kind;
@@ -509,4 +509,21 @@ Result<PickleRef> Unpickle(std::string_view pickle, const std::string& file) {
   return m.Run();
 }
 
-}  // namespace graph_ascend::ckpt
+bool StorageElementType(const std::string& storage_type, ElementType* out) {
+  static const struct {
+    const char* name;
+    ElementType type;
+  } kTypes[] = {{"FloatStorage", {'f', 4}},  {"DoubleStorage", {'f', 8}}, {"HalfStorage", {'f', 2}},
+                {"BFloat16Storage", {'V', 2}}, {"LongStorage", {'i', 8}}, {"IntStorage", {'i', 4}},
+                {"ShortStorage", {'i', 2}},  {"CharStorage", {'i', 1}},  {"ByteStorage", {'u', 1}},
+                {"BoolStorage", {'b', 1}}};
+  for (const auto& t : kTypes) {
+    if (storage_type == t.name) {
+      *out = t.type;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace graph_ascend::torch_save

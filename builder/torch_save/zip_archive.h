@@ -1,4 +1,5 @@
-// The members of a zip archive: stored entries as written by torch.save
+// The members of a zip archive (beside the unpickler: torch.save files are zips; config_check packs too):
+// stored entries as written by torch.save
 // (with zip64 records for archives past 4 GiB) are views into the memory
 // map; deflated ones (Python's zipfile, msprobe's config_check packs) are
 // inflated on request.
@@ -20,8 +21,10 @@ class ZipArchive {
   // Reads the central directory. Fails on anything that is not a zip, on a
   // damaged directory and on members whose bytes run past the end of the file.
   static Result<ZipArchive> Open(const std::string& path);
+  // The same over bytes in memory (`bytes` must outlive the archive); `path` names them in errors.
+  static Result<ZipArchive> FromBytes(std::string_view bytes, const std::string& path);
 
-  const std::string& path() const { return file_.path(); }
+  const std::string& path() const { return path_; }
   // Stored member name -> its bytes.
   const std::map<std::string, std::string_view>& members() const { return members_; }
   // Every member name, stored or deflated, in name order.
@@ -35,7 +38,10 @@ class ZipArchive {
   void Release(std::string_view bytes) const;
 
  private:
-  MappedFile file_;
+  Status ReadDirectory(std::string_view d);
+
+  MappedFile file_;  // unmapped for FromBytes
+  std::string path_;
   std::map<std::string, std::string_view> members_;
   struct Deflated {
     std::string_view bytes;
