@@ -26,7 +26,9 @@ import {
   colLabel,
   colName,
   columnWidth,
+  differingFirst,
   META_FIELDS,
+  STAT_FIELDS,
   fieldChanged,
   isNonFinite,
   metricBad,
@@ -45,7 +47,6 @@ const STATES: [ItemState, MessageKey][] = [
   [ItemState.STATE_PARAMETERS_GRAD, "parameterGrads"],
 ];
 const HIDDEN_FIELDS = new Set(["data_name", "full_op_name"]);
-const STAT_FIELDS = new Set(["Max", "Min", "Mean", "Norm"]);
 
 /** A metric ("metric:<name>") or field cell's text, "null" for a null argument; `exact`: metrics unrounded. */
 function cellText(item: Item, col: string, exact = false): string {
@@ -522,56 +523,6 @@ function peerIndexText(text: string): string {
 /** 0.5 -> "50%", 0.005 -> "0.5%". */
 function formatPercent(fraction: number): string {
   return `${Number((fraction * 100).toPrecision(6))}%`;
-}
-
-/** Whether an NPU row (or a row without partner) differs from its partner: a metric beyond threshold, another
- * dtype/shape, a NaN/Inf statistic, another md5. */
-function rowDiffers(row: Row, threshold: number): boolean {
-  if (!row.item) return false;
-  if (!row.paired) return true;
-  const item = row.item;
-  if (row.kind === "npu" && item.metric.some((m) => metricBad(m, threshold))) return true;
-  for (const f of item.field) {
-    if (fieldChanged(row, f.name)) return true;
-    if (STAT_FIELDS.has(f.name) && isNonFinite(f.value)) return true;
-    if (f.name === "md5" && row.partner) {
-      const other = row.partner.field.find((x) => x.name === "md5");
-      if (other && valueText(other.value) !== valueText(f.value)) return true;
-    }
-  }
-  return false;
-}
-
-/** Reorders `rows` in place: groups with a differing pair first, and within a group the differing pairs first
- * (each pair's NPU and Bench rows stay together; the order is otherwise kept). */
-function differingFirst(rows: Row[], threshold: number) {
-  type Pair = { rows: Row[]; differs: boolean };
-  type Group = { title: Row; pairs: Pair[]; differs: boolean };
-  const groups: Group[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
-    if (row.kind === "group") {
-      groups.push({ title: row, pairs: [], differs: false });
-      continue;
-    }
-    const g = groups[groups.length - 1];
-    const pair: Pair = { rows: [row], differs: rowDiffers(row, threshold) };
-    if (row.kind === "npu" && row.paired && rows[i + 1]?.kind === "bench") {
-      pair.rows.push(rows[++i]);
-      pair.differs ||= rowDiffers(rows[i], threshold);
-    }
-    g.pairs.push(pair);
-    g.differs ||= pair.differs;
-  }
-  const first = <T extends { differs: boolean }>(xs: T[]) => [
-    ...xs.filter((x) => x.differs),
-    ...xs.filter((x) => !x.differs),
-  ];
-  rows.length = 0;
-  for (const g of first(groups)) {
-    rows.push(g.title);
-    for (const p of first(g.pairs)) rows.push(...p.rows);
-  }
 }
 
 function defaultThreshold(ctx: AppContext): number {
