@@ -67,7 +67,7 @@ for (const width of [1280, 1600]) {
       const box = el.getBoundingClientRect();
       return {
         scrolls: el.scrollWidth > el.clientWidth + 1,
-        cut: [...el.querySelectorAll(".legend-item")].filter((it) => {
+        cut: Array.from(el.querySelectorAll(".legend-item")).filter((it) => {
           const r = it.getBoundingClientRect();
           return r.right > box.right + 0.5 || r.left < box.left - 0.5 || it.scrollWidth > it.clientWidth + 1;
         }).length,

@@ -5,13 +5,13 @@ import { expect, test, type Frame, type Page } from "@playwright/test";
 import {
   canvas,
   clickNode,
-  dblclickNode,
   idle,
   node,
   nodes,
   onScreen,
   openPlugin,
   pluginFrame,
+  rightclickNode,
   searchAndJump,
   selectedName,
   shot,
@@ -273,7 +273,8 @@ test.describe("at 1280x720", () => {
     await expect(status).toHaveText(/^\d+ visible$/);
   });
 
-  test("expanding a node at the bottom edge brings its children into view", async ({ page }) => {
+  // The context menu's Expand; a double-click keeps the node under the pointer instead (nav.spec.ts, issue 30).
+  test("expanding a node at the bottom edge from its menu brings its children into view", async ({ page }) => {
     const frame = await openPlugin(page, "statistics/");
     const name = "Module.layer1.Sequential.forward.0";
     // The node's header just above the bottom edge of the NPU pane.
@@ -283,7 +284,9 @@ test.describe("at 1280x720", () => {
       p.setView({ scale: p.scale, tx: p.tx, ty: p.size().height - 30 - found.y * p.scale });
     }, name);
     await idle(frame);
-    await dblclickNode(frame, "npu", name);
+    await rightclickNode(frame, "npu", name);
+    await frame.locator(".context-menu button[data-action=toggle]").click();
+    await idle(frame);
     const parent = (await node(frame, "npu", name))!;
     expect(parent.expanded).toBe(true);
     const children = (await nodes(frame, "npu")).filter((n) => n.parent === parent.index);
