@@ -84,7 +84,7 @@ export class App implements MenuHost, SessionHost {
     this.menu.hide();
     const events = {
       select: (p: GraphPane, n: LayoutNode | null) => void this.nodeClicked(p, n),
-      toggle: (p: GraphPane, n: LayoutNode) => void this.toggle(p, n),
+      toggle: (p: GraphPane, n: LayoutNode, inPlace: boolean) => void this.toggle(p, n, inPlace),
       contextMenu: (p: GraphPane, n: LayoutNode, x: number, y: number) => this.menu.show(p, n, x, y),
       error: (m: string) => this.toast(m, "error"),
     };
@@ -301,13 +301,13 @@ export class App implements MenuHost, SessionHost {
     await detail;
   }
 
-  async toggle(p: GraphPane, n: LayoutNode): Promise<void> {
+  async toggle(p: GraphPane, n: LayoutNode, inPlace = false): Promise<void> {
     const expand = !n.expanded;
     const other = this.other(p);
     const sync = other && this.bar.syncCb.checked;
     // The ancestors are read before the change replaces the loaded nodes.
     const target = sync ? this.correspondingIndex(p, n) : Promise.resolve(-1);
-    const work: Promise<unknown>[] = [expand ? p.expand(n.index) : p.collapse(n.index)];
+    const work: Promise<unknown>[] = [expand ? p.expand(n.index, inPlace) : p.collapse(n.index, inPlace)];
     if (other && sync) work.push(target.then((index) => syncExpand(other, index, expand)));
     await Promise.allSettled(work);
   }

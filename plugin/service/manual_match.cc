@@ -214,19 +214,6 @@ std::vector<uint32_t> Subtree(const SideGraph& g, uint32_t root, bool subtree, s
   return out;
 }
 
-// The twin pair of §7.2, when both twins exist and differ from the pair.
-bool Twin(const OpenGraph& f, uint32_t npu, uint32_t bench, uint32_t* tn, uint32_t* tb) {
-  const SideGraph& n = *f.side(vis::SIDE_NPU);
-  const SideGraph& b = *f.side(vis::SIDE_BENCH);
-  std::string on = OppositeName(std::string(n.name(npu))), ob = OppositeName(std::string(b.name(bench)));
-  if (on == n.name(npu) || ob == b.name(bench)) return false;
-  int32_t x = n.Find(on), y = b.Find(ob);
-  if (x < 0 || y < 0) return false;
-  *tn = static_cast<uint32_t>(x);
-  *tb = static_cast<uint32_t>(y);
-  return true;
-}
-
 }  // namespace
 
 std::string MatchingUnsupported(const OpenGraph& f) {
@@ -264,20 +251,10 @@ std::string OppositeName(const std::string& name) {
 
 void PrefetchForMatch(const OpenGraph& f, uint32_t npu, uint32_t bench, bool with_children, bool match,
                       OpenGraph::DetailCache* cache) {
-  std::vector<uint32_t> pairs[2] = {{npu}, {bench}};
-  uint32_t tn = 0, tb = 0;
-  if (Twin(f, npu, bench, &tn, &tb)) {
-    pairs[0].push_back(tn);
-    pairs[1].push_back(tb);
-  }
+  const uint32_t roots[2] = {npu, bench};
   for (vis::Side s : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
     if (s == vis::SIDE_BENCH && !match) break;  // unmatching reads only NPU details
-    std::vector<uint32_t> nodes;
-    for (uint32_t root : pairs[s]) {
-      auto sub = Subtree(*f.side(s), root, with_children, kMaxPrefetchNodes);
-      nodes.insert(nodes.end(), sub.begin(), sub.end());
-    }
-    f.Prefetch(s, std::move(nodes), cache);
+    f.Prefetch(s, Subtree(*f.side(s), roots[s], with_children, kMaxPrefetchNodes), cache);
   }
 }
 
@@ -285,14 +262,8 @@ std::vector<PairOutcome> MatchNodes(OpenGraph* f, uint32_t npu, uint32_t bench, 
                                     const OpenGraph::DetailCache* cache) {
   std::vector<PairOutcome> out;
   Batch batch{cache, {}};
-  uint32_t tn = 0, tb = 0;
-  bool twin = Twin(*f, npu, bench, &tn, &tb);
   out.push_back(MatchOne(f, npu, bench, true, &batch));
   if (out.back().ok && with_children) MatchChildren(f, npu, bench, &batch, &out);
-  if (twin) {
-    out.push_back(MatchOne(f, tn, tb, true, &batch));
-    if (out.back().ok && with_children) MatchChildren(f, tn, tb, &batch, &out);
-  }
   Finish(f, batch);
   return out;
 }
@@ -301,14 +272,8 @@ std::vector<PairOutcome> UnmatchNodes(OpenGraph* f, uint32_t npu, uint32_t bench
                                       const OpenGraph::DetailCache* cache) {
   std::vector<PairOutcome> out;
   Batch batch{cache, {}};
-  uint32_t tn = 0, tb = 0;
-  bool twin = Twin(*f, npu, bench, &tn, &tb) && f->side(vis::SIDE_NPU)->matched(tn) == static_cast<int32_t>(tb);
   out.push_back(UnmatchOne(f, npu, bench, &batch));
   if (out.back().ok && with_children) UnmatchChildren(f, npu, &batch, &out);
-  if (twin) {
-    out.push_back(UnmatchOne(f, tn, tb, &batch));
-    if (out.back().ok && with_children) UnmatchChildren(f, tn, &batch, &out);
-  }
   Finish(f, batch);
   return out;
 }

@@ -28,23 +28,23 @@ struct PairOutcome {
 // mode whose metrics cannot be recomputed from the .vis alone.
 std::string MatchingUnsupported(const OpenGraph& f);
 
-// Matches the pair and its forward/backward twin (§7.2: every "forward" in
-// both names swapped for "backward", or the other way round, when both twins
-// exist). Both nodes must be unmatched and of the same node type (§7.1).
+// Matches exactly the pair picked: its forward/backward twin (§7.2) is left as
+// it is (the reference matched it too, and its unmatch then undid the twin's
+// automatic match: issue 30). Both nodes must be unmatched and of the same
+// node type (§7.1).
 // `with_children`: then pairs their unmatched children by the key
 // "<short name>.<node type>" in order, at every depth (§7.4). Linear in the
 // nodes visited; details come from `cache` (may be null) when it has them.
 std::vector<PairOutcome> MatchNodes(OpenGraph* f, uint32_t npu, uint32_t bench, bool with_children,
                                     const OpenGraph::DetailCache* cache = nullptr);
 
-// Undoes a match of the pair (which must be matched with each other) and of
+// Undoes a match of the pair (which must be matched with each other), not of
 // its twin; `with_children`: also every matched NPU descendant (§7.5).
 std::vector<PairOutcome> UnmatchNodes(OpenGraph* f, uint32_t npu, uint32_t bench, bool with_children,
                                       const OpenGraph::DetailCache* cache = nullptr);
 
 // Under the shared lock, before MatchNodes / UnmatchNodes: reads the details
-// they will need (the pairs, their twins and, `with_children`, their
-// subtrees, at most kMaxPrefetchNodes a side), so that the exclusive section
+// they will need (the pair and, `with_children`, its subtrees, at most kMaxPrefetchNodes a side), so that the exclusive section
 // that follows does no file reading.
 inline constexpr size_t kMaxPrefetchNodes = size_t{1} << 15;
 void PrefetchForMatch(const OpenGraph& f, uint32_t npu, uint32_t bench, bool with_children, bool match,

@@ -50,17 +50,16 @@ TEST(ManualMatchNamesTest, ChildKeyAndOppositeName) {
   EXPECT_EQ(OppositeName("DefaultModel"), "DefaultModel");
 }
 
-TEST_F(ManualMatchTest, MatchingAPairAlsoMatchesItsTwinWithTheBuildersMetrics) {
+TEST_F(ManualMatchTest, MatchingAPairMatchesExactlyThatPairWithTheBuildersMetrics) {
   Open({});
   uint32_t fwd = Node("Module.fc.Linear.forward.0"), bwd = Node("Module.fc.Linear.backward.0");
   EXPECT_EQ(npu().bucket(fwd), 5);  // grey: unmatched
   auto out = MatchNodes(file_.get(), fwd, fwd, false);
-  ASSERT_EQ(out.size(), 2u);
+  ASSERT_EQ(out.size(), 1u);  // not its backward twin (issue 30)
   EXPECT_TRUE(out[0].ok) << out[0].error;
-  EXPECT_TRUE(out[1].ok) << out[1].error;
-  EXPECT_EQ(out[1].npu, "Module.fc.Linear.backward.0");
   EXPECT_EQ(npu().matched(fwd), static_cast<int32_t>(fwd));
-  EXPECT_EQ(bench().matched(bwd), static_cast<int32_t>(bwd));
+  EXPECT_EQ(npu().matched(bwd), -1);
+  EXPECT_EQ(bench().matched(bwd), -1);
 
   // The same metrics and index as ComparePair gives the builder.
   auto d = file_->Detail(vis::SIDE_NPU, fwd);
@@ -75,21 +74,44 @@ TEST_F(ManualMatchTest, MatchingAPairAlsoMatchesItsTwinWithTheBuildersMetrics) {
   EXPECT_EQ(bench().bucket(fwd), npu().bucket(fwd));  // Bench shows its partner's colour
   ASSERT_GT(d->output(0).metric_size(), 0);
   EXPECT_EQ(d->output(0).metric_size(), npu_detail.output(0).metric_size());
-  EXPECT_EQ(file_->manual_matches().size(), 2u);
+  EXPECT_EQ(file_->manual_matches().size(), 1u);
   EXPECT_TRUE(file_->dirty());
 
   // Matching an already matched node is refused; unmatching restores the state.
   auto again = MatchNodes(file_.get(), fwd, Node("Module.conv1.Conv2d.forward.0"), false);
   EXPECT_FALSE(again[0].ok);
   auto un = UnmatchNodes(file_.get(), fwd, fwd, false);
-  ASSERT_EQ(un.size(), 2u);
-  EXPECT_TRUE(un[0].ok && un[1].ok);
+  ASSERT_EQ(un.size(), 1u);
+  EXPECT_TRUE(un[0].ok);
   EXPECT_EQ(npu().matched(fwd), -1);
   EXPECT_FALSE(npu().has_precision(fwd));
   EXPECT_EQ(npu().bucket(bwd), 5);
   EXPECT_EQ(file_->Detail(vis::SIDE_NPU, fwd)->output(0).metric_size(), 0);
   EXPECT_TRUE(file_->manual_matches().empty());
   EXPECT_FALSE(UnmatchNodes(file_.get(), fwd, fwd, false)[0].ok);
+}
+
+TEST_F(ManualMatchTest, MatchAndUnmatchLeaveTheTwinsAutomaticMatchAlone) {
+  testing::FixtureOptions options;
+  options.unmatched = {"Module.fc.Linear.backward.0"};  // its forward twin matched by the builder
+  Open(options);
+  uint32_t fwd = Node("Module.fc.Linear.forward.0"), bwd = Node("Module.fc.Linear.backward.0");
+  ASSERT_EQ(npu().matched(fwd), static_cast<int32_t>(fwd));
+  const double precision = npu().precision(fwd);
+  const int bucket = npu().bucket(fwd);
+  auto out = MatchNodes(file_.get(), bwd, bwd, false);
+  ASSERT_EQ(out.size(), 1u);  // one pair done, not the twin counted again
+  EXPECT_TRUE(out[0].ok) << out[0].error;
+  EXPECT_EQ(file_->manual_matches().size(), 1u);
+  auto un = UnmatchNodes(file_.get(), bwd, bwd, false);
+  ASSERT_EQ(un.size(), 1u);
+  EXPECT_TRUE(un[0].ok);
+  // What was there before: the twin still matched by the builder, nothing manual left to save.
+  EXPECT_EQ(npu().matched(fwd), static_cast<int32_t>(fwd));
+  EXPECT_DOUBLE_EQ(npu().precision(fwd), precision);
+  EXPECT_EQ(npu().bucket(fwd), bucket);
+  EXPECT_EQ(npu().matched(bwd), -1);
+  EXPECT_TRUE(file_->manual_matches().empty());
 }
 
 TEST_F(ManualMatchTest, WithChildrenPairsChildrenByShortName) {
@@ -100,16 +122,23 @@ TEST_F(ManualMatchTest, WithChildrenPairsChildrenByShortName) {
   }
   Open(options);
   uint32_t seq = Node("Module.layer4.Sequential.forward.0");
+  uint32_t back = Node("Module.layer4.Sequential.backward.0");
   auto out = MatchNodes(file_.get(), seq, seq, true);
-  // The pair, its two blocks and four leaves, then the same for the backward twin.
-  ASSERT_EQ(out.size(), 14u);
+  // The pair, its two blocks and four leaves; the backward twin only when picked itself.
+  ASSERT_EQ(out.size(), 7u);
+  EXPECT_EQ(npu().matched(back), -1);
+  auto twin = MatchNodes(file_.get(), back, back, true);
+  ASSERT_EQ(twin.size(), 7u);
+  out.insert(out.end(), twin.begin(), twin.end());
   for (const auto& o : out) {
     EXPECT_TRUE(o.ok) << o.npu << ": " << o.error;
     EXPECT_EQ(o.npu, o.bench);
   }
   for (uint32_t n = 0; n < npu().size(); ++n) EXPECT_GE(npu().matched(n), 0) << npu().name(n);
   auto un = UnmatchNodes(file_.get(), seq, seq, true);
-  EXPECT_EQ(un.size(), 14u);
+  EXPECT_EQ(un.size(), 7u);
+  EXPECT_GE(npu().matched(back), 0);
+  EXPECT_EQ(UnmatchNodes(file_.get(), back, back, true).size(), 7u);
   for (const auto& n : options.unmatched) EXPECT_EQ(npu().matched(Node(n)), -1) << n;
 }
 
@@ -120,17 +149,15 @@ TEST_F(ManualMatchTest, ConfigRoundTripInTheReferenceFormat) {
   std::string config = dir_.Join("compare.vis.config");
   ASSERT_TRUE(WriteMatchConfig(*file_, config, "compare.vis.config").ok());
   // tb_graph_ascend's json.dump(indent=4, ensure_ascii=False): no newline at the end.
-  EXPECT_EQ(Read(config),
-            "{\n    \"Module.fc.Linear.forward.0\": \"Module.fc.Linear.forward.0\",\n"
-            "    \"Module.fc.Linear.backward.0\": \"Module.fc.Linear.backward.0\"\n}");
+  EXPECT_EQ(Read(config), "{\n    \"Module.fc.Linear.forward.0\": \"Module.fc.Linear.forward.0\"\n}");
 
   // A fresh open of the file applies it again, pair by pair.
   auto f = OpenGraph::Open(dir_.Join("compare.vis"), "compare.vis", {});
   ASSERT_TRUE(f.ok());
   auto out = ApplyMatchConfig(f->get(), config, "compare.vis.config");
   ASSERT_TRUE(out.ok()) << out.error().ToString();
-  ASSERT_EQ(out->size(), 2u);
-  EXPECT_TRUE((*out)[0].ok && (*out)[1].ok);
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_TRUE((*out)[0].ok);
   EXPECT_EQ((*f)->side(vis::SIDE_NPU)->matched(fwd), static_cast<int32_t>(fwd));
   EXPECT_DOUBLE_EQ((*f)->side(vis::SIDE_NPU)->precision(fwd), npu().precision(fwd));
 }
@@ -158,7 +185,7 @@ TEST_F(ManualMatchTest, TheJournalReplaysEditsOnAFreshOpenAndCutsATornLastLine) 
   Open({});
   uint32_t fwd = Node("Module.fc.Linear.forward.0"), bwd = Node("Module.fc.Linear.backward.0");
   const std::string journal = JournalPath(dir_.Join("edits"), dir_.path(), "compare.vis");
-  // Match (with the twin), unmatch, match again: each edit's pairs, as the service appends them.
+  // Match, unmatch, match again: each edit's pairs, as the service appends them.
   ASSERT_TRUE(AppendToJournal(journal, "compare.vis", "", true, MatchNodes(file_.get(), fwd, fwd, false)).ok());
   ASSERT_TRUE(AppendToJournal(journal, "compare.vis", "", false, UnmatchNodes(file_.get(), fwd, fwd, false)).ok());
   ASSERT_TRUE(AppendToJournal(journal, "compare.vis", "", true, MatchNodes(file_.get(), fwd, fwd, false)).ok());
@@ -169,18 +196,18 @@ TEST_F(ManualMatchTest, TheJournalReplaysEditsOnAFreshOpenAndCutsATornLastLine) 
   auto j = RecoverJournal(journal);
   ASSERT_TRUE(j.ok()) << j.error().ToString();
   ASSERT_EQ(j->warnings.size(), 1u);
-  EXPECT_NE(j->warnings[0].find("line 8: torn last line"), std::string::npos) << j->warnings[0];
+  EXPECT_NE(j->warnings[0].find("line 5: torn last line"), std::string::npos) << j->warnings[0];
   EXPECT_EQ(Read(journal), whole);  // cut back to its last whole line
   EXPECT_EQ(j->base, "");
-  ASSERT_EQ(j->entries.size(), 6u);
-  EXPECT_FALSE(j->entries[2].match);
+  ASSERT_EQ(j->entries.size(), 3u);
+  EXPECT_FALSE(j->entries[1].match);
 
   auto fresh = OpenGraph::Open(dir_.Join("compare.vis"), "compare.vis", {});
   ASSERT_TRUE(fresh.ok());
   for (const auto& o : ReplayEdits(fresh->get(), j->entries)) EXPECT_TRUE(o.ok) << o.npu << ": " << o.error;
   const SideGraph& n = *(*fresh)->side(vis::SIDE_NPU);
   EXPECT_EQ(n.matched(fwd), static_cast<int32_t>(fwd));
-  EXPECT_EQ(n.matched(bwd), static_cast<int32_t>(bwd));
+  EXPECT_EQ(n.matched(bwd), -1);
   EXPECT_DOUBLE_EQ(n.precision(fwd), npu().precision(fwd));
   EXPECT_EQ(n.bucket(fwd), npu().bucket(fwd));
   EXPECT_EQ((*fresh)->manual_matches(), file_->manual_matches());
@@ -191,7 +218,7 @@ TEST_F(ManualMatchTest, TheJournalReplaysEditsOnAFreshOpenAndCutsATornLastLine) 
   j = RecoverJournal(journal);
   ASSERT_TRUE(j.ok());
   EXPECT_TRUE(j->warnings.empty()) << j->warnings[0];
-  EXPECT_EQ(j->entries.size(), 8u);
+  EXPECT_EQ(j->entries.size(), 4u);
   ASSERT_TRUE(RemoveJournal(journal).ok());
   j = RecoverJournal(journal);
   ASSERT_TRUE(j.ok());
@@ -216,9 +243,9 @@ TEST_F(ManualMatchTest, AJournalNamesItsBaseConfigAndSkipsDamagedLines) {
   auto j = RecoverJournal(journal);
   ASSERT_TRUE(j.ok()) << j.error().ToString();
   EXPECT_EQ(j->base, "compare.vis.config");
-  EXPECT_EQ(j->entries.size(), 4u);
+  EXPECT_EQ(j->entries.size(), 2u);  // the pair matched, then unmatched (not its twin)
   ASSERT_EQ(j->warnings.size(), 2u);
-  EXPECT_NE(j->warnings[0].find("line 6: not an edit"), std::string::npos) << j->warnings[0];
+  EXPECT_NE(j->warnings[0].find("line 4: not an edit"), std::string::npos) << j->warnings[0];
   // A pair whose nodes are gone is reported, not fatal.
   auto out = ReplayEdits(file_.get(), {{true, "Module.gone.forward.0", "Module.fc.Linear.forward.0"}});
   ASSERT_EQ(out.size(), 1u);

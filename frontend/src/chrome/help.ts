@@ -45,6 +45,8 @@ function render(lines: string[]): HTMLElement[] {
     para = [];
   };
   for (const line of lines) {
+    // Comments are for the doc tests (<!-- doc-test: ... -->), not for readers.
+    if (!code && /^\s*<!--.*-->\s*$/.test(line)) continue;
     if (line.startsWith("```")) {
       if (code) {
         out.push(h("pre", null, code.join("\n")));

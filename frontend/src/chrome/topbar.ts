@@ -81,6 +81,7 @@ export class TopBar {
     this.syncCb.parentElement!.title = t("syncExpandTip");
     this.labels.minimap.textContent = t("minimap");
     this.fitBtn.textContent = t("fit");
+    this.fitBtn.title = t("fitTip");
     this.langBtn.textContent = t("language");
     this.langBtn.title = t("languageTip");
     this.guideBtn.textContent = t("guide");

@@ -46,7 +46,7 @@ export class ConvertDialog {
 
   constructor(private readonly host: ConvertHost) {
     this.el.hidden = true;
-    this.form = new ConvertForm(() => this.replan());
+    this.form = new ConvertForm(() => this.formChanged());
     this.el.append(
       h(
         "div.convert-box",
@@ -112,6 +112,17 @@ export class ConvertDialog {
     this.logTitle.textContent = ct("log");
     this.form.relabel();
     this.render();
+  }
+
+  /** A new form: the finished job's outcome (its red error too) belongs to the old one. */
+  private formChanged() {
+    const job = this.shown ? this.jobs.get(this.shown) : undefined;
+    if (!job || GraphApi.finished(job)) {
+      this.shown = null;
+      this.error.textContent = "";
+      this.render();
+    }
+    this.replan();
   }
 
   /** What the form would write, asked of the server's planner (debounced). */

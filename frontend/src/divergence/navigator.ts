@@ -149,7 +149,7 @@ export class DivergenceNav {
     else
       this.status.textContent = item
         ? [`${this.at + 1}/${n}`, item.reasonText, marginText(item)].filter(Boolean).join(" · ")
-        : `${n}`;
+        : t(n === 1 ? "divergenceCountOne" : "divergenceCount", { n });
     if (item) this.status.title = [item.name, item.reasonText, marginText(item), item.note].filter(Boolean).join("\n");
     else if (compare && this.ranked && !n && this.reply.noneBeyondNoise)
       this.status.title = `${this.verdict()}\n${t("noneBeyondNoiseTip", { t: formatMargin(this.reply.threshold) })}`;

@@ -4,8 +4,16 @@
 import type { ColorBucket, LayoutNode } from "../api/client";
 import { Side } from "../api/client";
 import type { GraphPane } from "../graph/pane";
-import { HEADER, bucketLabel, darken, isCollection, luminance, nodeFill, unmatchedColour } from "../graph/paint";
-import { radius } from "../graph/scene";
+import {
+  DIVERGENCE_COLOUR,
+  HEADER,
+  bucketLabel,
+  darken,
+  isCollection,
+  nodeFill,
+  unmatchedColour,
+} from "../graph/paint";
+import { MIN_LABEL_PX, labelColour, nodeLabel, radius } from "../graph/scene";
 import { palette } from "../theme";
 
 export interface PaneShot {
@@ -26,7 +34,7 @@ function num(v: number): string {
 }
 
 /** One pane's nodes on screen, in pane pixels, as SVG elements. */
-function paneBody(shot: PaneShot, legend: readonly ColorBucket[], compare: boolean, id: string): string {
+function paneBody(shot: PaneShot, legend: readonly ColorBucket[], compare: boolean): string {
   const p = shot.pane;
   const pal = palette();
   const s = p.scale;
@@ -42,6 +50,8 @@ function paneBody(shot: PaneShot, legend: readonly ColorBucket[], compare: boole
     if (n.expanded && n.parent >= 0) out.push(`<rect ${box(n, true)} fill="${pal.containerFill}"/>`);
   }
   const labelled = HEADER * s >= 8;
+  const measure = document.createElement("canvas").getContext("2d");
+  const m = Math.max(3, Math.min(7, HEADER * s * 0.32));
   for (const n of onScreen) {
     const fill = nodeFill(n, legend, compare);
     const stroke =
@@ -53,27 +63,33 @@ function paneBody(shot: PaneShot, legend: readonly ColorBucket[], compare: boole
       `<rect ${box(n, false)} rx="${r}" fill="${fill}"/>`,
       `<rect ${box(n, true)} rx="${r}" fill="none" stroke="${stroke}"${dash}/>`,
     ];
-    const font = (n.nodeType === 1 && !n.expandable ? 6 : 8) * s;
-    if (labelled && font >= 5) {
-      const clip = `${id}-c${n.index}`;
-      const x = n.x * s + p.tx;
-      const y = n.y * s + p.ty;
-      const colour = luminance(fill) > 0.55 ? pal.textOnFill : pal.text;
+    const x = n.x * s + p.tx;
+    const y = n.y * s + p.ty;
+    // The label the canvas draws: fitted with its middle ellipsis, clear of the ◆ mark (graph/scene.ts).
+    const fitted = labelled && measure && n.width * s >= 12 ? nodeLabel(measure, n) : null;
+    if (fitted?.text && fitted.font * s >= MIN_LABEL_PX) {
       parts.push(
-        `<clipPath id="${clip}"><rect x="${num(x + 2)}" y="${num(y)}" width="${num(Math.max(0, n.width * s - 4))}" ` +
-          `height="${num(HEADER * s)}"/></clipPath>`,
-        `<text x="${num(x + (n.width * s) / 2)}" y="${num(y + (HEADER * s) / 2)}" font-size="${num(font)}" ` +
-          `text-anchor="middle" fill="${colour}" clip-path="url(#${clip})">${esc(n.label || n.name)}</text>`,
+        `<text x="${num((n.x + n.width / 2 + fitted.dx) * s + p.tx)}" y="${num(y + (HEADER * s) / 2)}" ` +
+          `font-size="${num(fitted.font * s)}" text-anchor="middle" fill="${labelColour(fill)}">${esc(fitted.text)}</text>`,
       );
     }
-    const ring =
-      n.index === p.selected
-        ? pal.selected
-        : n.index === p.counterpart
-          ? pal.counterpart
-          : n.divergent
-            ? "#E32020"
-            : "";
+    // The divergence cue: a red border on the divergent node, its worst descendant's colour on a collapsed
+    // ancestor, and the ◆ at the left of the header.
+    if (s >= 0.05 && (n.divergent || n.containsDivergence)) {
+      if (n.divergent || !n.expanded) {
+        const colour = n.divergent ? DIVERGENCE_COLOUR : (legend[n.worstDescendantBucket]?.color ?? DIVERGENCE_COLOUR);
+        parts.push(
+          `<rect ${box(n, true)} rx="${r}" fill="none" stroke="${colour}" stroke-width="3" data-mark="divergence"/>`,
+        );
+      }
+      const cx = x + m + 3;
+      const cy = y + (HEADER * s) / 2;
+      parts.push(
+        `<path d="M${num(cx)} ${num(cy - m)}L${num(cx + m)} ${num(cy)}L${num(cx)} ${num(cy + m)}L${num(cx - m)} ${num(cy)}Z" ` +
+          `fill="${DIVERGENCE_COLOUR}" stroke="#FFFFFF" data-mark="diamond"/>`,
+      );
+    }
+    const ring = n.index === p.selected ? pal.selected : n.index === p.counterpart ? pal.counterpart : "";
     if (ring) parts.push(`<rect ${box(n, true)} rx="${r}" fill="none" stroke="${ring}" stroke-width="2.5"/>`);
     const selected = n.index === p.selected ? ` data-selected="true"` : "";
     out.push(`<g class="node" data-index="${n.index}" data-name="${esc(n.name)}"${selected}>${parts.join("")}</g>`);
@@ -119,13 +135,12 @@ export function viewSvg(
   let x = GAP;
   shots.forEach((sh, i) => {
     const { w, h } = sizes[i];
-    const id = `p${i}`;
     body.push(
       `<text x="${x}" y="15" font-size="13" font-weight="bold" fill="${pal.text}">${esc(sh.title)}</text>`,
       `<svg x="${x}" y="${TITLE}" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" class="pane" ` +
         `data-side="${sh.pane.side === Side.SIDE_BENCH ? "bench" : "npu"}">`,
       `<rect width="${w}" height="${h}" fill="${pal.background}" stroke="${pal.stroke}"/>`,
-      paneBody(sh, legend, compare, id),
+      paneBody(sh, legend, compare),
       `</svg>`,
     );
     x += w + GAP;

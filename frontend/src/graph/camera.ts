@@ -1,10 +1,12 @@
 // The view transform of a pane: screen = layout * scale + (tx, ty). Fitting,
 // centring on a node, zooming about a point and the easing between views.
 import type { LayoutNode, Rect } from "../api/client";
-import { HEADER } from "./paint";
+import { HEADER, NODE_API } from "./paint";
 
 export const MIN_SCALE = 0.01;
 export const MAX_SCALE = 12;
+/** The label size a jump zooms to (px), when the node's width allows. */
+export const READABLE_PX = 10;
 
 export interface View {
   tx: number;
@@ -76,11 +78,16 @@ export class Camera implements View {
     this.set({ scale: s, tx: Math.max(16, (this.width - rootWidth * s) / 2), ty: 16 });
   }
 
-  /** The view centred on a node, zoomed so that its label reads. */
-  centred(n: LayoutNode): View {
+  /**
+   * The view centred on a node, zoomed so that its label reads (READABLE_PX at `font`, the label's size in
+   * layout units, by default the size before fitting), or its width fits.
+   */
+  centred(n: LayoutNode, font = n.nodeType === NODE_API && !n.expandable ? 6 : 8): View {
     let s = this.scale;
-    if (n.width * s > this.width * 0.9) s = clamp((this.width * 0.9) / n.width, MIN_SCALE, MAX_SCALE);
-    if (s < 0.6 && n.width * 0.6 < this.width * 0.9) s = 0.6; // readable labels when a small node is the goal
+    const fits = (this.width * 0.9) / n.width;
+    const readable = READABLE_PX / font;
+    if (s < readable) s = Math.min(readable, Math.max(s, fits));
+    if (n.width * s > this.width * 0.9) s = clamp(fits, MIN_SCALE, MAX_SCALE);
     const tx = this.width / 2 - (n.x + n.width / 2) * s;
     const boxH = n.expanded ? n.height : HEADER;
     const ty = boxH * s > this.height * 0.7 ? this.height * 0.2 - n.y * s : this.height / 2 - (n.y + boxH / 2) * s;

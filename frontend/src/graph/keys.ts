@@ -1,9 +1,13 @@
 // Keyboard navigation of a pane, as msprobe documents it: W/S zoom in and
-// out about the centre while held, A/D pan left and right, the arrow keys
-// (or Shift with W/S) pan up and down; +/- zoom a step, F fits the graph.
+// out about the centre, A/D pan left and right, the arrow keys (or Shift
+// with W/S) pan up and down: a press moves one step, a key held past
+// HOLD_MS keeps moving; +/- zoom a step, F fits the graph.
 
 const PAN_SPEED = 700; // screen px per second
 const ZOOM_SPEED = 2.5; // scale factor per second
+export const PAN_STEP = 80; // screen px a press pans
+export const ZOOM_STEP = 1.25; // the factor a press zooms
+const HOLD_MS = 250; // a key held this long moves on continuously
 
 /** What the keys drive on their pane. */
 export interface KeyTarget {
@@ -26,7 +30,7 @@ function motion(key: string, shift: boolean): string | null {
 }
 
 export class PaneKeys {
-  private held = new Set<string>();
+  private held = new Map<string, number>(); // motion -> when its key went down
   private keyLoop: number | null = null;
   private lastKeyTime = 0;
 
@@ -35,15 +39,23 @@ export class PaneKeys {
   /** True when the key was one of the pane's. */
   keyDown(key: string, shift = false): boolean {
     const m = motion(key, shift);
+    const { width, height } = this.pane.size();
     if (m) {
-      this.held.add(m);
+      if (this.held.has(m)) return true; // the key's auto-repeat: the hold is under way
+      this.held.set(m, performance.now());
+      // One step for the press itself.
+      if (m === "in" || m === "out") this.pane.zoomAt(m === "in" ? ZOOM_STEP : 1 / ZOOM_STEP, width / 2, height / 2);
+      else
+        this.pane.panBy(
+          m === "left" ? PAN_STEP : m === "right" ? -PAN_STEP : 0,
+          m === "up" ? PAN_STEP : m === "down" ? -PAN_STEP : 0,
+        );
       if (this.keyLoop === null) {
         this.lastKeyTime = performance.now();
         this.keyLoop = requestAnimationFrame(this.keyStep);
       }
       return true;
     }
-    const { width, height } = this.pane.size();
     if (key === "=" || key === "+") {
       this.pane.zoomAt(1.25, width / 2, height / 2);
       return true;
@@ -74,15 +86,20 @@ export class PaneKeys {
   private keyStep = (now: number) => {
     const dt = Math.min(0.05, (now - this.lastKeyTime) / 1000);
     this.lastKeyTime = now;
+    // Only the keys held past HOLD_MS move on; a tap had its step on the press.
+    const on = (m: string) => {
+      const since = this.held.get(m);
+      return since !== undefined && now - since >= HOLD_MS;
+    };
     let dx = 0;
     let dy = 0;
     // The keys move the view: "up" looks up (the graph moves down), and so on.
-    if (this.held.has("up")) dy += 1;
-    if (this.held.has("down")) dy -= 1;
-    if (this.held.has("left")) dx += 1;
-    if (this.held.has("right")) dx -= 1;
+    if (on("up")) dy += 1;
+    if (on("down")) dy -= 1;
+    if (on("left")) dx += 1;
+    if (on("right")) dx -= 1;
     if (dx || dy) this.pane.panBy(dx * PAN_SPEED * dt, dy * PAN_SPEED * dt);
-    const zoom = (this.held.has("in") ? 1 : 0) - (this.held.has("out") ? 1 : 0);
+    const zoom = (on("in") ? 1 : 0) - (on("out") ? 1 : 0);
     if (zoom) {
       const { width, height } = this.pane.size();
       this.pane.zoomAt(Math.pow(ZOOM_SPEED, zoom * dt), width / 2, height / 2);

@@ -7,6 +7,7 @@ import { HEADER } from "./paint";
 
 const MAX_W = 120;
 const MAX_H = 150;
+const MIN_SIDE = 48;
 
 /** What the minimap reads and drives on its pane. */
 export interface MinimapTarget {
@@ -27,7 +28,8 @@ export class Minimap {
   private base: HTMLCanvasElement = document.createElement("canvas");
   private dirty = true;
   private visible = true;
-  private k = 1; // minimap px per layout unit
+  private kx = 1; // minimap px per layout unit, across
+  private ky = 1; // and down (a tall graph is squeezed less across than down, so it is not a sliver)
   private w = MAX_W;
   private h = 60;
 
@@ -40,7 +42,7 @@ export class Minimap {
     let dragging = false;
     const move = (e: PointerEvent) => {
       const r = this.el.getBoundingClientRect();
-      this.pane.lookAt((e.clientX - r.left) / this.k, (e.clientY - r.top) / this.k);
+      this.pane.lookAt((e.clientX - r.left) / this.kx, (e.clientY - r.top) / this.ky);
     };
     this.el.addEventListener("pointerdown", (e) => {
       dragging = true;
@@ -87,13 +89,13 @@ export class Minimap {
     ctx.clearRect(0, 0, this.w, this.h);
     ctx.drawImage(this.base, 0, 0, this.w, this.h);
     const pal = palette();
-    const x = v.x * this.k;
-    const y = v.y * this.k;
+    const x = v.x * this.kx;
+    const y = v.y * this.ky;
     ctx.fillStyle = pal.minimapViewport;
-    ctx.fillRect(x, y, v.width * this.k, v.height * this.k);
+    ctx.fillRect(x, y, v.width * this.kx, v.height * this.ky);
     ctx.strokeStyle = pal.minimapViewportStroke;
     ctx.lineWidth = 1;
-    ctx.strokeRect(x + 0.5, y + 0.5, Math.max(2, v.width * this.k - 1), Math.max(2, v.height * this.k - 1));
+    ctx.strokeRect(x + 0.5, y + 0.5, Math.max(2, v.width * this.kx - 1), Math.max(2, v.height * this.ky - 1));
   }
 
   private redrawBase(dpr: number) {
@@ -102,9 +104,12 @@ export class Minimap {
     const size = p.size();
     const maxW = Math.min(MAX_W, size.width * 0.25);
     const maxH = Math.min(MAX_H, size.height * 0.3);
-    this.k = Math.min(maxW / p.rootWidth, maxH / p.rootHeight);
-    this.w = Math.max(20, Math.ceil(p.rootWidth * this.k));
-    this.h = Math.max(20, Math.ceil(p.rootHeight * this.k));
+    const k = Math.min(maxW / p.rootWidth, maxH / p.rootHeight);
+    // At least MIN_SIDE px each way: a graph many times taller than wide is stretched across.
+    this.kx = Math.max(k, Math.min(maxW, MIN_SIDE) / p.rootWidth);
+    this.ky = Math.max(k, Math.min(maxH, MIN_SIDE) / p.rootHeight);
+    this.w = Math.max(20, Math.ceil(p.rootWidth * this.kx));
+    this.h = Math.max(20, Math.ceil(p.rootHeight * this.ky));
     for (const c of [this.el, this.base]) {
       c.width = Math.round(this.w * dpr);
       c.height = Math.round(this.h * dpr);
@@ -117,17 +122,18 @@ export class Minimap {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = pal.minimapBackground;
     ctx.fillRect(0, 0, this.w, this.h);
-    const k = this.k;
+    const kx = this.kx;
+    const ky = this.ky;
     for (const n of p.nodes) {
-      const w = n.width * k;
+      const w = n.width * kx;
       if (w < 0.3) continue;
       if (n.expanded) {
         ctx.strokeStyle = pal.stroke;
         ctx.lineWidth = 0.5;
-        ctx.strokeRect(n.x * k, n.y * k, w, n.height * k);
+        ctx.strokeRect(n.x * kx, n.y * ky, w, n.height * ky);
       } else {
         ctx.fillStyle = p.fillOf(n);
-        ctx.fillRect(n.x * k, n.y * k, Math.max(0.5, w), Math.max(0.5, HEADER * k));
+        ctx.fillRect(n.x * kx, n.y * ky, Math.max(0.5, w), Math.max(0.5, HEADER * ky));
       }
     }
   }

@@ -22,13 +22,14 @@ import { PaneKeys } from "./keys";
 import { Minimap } from "./minimap";
 import { HEADER, nodeFill } from "./paint";
 import { bindPointer } from "./pointer";
-import { type Label, drawScene, nodeLabel } from "./scene";
+import { type Label, MIN_LABEL_PX, drawScene, labelColour, nodeLabel } from "./scene";
 
 const KEEP_NODES = 30_000; // loaded nodes kept across window refetches
 
 export interface PaneEvents {
   select(pane: GraphPane, node: LayoutNode | null): void;
-  toggle(pane: GraphPane, node: LayoutNode): void;
+  /** `inPlace`: a double-click, whose node stays under the pointer. */
+  toggle(pane: GraphPane, node: LayoutNode, inPlace: boolean): void;
   contextMenu?(pane: GraphPane, node: LayoutNode, x: number, y: number): void;
   error(message: string): void;
 }
@@ -114,7 +115,7 @@ export class GraphPane implements FetchTarget {
         this.invalidate();
       },
       select: (n) => this.events.select(this, n),
-      toggle: (n) => this.events.toggle(this, n),
+      toggle: (n) => this.events.toggle(this, n, true),
       contextMenu: (n, x, y) => {
         if (!this.events.contextMenu) return false;
         this.events.contextMenu(this, n, x, y);
@@ -173,7 +174,8 @@ export class GraphPane implements FetchTarget {
   }
 
   /** Expands a node; when its children land past an edge of the screen, the view moves them into it. */
-  async expand(index: number): Promise<void> {
+  async expand(index: number, inPlace = false): Promise<void> {
+    if (inPlace) return this.inPlace(index, () => this.mutate("expand", index));
     await this.mutate("expand", index);
     const n = this.node(index);
     if (!n) return;
@@ -189,8 +191,20 @@ export class GraphPane implements FetchTarget {
     if (to) this.camera.set(to, true);
   }
 
-  collapse(index: number): Promise<void> {
+  collapse(index: number, inPlace = false): Promise<void> {
+    if (inPlace) return this.inPlace(index, () => this.mutate("collapse", index));
     return this.mutate("collapse", index);
+  }
+
+  /** Runs a layout change and moves the view so that the node's header stays where it was on screen. */
+  private async inPlace(index: number, change: () => Promise<void>): Promise<void> {
+    const before = this.node(index);
+    const at = before ? { x: before.x * this.scale + this.tx, y: before.y * this.scale + this.ty } : null;
+    await change();
+    const n = this.node(index);
+    if (!n || !at) return;
+    const s = this.scale;
+    this.camera.set({ scale: s, tx: at.x - n.x * s, ty: at.y - n.y * s });
   }
 
   /** Expands every ancestor of the node, then centres and selects it. */
@@ -247,7 +261,8 @@ export class GraphPane implements FetchTarget {
 
   centerOn(index: number, animate = true) {
     const n = this.node(index);
-    if (n) this.camera.set(this.camera.centred(n), animate);
+    // The label as fitted to the node (it may be set smaller than the node type's font).
+    if (n) this.camera.set(this.camera.centred(n, nodeLabel(this.ctx, n).font), animate);
   }
 
   /** Canvas coordinates of the middle of a loaded node's header (tests and automation click there). */
@@ -261,6 +276,29 @@ export class GraphPane implements FetchTarget {
   labelOf(name: string): string | null {
     const n = this.nodes.find((x) => x.name === name);
     return n ? nodeLabel(this.ctx, n).text : null;
+  }
+
+  /** Where a loaded node's label is drawn, in canvas px, and its colours (tests read it). */
+  labelBox(
+    name: string,
+  ): { text: string; left: number; right: number; markRight: number; colour: string; fill: string } | null {
+    const i = this.nodes.findIndex((x) => x.name === name);
+    if (i < 0) return null;
+    const n = this.nodes[i];
+    const l = nodeLabel(this.ctx, n);
+    const s = this.scale;
+    const centre = (n.x + n.width / 2 + l.dx) * s + this.tx;
+    const m = Math.max(3, Math.min(7, HEADER * s * 0.32));
+    const marked = n.divergent || n.containsDivergence;
+    const drawn = HEADER * s >= 8 && n.width * s >= 12 && l.font * s >= MIN_LABEL_PX;
+    return {
+      text: drawn ? l.text : "",
+      left: centre - (l.width * s) / 2,
+      right: centre + (l.width * s) / 2,
+      markRight: marked ? n.x * s + this.tx + 2 * m + 3 : -Infinity,
+      colour: labelColour(this.fills[i]),
+      fill: this.fills[i],
+    };
   }
 
   /** Whether the node is loaded and its header is on screen. */

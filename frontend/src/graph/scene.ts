@@ -3,20 +3,13 @@
 // nodes that intersect the screen are drawn.
 import { type ColorBucket, type LayoutNode, type Rect, OverflowLevel, Side } from "../api/client";
 import { palette } from "../theme";
-import {
-  DIVERGENCE_COLOUR,
-  HEADER,
-  NODE_API,
-  OVERFLOW_COLOURS,
-  darken,
-  isCollection,
-  luminance,
-  overflowRank,
-} from "./paint";
+import { DIVERGENCE_COLOUR, HEADER, NODE_API, OVERFLOW_COLOURS, darken, isCollection, overflowRank } from "./paint";
 
 export interface Label {
   text: string;
   font: number; // layout units
+  width: number; // of the text, layout units
+  dx: number; // the text's centre right of the header's, layout units (room left for the ◆ or overflow mark)
 }
 
 /** What a frame reads of a pane; labels is a cache the frame fills. */
@@ -40,6 +33,42 @@ export interface Scene {
   node(index: number): LayoutNode | undefined;
   /** Filled with the indices of the nodes that got a name tag (tests read it). */
   tagged: number[];
+}
+
+/** Labels smaller than this are not drawn: they cannot be read (the tags name the nodes that matter). */
+export const MIN_LABEL_PX = 8;
+
+/** The text colour with the higher contrast (WCAG) on a fill: the theme's text or its text-on-fill. */
+export function labelColour(fill: string): string {
+  const pal = palette();
+  const bg = relativeLuminance(fill);
+  const ratio = (c: string) => {
+    const l = relativeLuminance(c);
+    return (Math.max(l, bg) + 0.05) / (Math.min(l, bg) + 0.05);
+  };
+  return ratio(pal.textOnFill) >= ratio(pal.text) ? pal.textOnFill : pal.text;
+}
+
+/** WCAG relative luminance of "#RRGGBB" (sRGB linearised); other colours count as white. */
+export function relativeLuminance(colour: string): number {
+  const m = /^#([0-9a-f]{6})$/i.exec(colour);
+  if (!m) return 1;
+  const v = parseInt(m[1], 16);
+  const lin = (c: number) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * lin(((v >> 16) & 255) / 255) + 0.7152 * lin(((v >> 8) & 255) / 255) + 0.0722 * lin((v & 255) / 255);
+}
+
+/** The screen x where a node's drawn label ends. */
+export function labelRight(n: LayoutNode, l: Label, s: number, tx: number): number {
+  return (n.x + n.width / 2 + l.dx + l.width / 2) * s + tx;
+}
+
+/** Layout units a header keeps free of its label: left of it the ◆ divergence mark, right the overflow corner. */
+export function labelRoom(n: LayoutNode): { left: number; right: number } {
+  const left = n.divergent || n.containsDivergence ? 16 : 0;
+  const right =
+    n.overflow !== OverflowLevel.OVERFLOW_NONE && n.overflow !== undefined ? 8 + overflowRank(n.overflow) * 3 : 0;
+  return { left, right };
 }
 
 export function drawScene(sc: Scene): number {
@@ -152,27 +181,6 @@ export function drawScene(sc: Scene): number {
         ctx.lineWidth = 1;
       }
     }
-    if (HEADER * s >= 10) {
-      ctx.font = `bold ${Math.round(7 * Math.min(1.5, s))}px system-ui, sans-serif`;
-      ctx.textAlign = "right";
-      ctx.textBaseline = "top";
-      for (const i of visible) {
-        const n = nodes[i];
-        if (n.overflow !== OverflowLevel.OVERFLOW_CRITICAL || n.width * s < 90) continue;
-        const size = 17 * Math.min(1.5, s);
-        const x = (n.x + n.width) * s + tx - size - 2;
-        const y = n.y * s + ty + 1;
-        ctx.fillStyle = "#FFFFFF";
-        ctx.fillRect(
-          x - ctx.measureText("NaN/Inf").width - 2,
-          y,
-          ctx.measureText("NaN/Inf").width + 4,
-          9 * Math.min(1.5, s),
-        );
-        ctx.fillStyle = OVERFLOW_COLOURS[OverflowLevel.OVERFLOW_CRITICAL];
-        ctx.fillText("NaN/Inf", x, y + 0.5);
-      }
-    }
   }
 
   // Divergence cue: the node that diverges by itself gets a red border, a
@@ -224,19 +232,39 @@ export function drawScene(sc: Scene): number {
       const fitted = label(sc, i);
       if (!fitted.text) continue;
       const px = fitted.font * s;
-      if (px < 5) continue;
+      if (px < MIN_LABEL_PX) continue;
       if (px !== font) {
         font = px;
         ctx.font = `${px}px system-ui, sans-serif`;
       }
-      const fill = sc.fills[i];
-      const c = luminance(fill) > 0.55 ? pal.textOnFill : pal.text;
+      const c = labelColour(sc.fills[i]);
       if (c !== colour) {
         colour = c;
         ctx.fillStyle = c;
       }
-      ctx.fillText(fitted.text, n.x * s + tx + w / 2, (n.y + HEADER / 2) * s + ty + 0.5);
-      if (px >= 8) shown.add(i);
+      ctx.fillText(fitted.text, (n.x + n.width / 2 + fitted.dx) * s + tx, (n.y + HEADER / 2) * s + ty + 0.5);
+      shown.add(i);
+    }
+  }
+
+  // The NaN/Inf word beside the critical overflow mark, where the label leaves room for it.
+  if (s >= 0.15 && HEADER * s >= 10) {
+    ctx.font = `bold ${Math.round(7 * Math.min(1.5, s))}px system-ui, sans-serif`;
+    ctx.textAlign = "right";
+    ctx.textBaseline = "top";
+    const word = ctx.measureText("NaN/Inf").width;
+    for (const i of visible) {
+      const n = nodes[i];
+      if (n.overflow !== OverflowLevel.OVERFLOW_CRITICAL || n.width * s < 90) continue;
+      const size = 17 * Math.min(1.5, s);
+      const x = (n.x + n.width) * s + tx - size - 2;
+      const y = n.y * s + ty + 1;
+      const l = sc.labels[i];
+      if (l?.text && shown.has(i) && labelRight(n, l, s, tx) > x - word - 4) continue;
+      ctx.fillStyle = "#FFFFFF";
+      ctx.fillRect(x - word - 2, y, word + 4, 9 * Math.min(1.5, s));
+      ctx.fillStyle = OVERFLOW_COLOURS[OverflowLevel.OVERFLOW_CRITICAL];
+      ctx.fillText("NaN/Inf", x, y + 0.5);
     }
   }
 
@@ -281,10 +309,15 @@ function label(sc: Scene, i: number): Label {
 /** A node's label fitted to its header (changes ctx.font). */
 export function nodeLabel(ctx: CanvasRenderingContext2D, n: LayoutNode): Label {
   const font = n.nodeType === NODE_API && !n.expandable ? 6 : 8;
-  return fitLabel(n.label || n.name, n.width - 4, font, (x, px) => {
+  const room = labelRoom(n);
+  const measure = (x: string, px: number) => {
     ctx.font = `${px}px system-ui, sans-serif`;
     return ctx.measureText(x).width;
-  });
+  };
+  const l = fitLabel(n.label || n.name, n.width - 4 - room.left - room.right, font, measure);
+  l.width = l.text ? measure(l.text, l.font) : 0;
+  l.dx = (room.left - room.right) / 2;
+  return l;
 }
 
 /**
@@ -295,26 +328,27 @@ export function nodeLabel(ctx: CanvasRenderingContext2D, n: LayoutNode): Label {
  * little for that core, and only then is the middle of the name cut.
  */
 export function fitLabel(text: string, avail: number, font: number, width: (s: string, px: number) => number): Label {
-  if (width(text, font) <= avail) return { text, font };
-  if (avail < font) return { text: "", font };
+  const fitted = (text: string, font: number): Label => ({ text, font, width: 0, dx: 0 });
+  if (width(text, font) <= avail) return fitted(text, font);
+  if (avail < font) return fitted("", font);
   const parts = text.split(".");
   const module = /^(forward|backward)$/.test(parts[parts.length - 2] ?? "");
   const core = Math.min(parts.length, module ? 4 : 3);
   let tail = text;
   for (let k = 1; k <= parts.length - core; k++) {
     tail = "…" + parts.slice(k).join(".");
-    if (width(tail, font) <= avail) return { text: tail, font };
+    if (width(tail, font) <= avail) return fitted(tail, font);
   }
   const small = font * 0.7;
   for (let px = font - 0.5; px >= small; px -= 0.5) {
-    if (width(tail, px) <= avail) return { text: tail, font: px };
+    if (width(tail, px) <= avail) return fitted(tail, px);
   }
   for (let keep = tail.length - 1; keep > 1; keep--) {
     const head = Math.ceil(keep / 3);
     const cut = tail.slice(0, head) + "…" + tail.slice(tail.length - (keep - head));
-    if (width(cut, small) <= avail) return { text: cut, font: small };
+    if (width(cut, small) <= avail) return fitted(cut, small);
   }
-  return { text: "", font };
+  return fitted("", font);
 }
 
 /**
@@ -340,17 +374,21 @@ function drawTags(sc: Scene, visible: number[], drawnLabel: (i: number) => boole
   ctx.textBaseline = "middle";
   let count = 0;
   const order = visible.filter((i) => keep(sc.nodes[i]) && !drawnLabel(i));
-  // The selection last, so it is drawn on top.
-  order.sort((a, b) => Number(sc.nodes[a].index === sc.selected) - Number(sc.nodes[b].index === sc.selected));
+  // The selection and its counterpart first: a tag that would overlap one already placed is left out.
+  const rank = (i: number) => (sc.nodes[i].index === sc.selected ? 0 : sc.nodes[i].index === sc.counterpart ? 1 : 2);
+  order.sort((a, b) => rank(a) - rank(b));
+  const placed: { x: number; y: number; w: number }[] = [];
   for (const i of order) {
     if (count++ > 300) break;
     const n = sc.nodes[i];
     const text = fitLabel(n.label || n.name, 200, 10, (x) => ctx.measureText(x).width).text;
     if (!text) continue;
-    sc.tagged.push(n.index);
     const w = ctx.measureText(text).width + 6;
     const x = Math.max(2, Math.min(sc.cssWidth - w - 2, n.x * sc.scale + sc.tx));
     const y = Math.max(8, n.y * sc.scale + sc.ty - 8);
+    if (placed.some((p) => x < p.x + p.w + 2 && p.x < x + w + 2 && Math.abs(p.y - y) < 15)) continue;
+    placed.push({ x, y, w });
+    sc.tagged.push(n.index);
     ctx.fillStyle = pal.background;
     ctx.globalAlpha = 0.85;
     ctx.fillRect(x, y - 7, w, 14);

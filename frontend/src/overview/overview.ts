@@ -243,7 +243,9 @@ export class RankOverview {
     const jobOrigin = this.reply!.originStep === step && this.reply!.originRanks.includes(rank);
     const mark =
       state === "origin"
-        ? ot("here")
+        ? jobOrigin
+          ? ot("here")
+          : ot("own") // diverges by itself in this step, after the run's origin
         : state === "from-peer"
           ? ot("fromRank", { rank: cell.causedBy || cell.origin })
           : state === "agrees"

@@ -37,7 +37,10 @@ const TEXT = {
     resetDone: "Back to the file's own legend and index",
     savedNote: "Saved choice: {path}",
     grading: "Switch the grading to the precision index to edit its thresholds",
-    order: "Row {row}: 'from' must not exceed 'to'",
+    order: "Row {row}: 'from' must be below 'to' (an empty interval colours nothing)",
+    gap: "Rows {a} and {b} leave {lo} to {hi} uncovered: nodes there would get no colour",
+    overlap: "Rows {a} and {b} overlap from {lo} to {hi}: a node there would have two colours",
+    span: "The intervals must reach from {lo} to {hi}, as the file's do",
   },
   zh: {
     open: "颜色设置…",
@@ -58,7 +61,10 @@ const TEXT = {
     resetDone: "已恢复文件自带的图例与精度指标",
     savedNote: "已保存的设置：{path}",
     grading: "切换到精度指标分级后才能编辑其阈值",
-    order: "第 {row} 行：起点不能大于终点",
+    order: "第 {row} 行：起点须小于终点（空区间不着色）",
+    gap: "第 {a} 行与第 {b} 行之间 {lo} 至 {hi} 未被覆盖：其中的节点将没有颜色",
+    overlap: "第 {a} 行与第 {b} 行在 {lo} 至 {hi} 重叠：其中的节点将有两种颜色",
+    span: "各区间须覆盖 {lo} 至 {hi}，与文件自带的图例一致",
   },
 };
 type Key = keyof typeof TEXT.en;
@@ -79,6 +85,7 @@ export class LegendEditor {
   private readonly metricBox: HTMLDivElement;
   private readonly note: HTMLDivElement;
   private legend: ColorBucket[] = [];
+  private span: { lo: number; hi: number } | null = null; // what the file's intervals cover
 
   constructor(private readonly host: ThresholdsHost) {
     this.el = h("button.tools-open", { type: "button", "data-action": "thresholds" });
@@ -106,6 +113,7 @@ export class LegendEditor {
     const info = this.host.info();
     if (!info) return;
     this.legend = (info.meta?.legend ?? []).map((b) => ({ ...b }));
+    this.span = spanOf(this.legend);
     this.render();
     this.dialog.hidden = false;
   }
@@ -128,8 +136,14 @@ export class LegendEditor {
         if (b.unmatched) return h("div.th-row", { "data-row": i }, colour, h("span", null, s("unmatched")));
         const lo = h("input", { type: "number", step: "0.01", value: numberText(b.lo), "data-field": "lo" });
         const hi = h("input", { type: "number", step: "0.01", value: numberText(b.hi), "data-field": "hi" });
-        lo.addEventListener("input", () => (b.lo = Number(lo.value)));
-        hi.addEventListener("input", () => (b.hi = Number(hi.value)));
+        lo.addEventListener("input", () => {
+          b.lo = lo.value.trim() === "" ? NaN : Number(lo.value);
+          this.check();
+        });
+        hi.addEventListener("input", () => {
+          b.hi = hi.value.trim() === "" ? NaN : Number(hi.value);
+          this.check();
+        });
         return h("div.th-row", { "data-row": i }, colour, h("span", null, s("from")), lo, h("span", null, s("to")), hi);
       }),
     );
@@ -146,10 +160,10 @@ export class LegendEditor {
     } else {
       this.metricBox.replaceChildren(h("div.th-hint", null, s("metricNone")));
     }
-    this.note.textContent = !editable
+    this.fileNote = !editable
       ? s("grading")
       : info?.legendError || (info?.legendSaved ? s("savedNote", { path: info.legendFile }) : "");
-    this.note.classList.toggle("error", !editable || !!info?.legendError);
+    this.fileNoteError = !editable || !!info?.legendError;
     const button = (key: Key, action: string, run: () => void) => {
       const b = h(
         "button",
@@ -173,6 +187,23 @@ export class LegendEditor {
         button("close", "close", () => this.close()),
       ),
     );
+    this.check();
+  }
+
+  private fileNote = "";
+  private fileNoteError = false;
+
+  /** Shows what is wrong with the intervals (or the file's note) and allows Apply only when nothing is. */
+  private check(): string | null {
+    const problem = intervalProblem(this.legend, this.span);
+    this.note.textContent = problem ?? this.fileNote;
+    this.note.classList.toggle("error", !!problem || this.fileNoteError);
+    const editable = this.host.viewKey(Side.SIDE_NPU).grading !== Grading.GRADING_26;
+    for (const b of this.dialog.querySelectorAll<HTMLButtonElement>(
+      "button[data-action=apply], button[data-action=save]",
+    ))
+      b.disabled = !editable || !!problem;
+    return problem;
   }
 
   private metrics(): string[] {
@@ -185,9 +216,10 @@ export class LegendEditor {
     const file = this.host.file();
     if (!file) return;
     const shown = this.host.info()?.meta?.legend ?? [];
+    const problem = this.check();
+    if (problem) return this.host.toast(problem, "error");
     for (let i = 0; i < this.legend.length; i++) {
       const b = this.legend[i];
-      if (!b.unmatched && !(b.lo <= b.hi)) return this.host.toast(s("order", { row: i + 1 }), "error");
       // An edited interval gets a name of its own (the legend and filters show it); md5's keep theirs.
       const was = shown[i];
       if (!b.unmatched && (!was || was.lo !== b.lo || was.hi !== b.hi))
@@ -212,20 +244,51 @@ export class LegendEditor {
     if (!file) return;
     try {
       const info = await this.host.api.call("resetLegend", { file: file.path });
+      // The fields show the file's own legend again (changed() renders them from this.legend).
+      this.legend = (info.meta?.legend ?? []).map((b) => ({ ...b }));
+      this.span = spanOf(this.legend);
       await this.changed(info);
-      this.legend = (this.host.info()?.meta?.legend ?? []).map((b) => ({ ...b }));
       this.host.toast(s("resetDone"));
     } catch (e) {
       this.host.toast((e as Error).message, "error");
     }
   }
 
-  /** The page takes the new colours: legend, panes, lists and details. */
+  /** The page takes the new colours: legend, panes, lists and details; the fields show what applies now. */
   private async changed(info: FileInfo) {
     await this.host.matchesChanged(info);
     const legend = this.host.info()?.meta?.legend ?? [];
     this.host.npu.setLegend(legend);
     this.host.bench.setLegend(legend);
+    this.legend = legend.map((b) => ({ ...b }));
     if (!this.dialog.hidden) this.render();
   }
+}
+
+function spanOf(legend: ColorBucket[]): { lo: number; hi: number } | null {
+  const graded = legend.filter((b) => !b.unmatched);
+  if (!graded.length) return null;
+  return { lo: Math.min(...graded.map((b) => b.lo)), hi: Math.max(...graded.map((b) => b.hi)) };
+}
+
+/**
+ * What makes the intervals unusable, or null: an empty or reversed one, a gap or an overlap between
+ * neighbours (in the order of their lower ends), or less than the file's span covered. Each would leave
+ * nodes without a colour or with two (issue 30: 248 nodes once fell out of every bucket).
+ */
+export function intervalProblem(legend: ColorBucket[], span: { lo: number; hi: number } | null): string | null {
+  const rows = legend.map((b, i) => ({ b, row: i + 1 })).filter((r) => !r.b.unmatched);
+  for (const { b, row } of rows) if (!(b.lo < b.hi)) return s("order", { row });
+  const sorted = [...rows].sort((x, y) => x.b.lo - y.b.lo);
+  const eps = 1e-9;
+  for (let i = 1; i < sorted.length; i++) {
+    const a = sorted[i - 1];
+    const c = sorted[i];
+    if (c.b.lo > a.b.hi + eps) return s("gap", { a: a.row, b: c.row, lo: numberText(a.b.hi), hi: numberText(c.b.lo) });
+    if (c.b.lo < a.b.hi - eps)
+      return s("overlap", { a: a.row, b: c.row, lo: numberText(c.b.lo), hi: numberText(Math.min(a.b.hi, c.b.hi)) });
+  }
+  if (span && sorted.length && (sorted[0].b.lo > span.lo + eps || sorted[sorted.length - 1].b.hi < span.hi - eps))
+    return s("span", { lo: numberText(span.lo), hi: numberText(span.hi) });
+  return null;
 }

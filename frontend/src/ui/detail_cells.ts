@@ -1,5 +1,6 @@
 // Cells of the detail table: how fields and metrics are printed, which
-// cells are highlighted, and how wide each column is.
+// cells are highlighted, which rows differ (Differences first), and how
+// wide each column is.
 import type { Item, ItemState, Metric, Value } from "../api/client";
 import { formatNumber } from "../dom";
 import { t } from "../i18n";
@@ -12,6 +13,9 @@ export interface Row {
   partner?: Item;
   paired: boolean;
 }
+
+/** The statistics a NaN or Inf of is highlighted. */
+export const STAT_FIELDS = new Set(["Max", "Min", "Mean", "Norm"]);
 
 /** Fields whose change between the sides is a difference in itself. */
 export const META_FIELDS = new Set(["dtype", "shape", "requires_grad"]);
@@ -114,4 +118,54 @@ export function metricBad(m: Metric, threshold: number): boolean {
   if (name === "Cosine") return v < 0.99;
   if (name === "MaxAbsErr") return v > 0.001;
   return false;
+}
+
+/** Whether an NPU row (or a row without partner) differs from its partner: a metric beyond threshold, another
+ * dtype/shape, a NaN/Inf statistic, another md5. */
+export function rowDiffers(row: Row, threshold: number): boolean {
+  if (!row.item) return false;
+  if (!row.paired) return true;
+  const item = row.item;
+  if (row.kind === "npu" && item.metric.some((m) => metricBad(m, threshold))) return true;
+  for (const f of item.field) {
+    if (fieldChanged(row, f.name)) return true;
+    if (STAT_FIELDS.has(f.name) && isNonFinite(f.value)) return true;
+    if (f.name === "md5" && row.partner) {
+      const other = row.partner.field.find((x) => x.name === "md5");
+      if (other && valueText(other.value) !== valueText(f.value)) return true;
+    }
+  }
+  return false;
+}
+
+/** Reorders `rows` in place: groups with a differing pair first, and within a group the differing pairs first
+ * (each pair's NPU and Bench rows stay together; the order is otherwise kept). */
+export function differingFirst(rows: Row[], threshold: number) {
+  type Pair = { rows: Row[]; differs: boolean };
+  type Group = { title: Row; pairs: Pair[]; differs: boolean };
+  const groups: Group[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (row.kind === "group") {
+      groups.push({ title: row, pairs: [], differs: false });
+      continue;
+    }
+    const g = groups[groups.length - 1];
+    const pair: Pair = { rows: [row], differs: rowDiffers(row, threshold) };
+    if (row.kind === "npu" && row.paired && rows[i + 1]?.kind === "bench") {
+      pair.rows.push(rows[++i]);
+      pair.differs ||= rowDiffers(rows[i], threshold);
+    }
+    g.pairs.push(pair);
+    g.differs ||= pair.differs;
+  }
+  const first = <T extends { differs: boolean }>(xs: T[]) => [
+    ...xs.filter((x) => x.differs),
+    ...xs.filter((x) => !x.differs),
+  ];
+  rows.length = 0;
+  for (const g of first(groups)) {
+    rows.push(g.title);
+    for (const p of first(g.pairs)) rows.push(...p.rows);
+  }
 }

@@ -26,7 +26,9 @@ import {
   colLabel,
   colName,
   columnWidth,
+  differingFirst,
   META_FIELDS,
+  STAT_FIELDS,
   fieldChanged,
   isNonFinite,
   metricBad,
@@ -45,7 +47,6 @@ const STATES: [ItemState, MessageKey][] = [
   [ItemState.STATE_PARAMETERS_GRAD, "parameterGrads"],
 ];
 const HIDDEN_FIELDS = new Set(["data_name", "full_op_name"]);
-const STAT_FIELDS = new Set(["Max", "Min", "Mean", "Norm"]);
 
 /** A metric ("metric:<name>") or field cell's text, "null" for a null argument; `exact`: metrics unrounded. */
 function cellText(item: Item, col: string, exact = false): string {
@@ -69,6 +70,7 @@ export class DetailPanel {
   private readonly infoWrap: HTMLDivElement;
   private readonly thresholdInput: HTMLInputElement;
   private readonly thresholdLabel: HTMLSpanElement;
+  private readonly thresholdUnit: HTMLSpanElement;
   private readonly tableHead: HTMLDivElement;
   private readonly table: VirtualList<Row>;
   private reply: NodeDetailReply | null = null;
@@ -88,6 +90,7 @@ export class DetailPanel {
     this.tabInfo = h("button.tab", { type: "button", "data-tab": "info" });
     this.thresholdInput = h("input.threshold", { type: "number", step: "0.05", min: "0" });
     this.thresholdLabel = h("span");
+    this.thresholdUnit = h("span.threshold-unit");
     this.diffFirst = h("input", { type: "checkbox", "data-toggle": "differences-first" });
     this.diffFirstLabel = h("span");
     this.csvBtn = h("button.csv", { type: "button", "data-action": "detail-csv", title: "CSV" }, "CSV");
@@ -113,7 +116,7 @@ export class DetailPanel {
         this.tabInfo,
         h("span.spacer"),
         h("label.check.diff-first", null, this.diffFirst, this.diffFirstLabel),
-        h("label.threshold-label", null, this.thresholdLabel, this.thresholdInput),
+        h("label.threshold-label", null, this.thresholdLabel, this.thresholdInput, this.thresholdUnit),
         this.repro.el,
         this.csvBtn,
       ),
@@ -123,9 +126,21 @@ export class DetailPanel {
     );
     this.tabDetail.addEventListener("click", () => this.showTab("detail"));
     this.tabInfo.addEventListener("click", () => this.showTab("info"));
-    this.thresholdInput.addEventListener("input", () => this.table.refresh());
+    this.thresholdInput.addEventListener("input", () => {
+      this.showThresholdUnit();
+      // The differing rows depend on the threshold when they come first.
+      if (this.diffFirst.checked && this.reply?.node) this.render();
+      else this.table.refresh();
+    });
     this.diffFirst.addEventListener("change", () => this.render());
     onLangChange(() => this.render());
+  }
+
+  /** The threshold is a fraction while the table prints some relative errors in %: say what it is in %. */
+  private showThresholdUnit() {
+    const v = Number(this.thresholdInput.value);
+    this.thresholdUnit.textContent =
+      this.thresholdInput.value.trim() && Number.isFinite(v) ? `= ${formatPercent(v)}` : "";
   }
 
   private showTab(tab: "detail" | "info") {
@@ -218,6 +233,8 @@ export class DetailPanel {
     this.tabDetail.textContent = compare ? t("detail") : t("detailSingle");
     this.tabInfo.textContent = t("stackInfo");
     this.thresholdLabel.textContent = t("threshold");
+    this.thresholdInput.title = t("thresholdTip");
+    this.showThresholdUnit();
     this.diffFirstLabel.textContent = t("differencesFirst");
     this.diffFirst.parentElement!.hidden = !compare;
     const mode = this.ctx.info()?.meta?.mode;
@@ -326,12 +343,14 @@ export class DetailPanel {
         }
       }
     }
-    // Differences first: the compare metrics right after the name, then dtype/shape, then the rest.
+    // Differences first: the rows that differ on top, and the columns that say how (dtype, shape, then the
+    // compare metrics) right after the name, so that both are in view without scrolling.
     const meta = fieldCols.filter((c) => META_FIELDS.has(c));
-    this.columns =
-      this.diffFirst.checked && this.ctx.isCompare()
-        ? ["name", ...metricCols, ...meta, ...fieldCols.filter((c) => !meta.includes(c))]
-        : ["name", ...fieldCols, ...metricCols];
+    const diffFirst = this.diffFirst.checked && this.ctx.isCompare();
+    this.columns = diffFirst
+      ? ["name", ...meta, ...metricCols, ...fieldCols.filter((c) => !meta.includes(c))]
+      : ["name", ...fieldCols, ...metricCols];
+    if (diffFirst) differingFirst(rows, Number(this.thresholdInput.value));
     const widths = this.columns.map((c) => columnWidth(c, rows));
     const template = widths.map((w) => `${w}px`).join(" ");
     this.table.el.style.setProperty("--dt-columns", template);
@@ -499,6 +518,11 @@ function textBlock(title: string, text: string, kind: string): HTMLElement {
 function peerIndexText(text: string): string {
   const v = Number(text);
   return text.trim() && Number.isFinite(v) ? formatIndex(v) : text;
+}
+
+/** 0.5 -> "50%", 0.005 -> "0.5%". */
+function formatPercent(fraction: number): string {
+  return `${Number((fraction * 100).toPrecision(6))}%`;
 }
 
 function defaultThreshold(ctx: AppContext): number {

@@ -6,7 +6,7 @@
 import type { FileInfo } from "../api/client";
 import { Grading } from "../api/client";
 import { h } from "../dom";
-import { t } from "../i18n";
+import { onLangChange, t } from "../i18n";
 
 export class GradingToggle {
   readonly el: HTMLDivElement;
@@ -25,7 +25,16 @@ export class GradingToggle {
       this.choice = this.select.value as Grading;
       this.changed();
     });
-    this.el = h("div.grading-toggle", { hidden: true }, h("label", null, t("grading"), " ", this.select));
+    const label = h("span", null, t("grading"));
+    this.el = h("div.grading-toggle", { hidden: true }, h("label", null, label, " ", this.select));
+    // The words follow the language switch (they were set once, in the language the page opened with).
+    onLangChange(() => {
+      label.textContent = t("grading");
+      this.select.setAttribute("aria-label", t("grading"));
+      this.select.title = t("gradingHelp");
+      this.select.options[0].textContent = t("gradingIndex");
+      this.select.options[1].textContent = t("grading26");
+    });
   }
 
   /** True when the file stores msprobe 26 grades beside the index. */

@@ -96,9 +96,22 @@ export class HitList {
     const legend = this.ctx.info()?.meta?.legend ?? [];
     const swatch = h("span.swatch");
     swatch.style.background = bucketColour(hit.bucket, legend);
-    row.replaceChildren(swatch, h("span.hit-name", null, hit.name));
+    row.replaceChildren(swatch, middleEllipsis(hit.name));
     row.dataset.node = hit.name;
     // The service sends the nearest 100 ancestors; "…" stands for the rest.
     row.title = [...(hit.ancestorsOmitted ? ["…"] : []), ...hit.ancestors, hit.name].join("\n› ");
   }
+}
+
+/**
+ * A name that a narrow list cuts in the middle: the end of msprobe names tells nodes apart (an API's call index and
+ * direction, a module's class and direction, parameters_grad), so it stays whole and the head takes the ellipsis.
+ */
+export function middleEllipsis(name: string): HTMLElement {
+  const parts = name.split(".");
+  const module = /^(forward|backward)$/.test(parts[parts.length - 2] ?? "");
+  const keep = Math.min(parts.length, module ? 4 : 3);
+  const tail = parts.slice(parts.length - keep).join(".");
+  const head = name.slice(0, name.length - tail.length);
+  return h("span.hit-name", { "data-name": name }, h("span.hit-head", null, head), h("span.hit-tail", null, tail));
 }

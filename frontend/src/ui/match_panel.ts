@@ -123,7 +123,9 @@ export class MatchPanel {
   }
 
   renderSummary(info: FileInfo | null | undefined) {
-    this.summary.textContent = info ? t("manualMatches", { n: info.manualMatches }) : "";
+    this.summary.textContent = info
+      ? t(info.manualMatches === 1 ? "manualMatchesOne" : "manualMatches", { n: info.manualMatches })
+      : "";
   }
 
   private pickFromList(side: Side, hit: NodeHit) {
@@ -176,7 +178,9 @@ export class MatchPanel {
   private showResults(kind: "match" | "unmatch", reply: MatchReply) {
     const ok = reply.results.filter((r) => r.ok).length;
     const failed = reply.results.length - ok;
-    const done = t(kind === "match" ? "matchDone" : "unmatchDone", { ok, failed });
+    const key =
+      kind === "match" ? (ok === 1 ? "matchDoneOne" : "matchDone") : ok === 1 ? "unmatchDoneOne" : "unmatchDone";
+    const done = t(key, { ok, failed });
     this.results.replaceChildren(
       h("div.match-count", null, done),
       ...reply.results.map((r) =>
@@ -196,7 +200,7 @@ export class MatchPanel {
     if (!file) return;
     try {
       const reply = await this.ctx.api.call("saveMatches", { file: file.path });
-      this.ctx.toast(t("saved", { n: reply.matches, path: reply.path }));
+      this.ctx.toast(t(reply.matches === 1 ? "savedOne" : "saved", { n: reply.matches, path: reply.path }));
       this.summary.dataset.saved = reply.path;
       void this.configs.refresh();
     } catch (e) {
