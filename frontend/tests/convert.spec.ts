@@ -53,17 +53,27 @@ function terminatedOrGone(pid: number): boolean {
   }
 }
 
+/** Whether `ready` holds within `ms`, asked every 50 ms. */
+async function within(ms: number, ready: () => Promise<boolean>): Promise<boolean> {
+  for (const end = Date.now() + ms; ; await sleep(50)) {
+    if (await ready()) return true;
+    if (Date.now() > end) return false;
+  }
+}
+
 /**
  * The conversion's builder, stopped (SIGSTOP) as soon as it runs, then run 20 ms at a time until `ready`
  * holds, and left stopped: the builder converts 10^5 nodes a side in under a second, which a click can miss.
+ * After each slice the page gets 2 s, with the builder stopped, to show what the builder has already said:
+ * a page slow under load waits for nothing that runs on meanwhile.
  */
 async function holdBuilderWhen(ready: () => Promise<boolean>): Promise<number> {
   let pid: number | undefined;
   for (const end = Date.now() + 30_000; pid === undefined && Date.now() < end; await sleep(2)) pid = builderPid();
   if (pid === undefined) throw new Error("no graph-ascend builder started within 30 s");
   process.kill(pid, "SIGSTOP");
-  for (const end = Date.now() + 60_000; !(await ready());) {
-    if (Date.now() > end) throw new Error("the builder did not get there within 60 s");
+  for (const end = Date.now() + 120_000; !(await within(2_000, ready));) {
+    if (Date.now() > end) throw new Error("the builder did not get there within 120 s");
     process.kill(pid, "SIGCONT"); // throws if the builder has ended
     await sleep(20);
     process.kill(pid, "SIGSTOP");

@@ -262,7 +262,8 @@ def test_node_detail_has_both_sides(tb, stats):
 
 
 def test_manual_match_reproduces_the_builders_verdict(tb, logdir, stats):
-    """Unmatch an automatic pair, match it again by hand: same metrics, same precision index."""
+    """Unmatch an automatic pair, match it again by hand: same metrics, same precision index. Exactly the pair
+    picked: its backward twin keeps its own match (issue 30 point 1)."""
     hit = tb.ok(
         "Search", {"view": view(stats), "query": "^Module\\.layer1\\.0\\.conv1\\.Conv2d\\.forward\\.0$", "regex": True}
     )["hits"][0]
@@ -271,16 +272,13 @@ def test_manual_match_reproduces_the_builders_verdict(tb, logdir, stats):
     pair = {"file": stats, "npuNode": hit["index"], "benchNode": bench_index}
 
     un = tb.ok("Unmatch", pair)
-    assert [r["npu"] for r in un["results"]] == [
-        "Module.layer1.0.conv1.Conv2d.forward.0",
-        "Module.layer1.0.conv1.Conv2d.backward.0",
-    ]
+    assert [r["npu"] for r in un["results"]] == ["Module.layer1.0.conv1.Conv2d.forward.0"]
     assert all(r["ok"] for r in un["results"])
-    assert un["info"]["npu"]["unmatched"] == 2
+    assert un["info"]["npu"]["unmatched"] == 1
     unmatched = tb.ok("Filter", {"view": view(stats), "unmatched": True})
     assert sorted(h["name"] for h in unmatched["hits"]) == sorted(r["npu"] for r in un["results"])
     bench_unmatched = tb.ok("Filter", {"view": view(stats, side="SIDE_BENCH"), "unmatched": True})
-    assert bench_unmatched["total"] == 2
+    assert bench_unmatched["total"] == 1
     cleared = tb.ok("GetNodeDetail", {"view": view(stats), "node": hit["index"]})
     assert "matched" not in cleared and cleared["node"]["matched"] == -1
     assert not any(item["metric"] for item in cleared["detail"]["output"])
@@ -294,19 +292,16 @@ def test_manual_match_reproduces_the_builders_verdict(tb, logdir, stats):
     assert after["detail"]["output"] == before["detail"]["output"]
     assert after["detail"]["input"] == before["detail"]["input"]
     assert again["info"]["npu"]["unmatched"] == 0
-    assert again["info"]["manualMatches"] == 2
+    assert again["info"]["manualMatches"] == 1
 
     # Saved beside the .vis in the reference's format, and loaded again.
     saved = tb.ok("SaveMatches", {"file": stats})
-    assert saved == {"path": stats + ".config", "matches": 2}
+    assert saved == {"path": stats + ".config", "matches": 1}
     config = json.loads((logdir / saved["path"]).read_text())
-    assert config == {
-        "Module.layer1.0.conv1.Conv2d.forward.0": "Module.layer1.0.conv1.Conv2d.forward.0",
-        "Module.layer1.0.conv1.Conv2d.backward.0": "Module.layer1.0.conv1.Conv2d.backward.0",
-    }
+    assert config == {"Module.layer1.0.conv1.Conv2d.forward.0": "Module.layer1.0.conv1.Conv2d.forward.0"}
     tb.ok("Unmatch", pair)
     loaded = tb.ok("LoadMatches", {"file": stats})
-    assert [r["ok"] for r in loaded["results"]] == [True, True]
+    assert [r["ok"] for r in loaded["results"]] == [True]
     assert loaded["info"]["npu"]["unmatched"] == 0 and loaded["info"]["matchesSaved"] is True
 
 
