@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { idle, openPlugin, selectedName, shot, waitGraph } from "./helpers";
+import { convertAndOpen, idle, openPlugin, selectedName, shot } from "./helpers";
 
 const LOGDIR = process.env.GA_LOGDIR ?? "";
 const CORPUS = join(dirname(fileURLToPath(import.meta.url)), "../../bench/divergence/corpus.tar.xz");
@@ -69,19 +69,7 @@ test("a noise-only run says no divergence beyond noise, with the largest margin 
     rmSync(work, { recursive: true, force: true });
   }
   const frame = await openPlugin(page);
-  await frame.locator("button[data-action=convert]").click();
-  const npu = frame.locator("select[data-convert=npu]");
-  await expect(npu.locator(`option[value="${DUMPS}/npu"]`)).toHaveCount(1);
-  await npu.selectOption(`${DUMPS}/npu`);
-  await frame.locator("select[data-convert=bench]").selectOption(`${DUMPS}/bench`);
-  await frame.locator("input[data-convert=output]").fill(OUT);
-  await frame.locator("select[data-convert=command]").selectOption("graph");
-  await frame.locator("button[data-action=convert-start]").click();
-  await expect
-    .poll(() => frame.evaluate(() => (window as any).graphAscend.file()?.path ?? ""), { timeout: 60_000 })
-    .toMatch(new RegExp(`^${OUT}/.*\\.vis$`));
-  await waitGraph(frame, "npu");
-  await idle(frame);
+  await convertAndOpen(frame, `${DUMPS}/npu`, `${DUMPS}/bench`, OUT);
 
   const nav = frame.locator(".divergence-nav");
   await expect(nav).toHaveAttribute("data-verdict", "none-beyond-noise");

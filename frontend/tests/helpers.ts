@@ -52,6 +52,39 @@ export async function idle(frame: Frame) {
     .toBe(false);
 }
 
+/**
+ * Converts the dump folders `npu` and `bench` (under the log directory) into `out` through the page's
+ * Convert dialog with `graph`'s flags, and waits until the result is open and drawn.
+ */
+export async function convertAndOpen(frame: Frame, npu: string, bench: string, out: string) {
+  await frame.locator("button[data-action=convert]").click();
+  const npuSel = frame.locator("select[data-convert=npu]");
+  await expect(npuSel.locator(`option[value="${npu}"]`)).toHaveCount(1);
+  await npuSel.selectOption(npu);
+  await frame.locator("select[data-convert=bench]").selectOption(bench);
+  await frame.locator("input[data-convert=output]").fill(out);
+  await frame.locator("select[data-convert=command]").selectOption("graph");
+  await frame.locator("button[data-action=convert-start]").click();
+  await expect
+    .poll(() => frame.evaluate(() => (window as any).graphAscend.file()?.path ?? ""), { timeout: 60_000 })
+    .toMatch(new RegExp(`^${out}/.*\\.vis$`));
+  await waitGraph(frame, "npu");
+  await idle(frame);
+}
+
+/** Expands every node of the NPU pane (a graph many times taller than wide). */
+export async function expandAll(frame: Frame) {
+  await frame.evaluate(async () => {
+    const p = (window as any).graphAscend.npu;
+    for (let round = 0; round < 4; round++) {
+      const closed = p.nodes.filter((n: any) => n.expandable && !n.expanded);
+      if (!closed.length) break;
+      for (const n of closed) await p.expand(n.index);
+    }
+  });
+  await idle(frame);
+}
+
 /** Chooses the run whose picker label contains `text`. */
 export async function chooseRun(frame: Frame, text: string) {
   const picker = frame.locator("select[data-picker=run]");

@@ -2,7 +2,7 @@
 // scrolling, the ◆ divergence mark and the overflow corner leave the label alone, labels keep a contrast
 // of 4.5 on their fill in both themes, and the minimap of a tall graph is not a sliver.
 import { expect, type Frame, test } from "@playwright/test";
-import { idle, openPlugin, selectedName } from "./helpers";
+import { expandAll, idle, openPlugin, selectedName } from "./helpers";
 
 const CULPRIT = "Functional.linear.11.forward";
 
@@ -111,15 +111,7 @@ test("the minimap of a tall graph is wide enough to aim at", async ({ page }) =>
   await page.setViewportSize({ width: 1280, height: 720 });
   const frame = await openPlugin(page, "gpt/");
   // Everything expanded makes the graph many times taller than wide.
-  await frame.evaluate(async () => {
-    const p = (window as any).graphAscend.npu;
-    for (let round = 0; round < 4; round++) {
-      const closed = p.nodes.filter((n: any) => n.expandable && !n.expanded);
-      if (!closed.length) break;
-      for (const n of closed) await p.expand(n.index);
-    }
-  });
-  await idle(frame);
+  await expandAll(frame);
   const map = frame.locator(".pane[data-side=npu] canvas.minimap");
   const tall = await frame.evaluate(() => {
     const p = (window as any).graphAscend.npu;

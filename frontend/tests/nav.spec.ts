@@ -2,7 +2,7 @@
 // search jump zooms to a scale where the node's label reads, and a double-click expand keeps the node
 // under the pointer, so that a second double-click collapses it again.
 import { expect, type Frame, test } from "@playwright/test";
-import { canvas, idle, openPlugin, searchAndJump } from "./helpers";
+import { canvas, expandAll, idle, openPlugin, searchAndJump } from "./helpers";
 
 function view(frame: Frame) {
   return frame.evaluate(() => {
@@ -56,15 +56,7 @@ test("a tap of W/S/A/D is one step, a hold moves on", async ({ page }) => {
 test("a search jump from the fitted graph zooms until the node's label reads", async ({ page }) => {
   const frame = await openPlugin(page, "gpt/");
   // Everything expanded, then fitted: a graph many times taller than the pane, at a tiny scale.
-  await frame.evaluate(async () => {
-    const p = (window as any).graphAscend.npu;
-    for (let round = 0; round < 4; round++) {
-      const closed = p.nodes.filter((n: any) => n.expandable && !n.expanded);
-      if (!closed.length) break;
-      for (const n of closed) await p.expand(n.index);
-    }
-  });
-  await idle(frame);
+  await expandAll(frame);
   await frame.locator("button[data-action=fit]").click();
   await idle(frame);
   const fitted = (await view(frame)).scale;

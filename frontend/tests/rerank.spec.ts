@@ -7,7 +7,7 @@ import { expect, type Frame, test } from "@playwright/test";
 import { cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
-import { clickNode, idle, openPlugin, SAMPLES, selectedName, shot, waitGraph } from "./helpers";
+import { clickNode, convertAndOpen, idle, openPlugin, SAMPLES, selectedName, shot } from "./helpers";
 
 const LOGDIR = process.env.GA_LOGDIR ?? "";
 const DUMPS = "zz_rerank_dumps";
@@ -40,19 +40,7 @@ test("matching the renamed module in the page changes the first divergence; unma
     cpSync(join(SAMPLES, "renamed_act", side, "step0/rank0"), join(LOGDIR, DUMPS, side), { recursive: true });
   }
   const frame = await openPlugin(page);
-  await frame.locator("button[data-action=convert]").click();
-  const npu = frame.locator("select[data-convert=npu]");
-  await expect(npu.locator(`option[value="${DUMPS}/npu"]`)).toHaveCount(1);
-  await npu.selectOption(`${DUMPS}/npu`);
-  await frame.locator("select[data-convert=bench]").selectOption(`${DUMPS}/bench`);
-  await frame.locator("input[data-convert=output]").fill(OUT);
-  await frame.locator("select[data-convert=command]").selectOption("graph");
-  await frame.locator("button[data-action=convert-start]").click();
-  await expect
-    .poll(() => frame.evaluate(() => (window as any).graphAscend.file()?.path ?? ""), { timeout: 60_000 })
-    .toMatch(new RegExp(`^${OUT}/.*\\.vis$`));
-  await waitGraph(frame, "npu");
-  await idle(frame);
+  await convertAndOpen(frame, `${DUMPS}/npu`, `${DUMPS}/bench`, OUT);
 
   // As built: the unmatched module between matched neighbours.
   await expect(firstButton(frame)).toHaveAttribute("title", new RegExp(MODULE.replace(/\./g, "\\.")));
