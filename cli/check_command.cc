@@ -2,7 +2,6 @@
 // (issue 32; README "A CI gate").
 #include <dirent.h>
 #include <fnmatch.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "base/mapped_file.h"
 #include "formats/foreign_file.h"
 #include "verdict/verdict.h"
 
@@ -44,10 +44,6 @@ struct Gate {
   }
 };
 
-bool IsDir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 // The .vis files directly in `dir`, sorted; an Error when it has none.
 Result<std::vector<std::string>> VisFilesIn(const std::string& dir) {
@@ -145,7 +141,7 @@ int CheckCommand(const std::vector<std::string>& args) {
   // another file diverges.
   std::vector<std::string> files;
   for (const std::string& in : inputs) {
-    if (!IsDir(in)) {
+    if (!IsDirectory(in)) {
       files.push_back(in);
       continue;
     }

@@ -1,11 +1,9 @@
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
+#include "base/mapped_file.h"
 #include "base/temp_files.h"
 #include "base/time_stamp.h"
 #include "cli/commands.h"
@@ -29,10 +27,6 @@ const char* kImportUsage =
 // -o OUT: a name ending in ".vis" is the file itself; anything else a folder.
 bool NamesAFile(const std::string& out) { return out.size() > 4 && out.compare(out.size() - 4, 4, ".vis") == 0; }
 
-bool IsDirectory(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 }  // namespace
 

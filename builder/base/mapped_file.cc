@@ -141,4 +141,9 @@ Result<std::string> ReadFileHead(const std::string& path, size_t n) {
   return head;
 }
 
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 }  // namespace graph_ascend

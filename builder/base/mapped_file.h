@@ -41,6 +41,9 @@ class MappedFile {
 inline constexpr size_t kMaxSmallFileBytes = 64u << 20;
 Result<std::string> ReadFileToString(const std::string& path, size_t max_bytes = kMaxSmallFileBytes);
 
+// Whether `path` is a directory (or a link to one).
+bool IsDirectory(const std::string& path);
+
 // The first `n` bytes of a regular file (fewer when it is shorter); a FIFO,
 // device or directory is an Error, never a blocked open() (format sniffing).
 Result<std::string> ReadFileHead(const std::string& path, size_t n);

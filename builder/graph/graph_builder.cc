@@ -1,4 +1,5 @@
 #include "graph/graph_builder.h"
+#include "base/mapped_file.h"
 #include "base/parallel.h"
 #include "base/strings.h"
 
@@ -60,10 +61,6 @@ bool Exists(const std::string& p) {
   return lstat(p.c_str(), &st) == 0 || errno != ENOENT;
 }
 
-bool IsDir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 class SideBuilder {
  public:
@@ -444,7 +441,7 @@ Result<std::unique_ptr<Side>> ReadSideFiles(const std::string& dir, StringPool* 
   auto side = std::make_unique<Side>();
   side->dir = dir;
   side->pool = pool;
-  if (!IsDir(dir)) return Error{dir, "", "not a directory"};
+  if (!IsDirectory(dir)) return Error{dir, "", "not a directory"};
   std::string base = dir.back() == '/' ? dir : dir + "/";
   dump::DumpOptions dump_options;
   dump_options.overflow_check = options.overflow_check;
@@ -461,7 +458,8 @@ Result<std::unique_ptr<Side>> ReadSideFiles(const std::string& dir, StringPool* 
   // stack.json is no stacks. Anything else wrong with either file is an error.
   bool has_construct = Exists(base + "construct.json");
   // With a code mapping as the stack source, stack.json may be absent.
-  bool has_stack = Exists(base + "stack.json") || options.code_mapping;
+  bool stack_file = Exists(base + "stack.json");
+  bool has_stack = stack_file || options.code_mapping;
   if (has_construct) {
     auto construct = dump::ReadConstructJson(base + "construct.json", side->pool, &side->dump);
     if (!construct.ok()) return construct.error();
@@ -478,7 +476,7 @@ Result<std::unique_ptr<Side>> ReadSideFiles(const std::string& dir, StringPool* 
     if (!has_construct && !has_stack) means += ", and no call stacks";
     side->warnings.push_back(Error{base + "dump.json", "", missing + " beside it: " + means});
   }
-  if (Exists(base + "stack.json")) {
+  if (stack_file) {
     auto stacks = dump::ReadStackJson(base + "stack.json", side->pool);
     if (!stacks.ok()) return stacks.error();
     side->stacks = std::move(*stacks);

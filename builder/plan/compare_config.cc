@@ -25,10 +25,6 @@ bool Exists(const std::string& p) {
   return stat(p.c_str(), &st) == 0;
 }
 
-bool IsDir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 std::string DirName(const std::string& p) {
   size_t slash = p.rfind('/');
@@ -126,7 +122,7 @@ Result<std::vector<std::string>> Numbered(const std::string& dir, const std::str
       return Error{dir + "/" + n, "", "unexpected entry: every entry of " + dir + " must be a folder named " + prefix +
                                           "<N> (msprobe's dump layout)"};
     }
-    if (!IsDir(dir + "/" + n)) return Error{dir + "/" + n, "", "expected a directory"};
+    if (!IsDirectory(dir + "/" + n)) return Error{dir + "/" + n, "", "expected a directory"};
   }
   return names;
 }
@@ -160,7 +156,7 @@ Result<std::vector<std::string>> Folders(const std::string& dir, const std::stri
   if (!names.ok()) return names.error();
   std::vector<std::string> out, procs;
   for (const std::string& n : *names) {
-    if (!IsDir(dir + "/" + n)) continue;
+    if (!IsDirectory(dir + "/" + n)) continue;
     if (MatchesNumbered(n, prefix, prefix == "rank")) out.push_back(n);
     if (prefix == "rank" && MatchesNumbered(n, "proc", false)) procs.push_back(n);
   }
@@ -319,7 +315,7 @@ Result<DirKind> ClassifyDir(const std::string& dir) {
   std::vector<std::string> dirs;
   for (const std::string& n : *names) {
     if (n == "dump_tensor_data") return DirKind::kFiles;
-    if (IsDir(dir + "/" + n)) {
+    if (IsDirectory(dir + "/" + n)) {
       all_files = false;
       dirs.push_back(n);
     }
