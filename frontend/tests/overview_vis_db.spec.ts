@@ -13,9 +13,7 @@ const DB = join(SAMPLES, "../tests/data/msprobe_outputs/dist_gloo_batch_26.2.0.v
 const cell = (frame: Frame, step: string, rank: string) =>
   frame.locator(`.overview .ov-cell[data-step="${step}"][data-rank="${rank}"]`);
 
-test("the rank overview of a .vis.db of msprobe 26.2.0 shows its four graphs and opens one", async ({
-  page,
-}, info) => {
+test("the rank overview of a .vis.db of msprobe 26.2.0 shows its four graphs and opens one", async ({ page }, info) => {
   const frame = await openPlugin(page, "msprobe26/");
   await frame.locator("button[data-action=overview]").click();
   await expect(frame.locator(".overview")).toBeVisible();
