@@ -126,7 +126,10 @@ std::vector<Read> ReadMembers(const LogDir& logdir, const std::vector<const RunE
     for (size_t i = next++; i < members.size(); i = next++) out[i] = ReadMember(logdir, *members[i], foreign);
   };
   size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 4);
-  threads = std::min(threads, (members.size() + 63) / 64);
+  // A graph of a .vis.db is a conversion, not a small read: one thread each, up to the 4.
+  bool converted =
+      std::any_of(members.begin(), members.end(), [](const RunEntry* e) { return IsForeignGraph(e->path); });
+  threads = std::min(threads, converted ? members.size() : (members.size() + 63) / 64);
   std::vector<std::thread> pool;
   try {
     for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
