@@ -4,10 +4,15 @@ opening one .vis.db, as its page opens a graph: load_meta_dir, loadGraphData, lo
 then changeNodeExpandState on the NPU root (the first screen).
 
     python3 bench/service/open_in_msprobe26_plugin_time.py --db FILE.vis.db \
-        [--venv bench/.venv-msprobe-26.2.0-graph] [--json OUT.json]
+        [--venv bench/.venv-msprobe-26.2.0-graph] [--json OUT.json] \
+        [--side-by-side [--rounds N] [--ga-python .venv/bin/python] [--server build/bin/graph-ascend-server]]
 
 The file is hard-linked into a temporary log directory. Prints one line: wall times of the open and
-of open + first screen, and the CPU and RSS of the tensorboard process. Measures only.
+of open + first screen, and the CPU and RSS of the tensorboard process. With --side-by-side, each of
+N rounds times msprobe's plugin (a fresh tensorboard: it keeps nothing between runs) and then
+graph-ascend's cold open of the same file (bench/service/open_first_view.py with a new empty
+conversion cache: OpenFile, then GetView of both sides), one after the other on the same machine
+and load, one line each. Measures only.
 """
 
 import argparse
@@ -40,13 +45,46 @@ def call(base, route, body=None, **params):
         return json.loads(r.read().decode())
 
 
+def graph_ascend_cold(args, src):
+    """graph-ascend's cold open of `src` (an empty conversion cache), as open_first_view.py prints it."""
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="ga-cold-bench-"))
+    try:
+        logdir = tmp / "logdir"  # the cache must lie outside the log directory
+        (logdir / RUN).mkdir(parents=True)
+        try:
+            os.link(src, logdir / RUN / src.name)
+        except OSError:
+            shutil.copyfile(src, logdir / RUN / src.name)
+        bench = ROOT / "bench" / "service" / "open_first_view.py"
+        cmd = [args.ga_python, str(bench), "--logdir", str(logdir), "--file", f"{RUN}/{src.name}",
+               "--cache", str(tmp / "cache"), "--server", args.server]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SystemExit(f"open_first_view.py: {out.stderr.strip()[-500:]}")
+        return out.stdout.strip()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db", required=True)
     ap.add_argument("--venv", default=str(ROOT / "bench" / ".venv-msprobe-26.2.0-graph"))
     ap.add_argument("--json")
+    ap.add_argument("--side-by-side", action="store_true", help="also graph-ascend's cold open, round after round")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ga-python", default=str(ROOT / ".venv" / "bin" / "python"))
+    ap.add_argument("--server", default=str(ROOT / "build" / "bin" / "graph-ascend-server"))
     args = ap.parse_args()
     src = pathlib.Path(args.db).resolve()
+    if not args.side_by_side:
+        return msprobe_round(args, src)
+    for i in range(args.rounds):
+        msprobe_round(args, src)
+        print("graph-ascend, cold: " + graph_ascend_cold(args, src), flush=True)
+
+
+def msprobe_round(args, src):
     tag = src.name[: -len(".vis.db")]
     with sqlite3.connect(f"file:{src}?immutable=1", uri=True) as db:
         step, rank = db.execute("SELECT step, rank FROM tb_nodes ORDER BY step, rank LIMIT 1").fetchone()
@@ -110,7 +148,8 @@ def main():
     print(
         f"msprobe 26.2.0 plugin: open {result['open_s']:.2f} s, open + first screen "
         f"{result['open_and_first_screen_s']:.2f} s, {result['tensorboard_cpu_s']:.2f} s tensorboard CPU, "
-        f"RSS {result['tensorboard_rss_mb']:.0f} MB (load average {result['load_average']:.1f})"
+        f"RSS {result['tensorboard_rss_mb']:.0f} MB (load average {result['load_average']:.1f})",
+        flush=True,
     )
 
 

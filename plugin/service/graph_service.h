@@ -141,6 +141,10 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   std::vector<JsonBridge::Handler> JsonHandlers();
 
   void AddForeignRuns(const RunEntry& e, ListRunsReply* reply);
+  // graph_service_overview.cc: the runs as ListRuns lists them (a .vis.db one
+  // entry per graph), and the meta of a .vis.db graph for the rank overview.
+  std::vector<RunEntry> ListedRuns();
+  Result<vis::FileMeta> ForeignMeta(const RunEntry& member);
 
   LogDir logdir_;
   const size_t max_answer_bytes_;

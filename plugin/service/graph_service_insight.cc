@@ -1,5 +1,5 @@
-// GraphService: where a compare diverges (GetDivergence) and the batch's
-// rank overview (GetOverview).
+// GraphService: where a compare diverges (GetDivergence); the batch's rank
+// overview is graph_service_overview.cc.
 #include "graph_service.h"
 
 #include "divergence/divergence.h"
@@ -74,16 +74,6 @@ grpc::Status GraphServiceImpl::GetDivergence(grpc::ServerContext*, const FileReq
     r->set_communication(c.communication());
     r->set_caused_by(c.caused_by());
   }
-  return grpc::Status::OK;
-}
-
-grpc::Status GraphServiceImpl::GetOverview(grpc::ServerContext*, const OverviewRequest* req, OverviewReply* reply) {
-  bool missing = false;
-  auto abs = logdir_.Resolve(req->file(), true, &missing);
-  if (!abs.ok()) return Fail(missing ? grpc::StatusCode::NOT_FOUND : grpc::StatusCode::INVALID_ARGUMENT, abs.error());
-  auto overview = overviews_.Get(logdir_, logdir_.ListRuns(), req->file());
-  if (!overview.ok()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, overview.error());
-  *reply = **overview;
   return grpc::Status::OK;
 }
 

@@ -53,21 +53,31 @@ Read Unread(const RunEntry& e) {
   return r;
 }
 
-Read ReadMemberUnguarded(const LogDir& logdir, const RunEntry& e) {
-  Read r = Unread(e);
-  auto abs = logdir.Resolve(e.path, true, nullptr);
-  if (!abs.ok()) {
-    r.cell.set_error(abs.error().ToString());
-    return r;
+// The member's FileMeta: read from its .vis, or given by `foreign` for a graph of a .vis.db.
+Result<vis::FileMeta> MemberMeta(const LogDir& logdir, const RunEntry& e, const ForeignMetaFn& foreign) {
+  if (IsForeignGraph(e.path)) {
+    if (!foreign) return MakeError(e.path, "", "the rank overview cannot read this .vis.db here");
+    return foreign(e);
   }
+  auto abs = logdir.Resolve(e.path, true, nullptr);
+  if (!abs.ok()) return abs.error();
   auto reader = vis::VisReader::Open(*abs);
   if (!reader.ok()) {
     Error err = reader.error();
     if (err.file == *abs) err.file = e.path;
-    r.cell.set_error(err.ToString());
+    return err;
+  }
+  return (*reader)->meta();
+}
+
+Read ReadMemberUnguarded(const LogDir& logdir, const RunEntry& e, const ForeignMetaFn& foreign) {
+  Read r = Unread(e);
+  auto meta = MemberMeta(logdir, e, foreign);
+  if (!meta.ok()) {
+    r.cell.set_error(meta.error().ToString());
     return r;
   }
-  const vis::FileMeta& m = (*reader)->meta();
+  const vis::FileMeta& m = *meta;
   OverviewCell& c = r.cell;
   c.set_ranked(m.divergence_ranked());
   c.set_first(m.first_divergence());
@@ -96,9 +106,9 @@ Read ReadMemberUnguarded(const LogDir& logdir, const RunEntry& e) {
 
 // An exception (std::bad_alloc) is the member's error: it must not end the
 // process from a worker thread, nor lose the other members' cells.
-Read ReadMember(const LogDir& logdir, const RunEntry& e) {
+Read ReadMember(const LogDir& logdir, const RunEntry& e, const ForeignMetaFn& foreign) {
   try {
-    return ReadMemberUnguarded(logdir, e);
+    return ReadMemberUnguarded(logdir, e, foreign);
   } catch (...) {
     Read r = Unread(e);
     r.cell.set_error(ErrorOfException(std::current_exception(), e.path).ToString());
@@ -108,14 +118,18 @@ Read ReadMember(const LogDir& logdir, const RunEntry& e) {
 
 // Reads every member's meta on a few threads: a 1000-rank run is 1000 small
 // reads, each mostly waiting on the disk the first time.
-std::vector<Read> ReadMembers(const LogDir& logdir, const std::vector<const RunEntry*>& members) {
+std::vector<Read> ReadMembers(const LogDir& logdir, const std::vector<const RunEntry*>& members,
+                              const ForeignMetaFn& foreign) {
   std::vector<Read> out(members.size());
   std::atomic<size_t> next{0};
   auto work = [&]() {
-    for (size_t i = next++; i < members.size(); i = next++) out[i] = ReadMember(logdir, *members[i]);
+    for (size_t i = next++; i < members.size(); i = next++) out[i] = ReadMember(logdir, *members[i], foreign);
   };
   size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 4);
-  threads = std::min(threads, (members.size() + 63) / 64);
+  // A graph of a .vis.db is a conversion, not a small read: one thread each, up to the 4.
+  bool converted =
+      std::any_of(members.begin(), members.end(), [](const RunEntry* e) { return IsForeignGraph(e->path); });
+  threads = std::min(threads, converted ? members.size() : (members.size() + 63) / 64);
   std::vector<std::thread> pool;
   try {
     for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
@@ -130,6 +144,11 @@ std::vector<Read> ReadMembers(const LogDir& logdir, const std::vector<const RunE
 std::string RankName(int32_t rank) { return rank < 0 ? "" : "rank" + std::to_string(rank); }
 
 }  // namespace
+
+bool IsForeignGraph(const std::string& path) {
+  return path.find(".vis.db#") != std::string::npos ||
+         (path.size() > 7 && path.compare(path.size() - 7, 7, ".vis.db") == 0);
+}
 
 std::vector<RankOrigin> TraceOrigins(const std::vector<RankLink>& ranks) {
   std::vector<RankOrigin> out(ranks.size());
@@ -176,27 +195,33 @@ std::vector<RankOrigin> TraceOrigins(const std::vector<RankLink>& ranks) {
 
 Result<std::shared_ptr<const OverviewReply>> OverviewCache::Get(const LogDir& logdir,
                                                                const std::vector<RunEntry>& runs,
-                                                               const std::string& file) {
+                                                               const std::string& file,
+                                                               const ForeignMetaFn& foreign) {
   const RunEntry* self = nullptr;
   for (const RunEntry& e : runs) {
     if (e.path == file) self = &e;
   }
   if (self == nullptr) return MakeError(file, "", "no such .vis file under the log directory");
-  if (self->kind != "compare") {
+  // A .vis.db's name need not say compare (msprobe's -o names it): its graphs
+  // are members unless listed as builds, and a graph that is no compare says so in its cell.
+  auto compare = [](const RunEntry& e) { return e.kind == "compare" || (IsForeignGraph(e.path) && e.kind.empty()); };
+  if (!compare(*self)) {
     return MakeError(file, "", "the rank overview is of compare files (compare_*.vis); this is " +
                                    (self->kind.empty() ? std::string("no batch output") : "a " + self->kind));
   }
   auto vis_file = [](const RunEntry& e) {
     return e.name.size() > 4 && e.name.compare(e.name.size() - 4, 4, ".vis") == 0;
   };
-  if (!vis_file(*self)) return MakeError(file, "", "the rank overview reads graph-ascend .vis files");
-  // The run's compare files.
+  if (!vis_file(*self) && !IsForeignGraph(self->path)) {
+    return MakeError(file, "", "the rank overview reads graph-ascend .vis files and msprobe's .vis.db");
+  }
+  // The run's compare files (or graphs of one .vis.db: a group never mixes the two).
   std::vector<const RunEntry*> members;
   if (self->group.empty()) {
     members.push_back(self);
   } else {
     for (const RunEntry& e : runs) {
-      if (e.group == self->group && e.kind == "compare" && vis_file(e)) members.push_back(&e);
+      if (e.group == self->group && compare(e) && (vis_file(e) || IsForeignGraph(e.path))) members.push_back(&e);
     }
   }
   std::sort(members.begin(), members.end(), [](const RunEntry* a, const RunEntry* b) {
@@ -219,7 +244,7 @@ Result<std::shared_ptr<const OverviewReply>> OverviewCache::Get(const LogDir& lo
     }
   }
 
-  std::vector<Read> reads = ReadMembers(logdir, members);
+  std::vector<Read> reads = ReadMembers(logdir, members, foreign);
   auto reply = std::make_shared<OverviewReply>();
   reply->set_group(group);
   using Order = std::map<std::string, uint32_t, bool (*)(const std::string&, const std::string&)>;

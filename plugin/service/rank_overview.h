@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "base/status.h"
 #include "graph_service.pb.h"
 #include "log_dir.h"
+#include "vis/vis_file.h"
 
 namespace graph_ascend::service {
 
@@ -39,6 +41,14 @@ struct RankOrigin {
 // missing) is its own origin too.
 std::vector<RankOrigin> TraceOrigins(const std::vector<RankLink>& ranks);
 
+// The meta of a member that is no .vis of its own (a graph of msprobe's
+// .vis.db, "run.vis.db#step0_rank1"), with its overview counts when it can
+// give them; the service reads it from the graph's conversion.
+using ForeignMetaFn = std::function<Result<vis::FileMeta>(const RunEntry& member)>;
+
+// Whether `path` names a graph of a .vis.db ("run.vis.db" or "run.vis.db#step0_rank1").
+bool IsForeignGraph(const std::string& path);
+
 // The overviews of the runs asked for, each rebuilt when a file of its run
 // was added, removed or rewritten (size or mtime). Thread-safe.
 class OverviewCache {
@@ -46,9 +56,11 @@ class OverviewCache {
   explicit OverviewCache(size_t max_runs = 8) : max_runs_(max_runs) {}
 
   // The overview of the run of `file` (a path relative to the log
-  // directory, among `runs`). NOT_FOUND-like errors name the file.
+  // directory, among `runs`, which list each graph of a .vis.db as the
+  // service's ListRuns does). NOT_FOUND-like errors name the file. The
+  // graphs of a .vis.db are read with `foreign` (without it they are refused).
   Result<std::shared_ptr<const OverviewReply>> Get(const LogDir& logdir, const std::vector<RunEntry>& runs,
-                                                   const std::string& file);
+                                                   const std::string& file, const ForeignMetaFn& foreign = {});
 
  private:
   struct Entry {

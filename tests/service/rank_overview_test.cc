@@ -87,7 +87,36 @@ class RankOverviewTest : public ::testing::Test {
   void Start() {
     ServiceOptions options;
     options.logdir = logdir_;
+    options.cache_dir = dir_ / "cache";  // the conversions of msprobe's .vis.db
     service_.Start(options, dir_ / "s.sock");
+  }
+
+  // The paths ListRuns gives (a .vis.db: one per graph, "run.vis.db#step0_rank1").
+  std::vector<std::string> Listed() {
+    grpc::ClientContext ctx;
+    ListRunsRequest req;
+    ListRunsReply reply;
+    EXPECT_TRUE(service_.stub()->ListRuns(&ctx, req, &reply).ok());
+    std::vector<std::string> out;
+    for (const RunFile& f : reply.files()) out.push_back(f.path());
+    return out;
+  }
+
+  // The cell's counts are those of its file's info once opened (the page's own summary).
+  void ExpectCountsOfItsFile(const OverviewCell& c) {
+    FileInfo info;
+    grpc::ClientContext ctx;
+    FileRequest req;
+    req.set_file(c.file());
+    ASSERT_TRUE(service_.stub()->GetFileInfo(&ctx, req, &info).ok()) << c.file();
+    int worst = -1;
+    for (const BucketCount& b : info.npu().buckets()) {
+      if (b.count() > 0 && !info.meta().legend(b.bucket()).unmatched()) worst = std::max(worst, b.bucket());
+    }
+    EXPECT_EQ(c.worst_bucket(), worst) << c.file();
+    EXPECT_EQ(c.overflow_medium(), info.npu().overflow_medium()) << c.file();
+    EXPECT_EQ(c.overflow_high(), info.npu().overflow_high()) << c.file();
+    EXPECT_EQ(c.overflow_critical(), info.npu().overflow_critical()) << c.file();
   }
 
   // The relative paths of the .vis files under `out`, in natural order.
@@ -234,6 +263,103 @@ TEST_F(RankOverviewTest, RefusesBuildsAndUnknownFiles) {
   grpc::Status st = Overview(files[0], &reply);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_NE(st.error_message().find("build"), std::string::npos) << st.error_message();
+}
+
+std::string MsprobeOutput(const std::string& name) {
+  const char* src = getenv("GA_SOURCE_DIR");
+  return std::string(src != nullptr ? src : ".") + "/tests/data/msprobe_outputs/" + name;
+}
+
+// msprobe 26.2.0's batch .vis.db (2 steps x 2 ranks in one file, rank 1
+// perturbed): the overview of any of its graphs covers the four, each cell
+// read from the graph's conversion (issue 29 point 2: it answered 404
+// "...vis.db#step0_rank0: no such file in the log directory").
+TEST_F(RankOverviewTest, TheGraphsOfOneMsprobeVisDb) {
+  std::filesystem::create_directories(logdir_ + "/msprobe26");
+  std::filesystem::copy_file(MsprobeOutput("dist_gloo_batch_26.2.0.vis.db"),
+                             logdir_ + "/msprobe26/dist_gloo_batch_26.2.0.vis.db");
+  Start();
+  std::vector<std::string> listed = Listed();
+  ASSERT_EQ(listed.size(), 4u);
+  EXPECT_EQ(listed[1], "msprobe26/dist_gloo_batch_26.2.0.vis.db#step0_rank1");
+  for (const std::string& asked : {listed[1], listed[3]}) {
+    OverviewReply reply;
+    grpc::Status st = Overview(asked, &reply);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(reply.group(), "msprobe26/dist_gloo_batch_26.2.0");
+    EXPECT_EQ(std::vector<std::string>(reply.steps().begin(), reply.steps().end()),
+              (std::vector<std::string>{"step0", "step1"}));
+    EXPECT_EQ(std::vector<std::string>(reply.ranks().begin(), reply.ranks().end()),
+              (std::vector<std::string>{"rank0", "rank1"}));
+    ASSERT_EQ(reply.cells_size(), 4);
+    EXPECT_GT(reply.legend_size(), 0) << "the legend of the graphs";
+    for (const OverviewCell& c : reply.cells()) {
+      EXPECT_EQ(c.error(), "") << c.file();
+      EXPECT_TRUE(c.counted()) << c.file();
+      EXPECT_EQ(c.file(), listed[c.step() * 2 + c.rank()]);
+      ExpectCountsOfItsFile(c);
+      if (!c.first().empty()) {  // a ranking from the conversion: its entry 0, where a click lands
+        DivergenceReply div;
+        grpc::ClientContext ctx;
+        FileRequest req;
+        req.set_file(c.file());
+        ASSERT_TRUE(service_.stub()->GetDivergence(&ctx, req, &div).ok());
+        ASSERT_GT(div.items_size(), 0) << c.file();
+        EXPECT_EQ(div.items(0).name(), c.first()) << c.file();
+        EXPECT_EQ(div.items(0).npu_node(), c.first_node()) << c.file();
+      }
+    }
+  }
+  // A graph the file does not hold, and a .vis.db that is not there.
+  OverviewReply reply;
+  EXPECT_EQ(Overview("msprobe26/dist_gloo_batch_26.2.0.vis.db#step9_rank0", &reply).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(Overview("msprobe26/none.vis.db#step0_rank0", &reply).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// msprobe 8.x's build .vis.db has no compare to overview: said, not a 404.
+TEST_F(RankOverviewTest, AMsprobeBuildVisDbIsRefusedWithItsReason) {
+  std::filesystem::copy_file(MsprobeOutput("dist_gloo_build_26.2.0.vis.db"), logdir_ + "/b.vis.db");
+  std::filesystem::copy_file(MsprobeOutput("dist_gloo_batch_8.3.3.vis.db"), logdir_ + "/batch833.vis.db");
+  Start();
+  OverviewReply reply;
+  grpc::Status st = Overview("b.vis.db", &reply);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(reply.cells_size(), 1);
+  EXPECT_NE(reply.cells(0).error().find("build"), std::string::npos) << reply.cells(0).error();
+  // msprobe 8.3.3's batch db: four graphs, read as 26.2.0's.
+  st = Overview("batch833.vis.db#step1_rank0", &reply);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(reply.cells_size(), 4);
+  for (const OverviewCell& c : reply.cells()) EXPECT_EQ(c.error(), "") << c.file();
+}
+
+// A batch built in shards into one folder (graph --shard I/N, then link;
+// docs/SCALE.md) is one run: its files share the batch's time stamp.
+TEST_F(RankOverviewTest, ABatchBuiltInShards) {
+  for (const char* shard : {"0/2", "1/2"}) {
+    graph_ascend::testing::RunResult r = graph_ascend::testing::RunTool(
+        {"graph", "-i", graph_ascend::testing::Sample("dist_gloo/batch.json"), "-o", logdir_ + "/sharded", "--shard",
+         shard});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  graph_ascend::testing::RunResult linked = graph_ascend::testing::RunTool({"link", logdir_ + "/sharded"});
+  ASSERT_EQ(linked.status, 0) << linked.err;
+  Start();
+  std::vector<std::string> files = Files("sharded");
+  ASSERT_EQ(files.size(), 4u);
+  OverviewReply reply;
+  ASSERT_TRUE(Overview(files[2], &reply).ok());
+  ASSERT_EQ(reply.cells_size(), 4);
+  auto cells = Cells(reply);
+  EXPECT_EQ(cells["step0/rank1"].first(), "Functional.layer_norm.0.forward");
+  EXPECT_EQ(cells["step0/rank0"].caused_by(), "rank1") << "the links written by link";
+  ASSERT_EQ(reply.origin_ranks_size(), 1);
+  EXPECT_EQ(reply.origin_ranks(0), "rank1");
+  for (const OverviewCell& c : reply.cells()) {
+    EXPECT_EQ(c.error(), "") << c.file();
+    ExpectCountsOfItsFile(c);
+  }
 }
 
 // A run of more ranks than one thread reads alone (64) starts reader

@@ -6,6 +6,7 @@ import type { MatchConfigList, MatchReply } from "../api/client";
 import type { AppContext } from "../app_context";
 import { h, option } from "../dom";
 import { currentLang, onLangChange } from "../i18n";
+import { ErrorLine } from "../ui/error_line";
 
 const TEXT = {
   en: {
@@ -31,6 +32,8 @@ export class ConfigChooser {
   readonly loadBtn: HTMLButtonElement;
   private list: MatchConfigList | null = null;
   private seq = 0;
+  /** Why listing or loading failed, under the chooser (the match panel is open while it shows). */
+  readonly failure = new ErrorLine();
 
   constructor(
     private readonly ctx: AppContext,
@@ -48,13 +51,14 @@ export class ConfigChooser {
     const file = this.ctx.file();
     const seq = ++this.seq;
     this.list = null;
+    this.failure.clear();
     this.render();
     if (!file || !this.ctx.isCompare()) return;
     try {
       const list = await this.ctx.api.call("listMatchConfigs", { file: file.path });
       if (seq === this.seq) this.list = list;
     } catch (e) {
-      this.ctx.toast((e as Error).message, "error");
+      if (seq === this.seq) this.failure.show((e as Error).message);
     }
     if (seq === this.seq) this.render();
   }
@@ -81,10 +85,11 @@ export class ConfigChooser {
     const file = this.ctx.file();
     const config = this.select.value;
     if (!file || !config) return;
+    this.failure.clear();
     try {
       await this.applied(await this.ctx.api.call("loadMatches", { file: file.path, config }));
     } catch (e) {
-      this.ctx.toast((e as Error).message, "error");
+      this.failure.show((e as Error).message);
     }
   }
 }

@@ -17,6 +17,7 @@ import {
 } from "../api/client";
 import { h } from "../dom";
 import { bucketColour } from "../graph/paint";
+import { ErrorLine } from "../ui/error_line";
 import { VirtualList } from "../ui/virtual_list";
 import { ot } from "./strings";
 
@@ -48,6 +49,7 @@ export class RankOverview {
   private readonly onlyLabel = h("span");
   private readonly originEl = h("div.overview-origin");
   private readonly countsEl = h("span.overview-counts");
+  private readonly failure = new ErrorLine();
   private readonly head = h("div.ov-row.ov-head");
   private readonly list: VirtualList<number>;
   private reply: OverviewReply | null = null;
@@ -79,6 +81,7 @@ export class RankOverview {
         h("label.check", null, this.onlyCb, this.onlyLabel),
         this.closeBtn,
       ),
+      this.failure.el,
       this.originEl,
       this.list.el,
     );
@@ -144,6 +147,8 @@ export class RankOverview {
     if (!f) return;
     const seq = ++this.seq;
     this.group = f.group;
+    this.failure.clear();
+    this.originEl.hidden = false;
     this.originEl.textContent = ot("loading");
     try {
       const reply = await this.host.api.call("getOverview", { file: f.path });
@@ -154,7 +159,8 @@ export class RankOverview {
       if (seq !== this.seq) return;
       this.reply = null;
       this.cells.clear();
-      this.host.toast((e as Error).message, "error");
+      // In the dialog, in place of "Reading the run's files…" (a toast would hide behind it).
+      this.failure.show(ot("failed", { error: (e as Error).message }));
     }
     this.render();
   }
@@ -168,6 +174,7 @@ export class RankOverview {
     const r = this.reply;
     if (!r) {
       this.countsEl.textContent = "";
+      if (this.failure.message) this.originEl.hidden = true;
       this.head.replaceChildren();
       this.list.setData(0, () => undefined);
       return;
@@ -184,7 +191,9 @@ export class RankOverview {
 
   private renderOrigin(r: OverviewReply) {
     if (!r.originRanks.length) {
-      this.originEl.replaceChildren(h("span", null, ot("noOrigin")));
+      // Files without a ranking say nothing about agreement.
+      const ranked = r.cells.some((c) => c.ranked);
+      this.originEl.replaceChildren(h("span", null, ot(ranked ? "noOrigin" : "noRanking")));
       this.originEl.dataset.origin = "";
       return;
     }

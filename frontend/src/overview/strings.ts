@@ -23,6 +23,8 @@ const en = {
   worst: "worst bucket: {bucket}",
   counts: "{ranks} ranks × {steps} steps, {diverging} cells diverge",
   unreadable: "unreadable",
+  failed: "The overview could not be read: {error}",
+  noRanking: "These files have no divergence ranking: no origin to trace",
 };
 
 type Key = keyof typeof en;
@@ -49,6 +51,8 @@ const zh: Record<Key, string> = {
   worst: "最差区间：{bucket}",
   counts: "{ranks} 个 rank × {steps} 个 step，{diverging} 个格子分叉",
   unreadable: "无法读取",
+  failed: "无法读取总览：{error}",
+  noRanking: "这些文件没有分叉排序：无法追溯起源",
 };
 
 export function ot(key: Key, params?: Record<string, string | number>): string {

@@ -8,6 +8,7 @@ import type { AppContext } from "../app_context";
 import { h } from "../dom";
 import type { GraphPane } from "../graph/pane";
 import { currentLang, onLangChange } from "../i18n";
+import { ErrorLine } from "../ui/error_line";
 import "./tools.css";
 
 export interface ThresholdsHost extends AppContext {
@@ -84,6 +85,7 @@ export class LegendEditor {
   private readonly rows: HTMLDivElement;
   private readonly metricBox: HTMLDivElement;
   private readonly note: HTMLDivElement;
+  private readonly failure = new ErrorLine();
   private legend: ColorBucket[] = [];
   private span: { lo: number; hi: number } | null = null; // what the file's intervals cover
 
@@ -114,6 +116,7 @@ export class LegendEditor {
     if (!info) return;
     this.legend = (info.meta?.legend ?? []).map((b) => ({ ...b }));
     this.span = spanOf(this.legend);
+    this.failure.clear();
     this.render();
     this.dialog.hidden = false;
   }
@@ -178,6 +181,7 @@ export class LegendEditor {
       this.rows,
       this.metricBox,
       this.note,
+      this.failure.el,
       h(
         "div.row.buttons",
         null,
@@ -225,6 +229,7 @@ export class LegendEditor {
       if (!b.unmatched && (!was || was.lo !== b.lo || was.hi !== b.hi))
         b.name = `${numberText(b.lo)}-${numberText(b.hi)}`;
     }
+    this.failure.clear();
     try {
       const info = await this.host.api.call("setLegend", {
         file: file.path,
@@ -235,13 +240,14 @@ export class LegendEditor {
       await this.changed(info);
       this.host.toast(save ? s("saved", { path: info.legendFile }) : s("applied"));
     } catch (e) {
-      this.host.toast((e as Error).message, "error");
+      this.failure.show((e as Error).message);
     }
   }
 
   private async reset() {
     const file = this.host.file();
     if (!file) return;
+    this.failure.clear();
     try {
       const info = await this.host.api.call("resetLegend", { file: file.path });
       // The fields show the file's own legend again (changed() renders them from this.legend).
@@ -250,7 +256,7 @@ export class LegendEditor {
       await this.changed(info);
       this.host.toast(s("resetDone"));
     } catch (e) {
-      this.host.toast((e as Error).message, "error");
+      this.failure.show((e as Error).message);
     }
   }
 

@@ -58,6 +58,7 @@ export class MatchPanel {
       this.results,
       h("div.row.buttons", null, this.saveBtn),
       this.configs.el,
+      this.configs.failure.el,
       this.summary,
       h("h3", null, this.labels.lists),
       h("div.two-lists", null, this.npuList.el, this.benchList.el),
