@@ -2,6 +2,7 @@
 // side rather than browse it (the Python API, docs/PYTHON_API.md): a page of
 // nodes in node order, or nodes by name, with no view state kept.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "graph_service.h"
@@ -14,28 +15,24 @@ namespace {
 constexpr uint32_t kDefaultPage = 10000;
 constexpr uint32_t kMaxPage = 100000;
 
-void FillListed(const SideGraph& g, const SideGraph* other, vis::Grading grading, uint32_t n, ListedNode* out) {
-  out->set_index(static_cast<int32_t>(n));
-  out->set_name(std::string(g.name(n)));
-  out->set_node_type(g.node_type(n));
-  out->set_parent(g.parent(n));
-  out->set_depth(g.depth(n));
-  out->set_micro_step(g.micro_step(n));
-  out->set_child_count(g.child_count(n));
-  out->set_has_precision(g.has_precision(n));
-  out->set_precision_index(g.has_precision(n) ? g.precision(n) : 0);
-  out->set_bucket(g.bucket(n, grading));
-  out->set_overflow(static_cast<vis::OverflowLevel>(g.overflow(n)));
-  out->set_has_grade(g.has_grade(n));
-  out->set_grade_index(g.has_grade(n) ? g.grade(n) : 0);
+// Appends node n to the reply's columns.
+void AddListed(const SideGraph& g, const SideGraph* other, vis::Grading grading, uint32_t n, ListNodesReply* out) {
+  out->add_index(static_cast<int32_t>(n));
+  out->add_name(std::string(g.name(n)));
+  out->add_node_type(g.node_type(n));
+  out->add_parent(g.parent(n));
+  out->add_depth(g.depth(n));
+  out->add_micro_step(g.micro_step(n));
+  out->add_child_count(g.child_count(n));
+  out->add_precision_index(g.has_precision(n) ? g.precision(n) : NAN);
+  out->add_grade_index(g.has_grade(n) ? g.grade(n) : NAN);
+  out->add_bucket(g.bucket(n, grading));
+  out->add_overflow(g.overflow(n));
   int32_t m = g.matched(n);
   // A match is only shown when its index lies on the other side (a damaged file is not trusted further).
-  if (m >= 0 && other != nullptr && other->valid(m)) {
-    out->set_matched(m);
-    out->set_matched_name(std::string(other->name(static_cast<uint32_t>(m))));
-  } else {
-    out->set_matched(-1);
-  }
+  bool matched = m >= 0 && other != nullptr && other->valid(m);
+  out->add_matched(matched ? m : -1);
+  out->add_matched_name(matched ? std::string(other->name(static_cast<uint32_t>(m))) : std::string());
 }
 
 }  // namespace
@@ -66,17 +63,16 @@ grpc::Status GraphServiceImpl::ListNodes(grpc::ServerContext*, const ListNodesRe
         return Fail(grpc::StatusCode::NOT_FOUND,
                     file->relative() + ": " + SideName(req->side()) + " has no node named '" + name + "'");
       }
-      FillListed(*g, other, grading, static_cast<uint32_t>(n), reply->add_nodes());
+      AddListed(*g, other, grading, static_cast<uint32_t>(n), reply);
     }
     reply->set_next_offset(total);
     return grpc::Status::OK;
   }
   uint32_t limit = req->limit() == 0 ? kDefaultPage : std::min(req->limit(), kMaxPage);
   uint32_t n = std::min(req->offset(), total);
-  reply->mutable_nodes()->Reserve(static_cast<int>(std::min(limit, total - n)));
   for (uint32_t listed = 0; n < total && listed < limit; ++n) {
     if (req->matched_only() && (other == nullptr || !other->valid(g->matched(n)))) continue;
-    FillListed(*g, other, grading, n, reply->add_nodes());
+    AddListed(*g, other, grading, n, reply);
     ++listed;
   }
   reply->set_next_offset(n);

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 import grpc
 
@@ -28,6 +28,8 @@ from graph_ascend.records import (
     NodeDetail,
     NodeNotFound,
     Side,
+    listed_nodes,
+    matches_of,
     node_detail,
 )
 from graph_ascend_plugin._proto import graph_service_pb2, vis_pb2
@@ -137,18 +139,19 @@ class GraphFile:
             raise GraphAscendError(self.path, "the graph service ended the open without an answer")
         return info
 
-    def _call(self, run: Callable[[ServerProcess], T]) -> T:
-        """Runs `run` on the server; its failures become GraphAscendError naming this file."""
+    def _call(self, run: Callable[[ServerProcess], T], missing: type[GraphAscendError] = GraphAscendError) -> T:
+        """Runs `run` on the server; its failures become GraphAscendError naming this file (`missing` for
+        NOT_FOUND)."""
         if self._server is None:
             raise GraphAscendError(self.path, "the file is closed")
         try:
             return run(self._server)
         except grpc.RpcError as e:
-            raise self._error(e) from None
+            raise self._error(e, missing) from None
         except (ServerUnavailable, CallLost, CallRefused) as e:
             raise GraphAscendError(self.path, str(e)) from None
 
-    def _error(self, e: grpc.RpcError) -> GraphAscendError:
+    def _error(self, e: grpc.RpcError, missing: type[GraphAscendError]) -> GraphAscendError:
         details = e.details() if hasattr(e, "details") else str(e)
         # The service names the file by its name in the served folder: name it as the caller did.
         if details and details.startswith(self._relative):
@@ -156,12 +159,10 @@ class GraphFile:
         elif details and details.startswith(os.path.basename(self._relative)):
             details = self.path + details[len(os.path.basename(self._relative)) :]
         details = details or e.code().name
-        if e.code() == grpc.StatusCode.NOT_FOUND:
-            return NodeNotFound(self.path, details)
-        return GraphAscendError(self.path, details)
+        return (missing if e.code() == grpc.StatusCode.NOT_FOUND else GraphAscendError)(self.path, details)
 
-    def _unary(self, method: str, request):
-        return self._call(lambda s: s.call(method, request, file=self._relative))
+    def _unary(self, method: str, request: Any, missing: type[GraphAscendError] = GraphAscendError) -> Any:
+        return self._call(lambda s: s.call(method, request, file=self._relative), missing)
 
     # ---- the file
 
@@ -210,13 +211,16 @@ class GraphFile:
 
     # ---- nodes
 
-    def _side(self, side: Side) -> int:
-        value = _SIDES.get(str(side).lower())
-        if value is None:
+    def _side_name(self, side: Side) -> Side:
+        key = str(side).lower()
+        if key not in _SIDES:
             raise ValueError(f"side must be 'npu' or 'bench', not {side!r}")
-        if value == vis_pb2.SIDE_BENCH and self.kind != "compare":
+        if key == "bench" and self.kind != "compare":
             raise ValueError(f"{self.path} is a build of one run: it has no bench side")
-        return value
+        return key  # type: ignore[return-value]
+
+    def _side(self, side: Side) -> int:
+        return _SIDES[self._side_name(side)]
 
     def _pages(self, side: Side, matched_only: bool, page: int) -> Iterator[graph_service_pb2.ListNodesReply]:
         request = graph_service_pb2.ListNodesRequest(
@@ -231,45 +235,31 @@ class GraphFile:
 
     def nodes(self, side: Side = "npu", *, page: int = PAGE) -> Iterator[Node]:
         """Every node of a side in node order (the root first), fetched `page` nodes a call."""
-        key = str(side).lower()
-        for reply in self._pages(side, False, page):
-            for n in reply.nodes:
-                yield Node.from_listed(key, n)  # type: ignore[arg-type]
+        key = self._side_name(side)  # a wrong side raises here, not at the first next()
+        return (node for reply in self._pages(key, False, page) for node in listed_nodes(key, reply))
+
+    def _listed(self, side: Side, name: str) -> Node:
+        request = graph_service_pb2.ListNodesRequest(file=self._relative, side=self._side(side), names=[name])
+        return next(listed_nodes(self._side_name(side), self._unary("ListNodes", request, NodeNotFound)))
 
     def node(self, side: Side, name: str) -> NodeDetail:
         """The node named `name` with its items and their statistics, its stack and, on a compare, its
         match's. Raises NodeNotFound (a KeyError) when the side has no such node."""
-        key = str(side).lower()
-        listed = self._unary(
-            "ListNodes", graph_service_pb2.ListNodesRequest(file=self._relative, side=self._side(side), names=[name])
-        ).nodes[0]
+        listed = self._listed(side, name)
         view = graph_service_pb2.ViewKey(session=self._session, file=self._relative, side=self._side(side), micro_step=-1)
         reply = self._unary("GetNodeDetail", graph_service_pb2.NodeRequest(view=view, node=listed.index))
         matched = None
         if reply.HasField("matched"):
-            other = "bench" if key == "npu" else "npu"
-            peer = self._unary(
-                "ListNodes",
-                graph_service_pb2.ListNodesRequest(
-                    file=self._relative, side=self._side(other), names=[reply.matched.name]
-                ),
-            ).nodes[0]
-            matched = node_detail(Node.from_listed(other, peer), reply.matched_detail, reply.matched_stack)  # type: ignore[arg-type]
-        return node_detail(Node.from_listed(key, listed), reply.detail, reply.stack, matched)  # type: ignore[arg-type]
+            peer = self._listed("bench" if listed.side == "npu" else "npu", reply.matched.name)
+            matched = node_detail(peer, reply.matched_detail, reply.matched_stack)
+        return node_detail(listed, reply.detail, reply.stack, matched)
 
     def matches(self, *, page: int = PAGE) -> Iterator[Match]:
-        """The matched pairs of a compare, in NPU node order."""
+        """The matched pairs of a compare, in NPU node order (none for a build)."""
         if self.kind != "compare":
             return
         for reply in self._pages("npu", True, page):
-            for n in reply.nodes:
-                yield Match(
-                    npu=n.name,
-                    bench=n.matched_name,
-                    npu_index=n.index,
-                    bench_index=n.matched,
-                    precision_index=n.precision_index if n.has_precision else None,
-                )
+            yield from matches_of(reply)
 
     # ---- closing
 
