@@ -8,6 +8,7 @@ the time) after `import graph_ascend`; the file is read from the page cache afte
 """
 
 import argparse
+import os
 import statistics
 import time
 
@@ -22,17 +23,25 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of the process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--iterate", action="store_true", help="also iterate the NPU side once a round")
     args = parser.parse_args()
-    opens, firsts, walks = [], [], []
+    opens, firsts, walks, cpus = [], [], [], []
     for _ in range(args.rounds):
         t0 = time.perf_counter()
         f = graph_ascend.open(args.file)
         t1 = time.perf_counter()
+        cpus.append(cpu_s(f._server.pid))
         first = f.first_divergence()
         t2 = time.perf_counter()
         opens.append(t1 - t0)
@@ -43,7 +52,10 @@ def main() -> None:
         memory = rss_mb(f._server.pid)
         f.close()
     print(f"{args.file}: {f.node_count('npu')} NPU nodes, {f.node_count('bench') if f.kind == 'compare' else 0} Bench")
-    print(f"open (server start + OpenFile): median {statistics.median(opens):.2f} s, min {min(opens):.2f} s")
+    print(
+        f"open (server start + OpenFile): median {statistics.median(opens):.2f} s, min {min(opens):.2f} s; "
+        f"server CPU to the open's end: median {statistics.median(cpus):.2f} s"
+    )
     print(f"first_divergence: median {statistics.median(firsts) * 1000:.0f} ms -> {first.name if first else None}")
     if walks:
         print(f"nodes('npu'), {count} nodes: median {statistics.median(walks):.2f} s")
