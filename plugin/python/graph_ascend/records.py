@@ -99,11 +99,11 @@ class Divergence:
 class Node(NamedTuple):
     """One node of a side, as the hierarchy index holds it (no items: see GraphFile.node).
 
-    A named tuple: a side of 10^6 nodes is iterated at about a microsecond a node.
+    A named tuple, so that a side of 10^6 nodes iterates in seconds; its field `index` hides tuple.index.
     """
 
     side: Side
-    index: int  # node index on its side; 0 is the root
+    index: int  # type: ignore[assignment]  # node index on its side; 0 is the root
     name: str
     type: str  # "module", "api", "api collection", "multi collection"
     parent: int | None  # None for the root
