@@ -246,7 +246,8 @@ class GraphFile:
         """The node named `name` with its items and their statistics, its stack and, on a compare, its
         match's. Raises NodeNotFound (a KeyError) when the side has no such node."""
         listed = self._listed(side, name)
-        view = graph_service_pb2.ViewKey(session=self._session, file=self._relative, side=self._side(side), micro_step=-1)
+        side_value = self._side(side)
+        view = graph_service_pb2.ViewKey(session=self._session, file=self._relative, side=side_value, micro_step=-1)
         reply = self._unary("GetNodeDetail", graph_service_pb2.NodeRequest(view=view, node=listed.index))
         matched = None
         if reply.HasField("matched"):
