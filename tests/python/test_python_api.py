@@ -218,6 +218,10 @@ def test_msprobe_files_open_as_import_converts_them(cli, tmp_path):
             name = next(n.name for n in f.nodes("npu") if n.type == "api")
             assert f.node("npu", name).items == g.node("npu", name).items
     assert list(cache.iterdir()), "the conversions went into the cache asked for"
+    with graph_ascend.open(MSPROBE / "dist_gloo_batch_26.2.0.vis.db", cache_dir=cache) as f:
+        assert f.graphs() == ["step0_rank0", "step0_rank1", "step1_rank0", "step1_rank1"]
+    with graph_ascend.open(MSPROBE / "dist_gloo_compare_26.2.0.vis.db", cache_dir=cache) as f:
+        assert f.graphs() == []
 
 
 def cli_error(cli, path) -> str:

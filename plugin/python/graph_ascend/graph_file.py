@@ -181,6 +181,13 @@ class GraphFile:
         summary = self._info.npu if self._side(side) == vis_pb2.SIDE_NPU else self._info.bench
         return summary.nodes
 
+    def graphs(self) -> list[str]:
+        """The graphs of a multi-graph .vis.db ("step0_rank0", "step0_rank1", ...), as the page lists them;
+        open(path, graph=...) opens one. Empty for a file of one graph."""
+        name = self._relative.split("#", 1)[0]
+        runs = self._unary("ListRuns", graph_service_pb2.ListRunsRequest())
+        return [r.path[len(name) + 1 :] for r in runs.files if r.path.startswith(name + "#")]
+
     # ---- the divergence
 
     def _divergence_reply(self) -> graph_service_pb2.DivergenceReply:
