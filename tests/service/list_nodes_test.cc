@@ -64,7 +64,9 @@ TEST_F(ListNodesTest, PagesWalkTheSideInNodeOrderWithEveryColumn) {
       bool unmatched = n.name == "Module.fc.Linear.forward.0" || n.name == "Module.fc.Linear.backward.0";
       EXPECT_EQ(reply.matched(k) < 0, unmatched) << n.name;
       EXPECT_EQ(reply.matched_name(k), unmatched ? "" : n.name);  // Bench has the same names
-      if (unmatched) EXPECT_TRUE(std::isnan(reply.precision_index(k))) << n.name;  // NaN: none
+      if (unmatched) {
+        EXPECT_TRUE(std::isnan(reply.precision_index(k))) << n.name;  // NaN: none
+      }
       names.push_back(reply.name(k));
     }
     ++pages;
