@@ -217,6 +217,14 @@ def test_msprobe_files_open_as_import_converts_them(cli, tmp_path):
             assert sum(1 for _ in f.matches()) == said["matched"]["npu"]
             name = next(n.name for n in f.nodes("npu") if n.type == "api")
             assert f.node("npu", name).items == g.node("npu", name).items
+            # The ranking is the imported file's, when the conversion makes one.
+            try:
+                ranking = [d.name for d in f.divergence()]
+            except graph_ascend.GraphAscendError as e:
+                assert str(e).startswith(f"{source}: msprobe's file converted without a divergence ranking")
+                assert said["ranking"] == [] and run(cli, "check", imported[0]).returncode == 2  # no ranking either
+            else:
+                assert ranking == [line[len(d.reason) :].split()[0] for d, line in zip(g.divergence(), said["ranking"])]
     assert list(cache.iterdir()), "the conversions went into the cache asked for"
     with graph_ascend.open(MSPROBE / "dist_gloo_batch_26.2.0.vis.db", cache_dir=cache) as f:
         assert f.graphs() == ["step0_rank0", "step0_rank1", "step1_rank0", "step1_rank1"]

@@ -112,7 +112,8 @@ class GraphFile:
         # The service converts msprobe's files into a cache that must lie outside the folder it serves; a
         # .vis gets a private one, so that no unsaved page edit kept in the shared cache is replayed here.
         shared = os.path.realpath(os.fspath(cache_dir)) if cache_dir else os.path.realpath(_cache_root())
-        if (cache_dir or name.endswith(_FOREIGN) or _starts_like_json(real)) and not _inside(shared, folder):
+        self._foreign = name.endswith(_FOREIGN) or _starts_like_json(real)  # msprobe's, converted
+        if (cache_dir or self._foreign) and not _inside(shared, folder):
             cache = shared
         else:
             cache = self._private_cache = _private_cache(folder)
@@ -154,10 +155,10 @@ class GraphFile:
     def _error(self, e: grpc.RpcError, missing: type[GraphAscendError]) -> GraphAscendError:
         details = e.details() if hasattr(e, "details") else str(e)
         # The service names the file by its name in the served folder: name it as the caller did.
-        if details and details.startswith(self._relative):
-            details = self.path + details[len(self._relative) :]
-        elif details and details.startswith(os.path.basename(self._relative)):
-            details = self.path + details[len(os.path.basename(self._relative)) :]
+        for shown in (self._relative, self._relative.split("#", 1)[0]):  # a .vis.db's graph, or the file
+            if details and details.startswith(shown):
+                details = self.path + details[len(shown) :]
+                break
         details = details or e.code().name
         return (missing if e.code() == grpc.StatusCode.NOT_FOUND else GraphAscendError)(self.path, details)
 
@@ -195,6 +196,12 @@ class GraphFile:
             if self.kind != "compare":
                 raise GraphAscendError(self.path, "is a build of one run, not a compare: it has no divergence")
             reply = self._unary("GetDivergence", graph_service_pb2.FileRequest(file=self._relative))
+            if not reply.ranked and self._foreign:
+                raise GraphAscendError(
+                    self.path,
+                    "msprobe's file converted without a divergence ranking: build the compare with graph-ascend "
+                    "graph (or graph_visualize) and open its .vis",
+                )
             if not reply.ranked:
                 raise GraphAscendError(
                     self.path,
