@@ -8,6 +8,7 @@
 #      caught inside: the statically linked unwinder at work); the installed
 #      executables again on the oldest glibc the wheel claims, Debian 11's 2.31
 #      (its own ld.so and libc from scripts/glibc-sysroot.sh);
+#      `import graph_ascend` (the Python API) opening that file;
 #   2. `tensorboard --logdir` with the installed plugin answering its routes
 #      (the page, Health, ListRuns, GetFileInfo);
 #   3. the Playwright suite (scripts/test-browser.sh) against that venv's tensorboard.
@@ -91,6 +92,17 @@ kill "$server_pid"
 wait "$server_pid" 2>/dev/null || true
 server_pid=""
 echo "test-wheel: the installed executables work on glibc 2.31"
+
+# 1b. The Python API (docs/PYTHON_API.md) from the installed wheel: typed, its own graph service.
+python - "$vis" >"$work/api.txt" 2>&1 <<'EOF' || { cat "$work/api.txt" >&2; fail "the Python API failed"; }
+import pathlib, sys
+import graph_ascend
+assert (pathlib.Path(graph_ascend.__file__).parent / "py.typed").is_file(), "no py.typed in the wheel"
+with graph_ascend.open(sys.argv[1]) as f:
+    print(f.node_count("npu"), f.first_divergence().name)
+EOF
+grep -qx '436 Functional.batch_norm.6.forward' "$work/api.txt" || fail "the Python API answered: $(cat "$work/api.txt")"
+echo "test-wheel: the Python API answers from the installed wheel"
 
 # 2. TensorBoard with the installed plugin.
 port=$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -1,4 +1,5 @@
-"""graph-ascend: the `graph-ascend` command and the TensorBoard plugin (the GRAPH_ASCEND tab).
+"""graph-ascend: the `graph-ascend` command, the TensorBoard plugin (the GRAPH_ASCEND tab) and the
+Python API (`import graph_ascend`, docs/PYTHON_API.md).
 
 The package is built from the source tree: the build generates the gRPC
 stubs from ../../proto (grpcio-tools), copies the C++ executables
@@ -124,8 +125,11 @@ setup(
     name="graph-ascend",
     version="0.1.0",
     description="graph-ascend: msprobe dumps to .vis graphs (C++) and the GRAPH_ASCEND TensorBoard plugin",
-    packages=["graph_ascend_plugin", "graph_ascend_plugin._proto"],
-    package_data={"graph_ascend_plugin": ["static/*", "_bin/graph-ascend", "_bin/graph-ascend-server"]},
+    packages=["graph_ascend", "graph_ascend_plugin", "graph_ascend_plugin._proto"],
+    package_data={
+        "graph_ascend": ["py.typed"],
+        "graph_ascend_plugin": ["static/*", "_bin/graph-ascend", "_bin/graph-ascend-server"],
+    },
     python_requires=">=3.9",
     install_requires=["tensorboard>=2.11", "grpcio>=1.74", "protobuf>=6.31", "werkzeug>=1.0"],
     entry_points={

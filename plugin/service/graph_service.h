@@ -100,6 +100,9 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   // Checkpoint similarity (graph_service_ckpt.cc).
   grpc::Status GetCkpt(grpc::ServerContext*, const CkptRequest*, CkptReply*) override;
 
+  // Nodes without a view (graph_service_nodes.cc).
+  grpc::Status ListNodes(grpc::ServerContext*, const ListNodesRequest*, ListNodesReply*) override;
+
  private:
   GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options, ConvertQueueOptions convert);
 

@@ -27,6 +27,7 @@ import pathlib
 import re
 import shlex
 import subprocess
+import sys
 
 import pytest
 
@@ -167,7 +168,9 @@ class Folder:
         shims = path.parent / (path.name + "-bin")
         shims.mkdir()
         (shims / "graph-ascend").symlink_to(build_dir / "bin" / "graph-ascend")
-        self.env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ.get('PATH', '')}", "LC_ALL": "C.UTF-8"}
+        # python3 is the test's own (the wheel's packages installed: README's "From Python" block).
+        programs = os.pathsep.join([str(shims), os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+        self.env = {**os.environ, "PATH": programs, "LC_ALL": "C.UTF-8"}
         if os.geteuid() == 0:
             # CI runs as root; the guide's mpirun lines are written for a user (README says so).
             self.env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")

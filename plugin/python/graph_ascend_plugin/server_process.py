@@ -144,9 +144,11 @@ def stopped(pid: int) -> bool:
 class ServerProcess:
     """Owns one graph-ascend-server child serving `logdir`."""
 
-    def __init__(self, logdir: str, binary: pathlib.Path | None = None):
+    def __init__(self, logdir: str, binary: pathlib.Path | None = None, extra_args: list[str] | None = None):
+        """`extra_args`: more server flags (the Python API's --cache-dir and --allow-convert off)."""
         self._logdir = logdir
         self._binary = pathlib.Path(binary) if binary else server_binary()
+        self._extra_args = list(extra_args or [])
         self._lock = threading.Lock()
         self._proc = None
         self._tmpdir = None
@@ -364,6 +366,7 @@ class ServerProcess:
         args = [str(binary), "--logdir", self._logdir, "--socket", socket_path, "--die-after-stdin"]
         if os.environ.get(ALLOW_CONVERT_ENV):
             args += ["--allow-convert", os.environ[ALLOW_CONVERT_ENV]]
+        args += self._extra_args
         with open(log_path, "wb") as log:
             self._proc = subprocess.Popen(
                 args,
@@ -446,3 +449,4 @@ class ServerProcess:
         self._closed = True
         with self._lock:
             self._stop_locked()
+        atexit.unregister(self.close)  # closed once: a program opening many files keeps no reference to each
