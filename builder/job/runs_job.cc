@@ -40,7 +40,12 @@ Result<GraphResult> RunRuns(const CompareConfig& config, const std::string& outp
     c.bench_path = reference;
     GA_RETURN_IF_ERROR(CheckGraphOptions(c, options));
     auto plan = PlanJobs(c, run_options.timestamp);
-    if (!plan.ok()) return plan.error();
+    if (!plan.ok()) {
+      Error e = plan.error();
+      e.message = "run " + std::to_string(i) + " against the reference (run " + std::to_string(config.reference) +
+                  ", \"npu\" and \"bench\" below): " + e.message;
+      return e;
+    }
     for (const auto& step : *plan) {
       for (const PairJob& job : step) {
         std::vector<std::string>& dirs = folders[{job.step, job.rank}];

@@ -117,6 +117,7 @@ Result<GraphSpread> FirstDisagreement(const std::vector<std::string>& dirs, int 
   g.dirs = dirs;
   const DumpData& ref = runs[reference];
   const size_t k = runs.size();
+  Disagreement structural;
   for (uint32_t i = 0; i < ref.entries.size(); ++i) {
     const DumpEntry& e = ref.entries[i];
     ++g.entries;
@@ -131,15 +132,16 @@ Result<GraphSpread> FirstDisagreement(const std::vector<std::string>& dirs, int 
     d.name = std::string(pool.Get(e.name));
     d.index = i;
     if (!all_present || !same_shape) {
+      // A call some run does not make (rank 0 of a data-parallel job sends what the others receive) is
+      // remembered; the values of the calls every run makes decide first.
       d.field = all_present ? "item count" : "entry";
       for (size_t r = 0; r < k; ++r) {
         d.values.push_back(entry[r] == nullptr ? "" : std::to_string(ItemCount(*entry[r])) + " items");
         if (entry[r] == nullptr || ItemCount(*entry[r]) != ItemCount(e)) d.differing_runs.push_back(static_cast<int>(r));
       }
       d.spread = d.relative_spread = NAN;
-      g.agree = false;
-      g.first = std::move(d);
-      return g;
+      if (g.missing++ == 0) structural = std::move(d);
+      continue;
     }
     for (uint32_t it = 0; it < ItemCount(e); ++it) {
       const DumpItem& item = ref.items[e.first_item + it];
@@ -167,9 +169,21 @@ Result<GraphSpread> FirstDisagreement(const std::vector<std::string>& dirs, int 
         Spread(values, pool, reference, &d);
         g.agree = false;
         g.first = std::move(d);
+        for (uint32_t j = i + 1; j < ref.entries.size(); ++j) {
+          for (size_t r = 0; r < k; ++r) {
+            if (runs[r].Find(ref.entries[j].name) == nullptr) {
+              ++g.missing;
+              break;
+            }
+          }
+        }
         return g;
       }
     }
+  }
+  if (g.missing > 0) {
+    g.agree = false;
+    g.first = std::move(structural);
   }
   return g;
 }
@@ -196,6 +210,9 @@ std::string Describe(const GraphSpread& g, int reference) {
   s += d.differing_runs.size() == 1 ? " " : "s ";
   for (size_t i = 0; i < d.differing_runs.size(); ++i) s += (i ? ", " : "") + std::to_string(d.differing_runs[i]);
   s += (d.differing_runs.size() == 1 ? " differs" : " differ") + std::string(" from run ") + std::to_string(reference);
+  if (g.missing > 0 && d.field != "entry" && d.field != "item count") {
+    s += "; " + std::to_string(g.missing) + (g.missing == 1 ? " call is" : " calls are") + " not made by every run";
+  }
   return s;
 }
 
@@ -228,6 +245,8 @@ std::string SummaryJson(const std::vector<std::string>& runs, int reference, con
     w.Raw(std::to_string(g.entries));
     w.Key("agree");
     w.Bool(g.agree);
+    w.Key("missing");
+    w.Raw(std::to_string(g.missing));
     w.Key("first_disagreement");
     if (g.agree) {
       w.Null();

@@ -33,7 +33,10 @@ struct GraphSpread {
   std::vector<std::string> dirs;  // the dump folder of each run
   uint32_t entries = 0;           // entries of the reference run compared
   bool agree = true;              // every entry equal in every run
+  // The first entry present in every run whose values differ; when the runs
+  // differ only by entries some run lacks, the first of those (field "entry").
   Disagreement first;             // when !agree
+  uint32_t missing = 0;           // entries of the reference that some run lacks
 };
 
 // Compares the dump.json of `dirs` (one folder per run, the same step and

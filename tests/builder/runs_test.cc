@@ -76,17 +76,17 @@ TEST(RunsCommandTest, EachRunAgainstTheReferenceAndTheSummary) {
   ASSERT_EQ(lines.size(), 4u) << r.out;
   EXPECT_NE(lines[0].find("/run1/compare_step0_rank0_"), std::string::npos) << lines[0];
   EXPECT_NE(lines[1].find("/run2/compare_step0_rank0_"), std::string::npos) << lines[1];
-  EXPECT_EQ(lines[2], out / "o" / "runs.json");
+  EXPECT_EQ(lines[2], out / "o/runs.json");
   EXPECT_EQ(lines[3].rfind("runs: step0 rank0: first disagreement at Module.pool.Pool.forward.0 (entry 5), output.0 ",
                            0),
             0u)
       << lines[3];
-  EXPECT_EQ(Files(out / "o" / "run1").size(), 1u);
-  EXPECT_EQ(Files(out / "o" / "run2").size(), 1u);
-  std::string summary = ReadFile(out / "o" / "runs.json");
+  EXPECT_EQ(Files(out / "o/run1").size(), 1u);
+  EXPECT_EQ(Files(out / "o/run2").size(), 1u);
+  std::string summary = ReadFile(out / "o/runs.json");
   EXPECT_NE(summary.find("\"name\": \"Module.pool.Pool.forward.0\""), std::string::npos) << summary;
   // info reads the summary back.
-  RunResult info = RunTool({"info", out / "o" / "runs.json"});
+  RunResult info = RunTool({"info", out / "o/runs.json"});
   ASSERT_EQ(info.status, 0) << info.err;
   EXPECT_NE(info.out.find("reference: run 0 " + Sample("repeat_runs/run0")), std::string::npos) << info.out;
   EXPECT_NE(info.out.find(lines[3].substr(6)), std::string::npos) << info.out;
@@ -94,12 +94,13 @@ TEST(RunsCommandTest, EachRunAgainstTheReferenceAndTheSummary) {
 
 TEST(RunsCommandTest, DataParallelReplicasPartAtTheirInputs) {
   TempDir out;
-  RunResult r = RunTool({"graph", "-i", Sample("dist_gloo/replicas.json"), "-o", out});
+  RunResult r = RunTool({"graph", "-i", Sample("dist_gloo/replicas.json"), "-o", out.path()});
   ASSERT_EQ(r.status, 0) << r.err;
-  // Each rank loads its own shard of the batch: the replicas first differ at the first input.
-  EXPECT_NE(r.out.find("runs: first disagreement at Functional.linear.0.forward (entry 0), input.0 "),
-            std::string::npos)
+  // Rank 0 loads each batch and sends rank 1 its shard (rank 1 receives it: a call only one replica makes);
+  // the first call both make works on each rank's own shard.
+  EXPECT_NE(r.out.find("runs: first disagreement at Tensor.sum.0.forward (entry 1), input.0 "), std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("; run 1 differs from run 0; 1 call is not made by every run"), std::string::npos) << r.out;
 }
 
 TEST(RunsCommandTest, BadRunListsAreOneLineErrors) {
@@ -116,7 +117,7 @@ TEST(RunsCommandTest, BadRunListsAreOneLineErrors) {
       {R"({"runs": [")" + run0 + R"(", ")" + run1 + R"("], "reference": "elsewhere"})", {"key reference", "elsewhere"}},
       {R"({"runs": [")" + run0 + R"(", ")" + run0 + R"("]})", {"key runs", "twice"}},
       {R"({"runs": [")" + run0 + R"(", 3]})", {"key runs", "path string"}},
-      {R"({"runs": [")" + run0 + R"(", ")" + Sample("dist_gloo/npu") + R"("]})", {"rank1"}},
+      {R"({"runs": [")" + run0 + R"(", ")" + Sample("dist_gloo/npu") + R"("]})", {"run 1 against the reference", "step folders"}},
   };
   for (const Case& c : cases) {
     WriteFile(dir / "runs.json", c.json);
