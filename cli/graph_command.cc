@@ -44,6 +44,7 @@ int GraphCommand(const std::vector<std::string>& args, const std::vector<std::st
   console.Done();
   if (!result.ok()) return Fail(result.error().ToString());
   for (const std::string& p : result->outputs) printf("%s\n", p.c_str());
+  for (const std::string& line : result->summary) printf("runs: %s\n", line.c_str());
   return 0;
 }
 

@@ -271,7 +271,9 @@ const DialectText kGraphText = {
     "graph",
     "Builds (npu_path only) or compares (npu_path and bench_path) msprobe dumps named in COMPARE_JSON into .vis "
     "files in OUTPUT_DIR: build_<time>.vis, compare_<time>.vis, or one file per rank (and step) for rank*/ and "
-    "step*/rank*/ layouts. Same flags as msprobe graph.",
+    "step*/rank*/ layouts. Same flags as msprobe graph. More than two runs of one job ({\"runs\": [DIR, ...], "
+    "\"reference\": I} instead of npu_path and bench_path): each run compared with the reference into "
+    "OUTPUT_DIR/run<i>/, and where the runs first disagree into OUTPUT_DIR/runs.json (graph-ascend info reads it).",
     "Parallel merge (msprobe 26 flags; or compare.json's \"parallel_merge\" section, not both): merge the rank<N> "
     "folders of a tensor/pipeline-parallel run into one graph per data-parallel replica, written as "
     "build[_step]_merged<i>_<time>.vis or compare[_step]_merged<i>_<time>.vis. One value each for a build, two "

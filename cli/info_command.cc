@@ -5,8 +5,10 @@
 
 #include "cli/commands.h"
 #include "base/py_format.h"
+#include "base/strings.h"
 #include "compare/pair_compare.h"
 #include "divergence/divergence.h"
+#include "runs/run_spread.h"
 #include "verdict/verdict.h"
 #include "vis/vis_index.h"
 #include "weights/ckpt_similarity.h"
@@ -21,7 +23,12 @@ const char* kInfoUsage =
     "overflow counts, both gradings (msprobe 8.x's index and msprobe 26's pass/warning/error),\n"
     "the first divergence with the divergence ranking (docs/DIVERGENCE.md) and the ten worst\n"
     "nodes in execution order; for a file built with --ckpt / --ckpt-json, the ten modules whose\n"
-    "weights differ most (lowest cos, then largest l2).\n";
+    "weights differ most (lowest cos, then largest l2).\n"
+    "\n"
+    "usage: graph-ascend info OUT/runs.json\n"
+    "\n"
+    "For a graph over more than two runs ({\"runs\": [...]} in compare.json): the runs, the\n"
+    "reference and, per step and rank, where the runs first disagree and by how much.\n";
 
 const char* ModeName(vis::CompareMode m) {
   switch (m) {
@@ -77,6 +84,19 @@ Status PrintCkpt(const vis::VisReader& reader, const vis::SideIndex& npu) {
   return Status::Ok();
 }
 
+// A runs.json (graph over more than two runs): where the runs first disagree.
+int PrintRuns(const std::string& path) {
+  auto summary = runs::ReadSummaryJson(path);
+  if (!summary.ok()) return Fail(summary.error().ToString());
+  printf("file: %s\n", path.c_str());
+  for (size_t i = 0; i < summary->runs.size(); ++i) {
+    printf("%s: run %zu %s\n", static_cast<int>(i) == summary->reference ? "reference" : "run", i,
+           summary->runs[i].c_str());
+  }
+  for (const std::string& line : summary->lines) printf("%s\n", line.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int InfoCommand(const std::vector<std::string>& args) {
@@ -85,6 +105,7 @@ int InfoCommand(const std::vector<std::string>& args) {
     return 0;
   }
   if (args.size() != 1) return Fail("info takes one .vis file", kInfoUsage);
+  if (EndsWith(args[0], ".json")) return PrintRuns(args[0]);
   auto reader = vis::VisReader::Open(args[0]);
   if (!reader.ok()) return Fail(reader.error().ToString());
   const vis::FileMeta& meta = (*reader)->meta();

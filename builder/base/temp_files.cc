@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -115,6 +116,22 @@ TemporaryFile::TemporaryFile(const std::string& path) {
 void TemporaryFile::Release() {
   if (slot_ >= 0) g_state[slot_].store(kFree);
   slot_ = -1;
+}
+
+Status WriteFileReplacing(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  TemporaryFile temp(tmp);
+  FILE* f = fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return Error{path, "", std::string("cannot write: ") + strerror(errno)};
+  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = fclose(f) == 0 && ok;
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return Error{path, "", std::string("cannot write: ") + strerror(err)};
+  }
+  temp.Release();
+  return Status::Ok();
 }
 
 }  // namespace graph_ascend

@@ -42,6 +42,10 @@ void RegisterCreatedFolder(const std::string& dir);
 // (async-signal-safe: rmdir only). For a run that failed.
 void RemoveEmptyCreatedFolders();
 
+// Writes `text` to "<path>.tmp-<pid>" and renames it to `path`: readers see
+// the old file or the whole new one, never a part.
+Status WriteFileReplacing(const std::string& path, const std::string& text);
+
 // A registered temporary path; unregisters on destruction or Release().
 // Registration may fail silently when too many temporaries are open at once
 // (the writer's own clean-up still runs on errors).

@@ -312,22 +312,6 @@ std::string StackText(const Side& side) {
   return out;
 }
 
-Status WriteFile(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  TemporaryFile temp(tmp);
-  FILE* f = fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return Error{path, "", std::string("cannot write: ") + strerror(errno)};
-  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = fclose(f) == 0 && ok;
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return Error{path, "", std::string("cannot write: ") + strerror(err)};
-  }
-  temp.Release();
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status WriteDumpDirectory(const Side& side, const std::string& dir) {
@@ -340,7 +324,7 @@ Status WriteDumpDirectory(const Side& side, const std::string& dir) {
   const std::pair<const char*, std::string> files[] = {
       {"construct.json", ConstructText(side)}, {"dump.json", std::move(dump_text)}, {"stack.json", StackText(side)}};
   for (size_t i = 0; i < 3; ++i) {
-    Status st = WriteFile(dir + "/" + files[i].first, files[i].second);
+    Status st = WriteFileReplacing(dir + "/" + files[i].first, files[i].second);
     if (!st.ok()) {
       for (size_t j = 0; j < i; ++j) unlink((dir + "/" + files[j].first).c_str());
       return st;

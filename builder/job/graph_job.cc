@@ -1,4 +1,5 @@
 #include "job/graph_job.h"
+#include "job/runs_job.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -164,6 +165,7 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
 }  // namespace
 
 Result<GraphResult> RunGraph(CompareConfig config, const std::string& output_dir, const GraphOptions& options) {
+  if (!config.runs.empty()) return RunRuns(config, output_dir, options);
   if (options.parallel.given()) {
     if (config.parallel_merge) {
       return Error{config.path, "key parallel_merge",

@@ -70,6 +70,7 @@ struct GraphOptions {
 
 struct GraphResult {
   std::vector<std::string> outputs;  // paths of the .vis files (kMergedDump: the folders) written
+  std::vector<std::string> summary;  // lines for the user (more than two runs: where they first disagree)
 };
 
 // Reads `compare_json`, writes the .vis files into `output_dir` (created if

@@ -201,6 +201,41 @@ Result<std::vector<std::string>> StepNames(const CompareConfig& config) {
   return Pair(*ns, *bs, "step", config);
 }
 
+// A compare.json with "runs": checked and resolved; the reference as an index.
+Result<CompareConfig> RunsConfig(CompareConfig c, bool has_npu, int64_t reference_index,
+                                 const std::string& reference_path) {
+  if (has_npu || !c.bench_path.empty()) {
+    return Error{c.path, "key runs", "give either runs (and reference) or npu_path and bench_path, not both"};
+  }
+  if (c.runs.size() < 2) {
+    return Error{c.path, "key runs", "needs at least two dump paths (" + std::to_string(c.runs.size()) + " given)"};
+  }
+  if (c.parallel_merge) return Error{c.path, "key runs", "cannot be combined with parallel_merge"};
+  for (std::string& run : c.runs) run = Resolve(c.path, run);
+  if (!reference_path.empty()) {
+    std::string ref = Resolve(c.path, reference_path);
+    auto it = std::find(c.runs.begin(), c.runs.end(), ref);
+    if (it == c.runs.end()) return Error{c.path, "key reference", "\"" + reference_path + "\" is not one of runs"};
+    c.reference = static_cast<int>(it - c.runs.begin());
+  } else {
+    if (reference_index < 0 || reference_index >= static_cast<int64_t>(c.runs.size())) {
+      return Error{c.path, "key reference",
+                   "expected the index of a run, 0 to " + std::to_string(c.runs.size() - 1) + ": got " +
+                       std::to_string(reference_index)};
+    }
+    c.reference = static_cast<int>(reference_index);
+  }
+  for (size_t i = 0; i + 1 < c.runs.size(); ++i) {
+    for (size_t j = i + 1; j < c.runs.size(); ++j) {
+      if (c.runs[i] == c.runs[j]) {
+        return Error{c.path, "key runs", "lists " + c.runs[i] + " twice (runs " + std::to_string(i) + " and " +
+                                             std::to_string(j) + ")"};
+      }
+    }
+  }
+  return c;
+}
+
 }  // namespace
 
 Result<CompareConfig> ReadCompareConfig(const std::string& path) {
@@ -215,6 +250,9 @@ Result<CompareConfig> ReadCompareConfig(const std::string& path) {
   GA_RETURN_IF_ERROR(r.EnterObject());
   std::string_view key;
   bool has_npu = false;
+  bool has_reference = false;
+  int64_t reference_index = 0;
+  std::string reference_path;
   for (;;) {
     auto more = r.NextMember(&key);
     if (!more.ok()) return more.error();
@@ -236,6 +274,35 @@ Result<CompareConfig> ReadCompareConfig(const std::string& path) {
       } else {
         c.bench_path = std::string(*s);
       }
+    } else if (k == "runs") {
+      if (*vt != JsonType::kArray) return r.ErrorHere("key runs: expected a list of dump paths");
+      GA_RETURN_IF_ERROR(r.EnterArray());
+      for (;;) {
+        auto more_runs = r.NextElement();
+        if (!more_runs.ok()) return more_runs.error();
+        if (!*more_runs) break;
+        auto et = r.Peek();
+        if (!et.ok()) return et.error();
+        if (*et != JsonType::kString) return r.ErrorHere("key runs: expected a path string");
+        auto s = r.ReadString();
+        if (!s.ok()) return s.error();
+        if (s->empty()) return r.ErrorHere("key runs: an empty path");
+        c.runs.emplace_back(*s);
+      }
+    } else if (k == "reference") {
+      if (*vt == JsonType::kNumber) {
+        auto n = r.ReadNumber();
+        if (!n.ok()) return n.error();
+        if (!n->is_integer) return r.ErrorHere("key reference: expected the index of a run (an integer)");
+        reference_index = n->integer;
+      } else if (*vt == JsonType::kString) {
+        auto s = r.ReadString();
+        if (!s.ok()) return s.error();
+        reference_path = std::string(*s);
+      } else {
+        return r.ErrorHere("key reference: expected the index of a run in runs or one of its paths");
+      }
+      has_reference = true;
     } else if (k == "is_print_compare_log") {
       if (*vt != JsonType::kBool) return r.ErrorHere("key is_print_compare_log: expected true or false");
       auto b = r.ReadBool();
@@ -275,6 +342,7 @@ Result<CompareConfig> ReadCompareConfig(const std::string& path) {
     }
   }
   GA_RETURN_IF_ERROR(r.ExpectEnd());
+  if (!c.runs.empty() || has_reference) return RunsConfig(std::move(c), has_npu, reference_index, reference_path);
   if (!has_npu || c.npu_path.empty()) return Error{path, "key npu_path", "missing: compare.json must name the npu dump"};
   c.npu_path = Resolve(path, c.npu_path);
   if (!c.bench_path.empty()) c.bench_path = Resolve(path, c.bench_path);

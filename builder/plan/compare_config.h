@@ -28,6 +28,10 @@ struct CompareConfig {
   ParallelParams bench_parallel;
   bool has_bench_parallel = false;
   FolderPairing pairing = FolderPairing::kSame;
+  // More than two runs ({"runs": [...], "reference": i} instead of npu_path
+  // and bench_path): each run is compared with the reference (resolved paths).
+  std::vector<std::string> runs;
+  int reference = 0;
 };
 
 // Reads compare.json. Relative paths are resolved against the directory of

@@ -521,3 +521,16 @@ def test_parallel_merge_case():
     loss = bench["Functional.cross_entropy.0.forward"]["output"][0]["Max"]
     for data in ranks[2:]:
         assert data["Functional.cross_entropy.0.forward"]["output"][0]["Max"] == pytest.approx(loss, rel=1e-5)
+
+
+def test_repeat_runs_case():
+    """Three real runs of one job (separate processes) that part only at the threaded reduction."""
+    runs = [dump_data(os.path.join(SAMPLES, "repeat_runs", f"run{i}", "step0", "rank0")) for i in range(3)]
+    assert list(runs[0]) == list(runs[1]) == list(runs[2]), "the same calls in the same order"
+    names = list(runs[0])
+    first = next(n for n in names if not runs[0][n] == runs[1][n] == runs[2][n])
+    assert first == "Module.pool.Pool.forward.0"
+    assert names.index(first) == 5
+    stack = read_text(os.path.join(SAMPLES, "repeat_runs", "run0", "step0", "rank0", "stack.json"))
+    assert "samples/generate/repeat_runs.py" in stack
+    assert json.loads(read_text(os.path.join(SAMPLES, "repeat_runs", "runs.json")))["runs"] == ["run0", "run1", "run2"]
