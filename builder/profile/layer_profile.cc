@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 #include "divergence/divergence.h"
@@ -234,8 +235,7 @@ Result<Profile> MakeProfile(const Hierarchy& npu, const DetailFn& detail, vis::C
   return p;
 }
 
-Result<Profile> ReadProfile(const vis::VisReader& reader, const vis::SideIndex& npu, const vis::SideIndex& bench,
-                            const verdict::Verdict& v, int depth) {
+Hierarchy HierarchyOf(const vis::SideIndex& npu, const vis::SideIndex& bench) {
   Hierarchy h;
   h.size = npu.size();
   h.name = [&npu](uint32_t n) { return npu.Name(n); };
@@ -245,9 +245,13 @@ Result<Profile> ReadProfile(const vis::VisReader& reader, const vis::SideIndex& 
     return m >= 0 && static_cast<uint32_t>(m) < bench.size() ? m : -1;
   };
   h.pre_order = [&npu] { return npu.PreOrder(); };
-  // Each detail block read once: the profile's nodes lie in few of them.
-  std::map<uint32_t, vis::NodeDetailBlock> blocks[2];
-  DetailFn detail = [&](vis::Side side, uint32_t node) -> Result<vis::NodeDetail> {
+  return h;
+}
+
+DetailFn BlockDetails(const vis::VisReader& reader, const vis::SideIndex& npu, const vis::SideIndex& bench) {
+  // The profile's nodes lie in few blocks: each is read once and kept.
+  auto blocks = std::make_shared<std::map<uint32_t, vis::NodeDetailBlock>[]>(2);
+  return [&reader, &npu, &bench, blocks](vis::Side side, uint32_t node) -> Result<vis::NodeDetail> {
     const vis::SideIndex& index = side == vis::SIDE_NPU ? npu : bench;
     std::map<uint32_t, vis::NodeDetailBlock>& cache = blocks[side == vis::SIDE_NPU ? 0 : 1];
     auto it = cache.upper_bound(node);
@@ -255,6 +259,7 @@ Result<Profile> ReadProfile(const vis::VisReader& reader, const vis::SideIndex& 
       --it;
       if (node - it->first < static_cast<uint32_t>(it->second.detail_size())) return it->second.detail(node - it->first);
     }
+    if (node >= index.size()) return Error{reader.path(), "node " + std::to_string(node), "no such node"};
     auto block = reader.ReadDetailBlock(side, node, [&index](uint32_t n) { return index.Name(n); });
     if (!block.ok()) return block.error();
     if (node < block->first() || node - block->first() >= static_cast<uint32_t>(block->detail_size())) {
@@ -264,9 +269,13 @@ Result<Profile> ReadProfile(const vis::VisReader& reader, const vis::SideIndex& 
     const vis::NodeDetailBlock& stored = cache.emplace(first, std::move(*block)).first->second;
     return stored.detail(node - first);
   };
+}
+
+Result<Profile> ReadProfile(const vis::VisReader& reader, const vis::SideIndex& npu, const vis::SideIndex& bench,
+                            const verdict::Verdict& v, int depth) {
   std::vector<uint32_t> ranked;
   for (const verdict::Entry& e : v.entries) ranked.push_back(e.node);
-  auto p = MakeProfile(h, detail, reader.meta().mode(), depth, ranked);
+  auto p = MakeProfile(HierarchyOf(npu, bench), BlockDetails(reader, npu, bench), reader.meta().mode(), depth, ranked);
   if (!p.ok()) {
     Error e = p.error();
     if (e.file.empty()) e.file = reader.path();

@@ -72,8 +72,12 @@ using DetailFn = std::function<Result<vis::NodeDetail>(vis::Side, uint32_t)>;
 Result<Profile> MakeProfile(const Hierarchy& npu, const DetailFn& detail, vis::CompareMode mode, int depth,
                             const std::vector<uint32_t>& ranked);
 
+// The NPU side of a compare's index as the profile reads it (a match out of `bench`'s range is none).
+Hierarchy HierarchyOf(const vis::SideIndex& npu, const vis::SideIndex& bench);
+// Details read from `reader` one block at a time, each block once (the returned function keeps the blocks).
+DetailFn BlockDetails(const vis::VisReader& reader, const vis::SideIndex& npu, const vis::SideIndex& bench);
+
 // The same from a compare's .vis: `npu` its NPU index, `v` its verdict.
-// Details are read one block at a time, each block once.
 Result<Profile> ReadProfile(const vis::VisReader& reader, const vis::SideIndex& npu, const vis::SideIndex& bench,
                             const verdict::Verdict& v, int depth);
 
