@@ -34,10 +34,8 @@ std::string_view WithoutClass(std::string_view s) {
   return dot == std::string_view::npos ? std::string_view() : s.substr(0, dot);
 }
 
-struct Member {
-  uint32_t node;
-  Series series;
-};
+// Detail blocks kept per side by BlockDetails.
+constexpr size_t kKeptBlocks = 16;
 
 // The noise rule's view (docs/DIVERGENCE.md) with the points as the instances of one kind: a point's
 // noise is the median of the series at the other points (left out: it never sets its own noise),
@@ -249,7 +247,7 @@ Hierarchy HierarchyOf(const vis::SideIndex& npu, const vis::SideIndex& bench) {
 }
 
 DetailFn BlockDetails(const vis::VisReader& reader, const vis::SideIndex& npu, const vis::SideIndex& bench) {
-  // The profile's nodes lie in few blocks: each is read once and kept.
+  // The blocks read last, per side: the profile reads a node's block and the next nodes' from it.
   auto blocks = std::make_shared<std::map<uint32_t, vis::NodeDetailBlock>[]>(2);
   return [&reader, &npu, &bench, blocks](vis::Side side, uint32_t node) -> Result<vis::NodeDetail> {
     const vis::SideIndex& index = side == vis::SIDE_NPU ? npu : bench;
@@ -265,6 +263,8 @@ DetailFn BlockDetails(const vis::VisReader& reader, const vis::SideIndex& npu, c
     if (node < block->first() || node - block->first() >= static_cast<uint32_t>(block->detail_size())) {
       return Error{reader.path(), "node " + std::to_string(node), "its detail block does not hold it"};
     }
+    // Bounded: a 10^5-node compare's layers touch thousands of blocks, read mostly in node order.
+    if (cache.size() >= kKeptBlocks) cache.clear();
     uint32_t first = block->first();
     const vis::NodeDetailBlock& stored = cache.emplace(first, std::move(*block)).first->second;
     return stored.detail(node - first);

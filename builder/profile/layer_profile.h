@@ -74,7 +74,7 @@ Result<Profile> MakeProfile(const Hierarchy& npu, const DetailFn& detail, vis::C
 
 // The NPU side of a compare's index as the profile reads it (a match out of `bench`'s range is none).
 Hierarchy HierarchyOf(const vis::SideIndex& npu, const vis::SideIndex& bench);
-// Details read from `reader` one block at a time, each block once (the returned function keeps the blocks).
+// Details read from `reader` one block at a time (the returned function keeps the last few blocks).
 DetailFn BlockDetails(const vis::VisReader& reader, const vis::SideIndex& npu, const vis::SideIndex& bench);
 
 // The same from a compare's .vis: `npu` its NPU index, `v` its verdict.
