@@ -3,9 +3,9 @@
 // on a column opens that layer in the NPU graph; the report downloaded is the self-contained HTML file.
 import { expect, test } from "@playwright/test";
 import { readFileSync } from "node:fs";
-import { idle, onScreen, openPlugin, selectedName } from "./helpers";
+import { idle, onScreen, openPlugin, selectedName, shot } from "./helpers";
 
-test("a click on a layer's column opens that layer in the graph", async ({ page }) => {
+test("a click on a layer's column opens that layer in the graph", async ({ page }, info) => {
   const frame = await openPlugin(page, "gpt/");
   await frame.locator("button[data-action=profile]").click();
   const panel = frame.locator("[data-profile]");
@@ -23,6 +23,7 @@ test("a click on a layer's column opens that layer in the graph", async ({ page 
     const index = Number(await columns.nth(layer).getAttribute("data-node"));
     expect(await onScreen(frame, "npu", index)).toBe(true);
   }
+  await shot(page, info, "profile");
   // Modules at a depth: LlamaModel's children, embeddings and norm besides the layers.
   await panel.locator("select[data-picker=profile-depth]").selectOption("2");
   await expect(columns).toHaveCount(6);
