@@ -105,7 +105,7 @@ export class LayerProfile {
   }
 
   relabel() {
-    this.button.textContent = `📈 ${pt("button")}`;
+    this.button.textContent = `↗ ${pt("button")}`;
     this.button.title = pt("buttonTip");
     this.titleEl.textContent = pt("title");
     this.reportBtn.textContent = `⤓ ${pt("report")}`;
