@@ -44,14 +44,16 @@ void SetNoiseFloors(Profile* p) {
   for (int s = 0; s < kSeriesCount; ++s) {
     std::vector<double> values;
     for (const Point& point : p->points) {
-      if (point.value[s].has) values.push_back(point.value[s].error);
+      // An Inf/NaN output is no noise: it never sets another point's floor.
+      if (point.value[s].has && std::isfinite(point.value[s].error)) values.push_back(point.value[s].error);
     }
     std::vector<double> others;
     for (Point& point : p->points) {
       Value& v = point.value[s];
       if (!v.has) continue;
       others = values;
-      others.erase(std::find(others.begin(), others.end(), v.error));
+      auto self = std::find(others.begin(), others.end(), v.error);
+      if (self != others.end()) others.erase(self);
       double noise = 0;
       if (!others.empty()) {
         auto mid = others.begin() + static_cast<ptrdiff_t>((others.size() - 1) / 2);
@@ -201,11 +203,12 @@ Result<Profile> MakeProfile(const Hierarchy& npu, const DetailFn& detail, vis::C
     auto b = detail(vis::SIDE_BENCH, static_cast<uint32_t>(peer));
     if (!b.ok()) return b.error();
     divergence::Evidence e = divergence::EvidenceOf(mode, *a, *b);
-    if (!e.compared || !e.has_output) continue;
+    if (!e.compared || !(e.has_output || e.output_nonfinite)) continue;
     Value& v = point.value[series[n]];
     bool statistics = mode == vis::MODE_STATISTICS;
-    if (statistics && e.output_change < 0) continue;
-    double error = statistics ? e.output_change : e.output_error;
+    // An Inf/NaN output (the overflow reason) has no change against its scale: it is the largest error.
+    double error = statistics ? (e.output_nonfinite ? INFINITY : e.output_change) : e.output_error;
+    if (statistics && error < 0) continue;
     if (!v.has || error > v.error) {
       v.error = error;
       v.node = static_cast<int32_t>(n);

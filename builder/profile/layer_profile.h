@@ -29,8 +29,9 @@ const char* SeriesName(int series);
 // One series at one point.
 struct Value {
   bool has = false;   // a compared node of the point gave an output error
-  // The largest output error. Statistics: the noise rule's change against the tensor's scale; tensor
-  // and md5: the floor rule's item error (docs/DIVERGENCE.md, "What is measured").
+  // The largest output error. Statistics: the noise rule's change against the tensor's scale (infinite
+  // where an NPU output statistic is Inf/NaN); tensor and md5: the floor rule's item error
+  // (docs/DIVERGENCE.md, "What is measured").
   double error = 0;
   // The noise floor it is held against. Statistics: kNoiseMargin times the larger of one ulp of its
   // outputs and the median of the series at the other points (the points as instances of one kind,

@@ -194,6 +194,22 @@ TEST_F(LayerProfileTest, TensorModeUsesTheStoredThousandthRatio) {
   EXPECT_TRUE(p.points[1].first) << "the eps of layer 1's post_attention_layernorm";
 }
 
+// overflow_nan: blocks.1's softmax in float16 overflows; an Inf/NaN output is the largest error there is.
+TEST_F(LayerProfileTest, AnOverflowIsAnInfiniteError) {
+  std::string path = Compare(Sample("overflow_nan/compare.json"), "overflow");
+  Opened o = Open(path);
+  profile::Profile p = Ok(profile::ReadProfile(*o.reader, o.npu, o.bench, o.verdict, 0));
+  ASSERT_EQ(p.points.size(), 2u);
+  EXPECT_EQ(p.points[1].label, "blocks.1");
+  const profile::Value& v = p.points[1].value[profile::kForward];
+  ASSERT_TRUE(v.has);
+  EXPECT_TRUE(std::isinf(v.error));
+  EXPECT_GT(v.error, v.floor);
+  EXPECT_TRUE(p.points[1].first);
+  EXPECT_EQ(p.points[0].value[profile::kForward].error, 0) << "blocks.0 agrees bit for bit";
+  EXPECT_TRUE(std::isfinite(p.points[0].value[profile::kForward].floor)) << "an overflow is no noise";
+}
+
 // A run that differs everywhere by noise alone (bench/divergence's llama under bf16 linear layers): no
 // entry, every layer's forward change of the same order.
 TEST_F(LayerProfileTest, ANoisyRunHasNoRankedLayer) {
