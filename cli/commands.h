@@ -19,6 +19,8 @@ int LinkCommand(const std::vector<std::string>& args);
 int InfoCommand(const std::vector<std::string>& args);
 // A CI gate: 0 when no compare diverges beyond noise, 1 when one does, 2 on bad input.
 int CheckCommand(const std::vector<std::string>& args);
+// A compare as one self-contained HTML report (builder/report).
+int ReportCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);
 int ImportCommand(const std::vector<std::string>& args);
 int OpGenerateCommand(const std::vector<std::string>& args);

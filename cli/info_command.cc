@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -8,6 +9,7 @@
 #include "base/strings.h"
 #include "compare/pair_compare.h"
 #include "divergence/divergence.h"
+#include "profile/layer_profile.h"
 #include "runs/run_spread.h"
 #include "verdict/verdict.h"
 #include "vis/vis_index.h"
@@ -17,13 +19,20 @@ namespace graph_ascend::cli {
 namespace {
 
 const char* kInfoUsage =
-    "usage: graph-ascend info FILE.vis\n"
+    "usage: graph-ascend info FILE.vis [--profile [--depth N]]\n"
     "\n"
     "Prints the mode, nodes per side, matched and unmatched counts, nodes per colour bucket,\n"
     "overflow counts, both gradings (msprobe 8.x's index and msprobe 26's pass/warning/error),\n"
     "the first divergence with the divergence ranking (docs/DIVERGENCE.md) and the ten worst\n"
     "nodes in execution order; for a file built with --ckpt / --ckpt-json, the ten modules whose\n"
     "weights differ most (lowest cos, then largest l2).\n"
+    "\n"
+    "  --profile     print only the layer profile of a compare: for each decoder layer (the repeated\n"
+    "                modules such as Module.model.layers.N) the largest output error of its forward\n"
+    "                calls, its backward calls and the parameter gradients inside it, each with its\n"
+    "                noise floor, and the divergence ranking's entries inside it\n"
+    "  --depth N     with --profile: each module at depth N of the NPU hierarchy instead (the root's\n"
+    "                children are depth 1)\n"
     "\n"
     "usage: graph-ascend info OUT/runs.json\n"
     "\n"
@@ -97,6 +106,27 @@ int PrintRuns(const std::string& path) {
   return 0;
 }
 
+// info --profile: the layer profile alone.
+int PrintProfile(const std::string& path, int depth) {
+  auto reader = vis::VisReader::Open(path);
+  if (!reader.ok()) return Fail(reader.error().ToString());
+  const vis::FileMeta& meta = (*reader)->meta();
+  if (meta.kind() != vis::GRAPH_COMPARE || meta.mode() == vis::MODE_STRUCTURE) {
+    return Fail(Error{path, "", "is not a compare of values (a build, or a structure compare): it has no layer profile"}
+                    .ToString());
+  }
+  auto npu = vis::LoadSideIndex(**reader, vis::SIDE_NPU);
+  if (!npu.ok()) return Fail(npu.error().ToString());
+  auto bench = vis::LoadSideIndex(**reader, vis::SIDE_BENCH);
+  if (!bench.ok()) return Fail(bench.error().ToString());
+  auto v = verdict::ReadVerdict(**reader, *npu, path);
+  if (!v.ok()) return Fail(v.error().ToString());
+  auto p = profile::ReadProfile(**reader, *npu, *bench, *v, depth);
+  if (!p.ok()) return Fail(p.error().ToString());
+  printf("file: %s\nmode: %s\n%s", path.c_str(), ModeName(meta.mode()), profile::ProfileText(*p).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int InfoCommand(const std::vector<std::string>& args) {
@@ -104,15 +134,41 @@ int InfoCommand(const std::vector<std::string>& args) {
     fputs(kInfoUsage, stdout);
     return 0;
   }
-  if (args.size() != 1) return Fail("info takes one .vis file", kInfoUsage);
-  if (EndsWith(args[0], ".json")) return PrintRuns(args[0]);
-  auto reader = vis::VisReader::Open(args[0]);
+  std::string path;
+  bool profile = false;
+  int depth = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--profile") {
+      profile = true;
+    } else if (args[i] == "--depth") {
+      if (i + 1 == args.size()) return Fail("--depth needs a value", kInfoUsage);
+      const std::string& value = args[++i];
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), depth);
+      if (ec != std::errc() || end != value.data() + value.size() || depth < 1) {
+        return Fail("--depth '" + value + "': expected a depth from 1", kInfoUsage);
+      }
+    } else if (!args[i].empty() && args[i][0] == '-') {
+      return Fail("unknown option '" + args[i] + "'", kInfoUsage);
+    } else if (!path.empty()) {
+      return Fail("info takes one .vis file", kInfoUsage);
+    } else {
+      path = args[i];
+    }
+  }
+  if (path.empty()) return Fail("info takes one .vis file", kInfoUsage);
+  if (EndsWith(path, ".json")) {
+    if (profile) return Fail("--profile reads a compare .vis, not a runs.json", kInfoUsage);
+    return PrintRuns(path);
+  }
+  if (depth > 0 && !profile) return Fail("--depth goes with --profile", kInfoUsage);
+  if (profile) return PrintProfile(path, depth);
+  auto reader = vis::VisReader::Open(path);
   if (!reader.ok()) return Fail(reader.error().ToString());
   const vis::FileMeta& meta = (*reader)->meta();
   bool compare = meta.kind() == vis::GRAPH_COMPARE;
   auto npu = vis::LoadSideIndex(**reader, vis::SIDE_NPU);
   if (!npu.ok()) return Fail(npu.error().ToString());
-  printf("file: %s\n", args[0].c_str());
+  printf("file: %s\n", path.c_str());
   printf("written by: %s\n", meta.writer().c_str());
   printf("kind: %s, mode: %s, task: %s\n", compare ? "compare" : "build", ModeName(meta.mode()), meta.task().c_str());
   if (!meta.step().empty() || !meta.rank().empty()) printf("step: %s, rank: %s\n", meta.step().c_str(), meta.rank().c_str());
@@ -184,7 +240,7 @@ int InfoCommand(const std::vector<std::string>& args) {
   // whose index is not the best value.
   bool md5 = meta.mode() == vis::MODE_MD5;
   std::vector<uint32_t> order = npu->PreOrder();
-  auto ranking = verdict::ReadVerdict(**reader, *npu, args[0]);
+  auto ranking = verdict::ReadVerdict(**reader, *npu, path);
   if (!ranking.ok()) return Fail(ranking.error().ToString());
   auto name_of = [&](uint32_t n) { return std::string(npu->Name(n)); };
   if (ranking->ranked) {

@@ -26,6 +26,7 @@ const char* kUsage =
     "  link    after graph --shard I/N: add the cross-rank links to the shards' files\n"
     "  info    summarise a .vis file: nodes, matches, colour buckets, overflow, worst nodes\n"
     "  check   a CI gate: exit 1 when a compare diverges beyond noise, 0 when it does not\n"
+    "  report  a compare as one self-contained HTML file: verdict, path, table, layer profile\n"
     "  export  write a .vis as msprobe's JSON .vis or .vis.db for msprobe's own viewers\n"
     "  import  convert msprobe's JSON .vis or .vis.db into .vis files\n"
     "  op_generate   a single-API reproduction script from a dump (msprobe op_generate)\n"
@@ -65,6 +66,7 @@ int Run(int argc, char** argv) {
   if (command == "link") return graph_ascend::cli::LinkCommand(args);
   if (command == "info") return graph_ascend::cli::InfoCommand(args);
   if (command == "check") return graph_ascend::cli::CheckCommand(args);
+  if (command == "report") return graph_ascend::cli::ReportCommand(args);
   if (command == "export") return graph_ascend::cli::ExportCommand(args);
   if (command == "import") return graph_ascend::cli::ImportCommand(args);
   if (command == "op_generate") return graph_ascend::cli::OpGenerateCommand(args);

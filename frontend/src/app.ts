@@ -22,6 +22,7 @@ import { type ToastKind, Toasts } from "./chrome/toasts";
 import { TopBar } from "./chrome/topbar";
 import { ConvertDialog } from "./convert/dialog";
 import { DivergenceNav } from "./divergence/navigator";
+import { LayerProfile } from "./profile/profile";
 import { ExportMenu } from "./export/menu";
 import { markRanks } from "./divergence/ranks";
 import { GraphPane } from "./graph/pane";
@@ -64,6 +65,8 @@ export class App implements MenuHost, SessionHost {
   // Thresholds and metric, and export (issue 11 §5, §7): their own folders.
   readonly thresholds = new LegendEditor(this);
   readonly exporter = new ExportMenu(this);
+  // The layer profile beside the graph and "Download report" (issue 32).
+  readonly profile = new LayerProfile(this);
 
   readonly npu: GraphPane;
   readonly bench: GraphPane;
@@ -100,12 +103,21 @@ export class App implements MenuHost, SessionHost {
     this.bar = new TopBar(this.divergence.el, this.overview.button, this.convert.button);
     this.sidebar = new Sidebar({ search: this.searchPanel.el, filter: this.filterPanel.el, match: this.matchPanel.el });
     // Toasts sit in the graphs area, so they never cover the legend bar.
-    this.graphsEl.append(this.npu.el, this.splitter, this.bench.el, this.emptyEl, this.toasts.el);
+    this.graphsEl.append(this.npu.el, this.splitter, this.bench.el, this.emptyEl, this.profile.el, this.toasts.el);
     const vsplit = h("div.hsplitter");
     const center = h(
       "div.center",
       null,
-      h("div.legend-bar", null, this.legendEl, this.grading.el, this.thresholds.el, this.exporter.el, this.helpBtn),
+      h(
+        "div.legend-bar",
+        null,
+        this.legendEl,
+        this.grading.el,
+        this.thresholds.el,
+        this.exporter.el,
+        this.profile.button,
+        this.helpBtn,
+      ),
       this.graphsEl,
       vsplit,
       this.detailPanel.el,
@@ -243,6 +255,7 @@ export class App implements MenuHost, SessionHost {
     this.filterPanel.fileChanged();
     this.matchPanel.fileChanged();
     this.detailPanel.fileChanged();
+    this.profile.fileChanged();
     this.matchPanel.renderSummary(info);
   }
 

@@ -283,6 +283,8 @@ std::vector<JsonBridge::Handler> GraphServiceImpl::JsonHandlers() {
       JsonHandler("LoadMatches", this, &S::LoadMatches),
       JsonHandler("SetLegend", this, &S::SetLegend),
       JsonHandler("GetDivergence", this, &S::GetDivergence),
+      JsonHandler("GetProfile", this, &S::GetProfile),
+      JsonHandler("GetReport", this, &S::GetReport),
       JsonHandler("ResetLegend", this, &S::ResetLegend),
       JsonHandler("ListMatchConfigs", this, &S::ListMatchConfigs),
       JsonHandler("ConvertInputs", this, &S::ConvertInputs),

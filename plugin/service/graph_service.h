@@ -79,6 +79,9 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status LoadMatches(grpc::ServerContext*, const LoadMatchesRequest*, MatchReply*) override;
   grpc::Status SetLegend(grpc::ServerContext*, const SetLegendRequest*, FileInfo*) override;
   grpc::Status GetDivergence(grpc::ServerContext*, const FileRequest*, DivergenceReply*) override;
+  // Layer profile and report (graph_service_report.cc).
+  grpc::Status GetProfile(grpc::ServerContext*, const ProfileRequest*, ProfileReply*) override;
+  grpc::Status GetReport(grpc::ServerContext*, const ProfileRequest*, ReportReply*) override;
   grpc::Status ResetLegend(grpc::ServerContext*, const FileRequest*, FileInfo*) override;
   grpc::Status ListMatchConfigs(grpc::ServerContext*, const FileRequest*, MatchConfigList*) override;
   grpc::Status CallJson(grpc::ServerContext*, const JsonCall*, JsonReply*) override;
