@@ -293,6 +293,7 @@ std::vector<JsonBridge::Handler> GraphServiceImpl::JsonHandlers() {
       JsonHandler("GetOverview", this, &S::GetOverview),
       JsonHandler("ReproScript", this, &S::ReproScript),
       JsonHandler("GetCkpt", this, &S::GetCkpt),
+      JsonHandler("TensorView", this, &S::TensorView),
   };
 }
 

@@ -100,6 +100,9 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   // Checkpoint similarity (graph_service_ckpt.cc).
   grpc::Status GetCkpt(grpc::ServerContext*, const CkptRequest*, CkptReply*) override;
 
+  // Element-level comparison of one item's tensor files (graph_service_tensor.cc).
+  grpc::Status TensorView(grpc::ServerContext*, const TensorViewRequest*, TensorViewReply*) override;
+
  private:
   GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options, ConvertQueueOptions convert);
 
