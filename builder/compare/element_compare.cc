@@ -63,7 +63,11 @@ std::vector<bool> PaddedRows(const TensorFile& npu, const TensorFile& bench, dou
     for (int64_t i = 0; i < n; ++i) {
       if (a[i] != value || b[i] != value) padded[static_cast<size_t>((first + i) / row_len)] = false;
     }
+    npu.Release(first + n);
+    bench.Release(first + n);
   }
+  npu.Release();  // the second pass reads (and releases) from the start again
+  bench.Release();
   return padded;
 }
 
@@ -157,6 +161,8 @@ Result<ElementComparison> CompareElements(const TensorFile& npu, const TensorFil
     int64_t n = std::min(chunk, count - first);
     npu.Read(first, n, a.data());
     bench.Read(first, n, b.data());
+    npu.Release(first + n);
+    bench.Release(first + n);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t flat = first + i;
       const double x = a[i], y = b[i];

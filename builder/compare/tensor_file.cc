@@ -8,7 +8,9 @@
 #include "compare/tensor_file.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -248,10 +250,20 @@ void TensorFile::Read(int64_t first, int64_t n, double* out) const {
   }
 }
 
-void TensorFile::Release() const {
-  if (file_.text().empty()) return;
+void TensorFile::Release(int64_t below) const {
+  std::string_view map = file_.text();
+  if (map.empty()) return;
+  size_t end = map.size();
+  if (below >= 0) {
+    if (!contiguous_) return;  // a strided pass comes back to earlier pages
+    end = static_cast<size_t>(raw_.data() - map.data()) + static_cast<size_t>(offset_ + below) * width_;
+    end = std::min(end, map.size()) & ~(static_cast<size_t>(sysconf(_SC_PAGESIZE)) - 1);
+    if (end <= released_) return;
+  }
   // The map is private and read-only: dropping its pages only costs a re-read.
-  madvise(const_cast<char*>(file_.text().data()), file_.text().size(), MADV_DONTNEED);
+  size_t from = below >= 0 ? released_ : 0;
+  if (end > from) madvise(const_cast<char*>(map.data() + from), end - from, MADV_DONTNEED);
+  released_ = below >= 0 ? end : 0;  // after a full release the next pass starts again at 0
 }
 
 }  // namespace graph_ascend::compare

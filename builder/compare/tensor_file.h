@@ -38,8 +38,10 @@ class TensorFile {
   // The caller keeps first + n <= count().
   void Read(int64_t first, int64_t n, double* out) const;
 
-  // Drops the resident pages of the map (after a pass over a big tensor).
-  void Release() const;
+  // Drops the resident pages of the map: all of them, or (`below` >= 0, a
+  // contiguous tensor) those wholly before element `below`, which a pass in C
+  // order has read, so that a pass keeps about a chunk of the file resident.
+  void Release(int64_t below = -1) const;
 
  private:
   // Checks the element kind and width and the view against the storage.
@@ -56,6 +58,7 @@ class TensorFile {
   int width_ = 4;
   bool swap_ = false;     // big-endian .npy
   bool contiguous_ = true;
+  mutable size_t released_ = 0;  // bytes of the map dropped by Release(below)
 };
 
 }  // namespace graph_ascend::compare
