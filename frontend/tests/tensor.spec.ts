@@ -25,7 +25,9 @@ test("Tensor view shows the worst elements, histograms, heatmap and masks padded
   await expect(view.locator("[data-tensor=non-finite]")).toContainText("NaN 0");
   // 976 of the 1024 errors are exactly 0: the first bar.
   await expect(view.locator("[data-tensor=abs-hist] .tensor-bar").first()).toHaveAttribute("data-count", "976");
-  await expect(view.locator("canvas[data-tensor=heatmap]")).toHaveAttribute("width", String(16 * 6));
+  // 16 columns of 24 px, 64 rows of 6 px.
+  await expect(view.locator("canvas[data-tensor=heatmap]")).toHaveAttribute("width", "384");
+  await expect(view.locator("canvas[data-tensor=heatmap]")).toHaveAttribute("height", "384");
   await shot(page, info, "tensor-view");
 
   // Rows that are 0 on both sides (tokens not in the input) masked: 61 of 64.

@@ -44,6 +44,7 @@ const en = {
   heatmap: "npu − bench on the slice",
   heatmapPooled: "{rows} × {cols} elements in {cellRows} × {cellCols} cells (the largest difference of each)",
   cell: "[{index}]: {value}",
+  heatLegend: "red: npu > bench, blue: npu < bench, full at ±{max} · magenta: NaN/Inf · grey: masked",
   masked: "masked",
   none: "none",
 };
@@ -93,6 +94,7 @@ const zh: Record<Key, string> = {
   heatmap: "切片上的 npu − bench",
   heatmapPooled: "{rows} × {cols} 个元素合并为 {cellRows} × {cellCols} 格（每格取最大差值）",
   cell: "[{index}]：{value}",
+  heatLegend: "红：npu > bench，蓝：npu < bench，±{max} 时最深 · 品红：NaN/Inf · 灰：已屏蔽",
   masked: "已屏蔽",
   none: "无",
 };

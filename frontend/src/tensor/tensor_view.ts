@@ -23,7 +23,8 @@ export interface TensorItem {
   item: string;
 }
 
-const CELL_PX = 6;
+/** The heatmap's size in pixels at most; a cell is 4 to 24 pixels a side. */
+const HEAT_PX = 384;
 
 export class TensorView {
   readonly el = h("div.overlay.tensor-overlay", { "data-dialog": "tensor-view" });
@@ -239,6 +240,15 @@ function histogram(title: string, hist: ErrorHistogram, kind: string): HTMLEleme
     [tt("above", { exp: exp(hist.counts.length) }), hist.above],
   ];
   const most = Math.max(1, ...bins.map(([, c]) => c));
+  // A tick at 0 and at every fourth decade, under the bar that starts there.
+  const axis = h("div.tensor-axis");
+  const tick = (at: number, text: string) => {
+    const span = h("span", null, text);
+    span.style.left = `${(100 * at) / bins.length}%`;
+    axis.append(span);
+  };
+  tick(0, "0");
+  for (let i = 0; i <= hist.counts.length; i += 4 * hist.perDecade) tick(2 + i, `1e${exp(i)}`);
   const bars = bins.map(([label, count]) => {
     const bar = h("div.tensor-bar", { title: `${label}: ${count}`, "data-count": count });
     bar.style.height = `${count ? Math.max(2, (100 * count) / most) : 0}%`;
@@ -249,13 +259,7 @@ function histogram(title: string, hist: ErrorHistogram, kind: string): HTMLEleme
     { "data-tensor": kind },
     h("div.tensor-section-title", null, title),
     h("div.tensor-bars", null, ...bars),
-    h(
-      "div.tensor-axis",
-      null,
-      h("span", null, "0"),
-      h("span", null, `1e${hist.lowExponent}`),
-      h("span", null, `1e${exp(hist.counts.length)}`),
-    ),
+    axis,
   );
 }
 
@@ -289,7 +293,9 @@ function worstTable(r: TensorViewReply): HTMLElement {
 function heatmap(slice: TensorSlice): HTMLElement {
   const rows = slice.cellRows;
   const cols = slice.cellCols;
-  const canvas = h("canvas.tensor-heat", { width: cols * CELL_PX, height: rows * CELL_PX, "data-tensor": "heatmap" });
+  const cw = Math.max(4, Math.min(24, Math.floor(HEAT_PX / cols)));
+  const ch = Math.max(4, Math.min(24, Math.floor(HEAT_PX / rows)));
+  const canvas = h("canvas.tensor-heat", { width: cols * cw, height: rows * ch, "data-tensor": "heatmap" });
   const most = Math.max(0, ...slice.diff.filter((d) => Number.isFinite(d)).map((d) => Math.abs(d)));
   const g = canvas.getContext("2d");
   for (let r = 0; r < rows && g; r++)
@@ -303,7 +309,7 @@ function heatmap(slice: TensorSlice): HTMLElement {
         const v = Math.round(255 * (1 - a));
         g.fillStyle = d >= 0 ? `rgb(255, ${v}, ${v})` : `rgb(${v}, ${v}, 255)`;
       }
-      g.fillRect(c * CELL_PX, r * CELL_PX, CELL_PX, CELL_PX);
+      g.fillRect(c * cw, r * ch, cw, ch);
     }
   const caption = h("div.tensor-cell", { "data-tensor": "cell" }, " ");
   canvas.addEventListener("mousemove", (e) => {
@@ -338,6 +344,7 @@ function heatmap(slice: TensorSlice): HTMLElement {
         )
       : "",
     canvas,
+    h("div.muted", { "data-tensor": "heat-legend" }, tt("heatLegend", { max: formatNumber(most) })),
     caption,
   );
 }
