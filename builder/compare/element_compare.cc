@@ -52,8 +52,8 @@ Status CheckOptions(const std::vector<int64_t>& shape, const ElementOptions& o) 
 
 // Rows of axes [0, axis] whose every element equals `value` on both sides
 // (the first pass of a value mask; a bit a row).
-std::vector<bool> PaddedRows(const TensorFile& npu, const TensorFile& bench, double value, int64_t chunk, int64_t row_len,
-                             int64_t rows) {
+std::vector<bool> PaddedRows(const TensorFile& npu, const TensorFile& bench, double value, int64_t chunk,
+                             int64_t row_len, int64_t rows) {
   std::vector<bool> padded(static_cast<size_t>(rows), true);
   std::vector<double> a(static_cast<size_t>(chunk)), b(static_cast<size_t>(chunk));
   for (int64_t first = 0; first < npu.count(); first += chunk) {

@@ -101,7 +101,8 @@ grpc::Status GraphServiceImpl::TensorView(grpc::ServerContext*, const TensorView
   {
     std::shared_lock<std::shared_mutex> lock(file->mutex());
     if (!file->is_compare()) {
-      return Fail(grpc::StatusCode::FAILED_PRECONDITION, req->file() + " is not a compare: a tensor view needs two runs");
+      return Fail(grpc::StatusCode::FAILED_PRECONDITION,
+                  req->file() + " is not a compare: a tensor view needs two runs");
     }
     const vis::Side side = req->side();
     const SideGraph* g = file->side(side);
@@ -200,7 +201,8 @@ grpc::Status GraphServiceImpl::TensorView(grpc::ServerContext*, const TensorView
   } else if (mask.kind() == "value") {
     o.mask = compare::ElementOptions::Mask::kValue;
   } else if (!mask.kind().empty()) {
-    return Fail(grpc::StatusCode::INVALID_ARGUMENT, "mask kind: \"length\", \"value\" or \"\", not \"" + mask.kind() + "\"");
+    return Fail(grpc::StatusCode::INVALID_ARGUMENT,
+                "mask kind: \"length\", \"value\" or \"\", not \"" + mask.kind() + "\"");
   }
   o.mask_axis = mask.axis();
   o.mask_length = mask.length();

@@ -179,6 +179,27 @@ TEST(ElementCompareTest, FortranOrderIsIndexedInCOrder) {
   EXPECT_EQ(c.abs_hist.zero, 5u);
 }
 
+TEST(TensorFileTest, ChunksOfAStridedOrSwappedTensorAreTheWholeReadInPieces) {
+  // pt_transposed: arange(6).reshape(2, 3).t() (strides (1, 3)); pt_offset_view: arange(10)[4:7];
+  // f32_fortran and f64_big_endian: Fortran order and byte-swapped .npy (testdata/tensors/make_tensors.py).
+  for (const char* name : {"pt_transposed.pt", "pt_offset_view.pt", "f32_fortran.npy", "f64_big_endian.npy"}) {
+    std::string path = SourceDir() + "/tests/builder/testdata/tensors/" + name;
+    TensorFile file = Ok(TensorFile::Open(path));
+    bool pt = std::string(name).find(".pt") != std::string::npos;
+    // Read whole, as tensor_test checks against the values torch and numpy wrote.
+    std::vector<double> whole = Ok(pt ? ReadPt(path) : ReadNpy(path)).values;
+    ASSERT_EQ(static_cast<int64_t>(whole.size()), file.count()) << name;
+    for (int64_t first = 0; first < file.count(); ++first) {
+      for (int64_t n = 1; first + n <= file.count(); ++n) {
+        std::vector<double> piece(static_cast<size_t>(n));
+        file.Read(first, n, piece.data());
+        EXPECT_EQ(piece, std::vector<double>(whole.begin() + first, whole.begin() + first + n))
+            << name << " from " << first;
+      }
+    }
+  }
+}
+
 TEST(ElementCompareTest, BadOptionsAreErrors) {
   TensorFile a = Ok(TensorFile::Open(Dumped("npu", kEmbeddingGrad)));
   TensorFile b = Ok(TensorFile::Open(Dumped("bench", kEmbeddingGrad)));
