@@ -200,6 +200,20 @@ TEST(TensorFileTest, ChunksOfAStridedOrSwappedTensorAreTheWholeReadInPieces) {
   }
 }
 
+TEST(ElementCompareTest, AnEmptyTensorWithHugeDimensionsComparesNothing) {
+  TempDir dir;
+  WriteFile(dir / "e.npy", Npy("(0, 1099511627776, 1099511627776)", {}));
+  ElementOptions o;
+  o.mask = ElementOptions::Mask::kValue;
+  o.mask_axis = 0;
+  o.row_axis = 1;
+  o.col_axis = 2;
+  ElementComparison c = Compare(dir / "e.npy", dir / "e.npy", o);
+  EXPECT_EQ(c.elements, 0u);
+  EXPECT_EQ(c.rows, 0u);
+  EXPECT_TRUE(c.slice.diff.empty());
+}
+
 TEST(ElementCompareTest, BadOptionsAreErrors) {
   TensorFile a = Ok(TensorFile::Open(Dumped("npu", kEmbeddingGrad)));
   TensorFile b = Ok(TensorFile::Open(Dumped("bench", kEmbeddingGrad)));
