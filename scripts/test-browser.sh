@@ -118,6 +118,13 @@ printf '{"task": "statistics", "level": "mix", "dump_data_dir": null,\n "data": 
   cat "$work/repro.log" >&2
   exit 1
 }
+# Tensor views (tensor.spec.ts): a task "tensor" compare built from the log directory's copy of samples/gpt_tensor.
+cp -r "$root/samples/gpt_tensor" "$logdir/dumps/gpt_tensor"
+(cd "$logdir/dumps/gpt_tensor" && "$cli" graph -i compare.json -o "$logdir/tensor" >"$work/tensor.log" 2>&1) || {
+  echo "test-browser: graph-ascend graph on the log directory's copy of samples/gpt_tensor failed:" >&2
+  cat "$work/tensor.log" >&2
+  exit 1
+}
 # A damaged file: the page must name it in its error and keep working.
 mkdir -p "$logdir/broken"
 printf 'not a graph-ascend file\n' > "$logdir/broken/compare_20250101000000.vis"

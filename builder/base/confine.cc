@@ -55,8 +55,9 @@ bool PathInside(const std::string& real, const std::string& root) {
   return real.size() > root.size() && real.compare(0, root.size(), root) == 0 && real[root.size()] == '/';
 }
 
-Status CheckConfined(const std::string& path, int fd) {
-  const std::string& root = Root();
+Status CheckConfined(const std::string& path, int fd) { return CheckConfinedTo(Root(), path, fd); }
+
+Status CheckConfinedTo(const std::string& root, const std::string& path, int fd) {
   if (root.empty()) return Status::Ok();
   std::string real;
   bool resolved = fd >= 0 ? RealPathOf(fd, &real) : RealPath(path, &real);

@@ -27,5 +27,8 @@ bool PathInside(const std::string& real, const std::string& root);
 // root; otherwise "<path>: path leaves the log directory (symlink)". With
 // fd < 0 the path itself is resolved (a check before opening it).
 Status CheckConfined(const std::string& path, int fd = -1);
+// The same against `root` (an absolute real path) instead of the process's
+// root: the graph service confines the files it reads to its --logdir this way.
+Status CheckConfinedTo(const std::string& root, const std::string& path, int fd = -1);
 
 }  // namespace graph_ascend

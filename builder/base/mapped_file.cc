@@ -19,11 +19,12 @@ namespace {
 // such as /dev/zero are refused before anything is read. Under --confine
 // (base/confine.h) the path is checked before the open (nothing outside is
 // opened) and the descriptor after it (no link swapped in between).
-Result<int> OpenRegular(const std::string& path, struct stat* st) {
-  GA_RETURN_IF_ERROR(CheckConfined(path));
+Result<int> OpenRegular(const std::string& path, struct stat* st, const std::string& root = "") {
+  auto confined = [&](int fd) { return root.empty() ? CheckConfined(path, fd) : CheckConfinedTo(root, path, fd); };
+  GA_RETURN_IF_ERROR(confined(-1));
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return MakeError(path, "", std::string("cannot open: ") + strerror(errno));
-  if (Status inside = CheckConfined(path, fd); !inside.ok()) {
+  if (Status inside = confined(fd); !inside.ok()) {
     close(fd);
     return inside.error();
   }
@@ -42,9 +43,9 @@ Result<int> OpenRegular(const std::string& path, struct stat* st) {
 
 }  // namespace
 
-Result<MappedFile> MappedFile::Open(const std::string& path) {
+Result<MappedFile> MappedFile::Open(const std::string& path, const std::string& root) {
   struct stat st;
-  auto opened = OpenRegular(path, &st);
+  auto opened = OpenRegular(path, &st, root);
   if (!opened.ok()) return opened.error();
   int fd = *opened;
   MappedFile f;

@@ -15,7 +15,9 @@ class MappedFile {
  public:
   // Only regular files are opened (never blocking: a FIFO or device is an
   // Error, not a hang or an endless read).
-  static Result<MappedFile> Open(const std::string& path);
+  // `root`: the file must lie inside this absolute real path (base/confine.h,
+  // CheckConfinedTo); "" keeps the process's --confine root.
+  static Result<MappedFile> Open(const std::string& path, const std::string& root = "");
   MappedFile() = default;
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;

@@ -8,6 +8,7 @@
 
 #include "base/mapped_file.h"
 #include "base/py_format.h"
+#include "compare/tensor_file.h"
 
 namespace graph_ascend::compare {
 
@@ -38,29 +39,6 @@ double BFloat16ToDouble(uint16_t b) {
   return f;
 }
 
-// Pulls the value of 'key' out of the header dict text.
-std::string HeaderValue(const std::string& header, const std::string& key) {
-  size_t at = header.find("'" + key + "'");
-  if (at == std::string::npos) return "";
-  at = header.find(':', at);
-  if (at == std::string::npos) return "";
-  ++at;
-  while (at < header.size() && header[at] == ' ') ++at;
-  if (at >= header.size()) return "";
-  char open = header[at];
-  size_t end;
-  if (open == '\'') {
-    end = header.find('\'', at + 1);
-    return end == std::string::npos ? "" : header.substr(at + 1, end - at - 1);
-  }
-  if (open == '(') {
-    end = header.find(')', at);
-    return end == std::string::npos ? "" : header.substr(at, end - at + 1);
-  }
-  end = header.find_first_of(",}", at);
-  return header.substr(at, end == std::string::npos ? std::string::npos : end - at);
-}
-
 vis::Metric Number(const char* name, double v) {
   vis::Metric m;
   m.set_name(name);
@@ -84,84 +62,36 @@ double Round12(double x) {
   return strtod(buf, nullptr);
 }
 
+// Every element of `file`, decoded.
+Tensor ReadAll(const TensorFile& file) {
+  Tensor t;
+  t.shape = file.shape();
+  t.dtype = file.dtype();
+  t.values.resize(static_cast<size_t>(file.count()));
+  file.Read(0, file.count(), t.values.data());
+  return t;
+}
+
 }  // namespace
 
 Result<Tensor> ReadNpy(const std::string& path) {
   auto file = MappedFile::Open(path);
   if (!file.ok()) return file.error();
-  std::string_view d = file->text();
-  if (d.size() < 10 || d.substr(0, 6) != "\x93NUMPY") return Error{path, "byte 0", "not a .npy file (bad magic)"};
-  int major = static_cast<unsigned char>(d[6]);
-  size_t header_len, header_at;
-  if (major == 1) {
-    header_len = static_cast<unsigned char>(d[8]) | (static_cast<size_t>(static_cast<unsigned char>(d[9])) << 8);
-    header_at = 10;
-  } else if (major == 2 || major == 3) {
-    if (d.size() < 12) return Error{path, "byte 8", "truncated .npy header"};
-    header_len = 0;
-    for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<unsigned char>(d[8 + i]);
-    header_at = 12;
-  } else {
-    return Error{path, "byte 6", "unsupported .npy version " + std::to_string(major)};
-  }
-  if (header_at + header_len > d.size()) return Error{path, "byte 8", "truncated .npy header"};
-  std::string header(d.substr(header_at, header_len));
-  std::string descr = HeaderValue(header, "descr");
-  std::string fortran = HeaderValue(header, "fortran_order");
-  std::string shape_text = HeaderValue(header, "shape");
-  if (descr.size() < 2 || shape_text.empty()) return Error{path, "header", "cannot read descr/shape: " + header};
-  Tensor t;
-  char order = descr[0];
-  t.dtype = descr.substr(1);
-  size_t count = 1;
-  for (size_t i = 1; i < shape_text.size();) {
-    while (i < shape_text.size() && !isdigit(static_cast<unsigned char>(shape_text[i]))) ++i;
-    if (i >= shape_text.size()) break;
-    int64_t dim = 0;
-    while (i < shape_text.size() && isdigit(static_cast<unsigned char>(shape_text[i]))) {
-      int digit = shape_text[i++] - '0';
-      dim = dim > (INT64_MAX - 9) / 10 ? INT64_MAX : dim * 10 + digit;  // saturate: the size check below rejects it
-    }
-    t.shape.push_back(dim);
-    if (__builtin_mul_overflow(count, static_cast<size_t>(dim), &count)) count = SIZE_MAX;
-  }
-  char kind = t.dtype[0];
-  size_t width = static_cast<size_t>(std::atoi(t.dtype.c_str() + 1));
-  if (width == 0 || width > 8) return Error{path, "header", "unsupported dtype '" + QuoteBytes(descr) + "'"};
-  size_t data_at = header_at + header_len;
-  if (count > (d.size() - data_at) / width) {  // not data_at + count * width: that can wrap around
-    return Error{path, "byte " + std::to_string(d.size()), "truncated .npy data"};
-  }
-  bool swap = order == '>' && width > 1;
-  t.values.resize(count);
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(d.data() + data_at);
-  if (kind != 'f' && kind != 'V' && kind != 'i' && kind != 'u' && kind != 'b') {
-    return Error{path, "header", "unsupported dtype '" + QuoteBytes(descr) + "'"};
-  }
-  if ((kind == 'f' && width != 2 && width != 4 && width != 8) || (kind == 'V' && width != 2)) {
-    return Error{path, "header", "unsupported dtype '" + QuoteBytes(descr) + "'"};
-  }
-  for (size_t i = 0; i < count; ++i, p += width) {
-    unsigned char raw[8];
-    for (size_t k = 0; k < width; ++k) raw[k] = swap ? p[width - 1 - k] : p[k];
-    t.values[i] = DecodeElement(reinterpret_cast<const char*>(raw), kind, static_cast<int>(width));
-  }
-  if (fortran == "True" && t.shape.size() > 1) {
-    // Reorder column-major data to row-major.
-    std::vector<double> c(count);
-    std::vector<int64_t> idx(t.shape.size(), 0);
-    for (size_t f = 0; f < count; ++f) {
-      size_t ci = 0;
-      for (size_t k = 0; k < t.shape.size(); ++k) ci = ci * static_cast<size_t>(t.shape[k]) + static_cast<size_t>(idx[k]);
-      c[ci] = t.values[f];
-      for (size_t k = 0; k < idx.size(); ++k) {
-        if (++idx[k] < t.shape[k]) break;
-        idx[k] = 0;
-      }
-    }
-    t.values = std::move(c);
-  }
-  return t;
+  auto t = TensorFile::FromNpyBytes(file->text(), path);
+  if (!t.ok()) return t.error();
+  return ReadAll(*t);
+}
+
+Result<Tensor> ReadPt(const std::string& path) {
+  auto file = MappedFile::Open(path);
+  if (!file.ok()) return file.error();
+  return ParsePt(file->text(), path);
+}
+
+Result<Tensor> ParsePt(std::string_view bytes, const std::string& path) {
+  auto t = TensorFile::FromPtBytes(bytes, path);
+  if (!t.ok()) return t.error();
+  return ReadAll(*t);
 }
 
 double DecodeElement(const char* p, char kind, int width) {

@@ -20,7 +20,8 @@ struct Tensor {
   std::string dtype;           // numpy descr without byte order, e.g. "f4", "b1"
 };
 
-// Reads a .npy file (format 1.0–3.0; float16/32/64, bfloat16 stored as
+// Whole tensors, decoded by compare/tensor_file.h's reader (which views
+// read in chunks): reads a .npy file (format 1.0–3.0; float16/32/64, bfloat16 stored as
 // 2-byte void, signed and unsigned integers, bool; either byte order;
 // C or Fortran order).
 Result<Tensor> ReadNpy(const std::string& path);

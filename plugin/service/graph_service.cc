@@ -296,6 +296,7 @@ std::vector<JsonBridge::Handler> GraphServiceImpl::JsonHandlers() {
       JsonHandler("ReproScript", this, &S::ReproScript),
       JsonHandler("GetCkpt", this, &S::GetCkpt),
       JsonHandler("ListNodes", this, &S::ListNodes),
+      JsonHandler("TensorView", this, &S::TensorView),
   };
 }
 

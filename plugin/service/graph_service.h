@@ -105,6 +105,8 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
 
   // Nodes without a view (graph_service_nodes.cc).
   grpc::Status ListNodes(grpc::ServerContext*, const ListNodesRequest*, ListNodesReply*) override;
+  // Element-level comparison of one item's tensor files (graph_service_tensor.cc).
+  grpc::Status TensorView(grpc::ServerContext*, const TensorViewRequest*, TensorViewReply*) override;
 
  private:
   GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const ServiceOptions& options, ConvertQueueOptions convert);

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "base/string_pool.h"
+#include "compare/element_compare.h"
 #include "compare/tensor_compare.h"
 #include "dump/dump_data.h"
 #include "formats/foreign_file.h"
@@ -361,17 +362,32 @@ GA_FUZZ_TARGET(compare_json, "compare.json", CompareConfigs, GA_JSON_TOKENS,
   return job::ReadCompareConfig(input.File("compare.json")).status();
 }
 
+// The tensor view's pass (compare/element_compare) over a tensor and itself: the last two axes
+// sliced, rows of axis 0 masked by value.
+static Status ElementView(Result<compare::TensorFile> file) {
+  if (!file.ok()) return file.status();
+  compare::ElementOptions o;
+  const int rank = static_cast<int>(file->shape().size());
+  o.row_axis = rank >= 2 ? rank - 2 : -1;
+  o.col_axis = rank >= 1 ? rank - 1 : -1;
+  o.mask = rank >= 1 ? compare::ElementOptions::Mask::kValue : compare::ElementOptions::Mask::kNone;
+  o.chunk = 7;
+  return compare::CompareElements(*file, *file, o).status();
+}
+
 GA_FUZZ_TARGET(pt, ".pt (torch.save zip + pickle)", [] { return SampleFiles(".pt", 64 << 10); }, "PK\x05\x06",
                "PK\x01\x02", "\x8a\x08", "J\xff\xff\xff\xff", "K\x00", "t", "\x87", "R", "Q",
                "ctorch\nFloatStorage\n") {
-  return compare::ParsePt(input.bytes(), "input.pt").status();
+  GA_RETURN_IF_ERROR(compare::ParsePt(input.bytes(), "input.pt").status());
+  return ElementView(compare::TensorFile::FromPtBytes(input.bytes(), "input.pt"));
 }
 
 // (msprobe's PyTorch dumps write .pt; the .npy of MindSpore dumps are the unit tests' files.)
 GA_FUZZ_TARGET(npy, ".npy", [] { return SampleFiles(".npy", 64 << 10, "tests/builder/testdata/tensors"); },
                "\x93NUMPY", "'descr': '<f4'",
                "'shape': (", "'fortran_order': True", "4294967296,") {
-  return compare::ReadNpy(input.File("input.npy")).status();
+  GA_RETURN_IF_ERROR(compare::ReadNpy(input.File("input.npy")).status());
+  return ElementView(compare::TensorFile::Open(input.File("input.npy")));
 }
 
 GA_FUZZ_TARGET(layer_mapping_yaml, "layer-mapping yaml", [] { return SampleFiles(".yaml"); }, "[a, b]: {x: y}\n",

@@ -38,6 +38,7 @@ import {
 } from "./detail_cells";
 import { commLabel, groupLinks, peerButton } from "./peers";
 import { ReproButton } from "./repro_button";
+import { tensorViewButton } from "../tensor/button";
 import { VirtualList } from "./virtual_list";
 
 const STATES: [ItemState, MessageKey][] = [
@@ -410,11 +411,13 @@ export class DetailPanel {
         text = stripPrefix(item.key, prefix);
         const dot = h(`span.dot.${row.paired ? "matched" : "unmatched"}`);
         const tag = h(`span.side-tag.${row.kind}`, null, row.kind === "npu" ? t("npu") : t("bench"));
+        const npu = this.sides().npu;
         return h(
           "div.dt-cell",
           { "data-col": "name", title: item.key },
           this.ctx.isCompare() ? dot : "",
           this.ctx.isCompare() ? tag : "",
+          row.kind === "npu" && npu ? tensorViewButton(this.ctx, npu.index, item, row.partner) : "",
           text,
         );
       }
