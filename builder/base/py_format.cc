@@ -296,8 +296,8 @@ std::string PyRound6(double x) {
 std::string PyExp6(double x) {
   if (!std::isfinite(x)) return PyRepr(x);
   char buf[64];
-  snprintf(buf, sizeof(buf), "%.6e", x);
-  return buf;
+  // to_chars writes %.6e's text (two exponent digits at least), exactly.
+  return std::string(buf, std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific, 6).ptr);
 }
 
 std::string Crc32Hex(const std::string& s) {
