@@ -1010,7 +1010,19 @@ void AppendQuoted(std::string_view s, std::string* out, bool ascii_only) {
   out->push_back('"');
   // Characters that need no escape go in runs (the .vis.db writer quotes ~10^8 bytes of items).
   size_t plain = 0;
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
   for (size_t i = 0; i < s.size(); ++i) {
+    // Eight plain bytes at once: none below 0x20, none '"' or '\\', none above 0x7f when ascii_only.
+    while (i + 8 <= s.size()) {
+      uint64_t v;
+      memcpy(&v, s.data() + i, 8);
+      uint64_t special = ((v - kOnes * 0x20) & ~v & kHigh) | has_zero(v ^ (kOnes * '"')) |
+                         has_zero(v ^ (kOnes * '\\')) | (ascii_only ? v & kHigh : 0);
+      if (special) break;
+      i += 8;
+    }
+    if (i >= s.size()) break;
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\' && (c < 0x80 || !ascii_only)) continue;
     out->append(s.data() + plain, i - plain);
