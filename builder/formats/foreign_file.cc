@@ -102,18 +102,25 @@ namespace graph_ascend::formats {
 
 Status ExportVisDb(const std::vector<std::string>& inputs, const std::string& db_path,
                    std::optional<vis::Grading> grading) {
-  std::vector<GraphFile> graphs;
+  if (inputs.empty()) return Error{db_path, "", "no graph to write"};
+  auto writer = VisDbWriter::Create(db_path);
+  if (!writer.ok()) return writer.error();
   for (const std::string& in : inputs) {
+    auto format = DetectFormat(in);
+    if (!format.ok()) return format.error();
+    // Our .vis streams block by block; msprobe's files are read whole (small: msprobe writes them).
+    if (*format == FileFormat::kVis) {
+      GA_RETURN_IF_ERROR((*writer)->AddVis(in, grading));
+      continue;
+    }
     auto read = ReadGraphs(in);
     if (!read.ok()) return read.error();
     for (GraphFile& g : *read) {
       if (grading) g.meta.set_grading(*grading);
-      graphs.push_back(std::move(g));
+      GA_RETURN_IF_ERROR((*writer)->Add(g));
     }
   }
-  std::vector<const GraphFile*> refs;
-  for (const GraphFile& g : graphs) refs.push_back(&g);
-  return WriteVisDb(refs, db_path);
+  return (*writer)->Commit();
 }
 
 }  // namespace graph_ascend::formats

@@ -39,8 +39,10 @@ std::string BatchFileName(const vis::FileMeta& meta, const std::string& stamp);
 
 namespace graph_ascend::formats {
 
-// Reads each input (any format) and writes all their graphs into one
-// .vis.db (temporary file + rename). The graphs' step/rank must differ.
+// Writes the graphs of each input (any format) into one .vis.db (temporary
+// file + rename): a graph-ascend .vis streamed block by block
+// (VisDbWriter::AddVis), msprobe's files read whole. The graphs' step/rank
+// must differ.
 // `grading`, when given, replaces each file's default grading: GRADING_26
 // writes msprobe 26's grades as precision_index (files that store them).
 Status ExportVisDb(const std::vector<std::string>& inputs, const std::string& db_path,

@@ -130,7 +130,8 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
                                 const GraphOptions& options);
 
 // --output_format db: the .vis files are written into a private folder inside
-// output_dir, then go into one build_/compare_<ts>.vis.db holding every step
+// output_dir, then streamed block by block (formats::VisDbWriter::AddVis, the
+// graphs already freed) into one build_/compare_<ts>.vis.db holding every step
 // and rank (as msprobe 26.x names it); the folder is removed in every case.
 Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_dir, const GraphOptions& options) {
   GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));

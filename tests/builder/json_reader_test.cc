@@ -321,6 +321,62 @@ TEST(JsonReaderErrorTest, WrongContainerType) {
   EXPECT_NE(st.error().message.find("expected '{'"), std::string::npos) << st.error().message;
 }
 
+// AppendQuoted as it was written first, one character at a time: the reference
+// for the one that skips plain runs eight bytes at a time.
+std::string QuotedOneByOne(std::string_view s, bool ascii_only) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') {
+      out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : c == '\b' ? "\\b" : "\\f";
+    } else if (c < 0x20) {
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else if (c >= 0x80 && ascii_only) {
+      int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+      uint32_t cp = c & (0x3F >> extra);
+      for (int k = 0; k < extra && i + 1 < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[++i]) & 0x3F);
+      auto put = [&](uint32_t u) {
+        out += "\\u";
+        for (int sh = 12; sh >= 0; sh -= 4) out += kHex[(u >> sh) & 15];
+      };
+      if (cp >= 0x10000) {
+        cp -= 0x10000;
+        put(0xD800 + (cp >> 10));
+        put(0xDC00 + (cp & 0x3FF));
+      } else {
+        put(cp);
+      }
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+TEST(AppendQuotedTest, SameAsOneCharacterAtATime) {
+  std::mt19937_64 rng(29);
+  const std::string alphabet = std::string("abc.,:[] 0123456789\"\\\n\t\x01\x1f\x7f", 26) + "\xE6\xAF\x94\xF0\x9F\x98\x80";
+  for (int round = 0; round < 20000; ++round) {
+    std::string s;
+    size_t n = rng() % 40;
+    for (size_t i = 0; i < n; ++i) {
+      // Mostly plain runs, sometimes one byte of anything.
+      s += rng() % 4 ? alphabet[rng() % 20] : static_cast<char>(rng() % 256);
+    }
+    for (bool ascii : {true, false}) {
+      std::string out = "x";
+      AppendQuoted(s, &out, ascii);
+      ASSERT_EQ(out, "x" + QuotedOneByOne(s, ascii)) << s;
+    }
+  }
+}
+
 TEST(AppendQuotedTest, EscapesAsPythonJsonDumpsDoes) {
   std::string out;
   AppendQuoted("a\"b\\c\n\t\x01", &out);

@@ -120,5 +120,40 @@ TEST(PyReprTest, PowersOfTwo) {
   for (int e = -1022; e <= 1023; ++e) ASSERT_TRUE(Same(std::ldexp(1.5, e))) << e;
 }
 
+TEST(PyRound6Test, SameAsPrintfThenStrtod) {
+  // PyRound6 and PyExp6 format through to_chars/from_chars; they must give what %.6f and
+  // strtod, and %.6e, give (their first form), over every exponent and near the rounding ties.
+  auto reference = [](double x) {
+    char buf[400];
+    snprintf(buf, sizeof(buf), "%.6f", x);
+    return PyRepr(std::strtod(buf, nullptr));
+  };
+  std::mt19937_64 rng(17);
+  for (int i = 0; i < 200000; ++i) {
+    double x = FromBits(rng());
+    if (!std::isfinite(x)) continue;
+    ASSERT_EQ(PyRound6(x), reference(x)) << x;
+  }
+  std::uniform_real_distribution<double> unit(-1000, 1000);
+  for (int i = 0; i < 200000; ++i) {
+    double tie = std::round(unit(rng) * 1e6) / 1e6 + 5e-7;
+    for (double x : {tie, std::nextafter(tie, -INFINITY), std::nextafter(tie, INFINITY)}) {
+      ASSERT_EQ(PyRound6(x), reference(x)) << x;
+    }
+  }
+  for (int i = 0; i < 200000; ++i) {
+    double x = FromBits(rng());
+    if (!std::isfinite(x)) continue;
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.6e", x);
+    ASSERT_EQ(PyExp6(x), buf);
+  }
+  EXPECT_EQ(PyExp6(1.5e-7), "1.500000e-07");
+  EXPECT_EQ(PyExp6(-2.5e100), "-2.500000e+100");
+  EXPECT_EQ(PyRound6(0.0025), "0.0025");
+  EXPECT_EQ(PyRound6(-1.23456789), "-1.234568");
+  EXPECT_EQ(PyRound6(1e300), reference(1e300));
+}
+
 }  // namespace
 }  // namespace graph_ascend

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -300,6 +301,35 @@ TEST(VisualizeTest, ExportDbTakesTheGradingAsked) {
   for (double p : g26) EXPECT_TRUE(p == 0 || p == 0.5 || p == 1) << p;
   EXPECT_TRUE(std::any_of(gix.begin(), gix.end(), [](double p) { return p != 0 && p != 0.5 && p != 1; }))
       << "the index of the bf16 culprit (0.0025) is none of the grades";
+}
+
+TEST(VisualizeTest, ExportDbThatFailsWhileStreamingLeavesNothing) {
+  // export --format db streams a .vis into the db row by row: an error after
+  // rows were written (the second graph refused, a detail block damaged) is
+  // one line, and neither the db nor its temporary file is left.
+  TempDir out;
+  std::vector<std::string> files = Graph(Sample("gpt_statistics/compare.json"), out / "g");
+  ASSERT_EQ(files.size(), 1u);
+  fs::create_directory(out / "db");
+  RunResult twice = RunTool({"export", files[0], files[0], "--format", "db", "-o", out / "db/x.vis.db"});
+  ExpectOneError(twice, {"x.vis.db", "step 0, rank 0", "two graphs for the same step and rank"});
+  EXPECT_TRUE(Files(out / "db").empty());
+
+  // The first detail block follows the 16-byte header: damage its bytes.
+  std::string damaged = out / "damaged.vis";
+  fs::copy_file(files[0], damaged);
+  {
+    std::fstream f(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    std::string bytes(40, '\0');
+    f.seekg(300);
+    f.read(bytes.data(), 40);
+    for (char& c : bytes) c = static_cast<char>(c ^ 0x5a);
+    f.seekp(300);
+    f.write(bytes.data(), 40);
+  }
+  RunResult broken = RunTool({"export", damaged, "--format", "db", "-o", out / "db/x.vis.db"});
+  ExpectOneError(broken, {"damaged.vis", "damaged node details section"});
+  EXPECT_TRUE(Files(out / "db").empty());
 }
 
 TEST(VisualizeTest, NoCommonRankIsAnError) {

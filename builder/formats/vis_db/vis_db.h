@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,9 +86,33 @@ class VisDbNodes {
   std::unique_ptr<Impl> impl_;
 };
 
-// Writes `graphs` into one .vis.db (temporary file + rename). Each graph's
-// step and rank come from its FileMeta ("step2" -> 2, "" -> 0); two graphs
-// with the same step and rank are an error.
+// Writes one .vis.db graph by graph, each graph's rows as its nodes come (one
+// transaction, prepared statements): a graph streamed from a .vis never has
+// its details all in memory. Temporary file + rename at Commit(); destroyed
+// before, it leaves nothing. Each graph's step and rank come from its
+// FileMeta ("step2" -> 2, "" -> 0); two graphs with the same step and rank
+// are an error. tb_config is the first graph's.
+class VisDbWriter {
+ public:
+  static Result<std::unique_ptr<VisDbWriter>> Create(const std::string& path);
+  ~VisDbWriter();
+
+  // A graph held in memory.
+  Status Add(const GraphFile& graph);
+  // The graph of a graph-ascend .vis: its index and stacks read whole, its
+  // details one stored block at a time. The rows are those Add() writes for
+  // ReadVisFile's graph. `grading`, when given, replaces the file's default.
+  Status AddVis(const std::string& vis_path, std::optional<vis::Grading> grading = std::nullopt);
+  // tb_config, the seven indexes, then the rename.
+  Status Commit();
+
+ private:
+  struct Impl;
+  explicit VisDbWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Writes `graphs` into one .vis.db (VisDbWriter::Add of each).
 Status WriteVisDb(const std::vector<const GraphFile*>& graphs, const std::string& path);
 
 // The number in a batch folder name: "step12" -> 12, "rank3" -> 3, "" -> 0.

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include "base/temp_files.h"
@@ -13,6 +14,8 @@
 #include "formats/vis_db/sqlite_db.h"
 #include "formats/vis_db/vis_db.h"
 #include "json/json_reader.h"
+#include "vis/vis_file.h"
+#include "vis/vis_index.h"
 
 namespace graph_ascend::formats {
 namespace {
@@ -112,117 +115,295 @@ std::string IntListJson(const std::set<int64_t>& v) {
   return out + "]";
 }
 
-Status WriteSideRows(sqlite3* db, sqlite3_stmt* node_stmt, sqlite3_stmt* stack_stmt, const std::string& path,
-                     const GraphFile& g, vis::Side side_id, int64_t step, int64_t rank) {
-  const GraphSide& side = g.side(side_id);
-  const GraphSide& other = g.side(side_id == vis::SIDE_NPU ? vis::SIDE_BENCH : vis::SIDE_NPU);
-  const vis::SideIndex& idx = side.index;
-  const vis::GraphMeta& gm = side_id == vis::SIDE_NPU ? g.meta.npu() : g.meta.bench();
-  std::string source = side_id == vis::SIDE_NPU ? "NPU" : "Bench";
-  std::string graph_id = source + "_" + std::to_string(step) + "_" + std::to_string(rank);
-  // Every node has a stack row in msprobe's files; nodes without one share an empty list.
-  size_t empty_stack = side.stacks.size();
-  bool empty_used = false;
-  // node_order is our node order: dump order, as msprobe's.
-  for (uint32_t n = 0; n < idx.size(); ++n) {
-    uint32_t i = n;
-    const vis::NodeDetail& d = side.details[n];
-    std::string name(idx.Name(n));
-    sqlite3_stmt* s = node_stmt;
-    BindText(s, 1, graph_id + "_" + name);
-    BindText(s, 2, graph_id);
-    sqlite3_bind_int64(s, 3, static_cast<int64_t>(i));
-    BindText(s, 4, name);
-    BindText(s, 5, std::to_string(idx.node_type[n]));
-    BindText(s, 6, idx.parent[n] >= 0 ? std::string(idx.Name(static_cast<uint32_t>(idx.parent[n]))) : "");
-    std::vector<std::string> children;
-    for (uint32_t c = idx.child_offset[n]; c < idx.child_offset[n + 1]; ++c) {
-      children.emplace_back(idx.Name(idx.children[c]));
+// One side of a graph as its rows need it; the details come node by node
+// through `details`, from memory or streamed from a .vis.
+struct SideSource {
+  vis::Side id = vis::SIDE_NPU;
+  const vis::SideIndex* index = nullptr;
+  const vis::SideIndex* other = nullptr;  // the peer side's, for matched_node_link
+  const vis::GraphMeta* meta = nullptr;
+  const std::vector<std::vector<std::string>>* stacks = nullptr;
+  // Calls `row` with each node's detail, in node order.
+  std::function<Status(const std::function<Status(uint32_t, const vis::NodeDetail&)>& row)> details;
+};
+
+// The rows of one graph's sides; `meta` is the graph's FileMeta (mode, grading).
+class RowWriter {
+ public:
+  RowWriter(sqlite3* db, sqlite3_stmt* nodes, sqlite3_stmt* stacks, const std::string& path)
+      : db_(db), nodes_(nodes), stacks_(stacks), path_(path) {}
+
+  Status WriteSide(const SideSource& side, const vis::FileMeta& meta, int64_t step, int64_t rank) {
+    const vis::SideIndex& idx = *side.index;
+    const vis::SideIndex& other = *side.other;
+    const std::string source = side.id == vis::SIDE_NPU ? "NPU" : "Bench";
+    const std::string graph_id = source + "_" + std::to_string(step) + "_" + std::to_string(rank);
+    // Every node has a stack row in msprobe's files; nodes without one share an empty list.
+    const size_t empty_stack = side.stacks->size();
+    bool empty_used = false;
+    const bool grades = WritesGrades(meta) && idx.grade.size() == idx.size();
+    uint32_t expected = 0;
+    // node_order is our node order: dump order, as msprobe's.
+    GA_RETURN_IF_ERROR(side.details([&](uint32_t n, const vis::NodeDetail& d) -> Status {
+      if (n != expected || n >= idx.size()) {
+        return Error{path_, "node " + std::to_string(n), "details out of node order"};
+      }
+      ++expected;
+      sqlite3_stmt* s = nodes_;
+      name_.assign(idx.Name(n));
+      BindText(s, 1, graph_id + "_" + name_);
+      BindText(s, 2, graph_id);
+      sqlite3_bind_int64(s, 3, static_cast<int64_t>(n));
+      BindText(s, 4, name_);
+      BindText(s, 5, std::to_string(idx.node_type[n]));
+      BindText(s, 6, idx.parent[n] >= 0 ? std::string(idx.Name(static_cast<uint32_t>(idx.parent[n]))) : "");
+      list_.clear();
+      for (uint32_t c = idx.child_offset[n]; c < idx.child_offset[n + 1]; ++c) {
+        list_.emplace_back(idx.Name(idx.children[c]));
+      }
+      BindText(s, 7, list_.empty() ? "" : StringListJson(list_));
+      double p = grades ? idx.grade[n] : idx.precision[n];
+      if (side.id != vis::SIDE_NPU || std::isnan(p)) {
+        sqlite3_bind_null(s, 8);
+      } else if (!(idx.flags[n] & vis::FLAG_PRECISION_FLOAT) && p == std::floor(p) && std::fabs(p) < 1e15) {
+        sqlite3_bind_int64(s, 8, static_cast<int64_t>(p));
+      } else {
+        sqlite3_bind_double(s, 8, p);
+      }
+      if (const char* level = OverflowName(idx.overflow[n])) {
+        BindText(s, 9, level);
+      } else {
+        sqlite3_bind_null(s, 9);
+      }
+      // A node's micro step is its top-level ancestor's (our .vis stores it
+      // there only); msprobe 26's plugin filters every row by micro_step_id.
+      int32_t micro = idx.micro_step[n];
+      for (int32_t up = idx.parent[n]; micro < 0 && up >= 0; up = idx.parent[up]) micro = idx.micro_step[up];
+      sqlite3_bind_int64(s, 10, std::max<int32_t>(0, micro));
+      list_.clear();
+      int32_t m = idx.matched[n];
+      if (m >= 0 && static_cast<uint32_t>(m) < other.size()) {
+        for (uint32_t a : other.Ancestors(static_cast<uint32_t>(m))) list_.emplace_back(other.Name(a));
+        list_.emplace_back(other.Name(static_cast<uint32_t>(m)));
+      }
+      BindText(s, 11, StringListJson(list_));
+      size_t stack = d.stack_id() >= 0 && static_cast<size_t>(d.stack_id()) < side.stacks->size()
+                         ? static_cast<size_t>(d.stack_id())
+                         : empty_stack;
+      if (stack == empty_stack) empty_used = true;
+      BindText(s, 12, graph_id + "_" + std::to_string(stack));
+      list_.assign(d.parallel_merge_info().begin(), d.parallel_merge_info().end());
+      BindText(s, 13, list_.empty() ? "" : StringListJson(list_));
+      BindText(s, 14, DistributedJson(d));
+      sqlite3_bind_int64(s, 15, 0);
+      BindText(s, 16, ItemsJson(d.input(), meta.mode(), name_));
+      BindText(s, 17, ItemsJson(d.output(), meta.mode(), name_));
+      BindText(s, 18, source);
+      if (side.meta->has_dump_data_dir()) {
+        BindText(s, 19, side.meta->dump_data_dir());
+      } else {
+        sqlite3_bind_null(s, 19);
+      }
+      sqlite3_bind_int64(s, 20, step);
+      sqlite3_bind_int64(s, 21, rank);
+      sqlite3_bind_int64(s, 22, name_.rfind("Distributed.", 0) == 0 ? 1 : 0);
+      return StepRow(db_, s, path_, "table tb_nodes, node '" + name_ + "'");
+    }));
+    if (expected != idx.size()) {
+      return Error{path_, source + " node details",
+                   std::to_string(expected) + " details for " + std::to_string(idx.size()) + " nodes"};
     }
-    BindText(s, 7, children.empty() ? "" : StringListJson(children));
-    const bool grades = WritesGrades(g.meta) && idx.grade.size() == idx.size();
-    double p = grades ? idx.grade[n] : idx.precision[n];
-    if (side_id != vis::SIDE_NPU || std::isnan(p)) {
-      sqlite3_bind_null(s, 8);
-    } else if (!(idx.flags[n] & vis::FLAG_PRECISION_FLOAT) && p == std::floor(p) && std::fabs(p) < 1e15) {
-      sqlite3_bind_int64(s, 8, static_cast<int64_t>(p));
-    } else {
-      sqlite3_bind_double(s, 8, p);
+    for (size_t k = 0; k <= side.stacks->size(); ++k) {
+      if (k == empty_stack && !empty_used) break;
+      BindText(stacks_, 1, graph_id + "_" + std::to_string(k));
+      BindText(stacks_, 2, StringListJson(k < side.stacks->size() ? (*side.stacks)[k] : std::vector<std::string>{}));
+      GA_RETURN_IF_ERROR(StepRow(db_, stacks_, path_, "table tb_stack"));
     }
-    if (const char* level = OverflowName(idx.overflow[n])) {
-      BindText(s, 9, level);
-    } else {
-      sqlite3_bind_null(s, 9);
-    }
-    // A node's micro step is its top-level ancestor's (our .vis stores it
-    // there only); msprobe 26's plugin filters every row by micro_step_id.
-    int32_t micro = idx.micro_step[n];
-    for (int32_t up = idx.parent[n]; micro < 0 && up >= 0; up = idx.parent[up]) micro = idx.micro_step[up];
-    sqlite3_bind_int64(s, 10, std::max<int32_t>(0, micro));
-    std::vector<std::string> link;
-    int32_t m = idx.matched[n];
-    if (m >= 0 && static_cast<uint32_t>(m) < other.index.size()) {
-      for (uint32_t a : other.index.Ancestors(static_cast<uint32_t>(m))) link.emplace_back(other.index.Name(a));
-      link.emplace_back(other.index.Name(static_cast<uint32_t>(m)));
-    }
-    BindText(s, 11, StringListJson(link));
-    size_t stack = d.stack_id() >= 0 && static_cast<size_t>(d.stack_id()) < side.stacks.size()
-                       ? static_cast<size_t>(d.stack_id())
-                       : empty_stack;
-    if (stack == empty_stack) empty_used = true;
-    BindText(s, 12, graph_id + "_" + std::to_string(stack));
-    std::vector<std::string> merge(d.parallel_merge_info().begin(), d.parallel_merge_info().end());
-    BindText(s, 13, merge.empty() ? "" : StringListJson(merge));
-    BindText(s, 14, DistributedJson(d));
-    sqlite3_bind_int64(s, 15, 0);
-    BindText(s, 16, ItemsJson(d.input(), g.meta.mode(), name));
-    BindText(s, 17, ItemsJson(d.output(), g.meta.mode(), name));
-    BindText(s, 18, source);
-    if (gm.has_dump_data_dir()) {
-      BindText(s, 19, gm.dump_data_dir());
-    } else {
-      sqlite3_bind_null(s, 19);
-    }
-    sqlite3_bind_int64(s, 20, step);
-    sqlite3_bind_int64(s, 21, rank);
-    sqlite3_bind_int64(s, 22, name.rfind("Distributed.", 0) == 0 ? 1 : 0);
-    GA_RETURN_IF_ERROR(StepRow(db, s, path, "table tb_nodes, node '" + name + "'"));
+    return Status::Ok();
   }
-  for (size_t k = 0; k <= side.stacks.size(); ++k) {
-    if (k == empty_stack && !empty_used) break;
-    BindText(stack_stmt, 1, graph_id + "_" + std::to_string(k));
-    BindText(stack_stmt, 2, StringListJson(k < side.stacks.size() ? side.stacks[k] : std::vector<std::string>{}));
-    GA_RETURN_IF_ERROR(StepRow(db, stack_stmt, path, "table tb_stack"));
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* nodes_;
+  sqlite3_stmt* stacks_;
+  const std::string& path_;
+  std::string name_;               // reused from row to row
+  std::vector<std::string> list_;  // reused from row to row
+};
+
+// The details of a side held in memory.
+SideSource InMemory(const GraphFile& g, vis::Side id) {
+  SideSource s;
+  s.id = id;
+  const GraphSide& side = g.side(id);
+  s.index = &side.index;
+  s.other = &g.side(id == vis::SIDE_NPU ? vis::SIDE_BENCH : vis::SIDE_NPU).index;
+  s.meta = id == vis::SIDE_NPU ? &g.meta.npu() : &g.meta.bench();
+  s.stacks = &side.stacks;
+  s.details = [&side](const std::function<Status(uint32_t, const vis::NodeDetail&)>& row) -> Status {
+    for (uint32_t n = 0; n < side.details.size(); ++n) GA_RETURN_IF_ERROR(row(n, side.details[n]));
+    return Status::Ok();
+  };
+  return s;
+}
+
+// A side of a graph-ascend .vis: the index and stacks read whole, the
+// details one stored block at a time.
+struct VisSide {
+  vis::SideIndex index;
+  std::vector<std::vector<std::string>> stacks;
+};
+
+Status ReadVisSide(const vis::VisReader& reader, vis::Side id, VisSide* out) {
+  auto index = vis::LoadSideIndex(reader, id);
+  if (!index.ok()) return index.error();
+  out->index = std::move(*index);
+  for (const vis::SectionRef* ref : reader.Sections(vis::SECTION_STACKS, id)) {
+    vis::StackChunk chunk;
+    GA_RETURN_IF_ERROR(reader.ReadSection(*ref, &chunk));
+    for (const vis::Stack& s : chunk.stack()) out->stacks.emplace_back(s.frame().begin(), s.frame().end());
   }
   return Status::Ok();
 }
 
-Status WriteAll(sqlite3* db, const std::string& path, const std::vector<const GraphFile*>& graphs) {
-  GA_RETURN_IF_ERROR(Exec(db, path, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;"));
-  GA_RETURN_IF_ERROR(Exec(db, path, std::string(kCreateNodes) + kCreateConfig + kCreateStack));
-  GA_RETURN_IF_ERROR(Exec(db, path, "BEGIN"));
-  auto nodes =
-      Prepare(db, path, "INSERT INTO tb_nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "table tb_nodes");
-  if (!nodes.ok()) return nodes.error();
-  auto stacks = Prepare(db, path, "INSERT INTO tb_stack VALUES (?,?)", "table tb_stack");
-  if (!stacks.ok()) return stacks.error();
+SideSource Streamed(const vis::VisReader& reader, const vis::FileMeta& meta, VisSide* sides, vis::Side id) {
+  SideSource s;
+  s.id = id;
+  const int at = id == vis::SIDE_NPU ? 0 : 1;
+  s.index = &sides[at].index;
+  s.other = &sides[1 - at].index;
+  s.meta = id == vis::SIDE_NPU ? &meta.npu() : &meta.bench();
+  s.stacks = &sides[at].stacks;
+  const vis::SideIndex* index = s.index;
+  s.details = [&reader, index, id](const std::function<Status(uint32_t, const vis::NodeDetail&)>& row) -> Status {
+    vis::NodeDetailBlock block;  // reused: a block refilled allocates little
+    uint32_t next = 0;
+    for (const vis::SectionRef* ref : reader.Sections(vis::SECTION_NODE_DETAILS, id)) {
+      GA_RETURN_IF_ERROR(reader.ReadSection(*ref, &block));
+      if (block.first() != next) {
+        return Error{reader.path(), "detail block at node " + std::to_string(block.first()),
+                     "damaged .vis file (detail blocks out of order)"};
+      }
+      vis::ResolveKeys([index](uint32_t n) { return n < index->size() ? index->Name(n) : std::string_view(); },
+                       &block);
+      for (const vis::NodeDetail& d : block.detail()) GA_RETURN_IF_ERROR(row(next++, d));
+    }
+    if (next != index->size()) {
+      return Error{reader.path(), "node details",
+                   "damaged .vis file (" + std::to_string(next) + " details for " + std::to_string(index->size()) +
+                       " nodes)"};
+    }
+    return Status::Ok();
+  };
+  return s;
+}
+
+}  // namespace
+
+struct VisDbWriter::Impl {
+  std::string path;
+  std::string tmp;
+  TemporaryFile temp, temp_journal;
+  Db db;
+  Stmt nodes, stacks;
   std::set<std::pair<int64_t, int64_t>> keys;
   std::set<int64_t> steps, ranks;
-  for (const GraphFile* g : graphs) {
-    int64_t step = FolderNumber(g->meta.step()), rank = FolderNumber(g->meta.rank());
-    if (!keys.insert({step, rank}).second) {
-      return Error{path, "step " + std::to_string(step) + ", rank " + std::to_string(rank),
+  bool first = true;
+  bool compare = false;
+  vis::FileMeta meta;  // the first graph's, for tb_config
+  bool committed = false;
+
+  Impl(std::string p, std::string t) : path(std::move(p)), tmp(std::move(t)), temp(tmp), temp_journal(tmp + "-journal") {}
+
+  // The graph's step and rank, checked against those written; the first graph's meta kept for tb_config.
+  Status Key(const vis::FileMeta& m, bool is_compare, int64_t* step, int64_t* rank) {
+    *step = FolderNumber(m.step());
+    *rank = FolderNumber(m.rank());
+    if (!keys.insert({*step, *rank}).second) {
+      return Error{path, "step " + std::to_string(*step) + ", rank " + std::to_string(*rank),
                    "two graphs for the same step and rank"};
     }
-    steps.insert(step);
-    ranks.insert(rank);
-    GA_RETURN_IF_ERROR(WriteSideRows(db, nodes->get(), stacks->get(), path, *g, vis::SIDE_NPU, step, rank));
-    if (g->compare()) {
-      GA_RETURN_IF_ERROR(WriteSideRows(db, nodes->get(), stacks->get(), path, *g, vis::SIDE_BENCH, step, rank));
+    steps.insert(*step);
+    ranks.insert(*rank);
+    if (first) {
+      meta = m;
+      compare = is_compare;
+      first = false;
     }
+    return Status::Ok();
   }
-  const vis::FileMeta& meta = graphs.front()->meta;
-  bool compare = graphs.front()->compare();
+};
+
+VisDbWriter::VisDbWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+VisDbWriter::~VisDbWriter() {
+  if (impl_->committed) return;
+  impl_->nodes.reset();
+  impl_->stacks.reset();
+  impl_->db.reset();
+  unlink(impl_->tmp.c_str());
+  unlink((impl_->tmp + "-journal").c_str());
+}
+
+Result<std::unique_ptr<VisDbWriter>> VisDbWriter::Create(const std::string& path) {
+  // Removed on SIGINT/SIGTERM too (base/temp_files.h), with SQLite's journal.
+  auto impl = std::make_unique<Impl>(path, path + ".tmp-" + std::to_string(getpid()));
+  unlink(impl->tmp.c_str());
+  std::unique_ptr<VisDbWriter> w(new VisDbWriter(std::move(impl)));
+  Impl& m = *w->impl_;
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(m.tmp.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  m.db.reset(raw);
+  if (rc != SQLITE_OK) return DbError(path, raw, "create");
+  // One transaction, its journal in memory: every page is new, so the journal stays empty.
+  GA_RETURN_IF_ERROR(Exec(raw, path, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;"));
+  GA_RETURN_IF_ERROR(Exec(raw, path, std::string(kCreateNodes) + kCreateConfig + kCreateStack));
+  GA_RETURN_IF_ERROR(Exec(raw, path, "BEGIN"));
+  auto nodes =
+      Prepare(raw, path, "INSERT INTO tb_nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "table tb_nodes");
+  if (!nodes.ok()) return nodes.error();
+  m.nodes = std::move(*nodes);
+  auto stacks = Prepare(raw, path, "INSERT INTO tb_stack VALUES (?,?)", "table tb_stack");
+  if (!stacks.ok()) return stacks.error();
+  m.stacks = std::move(*stacks);
+  return w;
+}
+
+Status VisDbWriter::Add(const GraphFile& g) {
+  Impl& m = *impl_;
+  int64_t step, rank;
+  GA_RETURN_IF_ERROR(m.Key(g.meta, g.compare(), &step, &rank));
+  RowWriter rows(m.db.get(), m.nodes.get(), m.stacks.get(), m.path);
+  GA_RETURN_IF_ERROR(rows.WriteSide(InMemory(g, vis::SIDE_NPU), g.meta, step, rank));
+  if (g.compare()) GA_RETURN_IF_ERROR(rows.WriteSide(InMemory(g, vis::SIDE_BENCH), g.meta, step, rank));
+  return Status::Ok();
+}
+
+Status VisDbWriter::AddVis(const std::string& vis_path, std::optional<vis::Grading> grading) {
+  Impl& m = *impl_;
+  auto reader = vis::VisReader::Open(vis_path);
+  if (!reader.ok()) return reader.error();
+  vis::FileMeta meta = (*reader)->meta();
+  if (grading) meta.set_grading(*grading);
+  const bool compare = meta.kind() == vis::GRAPH_COMPARE;
+  VisSide sides[2];
+  GA_RETURN_IF_ERROR(ReadVisSide(**reader, vis::SIDE_NPU, &sides[0]));
+  if (compare) GA_RETURN_IF_ERROR(ReadVisSide(**reader, vis::SIDE_BENCH, &sides[1]));
+  int64_t step, rank;
+  GA_RETURN_IF_ERROR(m.Key(meta, compare, &step, &rank));
+  RowWriter rows(m.db.get(), m.nodes.get(), m.stacks.get(), m.path);
+  GA_RETURN_IF_ERROR(rows.WriteSide(Streamed(**reader, meta, sides, vis::SIDE_NPU), meta, step, rank));
+  if (compare) GA_RETURN_IF_ERROR(rows.WriteSide(Streamed(**reader, meta, sides, vis::SIDE_BENCH), meta, step, rank));
+  return Status::Ok();
+}
+
+Status VisDbWriter::Commit() {
+  Impl& m = *impl_;
+  const std::string& path = m.path;
+  if (m.first) return Error{path, "", "no graph to write"};
+  sqlite3* db = m.db.get();
+  const vis::FileMeta& meta = m.meta;
+  const bool compare = m.compare;
   auto config = Prepare(db, path, "INSERT INTO tb_config VALUES (?,?,?,?,?,?,?,?,?)", "table tb_config");
   if (!config.ok()) return config.error();
   sqlite3_stmt* c = config->get();
@@ -237,35 +418,31 @@ Status WriteAll(sqlite3* db, const std::string& path, const std::vector<const Gr
   sqlite3_bind_int64(c, 5, std::max<uint32_t>(1, meta.micro_steps()));
   sqlite3_bind_int64(c, 6, meta.overflow_checked() ? 1 : 0);
   BindText(c, 7, ColorsJson(meta));
-  BindText(c, 8, IntListJson(ranks));
-  BindText(c, 9, IntListJson(steps));
+  BindText(c, 8, IntListJson(m.ranks));
+  BindText(c, 9, IntListJson(m.steps));
   GA_RETURN_IF_ERROR(StepRow(db, c, path, "table tb_config"));
+  config->reset();
+  // The indexes after the rows: one sort each costs less than keeping seven b-trees while inserting.
   GA_RETURN_IF_ERROR(Exec(db, path, kCreateIndexes));
-  return Exec(db, path, "COMMIT");
+  GA_RETURN_IF_ERROR(Exec(db, path, "COMMIT"));
+  m.nodes.reset();
+  m.stacks.reset();
+  if (sqlite3_close(m.db.release()) != SQLITE_OK) return Error{path, "", "SQLite: cannot close the file"};
+  if (rename(m.tmp.c_str(), path.c_str()) != 0) {
+    return Error{path, "", std::string("cannot rename temporary file: ") + strerror(errno)};
+  }
+  m.committed = true;
+  m.temp.Release();
+  m.temp_journal.Release();
+  return Status::Ok();
 }
-
-}  // namespace
 
 Status WriteVisDb(const std::vector<const GraphFile*>& graphs, const std::string& path) {
   if (graphs.empty()) return Error{path, "", "no graph to write"};
-  std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  // Removed on SIGINT/SIGTERM too (base/temp_files.h), with SQLite's journal.
-  TemporaryFile temp(tmp), temp_journal(tmp + "-journal");
-  unlink(tmp.c_str());
-  sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(tmp.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  Db db(raw);
-  Status st = rc == SQLITE_OK ? Status::Ok() : Status(DbError(path, raw, "create"));
-  if (st.ok()) st = WriteAll(raw, path, graphs);
-  db.reset();
-  if (st.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
-    st = Error{path, "", std::string("cannot rename temporary file: ") + strerror(errno)};
-  }
-  if (!st.ok()) {
-    unlink(tmp.c_str());
-    unlink((tmp + "-journal").c_str());
-  }
-  return st;
+  auto writer = VisDbWriter::Create(path);
+  if (!writer.ok()) return writer.error();
+  for (const GraphFile* g : graphs) GA_RETURN_IF_ERROR((*writer)->Add(*g));
+  return (*writer)->Commit();
 }
 
 }  // namespace graph_ascend::formats
