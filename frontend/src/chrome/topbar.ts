@@ -1,5 +1,6 @@
 // The top bar: the run, step, rank and micro step pickers, the view
 // toggles, fit, the guide and the language switch.
+import "./topbar.css";
 import type { RunFile } from "../api/client";
 import { h, naturalCompare, option } from "../dom";
 import { t } from "../i18n";

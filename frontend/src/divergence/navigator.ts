@@ -6,6 +6,7 @@
 // each entry says how many times the noise of its kind it changed by, and a
 // run without an entry says "no divergence beyond noise" with the largest
 // margin seen; a file of the former rule has no margins and says neither.
+import "./divergence.css";
 import { type DivergenceItem, type DivergenceRank, DivergenceReply, Side } from "../api/client";
 import type { AppContext } from "../app_context";
 import { h } from "../dom";

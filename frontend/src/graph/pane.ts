@@ -6,6 +6,7 @@
 // draws only the nodes that intersect the screen, and refetches when panning
 // leaves the fetched window. Drawing is batched by colour so that thousands of
 // nodes stay within a frame.
+import "./pane.css";
 import {
   type ColorBucket,
   type GraphApi,

@@ -3,6 +3,7 @@
 // match or unmatch them, optionally with their descendants, save the
 // matches as a config file beside the .vis and load one of the configs
 // there (matching/config_chooser.ts).
+import "./side_panels.css";
 import { type FileInfo, type MatchReply, type NodeHit, Side } from "../api/client";
 import type { AppContext } from "../app_context";
 import { h } from "../dom";
