@@ -161,7 +161,7 @@ export class GraphPane implements FetchTarget {
     this.camera.stopAnimation();
     Object.assign(this.camera, { scale: 1.5, tx: 24, ty: 16 });
     await this.mutate("getView", -1);
-    this.camera.reset(this.rootWidth);
+    this.camera.reset(this.rootWidth, this.rootHeight, this.minimap.footprint());
   }
 
   setLegend(legend: ColorBucket[]) {
@@ -257,7 +257,7 @@ export class GraphPane implements FetchTarget {
   }
 
   fit() {
-    if (this.rootWidth && this.rootHeight) this.camera.fit(this.rootWidth, this.rootHeight);
+    if (this.rootWidth && this.rootHeight) this.camera.fit(this.rootWidth, this.rootHeight, this.minimap.footprint());
   }
 
   centerOn(index: number, animate = true) {
