@@ -27,6 +27,7 @@ export class MatchPanel {
   private readonly saveBtn: HTMLButtonElement;
   private readonly configs: ConfigChooser;
   private readonly summary: HTMLDivElement;
+  private readonly removed = h("div.match-removed");
   private readonly results: HTMLDivElement;
   private readonly npuList: HitList;
   private readonly benchList: HitList;
@@ -60,12 +61,14 @@ export class MatchPanel {
       h("div.row.buttons", null, this.saveBtn),
       this.configs.el,
       this.summary,
+      this.removed,
       h("h3", null, this.labels.lists),
       h("div.two-lists", null, this.npuList.el, this.benchList.el),
     );
     this.matchBtn.addEventListener("click", () => void this.run("match"));
     this.unmatchBtn.addEventListener("click", () => void this.run("unmatch"));
     this.saveBtn.addEventListener("click", () => void this.save());
+    this.removed.hidden = true;
     onLangChange(() => this.relabel());
   }
 
@@ -127,6 +130,12 @@ export class MatchPanel {
     this.summary.textContent = info
       ? t(info.manualMatches === 1 ? "manualMatchesOne" : "manualMatches", { n: info.manualMatches })
       : "";
+    // The builder's matches undone: Save config refuses (the service says why) until they are matched again.
+    const removed = info?.removedAutomatic ?? 0;
+    this.removed.textContent = removed
+      ? t(removed === 1 ? "removedAutomaticOne" : "removedAutomatic", { n: removed })
+      : "";
+    this.removed.hidden = !removed;
   }
 
   private pickFromList(side: Side, hit: NodeHit) {
