@@ -9,7 +9,7 @@ async function barLayout(frame: Frame) {
   return frame.evaluate(() => {
     const bar = document.querySelector<HTMLElement>(".topbar")!;
     const b = bar.getBoundingClientRect();
-    const items = [...bar.children]
+    const items = Array.from(bar.children)
       .map((c) => c as HTMLElement)
       .filter((c) => c.offsetParent !== null && c.getBoundingClientRect().width > 0 && !c.matches(".spacer"))
       .map((c) => ({ name: c.className || c.tagName, r: c.getBoundingClientRect() }));
