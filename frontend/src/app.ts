@@ -142,6 +142,7 @@ export class App implements MenuHost, SessionHost {
     bindRowSplitter(vsplit, this.detailPanel.el);
     this.bindKeys();
     const bar = this.bar;
+    bar.bindViewMenu();
     bar.minimapCb.addEventListener("change", () => {
       this.npu.setMinimapVisible(bar.minimapCb.checked);
       this.bench.setMinimapVisible(bar.minimapCb.checked);

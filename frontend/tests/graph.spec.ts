@@ -63,6 +63,7 @@ test("double click expands and collapses, in step on both sides when sync is on"
   await expect.poll(async () => (await node(frame, "npu", name))?.expanded).toBe(false);
   expect((await nodes(frame, "npu")).some((n) => n.name === "Module.layer1.0.BasicBlock.forward.0")).toBe(false);
 
+  await frame.locator("summary[data-action=view-menu]").click(); // the view toggles and Fit
   await frame.locator("input[data-toggle=sync]").uncheck();
   await dblclickNode(frame, "npu", name);
   expect((await node(frame, "npu", name))?.expanded).toBe(true);
@@ -95,6 +96,7 @@ test("wheel zooms, D and the up arrow pan the graph under the pointer", async ({
   await page.keyboard.down("ArrowUp");
   await expect.poll(async () => (await view()).ty).toBeGreaterThan(panned.ty);
   await page.keyboard.up("ArrowUp");
+  await frame.locator("summary[data-action=view-menu]").click(); // the view toggles and Fit
   await frame.locator("button[data-action=fit]").click();
   await expect
     .poll(async () => {

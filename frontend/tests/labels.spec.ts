@@ -125,5 +125,44 @@ test("the minimap of a tall graph is wide enough to aim at", async ({ page }) =>
   await idle(frame);
   await expect(map).toBeVisible();
   const box = (await map.boundingBox())!;
-  expect(box.width).toBeGreaterThanOrEqual(40);
+  expect(box.width).toBeGreaterThanOrEqual(72);
+});
+
+/** The loaded collapsed nodes whose header lies under the NPU pane's minimap (its box in canvas px). */
+async function nodesUnderMinimap(frame: Frame) {
+  const map = await frame.locator(".pane[data-side=npu] canvas.minimap").boundingBox();
+  const pane = (await frame.locator(".pane[data-side=npu] canvas.graph-canvas").boundingBox())!;
+  if (!map || !(await frame.locator(".pane[data-side=npu] canvas.minimap").isVisible())) return null;
+  const box = { x: map.x - pane.x, y: map.y - pane.y, width: map.width, height: map.height };
+  return frame.evaluate((m) => {
+    const p = (window as any).graphAscend.npu;
+    const { scale, tx, ty } = p.camera;
+    return p.nodes
+      .filter((n: any) => !n.expanded)
+      .filter((n: any) => {
+        const x = n.x * scale + tx;
+        const y = n.y * scale + ty;
+        return x < m.x + m.width && x + n.width * scale > m.x && y < m.y + m.height && y + n.height * scale > m.y;
+      })
+      .map((n: any) => n.name);
+  }, box);
+}
+
+test("the minimap keeps clear of the nodes of a fitted or reset view", async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const frame = await openPlugin(page, "gpt/");
+  await expandAll(frame);
+  // The view a file opens with: its whole width, top aligned, the graph running far below the screen.
+  await frame.evaluate(() => {
+    const p = (window as any).graphAscend.npu;
+    p.camera.reset(p.rootWidth, p.rootHeight, p.minimap.footprint());
+  });
+  await idle(frame);
+  await expect(frame.locator(".pane[data-side=npu] canvas.minimap")).toBeVisible();
+  expect(await nodesUnderMinimap(frame)).toEqual([]);
+  // Fitted (F): either all of it shows and the minimap hides, or the minimap's strip is left free.
+  await frame.locator(".pane[data-side=npu] canvas.graph-canvas").click({ position: { x: 5, y: 5 } });
+  await frame.locator(".pane[data-side=npu] canvas.graph-canvas").press("f");
+  await idle(frame);
+  expect((await nodesUnderMinimap(frame)) ?? []).toEqual([]);
 });

@@ -57,6 +57,7 @@ test("a search jump from the fitted graph zooms until the node's label reads", a
   const frame = await openPlugin(page, "gpt/");
   // Everything expanded, then fitted: a graph many times taller than the pane, at a tiny scale.
   await expandAll(frame);
+  await frame.locator("summary[data-action=view-menu]").click(); // the view toggles and Fit
   await frame.locator("button[data-action=fit]").click();
   await idle(frame);
   const fitted = (await view(frame)).scale;

@@ -28,6 +28,24 @@ void AddResults(const std::vector<PairOutcome>& outcomes, MatchReply* reply) {
   }
 }
 
+// Why SaveMatches writes nothing while the builder's matches were removed: the config
+// (tb_graph_ascend's {NPU node: Bench node}) lists pairs to match, so a session saved without those
+// removals would come back with them matched (docs/COMPATIBILITY.md).
+std::string RemovedAutomaticRefusal(const OpenGraph& f) {
+  const auto& removed = f.removed_automatic();
+  std::string pairs;
+  size_t shown = 0;
+  for (const auto& [npu, bench] : removed) {
+    if (shown == 3) break;
+    pairs += (shown++ ? ", " : "") + npu + " <-> " + bench;
+  }
+  if (removed.size() > shown) pairs += ", and " + std::to_string(removed.size() - shown) + " more";
+  const bool one = removed.size() == 1;
+  return "not saved: " + std::to_string(removed.size()) + (one ? " automatic match was" : " automatic matches were") +
+         " removed (" + pairs + "), and a match config can only list pairs to match; match " +
+         (one ? "that pair" : "those pairs") + " again to save (the unsaved edits are kept across restarts)";
+}
+
 // The divergence ranking follows the edit (rerank.h); a ranking that cannot
 // be made leaves the one shown as it was.
 void Rerank(OpenGraph* f) {
@@ -100,6 +118,9 @@ grpc::Status GraphServiceImpl::SaveMatches(grpc::ServerContext*, const FileReque
   // Beside the real file under tb_graph_ascend's name, and never through a
   // link: a "<file>.config" symlink could point at any file of the log directory.
   const std::string rel = NamesOf(*file).match_config;
+  if (!file->removed_automatic().empty()) {
+    return Fail(grpc::StatusCode::FAILED_PRECONDITION, rel + ": " + RemovedAutomaticRefusal(*file));
+  }
   const std::string abs = InLogDir(rel);
   std::string refused = RefusedTarget(abs);
   if (!refused.empty()) return Fail(grpc::StatusCode::FAILED_PRECONDITION, rel + ": " + refused);

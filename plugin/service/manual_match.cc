@@ -109,6 +109,7 @@ PairOutcome MatchOne(OpenGraph* f, uint32_t npu, uint32_t bench, bool check_type
   b->set_matched(bench, static_cast<int32_t>(npu));
   f->SetDetail(vis::SIDE_NPU, npu, std::move(*npu_detail));
   f->AddManualMatch(out.npu, out.bench);
+  if (n->built_matched(npu) == static_cast<int32_t>(bench)) f->NoteAutomaticRestored(out.npu);
   f->RefreshBucket(vis::SIDE_NPU, npu);
   if (n->parent(npu) > 0) batch->parents.insert(static_cast<uint32_t>(n->parent(npu)));
   f->MarkEdited();
@@ -181,6 +182,7 @@ PairOutcome UnmatchOne(OpenGraph* f, uint32_t npu, uint32_t bench, Batch* batch)
   n->set_matched(npu, -1);
   b->set_matched(bench, -1);
   f->SetDetail(vis::SIDE_NPU, npu, std::move(*detail));
+  if (n->built_matched(npu) == static_cast<int32_t>(bench)) f->NoteAutomaticRemoved(out.npu, out.bench);
   f->RemoveManualMatch(out.npu);
   f->RefreshBucket(vis::SIDE_NPU, npu);
   f->RefreshBucket(vis::SIDE_BENCH, bench);

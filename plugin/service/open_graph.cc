@@ -285,6 +285,7 @@ FileInfo OpenGraph::Info() const {
     if (is_compare()) *info.mutable_bench() = summary_[1];
   }
   info.set_manual_matches(static_cast<uint32_t>(manual_.size()));
+  info.set_removed_automatic(static_cast<uint32_t>(removed_automatic_.size()));
   return info;
 }
 

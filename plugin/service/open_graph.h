@@ -129,6 +129,9 @@ class OpenGraph {
 
   // Manual matches in the order they were made (npu name -> bench name).
   const std::list<std::pair<std::string, std::string>>& manual_matches() const { return manual_; }
+  // The builder's matches unmatched in this session and not matched again (npu name -> bench name):
+  // a match config lists pairs to match and cannot record them, so SaveMatches refuses while any stands.
+  const std::map<std::string, std::string>& removed_automatic() const { return removed_automatic_; }
   bool dirty() const { return dirty_.load(); }
   size_t MemoryBytes() const;
 
@@ -136,6 +139,8 @@ class OpenGraph {
   void SetDetail(vis::Side side, uint32_t node, vis::NodeDetail detail);
   void AddManualMatch(const std::string& npu, const std::string& bench);
   void RemoveManualMatch(const std::string& npu);
+  void NoteAutomaticRemoved(const std::string& npu, const std::string& bench) { removed_automatic_[npu] = bench; }
+  void NoteAutomaticRestored(const std::string& npu) { removed_automatic_.erase(npu); }
   void SetLegend(const google::protobuf::RepeatedPtrField<vis::ColorBucket>& legend);
   // Shows `values` (from MetricIndexes(mask)) instead of the nodes' own
   // indices, API collections under the root the worst of their children;
@@ -191,6 +196,7 @@ class OpenGraph {
   // npu name -> its entry in manual_: adding and removing a match cost O(1),
   // so matching a subtree of n nodes is linear.
   std::unordered_map<std::string, std::list<std::pair<std::string, std::string>>::iterator> manual_at_;
+  std::map<std::string, std::string> removed_automatic_;
   std::atomic<bool> dirty_{false};
   std::atomic<uint64_t> generation_{0};
   uint32_t metrics_ = 0;

@@ -63,7 +63,15 @@ class SideGraph {
 
   // Mutations by manual matching and legend changes (caller holds the file's writer lock).
   void set_precision(uint32_t n, double p) { precision_[n] = p; }
-  void set_matched(uint32_t n, int32_t m) { matched_[n] = m; }
+  void set_matched(uint32_t n, int32_t m) {
+    built_matched_.try_emplace(n, matched_[n]);
+    matched_[n] = m;
+  }
+  // The match the file was built with, whatever matching did since; -1 none.
+  int32_t built_matched(uint32_t n) const {
+    auto it = built_matched_.find(n);
+    return it == built_matched_.end() ? matched_[n] : it->second;
+  }
   void set_bucket(uint32_t n, int32_t b) { bucket_[n] = static_cast<int8_t>(b); }
   void set_grade(uint32_t n, double g) { grade_[n] = g; }
   void set_grade_bucket(uint32_t n, int32_t b) { grade_bucket_[n] = static_cast<int8_t>(b); }
@@ -102,6 +110,7 @@ class SideGraph {
   std::vector<double> precision_;
   std::vector<uint8_t> overflow_;
   std::vector<int32_t> matched_;
+  std::unordered_map<uint32_t, int32_t> built_matched_;  // the nodes matching changed: their match as built
   std::vector<uint8_t> flags_;
   std::vector<int8_t> bucket_;
   std::vector<double> grade_;

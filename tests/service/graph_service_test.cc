@@ -248,6 +248,45 @@ TEST_F(GraphServiceTest, MatchSaveAndLoadThroughTheService) {
   }
 }
 
+TEST_F(GraphServiceTest, SaveMatchesRefusesWhileABuildersMatchIsRemoved) {
+  MatchRequest m;
+  m.set_file("runs/a/compare.vis");
+  m.set_npu_node(Node("Module.conv1.Conv2d.forward.0"));  // matched by the builder
+  m.set_bench_node(Node("Module.conv1.Conv2d.forward.0"));
+  MatchReply reply;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->Unmatch(&ctx, m, &reply).ok());
+  }
+  EXPECT_EQ(reply.info().removed_automatic(), 1u);
+  EXPECT_EQ(reply.info().manual_matches(), 0u);
+  FileRequest f;
+  f.set_file("runs/a/compare.vis");
+  SaveMatchesReply saved;
+  {
+    // A config lists pairs to match: saved, the file would come back with the pair matched.
+    grpc::ClientContext ctx;
+    grpc::Status st = stub_->SaveMatches(&ctx, f, &saved);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(st.error_message().find("runs/a/compare.vis.config: not saved: 1 automatic match was removed "
+                                      "(Module.conv1.Conv2d.forward.0 <-> Module.conv1.Conv2d.forward.0)"),
+              std::string::npos)
+        << st.error_message();
+    EXPECT_NE(st.error_message().find("match that pair again to save"), std::string::npos);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.Join("runs/a/compare.vis.config")));
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->Match(&ctx, m, &reply).ok());
+  }
+  EXPECT_EQ(reply.info().removed_automatic(), 0u);
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->SaveMatches(&ctx, f, &saved).ok());
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir_.Join("runs/a/compare.vis.config")));
+}
+
 TEST_F(GraphServiceTest, SetLegendRecolours) {
   SetLegendRequest req;
   req.set_file("runs/a/compare.vis");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "compare/pair_compare.h"
@@ -112,6 +113,28 @@ TEST_F(ManualMatchTest, MatchAndUnmatchLeaveTheTwinsAutomaticMatchAlone) {
   EXPECT_EQ(npu().bucket(fwd), bucket);
   EXPECT_EQ(npu().matched(bwd), -1);
   EXPECT_TRUE(file_->manual_matches().empty());
+}
+
+TEST_F(ManualMatchTest, TheBuildersMatchesUnmatchedAreKeptUntilMatchedAgain) {
+  testing::FixtureOptions options;
+  options.unmatched = {"Module.fc.Linear.backward.0"};
+  Open(options);
+  uint32_t fwd = Node("Module.fc.Linear.forward.0"), bwd = Node("Module.fc.Linear.backward.0");
+  // A manual match undone is no removal of the builder's.
+  ASSERT_TRUE(MatchNodes(file_.get(), bwd, bwd, false)[0].ok);
+  ASSERT_TRUE(UnmatchNodes(file_.get(), bwd, bwd, false)[0].ok);
+  EXPECT_TRUE(file_->removed_automatic().empty());
+  // The builder's match of the forward pair undone: recorded, whatever was matched by hand since.
+  ASSERT_TRUE(UnmatchNodes(file_.get(), fwd, fwd, false)[0].ok);
+  const std::map<std::string, std::string> removed = {{"Module.fc.Linear.forward.0", "Module.fc.Linear.forward.0"}};
+  EXPECT_EQ(file_->removed_automatic(), removed);
+  ASSERT_TRUE(MatchNodes(file_.get(), fwd, fwd, false)[0].ok);
+  EXPECT_TRUE(file_->removed_automatic().empty());
+  ASSERT_TRUE(UnmatchNodes(file_.get(), fwd, fwd, false)[0].ok);  // matched by hand now, built so all the same
+  EXPECT_EQ(file_->removed_automatic(), removed);
+  // Its partner given another node does not bring it back.
+  ASSERT_TRUE(MatchNodes(file_.get(), fwd, bwd, false, nullptr).size() == 1);
+  EXPECT_EQ(file_->removed_automatic(), removed);
 }
 
 TEST_F(ManualMatchTest, WithChildrenPairsChildrenByShortName) {

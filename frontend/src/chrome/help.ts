@@ -1,6 +1,7 @@
 // The help overlay ("?" or the Guide link of the top bar): the keyboard
 // shortcuts, then the user guide's page section. The guide is the README's
 // text bundled at build time, so it reads offline and never drifts from it.
+import "./help.css";
 import guideEn from "../../../README.md?raw";
 import guideZh from "../../../docs/zh/README.md?raw";
 import { h } from "../dom";

@@ -1,5 +1,6 @@
 // The legend bar: the file's colour buckets, unmatched, the overflow levels
 // when the file was checked for overflow, and the node shapes.
+import "./legend.css";
 import { type FileInfo, OverflowLevel } from "../api/client";
 import { h } from "../dom";
 import { OVERFLOW_COLOURS, bucketLabel, unmatchedColour } from "../graph/paint";

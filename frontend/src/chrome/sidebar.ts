@@ -1,5 +1,6 @@
 // The side panel: tabs for search, filters and matching. A grip beside it
 // resizes it (drag) and hides or shows it (its button).
+import "./sidebar.css";
 import { h } from "../dom";
 import { t } from "../i18n";
 

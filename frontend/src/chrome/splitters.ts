@@ -1,4 +1,5 @@
 // The splitters: NPU | Bench side by side, graphs above the details.
+import "./splitters.css";
 
 /** Drags `splitter` to size `left` inside `row`, each side at least 160 px. */
 export function bindColumnSplitter(splitter: HTMLElement, row: HTMLElement, left: HTMLElement) {

@@ -1,5 +1,6 @@
 // Short messages at the top of the graphs: at most four, info ones leave
 // sooner than errors.
+import "./toasts.css";
 import { h } from "../dom";
 
 export type ToastKind = "info" | "error";

@@ -1,5 +1,7 @@
 // The top bar: the run, step, rank and micro step pickers, the view
-// toggles, fit, the guide and the language switch.
+// toggles and fit (under a "View" menu, so that the bar keeps to one line at
+// 1280 px), the guide and the language switch.
+import "./topbar.css";
 import type { RunFile } from "../api/client";
 import { h, naturalCompare, option } from "../dom";
 import { t } from "../i18n";
@@ -15,28 +17,50 @@ export class TopBar {
   readonly fitBtn = h("button", { type: "button", "data-action": "fit" });
   readonly langBtn = h("button.lang", { type: "button" });
   readonly guideBtn = h("button.guide-link", { type: "button", "data-action": "guide" });
+  readonly viewMenu = h("details.view-menu");
+  private readonly viewSummary = h("summary", { "data-action": "view-menu" });
   private readonly labels: Record<string, HTMLElement> = {};
 
   /** `extra` goes between the pickers and the toggles (the divergence navigator), `tools` after it (convert). */
   constructor(extra: HTMLElement, ...tools: HTMLElement[]) {
     for (const k of ["run", "step", "rank", "micro", "sync", "minimap"]) this.labels[k] = h("span");
+    this.viewMenu.append(
+      this.viewSummary,
+      h(
+        "div.view-menu-box",
+        null,
+        h("label.check", null, this.syncCb, this.labels.sync),
+        h("label.check", null, this.minimapCb, this.labels.minimap),
+        this.fitBtn,
+      ),
+    );
     this.el = h(
       "header.topbar",
       null,
       window.parent === window ? h("span.brand", null, "GRAPH_ASCEND") : null,
-      h("label.pick", null, this.labels.run, this.runSel),
+      h("label.pick.run-pick", null, this.labels.run, this.runSel),
       h("label.pick", null, this.labels.step, this.stepSel),
       h("label.pick", null, this.labels.rank, this.rankSel),
       h("label.pick", null, this.labels.micro, this.microSel),
       extra,
       h("span.spacer"),
       ...tools,
-      h("label.check", null, this.syncCb, this.labels.sync),
-      h("label.check", null, this.minimapCb, this.labels.minimap),
-      this.fitBtn,
+      this.viewMenu,
       this.guideBtn,
       this.langBtn,
     );
+  }
+
+  /** Closes the View menu on a press outside it, on Escape and after Fit. */
+  bindViewMenu() {
+    const close = () => this.viewMenu.removeAttribute("open");
+    document.addEventListener("pointerdown", (e) => {
+      if (!this.viewMenu.contains(e.target as Node)) close();
+    });
+    this.viewMenu.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") close();
+    });
+    this.fitBtn.addEventListener("click", close);
   }
 
   /** The runs, each with its number of files. */
@@ -80,6 +104,8 @@ export class TopBar {
     this.labels.sync.textContent = t("syncExpand");
     this.syncCb.parentElement!.title = t("syncExpandTip");
     this.labels.minimap.textContent = t("minimap");
+    this.viewSummary.textContent = t("view");
+    this.viewSummary.title = t("viewTip");
     this.fitBtn.textContent = t("fit");
     this.fitBtn.title = t("fitTip");
     this.langBtn.textContent = t("language");

@@ -2,6 +2,7 @@
 // compared between the two runs' checkpoints. One reply per file and
 // tolerances, shared by the filter section (the modules that differ) and the
 // detail board's weights block of the selected module.
+import "./ckpt.css";
 import type { CkptModule, CkptParam, CkptReply } from "../api/client";
 import { Side } from "../api/client";
 import type { AppContext } from "../app_context";

@@ -6,6 +6,7 @@
 // each entry says how many times the noise of its kind it changed by, and a
 // run without an entry says "no divergence beyond noise" with the largest
 // margin seen; a file of the former rule has no margins and says neither.
+import "./divergence.css";
 import { type DivergenceItem, type DivergenceRank, DivergenceReply, Side } from "../api/client";
 import type { AppContext } from "../app_context";
 import { h } from "../dom";
@@ -153,7 +154,7 @@ export class DivergenceNav {
     if (item) this.status.title = [item.name, item.reasonText, marginText(item), item.note].filter(Boolean).join("\n");
     else if (compare && this.ranked && !n && this.reply.noneBeyondNoise)
       this.status.title = `${this.verdict()}\n${t("noneBeyondNoiseTip", { t: formatMargin(this.reply.threshold) })}`;
-    else this.status.title = "";
+    else this.status.title = this.status.textContent ?? ""; // the status may be cut at 1280 px
     this.status.classList.toggle("jumps", !n && this.reply.noneBeyondNoise && this.reply.hasLargest);
     // The first button's tooltip says where entry 0 is and by how much.
     const first = this.items[0];

@@ -66,16 +66,28 @@ export class Camera implements View {
     this.changed();
   }
 
-  /** The whole root box on screen. */
-  fit(rootWidth: number, rootHeight: number) {
-    const s = clamp(Math.min(this.width / (rootWidth + 24), this.height / (rootHeight + 24)), MIN_SCALE, 3);
-    this.animateTo(s, (this.width - rootWidth * s) / 2, (this.height - rootHeight * s) / 2);
+  /**
+   * The whole root box on screen. `clear`: px at the right kept free of nodes when the box does not fit
+   * whole (the minimap shows then, in that corner; it hides when the box fits).
+   */
+  fit(rootWidth: number, rootHeight: number, clear = 0) {
+    let s = clamp(Math.min(this.width / (rootWidth + 24), this.height / (rootHeight + 24)), MIN_SCALE, 3);
+    const whole = rootWidth * s <= this.width && rootHeight * s <= this.height;
+    const width = whole ? this.width : Math.max(1, this.width - clear);
+    if (!whole) s = clamp(Math.min(width / (rootWidth + 24), this.height / (rootHeight + 24)), MIN_SCALE, 3);
+    this.animateTo(s, (width - rootWidth * s) / 2, (this.height - rootHeight * s) / 2);
   }
 
-  /** The whole root width on screen at a readable scale, top aligned. */
-  reset(rootWidth: number) {
-    const s = clamp(Math.min(1.6, (this.width - 32) / Math.max(1, rootWidth)), 0.25, 1.6);
-    this.set({ scale: s, tx: Math.max(16, (this.width - rootWidth * s) / 2), ty: 16 });
+  /**
+   * The whole root width on screen at a readable scale, top aligned; `clear` as in fit, kept free when the
+   * graph runs below the screen.
+   */
+  reset(rootWidth: number, rootHeight = 0, clear = 0) {
+    const scale = (width: number) => clamp(Math.min(1.6, (width - 32) / Math.max(1, rootWidth)), 0.25, 1.6);
+    let width = this.width;
+    if (rootHeight * scale(width) + 16 > this.height) width = Math.max(1, width - clear);
+    const s = scale(width);
+    this.set({ scale: s, tx: Math.max(16, (width - rootWidth * s) / 2), ty: 16 });
   }
 
   /**

@@ -7,7 +7,10 @@ import { HEADER } from "./paint";
 
 const MAX_W = 120;
 const MAX_H = 150;
-const MIN_SIDE = 48;
+/** A graph many times taller than wide still gets this much across (px), when the pane allows. */
+export const MIN_SIDE = 72;
+/** Its distance from the pane's right and bottom edges (as .minimap in pane.css). */
+const INSET = 8;
 
 /** What the minimap reads and drives on its pane. */
 export interface MinimapTarget {
@@ -98,18 +101,32 @@ export class Minimap {
     ctx.strokeRect(x + 0.5, y + 0.5, Math.max(2, v.width * this.kx - 1), Math.max(2, v.height * this.ky - 1));
   }
 
-  private redrawBase(dpr: number) {
-    this.dirty = false;
+  /** Its scales and size for the pane's size and root box. */
+  private measure() {
     const p = this.pane;
     const size = p.size();
     const maxW = Math.min(MAX_W, size.width * 0.25);
     const maxH = Math.min(MAX_H, size.height * 0.3);
     const k = Math.min(maxW / p.rootWidth, maxH / p.rootHeight);
     // At least MIN_SIDE px each way: a graph many times taller than wide is stretched across.
-    this.kx = Math.max(k, Math.min(maxW, MIN_SIDE) / p.rootWidth);
-    this.ky = Math.max(k, Math.min(maxH, MIN_SIDE) / p.rootHeight);
-    this.w = Math.max(20, Math.ceil(p.rootWidth * this.kx));
-    this.h = Math.max(20, Math.ceil(p.rootHeight * this.ky));
+    const kx = Math.max(k, Math.min(maxW, MIN_SIDE) / p.rootWidth);
+    const ky = Math.max(k, Math.min(maxH, MIN_SIDE) / p.rootHeight);
+    return { kx, ky, w: Math.max(20, Math.ceil(p.rootWidth * kx)), h: Math.max(20, Math.ceil(p.rootHeight * ky)) };
+  }
+
+  /**
+   * The strip at the pane's right that a view keeps clear of nodes so that the minimap, when shown, covers
+   * none (px, 0 when it is switched off).
+   */
+  footprint(): number {
+    if (!this.visible || !this.pane.rootWidth || !this.pane.rootHeight) return 0;
+    return this.measure().w + 2 * INSET;
+  }
+
+  private redrawBase(dpr: number) {
+    this.dirty = false;
+    const p = this.pane;
+    ({ kx: this.kx, ky: this.ky, w: this.w, h: this.h } = this.measure());
     for (const c of [this.el, this.base]) {
       c.width = Math.round(this.w * dpr);
       c.height = Math.round(this.h * dpr);

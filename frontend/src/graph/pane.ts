@@ -6,6 +6,7 @@
 // draws only the nodes that intersect the screen, and refetches when panning
 // leaves the fetched window. Drawing is batched by colour so that thousands of
 // nodes stay within a frame.
+import "./pane.css";
 import {
   type ColorBucket,
   type GraphApi,
@@ -160,7 +161,7 @@ export class GraphPane implements FetchTarget {
     this.camera.stopAnimation();
     Object.assign(this.camera, { scale: 1.5, tx: 24, ty: 16 });
     await this.mutate("getView", -1);
-    this.camera.reset(this.rootWidth);
+    this.camera.reset(this.rootWidth, this.rootHeight, this.minimap.footprint());
   }
 
   setLegend(legend: ColorBucket[]) {
@@ -256,7 +257,7 @@ export class GraphPane implements FetchTarget {
   }
 
   fit() {
-    if (this.rootWidth && this.rootHeight) this.camera.fit(this.rootWidth, this.rootHeight);
+    if (this.rootWidth && this.rootHeight) this.camera.fit(this.rootWidth, this.rootHeight, this.minimap.footprint());
   }
 
   centerOn(index: number, animate = true) {

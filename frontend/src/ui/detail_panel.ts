@@ -3,6 +3,7 @@
 // (NPU row, then Bench row), with the compare metrics on the NPU row and the
 // cells beyond threshold highlighted; a second tab with the stacks,
 // suggestions, communication links and parallel-merge notes.
+import "./detail_panel.css";
 import {
   type DistributedLink,
   type Item,

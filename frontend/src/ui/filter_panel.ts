@@ -2,6 +2,7 @@
 // buckets (NPU side of a compare), unmatched nodes of each side, and nodes of
 // the ticked overflow levels. Each list is virtualised and a click jumps to
 // the node.
+import "./side_panels.css";
 import { type FilterRequest, OverflowLevel, Side } from "../api/client";
 import type { AppContext } from "../app_context";
 import { CkptFilter } from "../ckpt/weights";

@@ -1,4 +1,5 @@
 // The lists of nodes the side panels share: a titled, virtualised hit list and the side's name.
+import "./hit_list.css";
 import type { NodeHit, NodeList } from "../api/client";
 import { Side } from "../api/client";
 import type { AppContext } from "../app_context";

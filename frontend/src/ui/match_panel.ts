@@ -3,6 +3,7 @@
 // match or unmatch them, optionally with their descendants, save the
 // matches as a config file beside the .vis and load one of the configs
 // there (matching/config_chooser.ts).
+import "./side_panels.css";
 import { type FileInfo, type MatchReply, type NodeHit, Side } from "../api/client";
 import type { AppContext } from "../app_context";
 import { h } from "../dom";
@@ -26,6 +27,7 @@ export class MatchPanel {
   private readonly saveBtn: HTMLButtonElement;
   private readonly configs: ConfigChooser;
   private readonly summary: HTMLDivElement;
+  private readonly removed = h("div.match-removed");
   private readonly results: HTMLDivElement;
   private readonly npuList: HitList;
   private readonly benchList: HitList;
@@ -60,12 +62,14 @@ export class MatchPanel {
       this.configs.el,
       this.configs.failure.el,
       this.summary,
+      this.removed,
       h("h3", null, this.labels.lists),
       h("div.two-lists", null, this.npuList.el, this.benchList.el),
     );
     this.matchBtn.addEventListener("click", () => void this.run("match"));
     this.unmatchBtn.addEventListener("click", () => void this.run("unmatch"));
     this.saveBtn.addEventListener("click", () => void this.save());
+    this.removed.hidden = true;
     onLangChange(() => this.relabel());
   }
 
@@ -127,6 +131,12 @@ export class MatchPanel {
     this.summary.textContent = info
       ? t(info.manualMatches === 1 ? "manualMatchesOne" : "manualMatches", { n: info.manualMatches })
       : "";
+    // The builder's matches undone: Save config refuses (the service says why) until they are matched again.
+    const removed = info?.removedAutomatic ?? 0;
+    this.removed.textContent = removed
+      ? t(removed === 1 ? "removedAutomaticOne" : "removedAutomatic", { n: removed })
+      : "";
+    this.removed.hidden = !removed;
   }
 
   private pickFromList(side: Side, hit: NodeHit) {

@@ -1,6 +1,7 @@
 // The context menu of a node (reference §8.4): jump to the corresponding
 // node, expand or collapse, copy the name, and one submenu per kind of
 // communication listing the peers by rank.
+import "./node_menu.css";
 import type { DistributedLink, LayoutNode } from "../api/client";
 import type { AppContext } from "../app_context";
 import { copyText, h } from "../dom";

@@ -1,5 +1,6 @@
 // Node search (reference §8.6, §9): incremental results while typing, a
 // virtualised list, ↑/↓ to move and Enter to jump to the node.
+import "./side_panels.css";
 import { Side } from "../api/client";
 import type { AppContext } from "../app_context";
 import { debounce, h } from "../dom";

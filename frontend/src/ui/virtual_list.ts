@@ -1,5 +1,6 @@
 // A virtualised list: fixed-height rows, only the rows in view (plus a few)
 // exist in the DOM, whatever the length. Rows can be loaded lazily by pages.
+import "./virtual_list.css";
 import { type NodeHit, type NodeList, isAbort } from "../api/client";
 
 export interface ListOptions<T> {
