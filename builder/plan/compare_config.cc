@@ -339,7 +339,11 @@ Result<DirKind> ClassifyDir(const std::string& dir) {
   bool any_msprobe = std::any_of(dirs.begin(), dirs.end(), [](const std::string& n) {
     return IsRankFolder(n) || MatchesNumbered(n, "step", false);
   });
-  if (!any_msprobe) return DirKind::kStages;
+  // msprobe's own files beside the folders: a damaged dump folder, not stages.
+  bool dump_files = std::any_of(names->begin(), names->end(), [](const std::string& n) {
+    return n == "dump.json" || n == "construct.json" || n == "stack.json";
+  });
+  if (!any_msprobe && !dump_files) return DirKind::kStages;
   return Error{dir, "", "the folder layout is not msprobe's: expected dump files, rank<N> folders, step<N> folders "
                         "or stage folders (verl's step_<N>/<stage>), not a mix of them"};
 }

@@ -1,5 +1,7 @@
 #include "plan/stage_layout.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -13,6 +15,11 @@ constexpr int kStageDepth = 2;
 
 namespace {
 
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 Status CollectStages(const std::string& root, const std::string& rel, int depth, std::vector<std::string>* out) {
   std::string dir = rel.empty() ? root : root + "/" + rel;
   auto names = SortedEntries(dir);
@@ -23,6 +30,11 @@ Status CollectStages(const std::string& root, const std::string& rel, int depth,
     std::string stage = rel.empty() ? n : rel + "/" + n;
     auto kind = ClassifyDir(path);
     if (!kind.ok()) return kind.error();
+    if (*kind == DirKind::kFiles && !IsRegularFile(path + "/dump.json")) {
+      // Notes or outputs of other tools beside the stages: not a dump, and not to be skipped silently.
+      return Error{path, "", "no dump.json: every folder of a stages folder must hold an msprobe dump (dump files, "
+                             "rank<N> or step<N> folders) or stage folders"};
+    }
     if (*kind != DirKind::kStages) {
       out->push_back(stage);
     } else if (depth + 1 < kStageDepth) {

@@ -164,6 +164,20 @@ TEST(StageLayoutTest, BadStageLayoutsAreOneError) {
     RunResult r = RunTool({"graph", "-i", dir / "compare.json", "-o", dir / "out"});
     ExpectOneError(r, {dir / "compare.json", "inconsistent"});
   }
+  {  // a .vis.db keys graphs by step and rank: the stages of one step and rank would collide
+    TempDir dir;
+    RunResult r = RunTool({"graph_visualize", "-tp", Sample("rl_stages/npu"), "-gp", Sample("rl_stages/bench"),
+                           "--output_format", "db", "-o", dir / "out"});
+    ExpectOneError(r, {Sample("rl_stages/npu"), "a .vis.db keys its graphs by step and rank alone"});
+    EXPECT_TRUE(Files(dir / "out").empty());
+  }
+  {  // a folder of notes beside the stages
+    TempDir dir;
+    CopyStages(dir, "npu", {"step_1/actor_update"});
+    WriteFile(dir / "npu/step_1/notes/readme.txt", "not a dump\n");
+    RunResult r = RunTool({"graph_visualize", "-tp", dir / "npu", "-o", dir / "out"});
+    ExpectOneError(r, {dir / "npu/step_1/notes", "no dump.json"});
+  }
   {  // an empty stage folder
     TempDir dir;
     CopyStages(dir, "npu", {"step_1/actor_update"});
