@@ -171,6 +171,7 @@ int InfoCommand(const std::vector<std::string>& args) {
   printf("file: %s\n", path.c_str());
   printf("written by: %s\n", meta.writer().c_str());
   printf("kind: %s, mode: %s, task: %s\n", compare ? "compare" : "build", ModeName(meta.mode()), meta.task().c_str());
+  if (!meta.stage().empty()) printf("stage: %s\n", meta.stage().c_str());
   if (!meta.step().empty() || !meta.rank().empty()) printf("step: %s, rank: %s\n", meta.step().c_str(), meta.rank().c_str());
   printf("micro steps: %u\n", meta.micro_steps());
   printf("npu dump: %s (%s)\n", meta.npu().dump_path().c_str(), meta.npu().framework().c_str());

@@ -80,6 +80,8 @@ graph cnn_statistics compare.json statistics
 graph cnn_statistics build.json build
 graph overflow_nan compare.json overflow -oc
 graph dist_gloo batch.json batch
+# verl's step_<N>/<stage> layout (stages.spec.ts): one run per stage.
+graph rl_stages batch.json stages
 # The rank overview (docs/OVERVIEW.md): 4 ranks, rank 2 perturbed.
 graph rank_origin batch.json origin
 graph cnn_md5 compare.json md5

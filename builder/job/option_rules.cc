@@ -34,6 +34,15 @@ Status CheckGraphOptions(const CompareConfig& config, const GraphOptions& option
   if (options.shard.given() && options.output_format == OutputFormat::kMergedDump) {
     return Error{"", "flag --shard", "cannot be used with --file_type json (a merge build is one share)"};
   }
+  // A .vis.db keys its graphs by step and rank alone; the stages of one step and rank would collide.
+  if (options.output_format == OutputFormat::kVisDb) {
+    auto kind = ClassifyDir(config.npu_path);
+    if (kind.ok() && *kind == DirKind::kStages) {
+      return Error{config.npu_path, "", "holds stage folders (docs/FORMAT.md \"Stages\"), and a .vis.db keys its "
+                                        "graphs by step and rank alone: write .vis files (the default), or point at "
+                                        "one stage"};
+    }
+  }
   return Status::Ok();
 }
 

@@ -238,6 +238,7 @@ Status JobRunner::Finish(PreparedPair* pair) {
   meta.set_task(compare ? compare::TaskName(*mode) : pair->npu->dump.task);
   meta.set_step(job.step);
   meta.set_rank(job.rank);
+  meta.set_stage(job.stage);
   meta.set_created_unix(static_cast<int64_t>(time(nullptr)));
   meta.set_overflow_checked(options_.overflow_check);
   vis::BuildFlags* flags = meta.mutable_flags();

@@ -121,8 +121,10 @@ BatchPlan PlanUnits(const CompareConfig& config, const std::vector<std::vector<P
     for (size_t i = 0; i < (*pairs)[s].size(); ++i) {
       const PairJob& job = (*pairs)[s][i];
       Unit u;
-      // The output name without its time stamp: "compare_step0_rank1".
-      u.key = job.output_name.substr(0, job.output_name.size() - std::string("_.vis").size());
+      // The output name without its time stamp: "compare_step0_rank1", "compare_step0_rank0__step_1.actor_update"
+      // (a stage follows the time stamp).
+      u.key = job.output_name.substr(0, job.output_name.size() - std::string(".vis").size());
+      if (!u.key.empty() && u.key.back() == '_') u.key.pop_back();
       u.rank = job.rank_number;
       u.step = s;
       u.index = i;

@@ -12,6 +12,7 @@
 
 #include "base/confine.h"
 #include "base/mapped_file.h"
+#include "plan/stage_layout.h"
 #include "json/json_reader.h"
 
 namespace graph_ascend::job {
@@ -82,8 +83,9 @@ Status ReadParallel(JsonReader* r, ParallelParams* out, const std::string& key, 
   return Status::Ok();
 }
 
-// The entries of a directory, sorted.
-Result<std::vector<std::string>> List(const std::string& dir) {
+}  // namespace
+
+Result<std::vector<std::string>> SortedEntries(const std::string& dir) {
   GA_RETURN_IF_ERROR(CheckConfined(dir));
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return Error{dir, "", std::string("cannot read directory: ") + strerror(errno)};
@@ -101,6 +103,8 @@ Result<std::vector<std::string>> List(const std::string& dir) {
   return names;
 }
 
+namespace {
+
 bool MatchesNumbered(const std::string& name, const std::string& prefix, bool allow_bare) {
   if (name.compare(0, prefix.size(), prefix) != 0) return false;
   std::string rest = name.substr(prefix.size());
@@ -109,13 +113,18 @@ bool MatchesNumbered(const std::string& name, const std::string& prefix, bool al
   return std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
-// A rank-level folder: "rank", "rankN", or "procN" (newer msprobe names the
-// folder of a non-distributed process after its pid).
-bool IsRankFolder(const std::string& n) { return MatchesNumbered(n, "rank", true) || MatchesNumbered(n, "proc", false); }
+// The folder of a non-distributed process, named after its pid: "procN"
+// (msprobe 26's PrecisionDebugger) or "pidN" (its AclGraphDumper, graph mode).
+bool IsProcessFolder(const std::string& n) {
+  return MatchesNumbered(n, "proc", false) || MatchesNumbered(n, "pid", false);
+}
+
+// A rank-level folder: "rank", "rankN", or a process folder.
+bool IsRankFolder(const std::string& n) { return MatchesNumbered(n, "rank", true) || IsProcessFolder(n); }
 
 // The rank (or step) folders of `dir`: every entry must be "<prefix>N" (§2.5).
 Result<std::vector<std::string>> Numbered(const std::string& dir, const std::string& prefix) {
-  auto names = List(dir);
+  auto names = SortedEntries(dir);
   if (!names.ok()) return names.error();
   for (const std::string& n : *names) {
     if (prefix == "rank" ? !IsRankFolder(n) : !MatchesNumbered(n, prefix, false)) {
@@ -128,7 +137,7 @@ Result<std::vector<std::string>> Numbered(const std::string& dir, const std::str
 }
 
 int RankNumber(const std::string& folder) {
-  if (folder.compare(0, 4, "proc") == 0) return 0;  // one process per run
+  if (IsProcessFolder(folder)) return 0;  // one process per run
   std::string digits = folder.substr(4);
   return digits.empty() ? 0 : std::atoi(digits.c_str());
 }
@@ -152,13 +161,13 @@ Status SameNames(const std::vector<std::string>& a, const std::vector<std::strin
 Result<std::vector<std::string>> Folders(const std::string& dir, const std::string& prefix,
                                          const CompareConfig& config) {
   if (config.pairing == FolderPairing::kSame) return Numbered(dir, prefix);
-  auto names = List(dir);
+  auto names = SortedEntries(dir);
   if (!names.ok()) return names.error();
   std::vector<std::string> out, procs;
   for (const std::string& n : *names) {
     if (!IsDirectory(dir + "/" + n)) continue;
     if (MatchesNumbered(n, prefix, prefix == "rank")) out.push_back(n);
-    if (prefix == "rank" && MatchesNumbered(n, "proc", false)) procs.push_back(n);
+    if (prefix == "rank" && IsProcessFolder(n)) procs.push_back(n);
   }
   if (out.empty() && procs.size() == 1) return procs;
   if (out.empty()) {
@@ -376,7 +385,7 @@ Result<DirKind> ClassifyDir(const std::string& dir) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0) return Error{dir, "", std::string("cannot open: ") + strerror(errno)};
   if (!S_ISDIR(st.st_mode)) return Error{dir, "", "expected a dump directory, found a file"};
-  auto names = List(dir);
+  auto names = SortedEntries(dir);
   if (!names.ok()) return names.error();
   if (names->empty()) return Error{dir, "", "the directory is empty"};
   bool all_files = true;
@@ -395,8 +404,18 @@ Result<DirKind> ClassifyDir(const std::string& dir) {
   };
   if (std::all_of(dirs.begin(), dirs.end(), IsRankFolder)) return DirKind::kRanks;
   if (all("step")) return DirKind::kSteps;
-  return Error{dir, "", "the folder layout is not msprobe's: expected dump files, rank<N> folders or step<N> folders"};
+  bool any_msprobe = std::any_of(dirs.begin(), dirs.end(), [](const std::string& n) {
+    return IsRankFolder(n) || MatchesNumbered(n, "step", false);
+  });
+  // msprobe's own files beside the folders: a damaged dump folder, not stages.
+  bool dump_files = std::any_of(names->begin(), names->end(), [](const std::string& n) {
+    return n == "dump.json" || n == "construct.json" || n == "stack.json";
+  });
+  if (!any_msprobe && !dump_files) return DirKind::kStages;
+  return Error{dir, "", "the folder layout is not msprobe's: expected dump files, rank<N> folders, step<N> folders "
+                        "or stage folders (verl's step_<N>/<stage>), not a mix of them"};
 }
+
 
 Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, const std::string& ts) {
   bool compare = !config.bench_path.empty();
@@ -427,7 +446,7 @@ Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, 
       // Two single-process runs pair their one folder whatever its pid
       // (msprobe names it proc<pid>); differing rank numbers still differ.
       bool single = ranks.size() == 1 && br->size() == 1 &&
-                    (ranks[0].compare(0, 4, "proc") == 0 || (*br)[0].compare(0, 4, "proc") == 0);
+                    (IsProcessFolder(ranks[0]) || IsProcessFolder((*br)[0]));
       if (!single) {
         auto common = Pair(ranks, *br, step.empty() ? "rank" : step + " rank", config);
         if (!common.ok()) return common.error();
@@ -465,6 +484,45 @@ Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, 
       plan.push_back(std::move(*jobs));
       break;
     }
+    case DirKind::kStages: {
+      auto ns = StagePaths(config.npu_path);
+      if (!ns.ok()) return ns.error();
+      std::vector<std::string> stages = *ns;
+      if (compare) {
+        auto bs = StagePaths(config.bench_path);
+        if (!bs.ok()) return bs.error();
+        std::set<std::string> in_bench(bs->begin(), bs->end());
+        stages.clear();
+        for (const std::string& s : *ns) {
+          if (in_bench.count(s)) stages.push_back(s);
+        }
+        if (stages.empty()) {
+          return Error{config.path, "", "the npu and bench runs have no stage folder in common: npu has [" + Join(*ns) +
+                                            "], bench has [" + Join(*bs) + "]"};
+        }
+      }
+      std::set<std::string> names;
+      for (const std::string& stage : stages) {
+        CompareConfig inner = config;
+        inner.npu_path = config.npu_path + "/" + stage;
+        if (compare) inner.bench_path = config.bench_path + "/" + stage;
+        auto sub = PlanJobs(inner, ts);
+        if (!sub.ok()) return sub.error();
+        for (std::vector<PairJob>& group : *sub) {
+          for (PairJob& j : group) {
+            j.stage = stage;
+            j.output_name = j.output_name.substr(0, j.output_name.size() - 4) + "_" + StageLabel(stage) + ".vis";
+            // '/' and '.' both read '.': two stages that differ only there would write one file.
+            if (!names.insert(j.output_name).second) {
+              return Error{config.npu_path + "/" + stage, "", "two stage folders give the same output name " +
+                                                                 j.output_name + " ('/' is written '.')"};
+            }
+          }
+          plan.push_back(std::move(group));
+        }
+      }
+      break;
+    }
     case DirKind::kSteps: {
       auto ns = StepNames(config);
       if (!ns.ok()) return ns.error();
@@ -495,6 +553,11 @@ Result<std::vector<MergeStepJob>> PlanMergeJobs(const CompareConfig& config) {
       return Error{config.path, "", "the directory structures of npu_path and bench_path are inconsistent (one holds "
                                     "dump files, rank folders or step folders, the other does not)"};
     }
+  }
+  if (*npu_kind == DirKind::kStages) {
+    return Error{config.path, "key npu_path",
+                 config.npu_path + " holds stage folders (verl's step_<N>/<stage>); parallel merge merges the ranks "
+                                   "of one stage: point npu_path (and bench_path) at that stage's folder"};
   }
   if (*npu_kind == DirKind::kFiles) {
     return Error{config.path, "key npu_path",

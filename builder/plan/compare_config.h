@@ -43,10 +43,15 @@ Result<CompareConfig> ReadCompareConfig(const std::string& path);
 // paired by intersection. Checks that both are directories.
 Result<CompareConfig> VisualizeConfig(const std::string& target, const std::string& golden);
 
-enum class DirKind { kFiles, kRanks, kSteps };
+// kStages: folders named by a framework above msprobe's layout, none of them a
+// rank or step folder (verl: step_<N>/<stage>/step0/rank0, docs/FORMAT.md).
+enum class DirKind { kFiles, kRanks, kSteps, kStages };
 
-// §2.4 step 3.
+// §2.4 step 3, and kStages.
 Result<DirKind> ClassifyDir(const std::string& dir);
+
+// The entries of a directory (confined to --logdir), sorted.
+Result<std::vector<std::string>> SortedEntries(const std::string& dir);
 
 // One output file: a build of npu_dir, or a compare of npu_dir with bench_dir.
 struct PairJob {
@@ -54,12 +59,16 @@ struct PairJob {
   std::string bench_dir;  // empty for a build
   std::string step;       // "step0" or ""
   std::string rank;       // "rank1", "rank" or ""
+  std::string stage;      // "step_1/actor_update", "" outside a stages layout
   int rank_number = 0;
   std::string output_name;
 };
 
 // The jobs of a run, grouped by step (ranks of one step are linked
-// together, §8). `timestamp` is YYYYmmddHHMMSS.
+// together, §8); in a stages layout by stage and step, the stages both sides
+// have in common, and the stage label after the time stamp in the output
+// name: compare_step0_rank0_<ts>_step_1.actor_update.vis. `timestamp` is
+// YYYYmmddHHMMSS.
 Result<std::vector<std::vector<PairJob>>> PlanJobs(const CompareConfig& config, const std::string& timestamp);
 
 // A rank folder of a parallel-merge run.

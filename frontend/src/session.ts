@@ -13,6 +13,7 @@ import {
 import { naturalCompare } from "./dom";
 import type { ProgressOverlay } from "./chrome/progress";
 import { type Place, groupOf, groupRuns, sideKey } from "./chrome/runs";
+import { StagePicker } from "./chrome/stage_picker";
 import { type DeepLink, readLink, writeLink } from "./chrome/deep_link";
 import { openFailedText } from "./chrome/messages";
 import type { ToastKind } from "./chrome/toasts";
@@ -51,6 +52,11 @@ export interface SessionHost {
 export class FileSession {
   private runs: RunFile[] = [];
   private current: RunFile | null = null;
+  /** Each stage of a stages layout is a run; this picker moves between the stages of one conversion. */
+  private readonly stage = new StagePicker((f) => {
+    this.page.bar.runSel.value = this.groupOf(f);
+    void this.openFile(f, this.place());
+  });
   private fileInfo: FileInfo | null = null;
   private microStep = -1;
   private openSeq = 0;
@@ -220,6 +226,7 @@ export class FileSession {
 
   bindPickers() {
     const bar = this.page.bar;
+    bar.runSel.parentElement!.after(this.stage.el);
     bar.runSel.addEventListener("change", () => void this.openGroup(bar.runSel.value, null));
     const switchFile = () => {
       const files = this.groups().get(bar.runSel.value) ?? [];
@@ -247,6 +254,7 @@ export class FileSession {
   private fillStepRank() {
     const f = this.current!;
     this.page.bar.fillStepRank(f, this.groups().get(this.groupOf(f)) ?? [f]);
+    this.stage.fill(f, this.runs);
   }
 
   fillMicroSteps() {

@@ -44,7 +44,8 @@ bool Numbered(const std::string& name, const char* prefix) {
   return std::all_of(name.begin() + n, name.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool IsRankName(const std::string& n) { return Numbered(n, "rank") || Numbered(n, "proc"); }
+// pid<N>: msprobe's AclGraphDumper (graph mode) names a non-distributed process so.
+bool IsRankName(const std::string& n) { return Numbered(n, "rank") || Numbered(n, "proc") || Numbered(n, "pid"); }
 
 bool HasDump(const std::string& abs) {
   struct stat st;
@@ -60,6 +61,53 @@ int RankFolders(const std::string& abs, const std::vector<Entry>& entries) {
     ++ranks;
   }
   return ranks;
+}
+
+// msprobe's layout: dump files, rank folders, or step folders of rank folders.
+bool IsDumpLayout(const std::string& abs) {
+  if (HasDump(abs)) return true;
+  std::vector<Entry> entries = Read(abs);
+  if (RankFolders(abs, entries) > 0) return true;
+  bool steps = false;
+  for (const Entry& e : entries) {
+    if (!e.dir) continue;
+    if (!Numbered(e.name, "step") || RankFolders(abs + "/" + e.name, Read(abs + "/" + e.name)) <= 0) return false;
+    steps = true;
+  }
+  return steps;
+}
+
+// The stage folders under `abs` (as the builder's plan/stage_layout.h finds
+// them: folders not named as msprobe's, each holding its layout, two levels at
+// most, as verl's step_<N>/<stage>); 0 when some folder is neither.
+uint32_t StageFolders(const std::string& abs, int depth) {
+  uint32_t stages = 0;
+  for (const Entry& e : Read(abs)) {
+    if (!e.dir) continue;
+    if (IsRankName(e.name) || Numbered(e.name, "step") || e.name == "dump_tensor_data") return 0;
+    std::string child = abs + "/" + e.name;
+    if (IsDumpLayout(child)) {
+      ++stages;
+      continue;
+    }
+    uint32_t inner = depth + 1 < 2 ? StageFolders(child, depth + 1) : 0;
+    if (inner == 0) return 0;
+    stages += inner;
+  }
+  return stages;
+}
+
+// The first dump.json under `abs`, following the first folder in natural order.
+std::string FirstDump(std::string abs) {
+  for (int depth = 0; depth < 6 && !HasDump(abs); ++depth) {
+    std::string first;
+    for (const Entry& e : Read(abs)) {
+      if (e.dir && (first.empty() || NaturalLess(e.name, first))) first = e.name;
+    }
+    if (first.empty()) break;
+    abs += "/" + first;
+  }
+  return abs + "/dump.json";
 }
 
 // dump.json starts with {"task": "...", ...}: its first kilobytes say the task.
@@ -134,6 +182,9 @@ void ListConvertInputs(const LogDir& dir, ConvertInputsReply* reply) {
         }
         if (all_steps && steps > 0) {
           add("steps", steps, static_cast<uint32_t>(first_ranks), first_rank(abs + "/" + first_step) + "/dump.json");
+        } else if (uint32_t stages = StageFolders(abs, 0); stages > 0) {
+          add("stages", 0, 0, FirstDump(abs));
+          dumps.back().set_stages(stages);
         }
       }
     }

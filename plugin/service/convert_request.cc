@@ -11,6 +11,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
+#include <string>
 
 #include "base/confine.h"
 #include "base/time_stamp.h"
@@ -254,11 +256,17 @@ ConvertStatus PlanRequest(const LogDir& logdir, const std::string& builder, cons
     }
     if (st = CheckInside(root, dirs); !st.ok()) return st;
     size_t ranks = 0;
+    std::set<std::string> stages;
     for (const auto& step : *plan) {
       ranks = std::max(ranks, step.size());
-      for (const job::PairJob& j : step) names.push_back(j.output_name);
+      for (const job::PairJob& j : step) {
+        names.push_back(j.output_name);
+        if (!j.stage.empty()) stages.insert(j.stage);
+      }
     }
-    shape = std::to_string(plan->size()) + " step(s) x " + std::to_string(ranks) + " rank(s)";
+    shape = stages.empty() ? std::to_string(plan->size()) + " step(s) x " + std::to_string(ranks) + " rank(s)"
+                           : std::to_string(stages.size()) + " stage(s), " + std::to_string(plan->size()) +
+                                 " step(s) in all, up to " + std::to_string(ranks) + " rank(s)";
   }
   reply->set_files(static_cast<uint32_t>(names.size()));
   for (size_t i = 0; i < names.size() && i < kMaxPlanNames; ++i) reply->add_outputs(r.output_dir() + "/" + names[i]);

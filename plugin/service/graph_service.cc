@@ -206,6 +206,7 @@ grpc::Status GraphServiceImpl::ListRuns(grpc::ServerContext*, const ListRunsRequ
     r->set_group(e.group);
     r->set_step(e.step);
     r->set_rank(e.rank);
+    r->set_stage(e.stage);
     r->set_size(e.size);
     r->set_mtime_unix(e.mtime_unix);
     r->set_kind(e.kind);

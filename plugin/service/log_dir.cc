@@ -64,27 +64,36 @@ void ParseRunName(const std::string& name, RunEntry* e) {
   e->kind.clear();
   e->step.clear();
   e->rank.clear();
+  e->stage.clear();
   e->group = stem;
   if (parts.size() < 2 || (parts[0] != "build" && parts[0] != "compare")) {
     if (parts[0] == "build" || parts[0] == "compare") e->kind = parts[0];
     return;
   }
   e->kind = parts[0];
-  const std::string& ts = parts.back();
-  if (!IsDigits(ts)) return;  // not a batch-style name: the file is its own group
-  std::vector<std::string> unknown;
-  for (size_t i = 1; i + 1 < parts.size(); ++i) {
+  // Step and rank come before the time stamp and never hold '_' or only
+  // digits, so the first all-digit part is the time stamp and the rest the
+  // stage, whatever '_' it holds.
+  std::string step, rank;
+  size_t i = 1;
+  for (; i < parts.size() && !IsDigits(parts[i]); ++i) {
     const std::string& p = parts[i];
-    if (p.rfind("step", 0) == 0 && e->step.empty()) {
-      e->step = p;
-    } else if ((p.rfind("rank", 0) == 0 || p.rfind("merged", 0) == 0) && e->rank.empty()) {
-      e->rank = p;
+    if (p.rfind("step", 0) == 0 && step.empty()) {
+      step = p;
+    } else if ((p.rfind("rank", 0) == 0 || p.rfind("merged", 0) == 0) && rank.empty()) {
+      rank = p;
     } else {
-      unknown.push_back(p);
+      return;  // e.g. "compare_my_model_2025...": the whole stem is the group
     }
   }
-  if (!unknown.empty()) return;  // e.g. "compare_my_model_2025...": keep the whole stem as group
-  e->group = e->kind + "_" + ts;
+  if (i == parts.size()) return;  // no time stamp: not a batch-style name, the file is its own group
+  std::string stage;
+  for (size_t j = i + 1; j < parts.size(); ++j) stage += (stage.empty() ? "" : "_") + parts[j];
+  if (i + 1 < parts.size() && stage.empty()) return;  // "compare_2025_.vis": no stage after all
+  e->step = step;
+  e->rank = rank;
+  e->stage = stage;
+  e->group = e->kind + "_" + parts[i] + (stage.empty() ? "" : "_" + stage);
 }
 
 Result<LogDir> LogDir::Open(const std::string& path) {

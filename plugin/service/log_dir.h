@@ -22,13 +22,16 @@ struct RunEntry {
   std::string group;  // dir + "/" + kind + "_" + timestamp for batch outputs
   std::string step;   // "step0", "" when the name has none
   std::string rank;   // "rank1", "rank", "merged0", ""
+  std::string stage;  // "step_1.actor_update" after the time stamp (stages layout), ""
   std::string kind;   // "build", "compare" or ""
   uint64_t size = 0;
   int64_t mtime_unix = 0;
 };
 
 // Splits a msprobe/graph-ascend output name ("compare_step0_rank1_20250101120000.vis")
-// into kind, step, rank and a group key (without the directory).
+// into kind, step, rank and a group key (without the directory). Whatever
+// follows the time stamp is the stage (docs/FORMAT.md, "Stages"), and part
+// of the group: each stage is a run of its own.
 void ParseRunName(const std::string& name, RunEntry* entry);
 
 class LogDir {

@@ -19,7 +19,7 @@ py=${PYTHON:-python3.11}
 command -v "$py" >/dev/null || py=python3
 
 all_cases=(cnn_statistics cnn_md5 gpt_tensor gpt_statistics dist_gloo l1_api structure overflow_nan
-  layer_mapping parallel_merge bert_pgrad renamed_act handwritten_norm rank_origin p2p_micro signal_l1)
+  layer_mapping parallel_merge bert_pgrad renamed_act handwritten_norm rank_origin p2p_micro signal_l1 rl_stages)
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
 
@@ -48,6 +48,8 @@ run_side() { # case side
     dist_gloo|p2p_micro)
       "$venv/bin/torchrun" --nproc_per_node 2 --master_addr 127.0.0.1 --master_port $port \
         "$here/run_case.py" "$case" "$side" "$out" ;;
+    rl_stages)
+      "$venv/bin/python" "$here/rl_stages.py" "$side" "$out" ;;
     rank_origin)
       "$venv/bin/torchrun" --nproc_per_node 4 --master_addr 127.0.0.1 --master_port $port \
         "$here/rank_origin.py" "$side" "$out" ;;

@@ -11,6 +11,7 @@ Rank folders are rank<N>, or proc<pid> for single-process runs without a rank (t
 between the two sides, so such cases get no batch.json).
 parallel_merge: compare.json pairs the whole 4-rank npu step with the 1-rank bench step and
 carries msprobe's parallel_merge section (tp=2, pp=2 against an unsplit run).
+rl_stages (verl's step_<N>/<stage> folders above msprobe's layout): batch.json pairs npu/ with bench/.
 """
 
 import json
@@ -53,6 +54,13 @@ def write(path, content):
 def main():
     case_dir = os.path.abspath(sys.argv[1])
     case = os.path.basename(case_dir)
+    if case == "rl_stages":
+        # verl's step_<N>/<stage>/step0/rank0: the batch of every stage, and one stage alone.
+        stage = "step_1/actor_update/step0/rank0"
+        write(os.path.join(case_dir, "batch.json"), {"npu_path": "npu", "bench_path": "bench"})
+        write(os.path.join(case_dir, "compare.json"), {"npu_path": f"npu/{stage}", "bench_path": f"bench/{stage}"})
+        write(os.path.join(case_dir, "build.json"), {"npu_path": f"npu/{stage}"})
+        return
     npu = layout(os.path.join(case_dir, "npu"))
     bench = layout(os.path.join(case_dir, "bench"))
     step, npu_ranks = npu[0]

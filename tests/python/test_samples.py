@@ -534,3 +534,26 @@ def test_repeat_runs_case():
     stack = read_text(os.path.join(SAMPLES, "repeat_runs", "run0", "step0", "rank0", "stack.json"))
     assert "samples/generate/repeat_runs.py" in stack
     assert json.loads(read_text(os.path.join(SAMPLES, "repeat_runs", "runs.json")))["runs"] == ["run0", "run1", "run2"]
+
+
+# rl_stages: verl's step_<N>/<stage>/step0/rank0 (issue 33), outside CASES' step<N>/rank<N> layout. The reference
+# model is the culprit: in both steps its stage diverges at its layer_norm and the update where the KL term reads
+# the reference log-probs; the actor's own log-probs agree (samples/README.md).
+RL_STAGES = {
+    "actor_compute_log_prob": None,
+    "ref_compute_log_prob": "Functional.layer_norm.0.forward",
+    "actor_update": "Tensor.__sub__.1.forward",
+}
+
+
+@pytest.mark.parametrize("step", ["step_1", "step_2"])
+def test_rl_stages_layout_and_culprits(step):
+    for side in ("npu", "bench"):
+        assert sorted(os.listdir(case_path("rl_stages", side))) == ["step_1", "step_2"]
+        assert sorted(os.listdir(case_path("rl_stages", side, step))) == sorted(RL_STAGES)
+    for stage, culprit in RL_STAGES.items():
+        folders = {side: case_path("rl_stages", side, step, stage, "step0", "rank0") for side in ("npu", "bench")}
+        for folder in folders.values():
+            assert dump_layout(os.path.dirname(os.path.dirname(folder))) == [("step0", ["rank0"])]
+            check_dump_folder(folder, "statistics", "L1")
+        assert first_difference(dump_data(folders["npu"]), dump_data(folders["bench"])) == culprit, stage

@@ -352,6 +352,52 @@ TEST_F(ConvertTest, ConvertsWithProgressAndPublishesTheFiles) {
   EXPECT_EQ(info.meta().grading(), vis::GRADING_26);  // graph_visualize's default
 }
 
+// verl's step_<N>/<stage> folders (samples/rl_stages): listed as "stages", converted stage by stage, and each
+// stage listed as a run of its own, with its stage (docs/FORMAT.md "Stages").
+TEST_F(ConvertTest, ConvertsAStagesLayoutStageByStage) {
+  fs::copy(SourceDir() + "/samples/rl_stages", dir_.Join("rl"), fs::copy_options::recursive);
+  grpc::ClientContext ctx;
+  ConvertInputsReply inputs;
+  ASSERT_TRUE(stub_->ConvertInputs(&ctx, ConvertInputsRequest(), &inputs).ok());
+  std::map<std::string, ConvertDumpDir> by_path;
+  for (const ConvertDumpDir& d : inputs.dumps()) by_path[d.path()] = d;
+  EXPECT_EQ(by_path["rl/npu"].layout(), "stages") << inputs.DebugString();
+  EXPECT_EQ(by_path["rl/npu"].stages(), 6u);
+  EXPECT_EQ(by_path["rl/npu"].task(), "statistics");
+  EXPECT_EQ(by_path["rl/npu/step_2"].layout(), "stages");
+  EXPECT_EQ(by_path["rl/npu/step_2"].stages(), 3u);
+  EXPECT_EQ(by_path["rl/npu/step_2/actor_update"].layout(), "steps");
+
+  grpc::ClientContext pc;
+  ConvertPlanReply plan;
+  ASSERT_TRUE(stub_->ConvertPlan(&pc, Request("rl/npu", "rl/bench", "out"), &plan).ok());
+  EXPECT_EQ(plan.summary(), "compare, batch of 6 files (6 stage(s), 6 step(s) in all, up to 1 rank(s))");
+  ConvertJob job;
+  ASSERT_TRUE(Start(Request("rl/npu", "rl/bench", "out"), &job).ok());
+  std::vector<ConvertJob> seen = Watch(job.id());
+  ASSERT_FALSE(seen.empty());
+  ASSERT_EQ(seen.back().state(), CONVERT_DONE) << seen.back().error_message();
+  ASSERT_EQ(seen.back().outputs_size(), 6);
+  grpc::ClientContext lc;
+  ListRunsReply runs;
+  ASSERT_TRUE(stub_->ListRuns(&lc, ListRunsRequest(), &runs).ok());
+  std::set<std::string> stages, groups;
+  for (const RunFile& f : runs.files()) {
+    EXPECT_EQ(f.step(), "step0") << f.path();
+    EXPECT_EQ(f.rank(), "rank0") << f.path();
+    // out/compare_step0_rank0_<ts>_<stage>.vis is in run out/compare_<ts>_<stage>.
+    std::string ts = f.path().substr(f.path().find("_rank0_") + 7, 14);
+    EXPECT_EQ(f.path(), "out/compare_step0_rank0_" + ts + "_" + f.stage() + ".vis");
+    EXPECT_EQ(f.group(), "out/compare_" + ts + "_" + f.stage());
+    stages.insert(f.stage());
+    groups.insert(f.group());
+  }
+  EXPECT_EQ(stages, (std::set<std::string>{"step_1.actor_compute_log_prob", "step_1.actor_update",
+                                           "step_1.ref_compute_log_prob", "step_2.actor_compute_log_prob",
+                                           "step_2.actor_update", "step_2.ref_compute_log_prob"}));
+  EXPECT_EQ(groups.size(), 6u);
+}
+
 TEST_F(ConvertTest, QueuesJobsInOrderAndListsThemPerSession) {
   ConvertJob first, second, other;
   ASSERT_TRUE(Start(Request("gpt/npu", "gpt/bench", "q1"), &first).ok());

@@ -41,6 +41,29 @@ TEST(ParseRunNameTest, BatchNamesGroupByKindAndTimestamp) {
   EXPECT_EQ(e.group, "notes");
 }
 
+// docs/FORMAT.md "Stages": the stage follows the time stamp and may hold '_';
+// each stage is a run of its own, its group the batch's plus the stage.
+TEST(ParseRunNameTest, TheStageFollowsTheTimeStamp) {
+  RunEntry e;
+  ParseRunName("compare_step0_rank0_20250101120000_step_1.actor_update.vis", &e);
+  EXPECT_EQ(e.kind, "compare");
+  EXPECT_EQ(e.step, "step0");
+  EXPECT_EQ(e.rank, "rank0");
+  EXPECT_EQ(e.stage, "step_1.actor_update");
+  EXPECT_EQ(e.group, "compare_20250101120000_step_1.actor_update");
+  // A stage whose own parts look like a step, a rank or a time stamp stays whole.
+  ParseRunName("build_rank_20250101120000_rank2_step3_2024.vis", &e);
+  EXPECT_EQ(e.step, "");
+  EXPECT_EQ(e.rank, "rank");
+  EXPECT_EQ(e.stage, "rank2_step3_2024");
+  EXPECT_EQ(e.group, "build_20250101120000_rank2_step3_2024");
+  ParseRunName("compare_step0_rank1_20250101120000.vis", &e);
+  EXPECT_EQ(e.stage, "");
+  ParseRunName("compare_20250101120000_.vis", &e);
+  EXPECT_EQ(e.stage, "");
+  EXPECT_EQ(e.group, "compare_20250101120000_");
+}
+
 TEST(NaturalLessTest, DigitRunsCompareByValue) {
   EXPECT_TRUE(NaturalLess("rank2/a.vis", "rank10/a.vis"));
   EXPECT_FALSE(NaturalLess("rank10/a.vis", "rank2/a.vis"));

@@ -17,11 +17,13 @@ const PARALLEL_FLAG: Record<ParallelKey, string> = {
 
 function describe(d: ConvertDumpDir): string {
   const shape =
-    d.layout === "steps"
-      ? `${d.steps} step × ${d.ranks} rank`
-      : d.layout === "ranks"
-        ? `${d.ranks} rank`
-        : "dump files";
+    d.layout === "stages"
+      ? `${d.stages} stage`
+      : d.layout === "steps"
+        ? `${d.steps} step × ${d.ranks} rank`
+        : d.layout === "ranks"
+          ? `${d.ranks} rank`
+          : "dump files";
   return `${d.path}  (${shape}${d.task ? `, ${d.task}` : ""})`;
 }
 
