@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "base/temp_files.h"
@@ -30,8 +31,8 @@ Result<GraphResult> RunRuns(const CompareConfig& config, const std::string& outp
   // Plan every run against the reference first, so a layout error leaves nothing written.
   std::vector<CompareConfig> configs;
   std::vector<int> run_of;
-  // (step, rank) -> the dump folder of each run.
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> folders;
+  // (stage, step, rank) -> the dump folder of each run.
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> folders;
   for (int i = 0; i < k; ++i) {
     if (i == config.reference) continue;
     CompareConfig c = config;
@@ -48,7 +49,7 @@ Result<GraphResult> RunRuns(const CompareConfig& config, const std::string& outp
     }
     for (const auto& step : *plan) {
       for (const PairJob& job : step) {
-        std::vector<std::string>& dirs = folders[{job.step, job.rank}];
+        std::vector<std::string>& dirs = folders[{job.stage, job.step, job.rank}];
         dirs.resize(k);
         dirs[i] = job.npu_dir;
         dirs[config.reference] = job.bench_dir;
@@ -59,16 +60,18 @@ Result<GraphResult> RunRuns(const CompareConfig& config, const std::string& outp
   }
   std::vector<runs::GraphSpread> graphs;
   for (auto& [where, dirs] : folders) {
+    const auto& [stage, step, rank] = where;
     for (int i = 0; i < k; ++i) {
       if (dirs[i].empty()) {
-        return Error{config.runs[i], "", "has no folder for " + where.first + (where.first.empty() ? "" : " ") +
-                                             where.second + ", which another run has"};
+        std::string what = stage + (stage.empty() ? "" : " ") + step + (step.empty() ? "" : " ") + rank;
+        return Error{config.runs[i], "", "has no folder for " + what + ", which another run has"};
       }
     }
     auto g = runs::FirstDisagreement(dirs, config.reference);
     if (!g.ok()) return g.error();
-    g->step = where.first;
-    g->rank = where.second;
+    g->stage = stage;
+    g->step = step;
+    g->rank = rank;
     graphs.push_back(std::move(*g));
   }
 

@@ -189,7 +189,11 @@ Result<GraphSpread> FirstDisagreement(const std::vector<std::string>& dirs, int 
 }
 
 std::string Describe(const GraphSpread& g, int reference) {
-  std::string where = g.step.empty() && g.rank.empty() ? std::string() : g.step + (g.step.empty() ? "" : " ") + g.rank;
+  std::string where;
+  for (const std::string* part : {&g.stage, &g.step, &g.rank}) {
+    if (part->empty()) continue;
+    where += (where.empty() ? "" : " ") + *part;
+  }
   std::string head = where.empty() ? "" : where + ": ";
   if (g.agree) {
     return head + "the " + std::to_string(g.dirs.size()) + " runs agree on all " + std::to_string(g.entries) +
@@ -237,6 +241,8 @@ std::string SummaryJson(const std::vector<std::string>& runs, int reference, con
   w.BeginArray();
   for (const GraphSpread& g : graphs) {
     w.BeginObject();
+    w.Key("stage");
+    w.String(g.stage);
     w.Key("step");
     w.String(g.step);
     w.Key("rank");

@@ -28,6 +28,7 @@ struct Disagreement {
 
 // What the runs say about one graph (one step and rank).
 struct GraphSpread {
+  std::string stage;              // "step_1/actor_update" in a stages layout (verl), else ""
   std::string step;               // "step0" or ""
   std::string rank;               // "rank0", "rank", "proc<pid>" or ""
   std::vector<std::string> dirs;  // the dump folder of each run

@@ -103,6 +103,23 @@ TEST(RunsCommandTest, DataParallelReplicasPartAtTheirInputs) {
   EXPECT_NE(r.out.find("; run 1 differs from run 0; 1 call is not made by every run"), std::string::npos) << r.out;
 }
 
+TEST(RunsCommandTest, EveryStageOfAStagesLayoutHasItsLine) {
+  TempDir out;
+  const std::string npu = Sample("rl_stages/npu"), bench = Sample("rl_stages/bench");
+  WriteFile(out / "runs.json", R"({"runs": [")" + bench + R"(", ")" + npu + R"("]})");
+  RunResult r = RunTool({"graph", "-i", out / "runs.json", "-o", out / "o"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // Six stages (2 steps x 3): the actor's log-probs agree, the reference model (eps 1e-2) differs.
+  EXPECT_NE(r.out.find("runs: step_1/actor_compute_log_prob step0 rank0: the 2 runs agree on all "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("runs: step_2/ref_compute_log_prob step0 rank0: first disagreement at "), std::string::npos)
+      << r.out;
+  size_t lines = 0;
+  for (const std::string& line : Lines(r.out)) lines += line.rfind("runs: step_", 0) == 0;
+  EXPECT_EQ(lines, 6u) << r.out;
+  EXPECT_NE(ReadFile(out / "o/runs.json").find("\"stage\": \"step_1/actor_update\""), std::string::npos);
+}
+
 TEST(RunsCommandTest, BadRunListsAreOneLineErrors) {
   TempDir dir;
   struct Case {
