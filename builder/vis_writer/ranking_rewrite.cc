@@ -24,8 +24,13 @@ divergence::ReadDetails DetailsOf(const VisReader& reader, const SideIndex* inde
     NodeDetailBlock block;
     bool have = false;
     NodeNames names = [&idx](uint32_t n) { return n < idx.size() ? idx.Name(n) : std::string_view(); };
-    for (uint32_t i : order) {
-      uint32_t n = nodes[i];
+    for (size_t k = 0; k < order.size(); ++k) {
+      const uint32_t i = order[k], n = nodes[i];
+      // A node asked for twice (a node matched by two): the copy of the first.
+      if (k > 0 && nodes[order[k - 1]] == n) {
+        (*out)[i] = (*out)[order[k - 1]];
+        continue;
+      }
       if (!have || n < block.first() || n - block.first() >= static_cast<uint32_t>(block.detail_size())) {
         auto read = reader.ReadDetailBlock(side, n, names);
         if (!read.ok()) return read.error();
@@ -36,7 +41,8 @@ divergence::ReadDetails DetailsOf(const VisReader& reader, const SideIndex* inde
                        "damaged: its detail block does not hold it"};
         }
       }
-      (*out)[i] = block.detail(static_cast<int>(n - block.first()));
+      // Taken out of the block, not copied: each node of it is read once (copies were most of the time).
+      (*out)[i].Swap(block.mutable_detail(static_cast<int>(n - block.first())));
     }
     return Status::Ok();
   };
