@@ -107,10 +107,14 @@ export XDG_CACHE_HOME="$work/cache"
 # compare with its match links taken out (a copy), which cannot be ranked and says why.
 mkdir -p "$logdir/msprobe81" "$logdir/msprobe_unmatched"
 cp "$root/tests/data/msprobe_outputs/dist_gloo_compare_8.1.2.vis" "$logdir/msprobe81/compare_dist_gloo.vis"
-cp "$root/tests/data/msprobe_outputs/dist_gloo_compare_26.2.0.vis.db" "$logdir/msprobe_unmatched/compare_unmatched.vis.db"
-python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("UPDATE tb_nodes SET matched_node_link = ?", ("[]",)); db.commit()' \
-  "$logdir/msprobe_unmatched/compare_unmatched.vis.db"
-# A single compare given by its dump roots (-tp/-gp of one rank folder each): one graph, shown as one (issue 29 point 6).
+unmatched="$logdir/msprobe_unmatched/compare_unmatched.vis.db"
+cp "$root/tests/data/msprobe_outputs/dist_gloo_compare_26.2.0.vis.db" "$unmatched"
+python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE tb_nodes SET matched_node_link = ?", ("[]",))
+db.commit()' "$unmatched"
+# A single compare given by its dump roots (-tp/-gp of one rank folder each): one graph, shown as one
+# (issue 29 point 6).
 (cd "$root/samples/gpt_statistics" &&
   "$cli" graph_visualize -tp npu/step0 -gp bench/step0 -o "$logdir/single" >"$work/single.log" 2>&1) || {
   echo "test-browser: graph-ascend graph_visualize -tp npu/step0 -gp bench/step0 on samples/gpt_statistics failed:" >&2

@@ -123,7 +123,8 @@ Result<AddedRanking> AddRanking(const std::string& path) {
   view.name = [&idx](uint32_t n) { return idx.Name(n); };
   view.node_type = [&idx](uint32_t n) { return idx.node_type[n]; };
   view.children = [&idx](uint32_t n) {
-    return std::span<const uint32_t>(idx.children.data() + idx.child_offset[n], idx.child_offset[n + 1] - idx.child_offset[n]);
+    return std::span<const uint32_t>(idx.children.data() + idx.child_offset[n],
+                                     idx.child_offset[n + 1] - idx.child_offset[n]);
   };
   StringPool pool;
   std::unique_ptr<graph::Graph> g = divergence::GraphOf(view, &pool);

@@ -1,8 +1,9 @@
 // The divergence ranking after manual matches (docs/DIVERGENCE.md, "Limits"):
-// the builder's own rule (divergence::Rank over each pair's evidence read
-// from its details, divergence/pair_evidence.h, as a converted msprobe file's) over the build's matches plus the manual ones
-// minus the unmatched ones, so that the first divergence, the margins and
-// the "no divergence beyond noise" verdict follow what the user matched.
+// the builder's own rule (divergence::Rank over each pair's evidence read from
+// its details, divergence/pair_evidence.h, as for a converted msprobe file)
+// over the build's matches plus the manual ones minus the unmatched ones, so
+// that the first divergence, the margins and the "no divergence beyond noise"
+// verdict follow what the user matched.
 #pragma once
 
 #include <cstdint>
