@@ -105,6 +105,24 @@ cp "$root/samples/ckpt/msprobe/tp2pp2.json" "$logdir/weights_beside/ckpt_similar
 mkdir -p "$logdir/msprobe26"
 cp "$root/tests/data/msprobe_outputs/dist_gloo_batch_26.2.0.vis.db" "$logdir/msprobe26/compare_dist_gloo.vis.db"
 export XDG_CACHE_HOME="$work/cache"
+# msprobe 8.1.2's JSON .vis of a compare, ranked when converted (msprobe_ranking.spec.ts); and msprobe 26.2.0's
+# compare with its match links taken out (a copy), which cannot be ranked and says why.
+mkdir -p "$logdir/msprobe81" "$logdir/msprobe_unmatched"
+cp "$root/tests/data/msprobe_outputs/dist_gloo_compare_8.1.2.vis" "$logdir/msprobe81/compare_dist_gloo.vis"
+unmatched="$logdir/msprobe_unmatched/compare_unmatched.vis.db"
+cp "$root/tests/data/msprobe_outputs/dist_gloo_compare_26.2.0.vis.db" "$unmatched"
+python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE tb_nodes SET matched_node_link = ?", ("[]",))
+db.commit()' "$unmatched"
+# A single compare given by its dump roots (-tp/-gp of one rank folder each): one graph, shown as one
+# (issue 29 point 6).
+(cd "$root/samples/gpt_statistics" &&
+  "$cli" graph_visualize -tp npu/step0 -gp bench/step0 -o "$logdir/single" >"$work/single.log" 2>&1) || {
+  echo "test-browser: graph-ascend graph_visualize -tp npu/step0 -gp bench/step0 on samples/gpt_statistics failed:" >&2
+  cat "$work/single.log" >&2
+  exit 1
+}
 # Raw dumps for the conversion form (convert.spec.ts): a sample, a 10^5-node scale of it (bench/scale)
 # to cancel mid-way, and a dump.json cut short.
 mkdir -p "$logdir/dumps/bad"

@@ -10,6 +10,7 @@
 #include "formats/msprobe_json/msprobe_json.h"
 #include "formats/vis_db/vis_db.h"
 #include "vis/vis_file.h"
+#include "vis_writer/ranking_rewrite.h"
 
 namespace graph_ascend::formats {
 
@@ -79,6 +80,14 @@ Result<std::vector<std::string>> ConvertGraphs(const std::string& path,
     std::string out = out_path(g.meta);
     if (out.empty()) continue;
     Status st = WriteVisFile(std::move(g), out);
+    // A compare gets its divergence ranking from the details just written, as a build ranks.
+    if (st.ok()) {
+      auto ranked = vis::AddRanking(out);
+      if (!ranked.ok()) {
+        unlink(out.c_str());
+        st = ranked.error();
+      }
+    }
     if (!st.ok()) {
       for (const std::string& w : written) unlink(w.c_str());
       return st.error();

@@ -137,8 +137,9 @@ void ForeignFiles::RemoveTemporaries() const {
 Result<std::string> ForeignFiles::KeyDir(const std::string& abs_path) const {
   struct stat st;
   if (stat(abs_path.c_str(), &st) != 0) return Error{abs_path, "", std::string("cannot stat: ") + strerror(errno)};
+  // The conversion's own version last: files converted before it wrote the divergence ranking are converted again.
   std::string key = RealPathOf(abs_path) + "\n" + std::to_string(st.st_size) + "\n" +
-                    std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+                    std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "\nranked";
   char hex[17];
   snprintf(hex, sizeof(hex), "%016zx", std::hash<std::string>()(key));
   return root_ + "/" + hex;

@@ -6,15 +6,36 @@
 #include "rpc_answers.h"
 
 namespace graph_ascend::service {
+namespace {
+
+// Why a compare shows no ranking, in full (the page shows it as it is).
+std::string UnrankedReason(const OpenGraph& f, const Status& taken) {
+  if (!taken.ok()) return "No divergence ranking: the node details it is computed from could not be converted: " +
+                          taken.error().ToString();
+  if (!f.meta().divergence_unranked().empty()) return "No divergence ranking: " + f.meta().divergence_unranked();
+  if (!f.is_compare()) return "";
+  const std::string& writer = f.meta().writer();
+  if (writer.rfind("msprobe", 0) == 0) {
+    return "No divergence ranking: the file was converted from an " + writer +
+           " by a graph-ascend older than its rankings; import it again to rank it";
+  }
+  return "No divergence ranking: the file was written by " + (writer.empty() ? std::string("an older tool") : writer) +
+         ", before graph-ascend ranked divergences; build it again to rank it";
+}
+
+}  // namespace
 
 grpc::Status GraphServiceImpl::GetDivergence(grpc::ServerContext*, const FileRequest* req, DivergenceReply* reply) {
   std::shared_ptr<OpenGraph> file;
   grpc::Status st = Open(req->file(), {}, &file);
   if (!st.ok()) return st;
   RunEntry self;
+  // An msprobe .vis.db opened from its index is ranked with its details: wait for them.
+  Status taken = file->TakeDetailsRanking();
   {
     std::shared_lock<std::shared_mutex> l(file->mutex());
     reply->set_ranked(file->meta().divergence_ranked());
+    if (!reply->ranked()) reply->set_unranked_reason(UnrankedReason(*file, taken));
     const SideGraph& npu = *file->side(vis::SIDE_NPU);
     // The build's ranking, or the one re-ranked after manual matches (rerank.h).
     std::shared_ptr<const vis::DivergenceRanking> shown = file->divergence();

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 namespace graph_ascend::service {
 namespace {
@@ -237,6 +238,14 @@ std::vector<RunEntry> LogDir::ListRuns() const {
     closedir(d);
   }
   std::sort(out.begin(), out.end(), [](const RunEntry& a, const RunEntry& b) { return NaturalLess(a.path, b.path); });
+  // A batch of one graph is a single graph: one step of one rank has nothing to pick or overview.
+  std::unordered_map<std::string, uint32_t> members;
+  for (const RunEntry& e : out) ++members[e.group];
+  for (RunEntry& e : out) {
+    if (members[e.group] != 1) continue;
+    e.step.clear();
+    e.rank.clear();
+  }
   return out;
 }
 

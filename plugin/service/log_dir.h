@@ -56,6 +56,9 @@ class LogDir {
   // in natural order of the relative path. Symlinked directories are not
   // followed; symlinked files are listed only when they resolve inside.
   // Folders named ".graph-ascend-*" (conversions being written) are skipped.
+  // A batch of one graph (compare_rank_<time>.vis of a -tp/-gp pair of one
+  // rank folder, compare_step0_rank0_<time>.vis) is listed as a single graph:
+  // no step or rank, so the page offers no pickers and no rank overview.
   std::vector<RunEntry> ListRuns() const;
 
  private:

@@ -103,6 +103,11 @@ class OpenGraph {
   // Shows `ranking` instead; the divergence marks follow. Thread-safe.
   void ShowDivergence(std::shared_ptr<const vis::DivergenceRanking> ranking);
   Reranking& reranking() const { return *reranking_; }
+  // A file opened from its index-only conversion (details_file) is ranked with
+  // its details: once the whole file is written (this waits for it, outside
+  // any lock), its ranking and FileMeta's summary of it become this file's.
+  // Nothing for other files, and only once.
+  Status TakeDetailsRanking();
   // Per node of a side: kDivergent when it is in the ranking (a Bench node:
   // matched with one), kContains when a descendant is; and the worst legend
   // bucket below it (-1 none). Recomputed after colours change. Thread-safe.
@@ -187,6 +192,7 @@ class OpenGraph {
   int32_t unmatched_grade_bucket_ = -1;
   std::shared_ptr<const vis::DivergenceRanking> divergence_;  // under marks_mu_
   std::unique_ptr<Reranking> reranking_;
+  std::atomic<bool> details_ranking_taken_{false};
   mutable std::mutex marks_mu_;
   mutable std::shared_ptr<const Marks> marks_[2];  // null: to compute
 

@@ -1,14 +1,17 @@
 // OpenGraph's colours: each node's legend bucket under both gradings, the
-// divergence marks, a new legend and the thresholds' metric (legend_choice.h).
+// divergence marks and the ranking they follow, a new legend and the
+// thresholds' metric (legend_choice.h).
 #include "open_graph.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <shared_mutex>
 
 #include "compare/pair_compare.h"
 #include "legend_choice.h"
+#include "rerank.h"
 
 namespace graph_ascend::service {
 
@@ -55,6 +58,46 @@ void OpenGraph::ShowDivergence(std::shared_ptr<const vis::DivergenceRanking> ran
   divergence_ = std::move(ranking);
   marks_[0].reset();
   marks_[1].reset();
+}
+
+Status OpenGraph::TakeDetailsRanking() {
+  if (!details_file_ || details_ranking_taken_.load()) return Status::Ok();
+  auto reader = DetailReader();
+  if (!reader.ok()) return reader.error();
+  const vis::VisReader& whole = **reader;
+  Result<vis::DivergenceRanking> ranking = Error{};
+  try {
+    ranking = whole.ReadDivergence();
+  } catch (const std::exception& e) {  // a damaged size that slipped past the reader's checks
+    ranking = MakeError(whole.path(), "divergence ranking", std::string("damaged .vis file (") + e.what() + ")");
+  }
+  if (!ranking.ok()) {
+    Error e = ranking.error();
+    if (e.file == whole.path()) e.file = relative_;
+    return e;
+  }
+  for (const vis::DivergenceEntry& e : ranking->entry()) {
+    if (e.node() >= npu_->size()) {
+      return MakeError(relative_, "divergence ranking", "node " + std::to_string(e.node()) + " out of range");
+    }
+  }
+  {
+    std::unique_lock<std::shared_mutex> l(mu_);
+    if (details_ranking_taken_.exchange(true)) return Status::Ok();
+    // FileMeta's summary of the ranking (fields 160-166 and the overview), as the whole file has it.
+    const vis::FileMeta& m = whole.meta();
+    meta_.set_divergence_ranked(m.divergence_ranked());
+    meta_.set_divergence_count(m.divergence_count());
+    meta_.set_first_divergence(m.first_divergence());
+    meta_.set_first_divergence_reason(m.first_divergence_reason());
+    meta_.set_first_divergence_is_communication(m.first_divergence_is_communication());
+    *meta_.mutable_first_divergence_peers() = m.first_divergence_peers();
+    meta_.set_divergence_unranked(m.divergence_unranked());
+    if (m.has_overview()) *meta_.mutable_overview() = m.overview();
+    reranking_->SetStored(std::make_shared<const vis::DivergenceRanking>(std::move(*ranking)));
+  }
+  // Shown as the matches now are (the user may have matched by hand meanwhile).
+  return RerankDivergence(this);
 }
 
 void OpenGraph::ForgetMarks() {

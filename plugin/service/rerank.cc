@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <shared_mutex>
+#include <span>
 
+#include "divergence/pair_evidence.h"
 #include "open_graph.h"
 
 namespace graph_ascend::service {
@@ -15,18 +17,13 @@ std::vector<int32_t> MatchedOf(const SideGraph& g) {
   return out;
 }
 
-// The NPU hierarchy as the builder's graph holds it: the same node numbers,
-// names and children in the same order, so that divergence::Rank walks it in
-// the builder's execution order.
-std::unique_ptr<graph::Graph> GraphOf(const SideGraph& g, StringPool* pool) {
-  auto out = std::make_unique<graph::Graph>(pool);
-  out->Reserve(g.size());
-  for (uint32_t n = 0; n < g.size(); ++n) out->AddNode(pool->Intern(g.name(n)), static_cast<graph::NodeOp>(g.node_type(n)));
-  for (uint32_t n = 0; n < g.size(); ++n) {
-    const uint32_t* kids = g.children(n);
-    for (uint32_t k = 0; k < g.child_count(n); ++k) out->AppendChild(n, kids[k]);
-  }
-  return out;
+divergence::HierarchyView HierarchyOf(const SideGraph& g) {
+  divergence::HierarchyView h;
+  h.size = g.size();
+  h.name = [&g](uint32_t n) { return g.name(n); };
+  h.node_type = [&g](uint32_t n) { return static_cast<uint8_t>(g.node_type(n)); };
+  h.children = [&g](uint32_t n) { return std::span<const uint32_t>(g.children(n), g.child_count(n)); };
+  return h;
 }
 
 }  // namespace
@@ -38,33 +35,27 @@ Status Reranking::Measure(const OpenGraph& f) {
   const SideGraph& npu = *f.side(vis::SIDE_NPU);
   evidence_.resize(npu.size());
   measured_with_.resize(npu.size(), -1);
-  std::vector<uint32_t> todo;
+  std::vector<uint32_t> todo, peers;
   // The root has no pair of its own (the builder compares no root).
   for (uint32_t n = 1; n < npu.size(); ++n) {
-    if (npu.matched(n) >= 0 && measured_with_[n] != npu.matched(n)) todo.push_back(n);
+    if (npu.matched(n) < 0 || measured_with_[n] == npu.matched(n)) continue;
+    todo.push_back(n);
+    peers.push_back(static_cast<uint32_t>(npu.matched(n)));
   }
-  const vis::CompareMode mode = f.meta().mode();
-  for (size_t begin = 0; begin < todo.size(); begin += kRerankSlice) {
-    size_t end = std::min(todo.size(), begin + kRerankSlice);
-    // Each detail block read once per slice; the slice's details dropped after it.
+  // Each detail block read once per slice; the slice's details dropped after it.
+  auto read = [&f](vis::Side side, const std::vector<uint32_t>& nodes, std::vector<vis::NodeDetail>* out) -> Status {
     OpenGraph::DetailCache cache;
-    std::vector<uint32_t> npu_nodes(todo.begin() + static_cast<std::ptrdiff_t>(begin),
-                                    todo.begin() + static_cast<std::ptrdiff_t>(end));
-    std::vector<uint32_t> bench_nodes;
-    for (uint32_t n : npu_nodes) bench_nodes.push_back(static_cast<uint32_t>(npu.matched(n)));
-    f.Prefetch(vis::SIDE_NPU, npu_nodes, &cache);
-    f.Prefetch(vis::SIDE_BENCH, bench_nodes, &cache);
-    for (size_t i = 0; i < npu_nodes.size(); ++i) {
-      uint32_t n = npu_nodes[i], m = bench_nodes[i];
-      // The NPU detail holds the pair's metrics: the build's, or those the manual match computed.
-      auto a = f.Detail(vis::SIDE_NPU, n, &cache);
-      if (!a.ok()) return a.error();
-      auto b = f.Detail(vis::SIDE_BENCH, m, &cache);
-      if (!b.ok()) return b.error();
-      evidence_[n] = divergence::EvidenceOf(mode, *a, *b);
-      measured_with_[n] = static_cast<int32_t>(m);
+    f.Prefetch(side, nodes, &cache);
+    for (uint32_t n : nodes) {
+      // The edited copy where a manual match computed the pair's metrics.
+      auto d = f.Detail(side, n, &cache);
+      if (!d.ok()) return d.error();
+      out->push_back(std::move(*d));
     }
-  }
+    return Status::Ok();
+  };
+  GA_RETURN_IF_ERROR(divergence::MeasurePairs(f.meta().mode(), todo, peers, read, &evidence_));
+  for (size_t i = 0; i < todo.size(); ++i) measured_with_[todo[i]] = static_cast<int32_t>(peers[i]);
   return Status::Ok();
 }
 
@@ -93,10 +84,17 @@ Result<vis::DivergenceRanking> Reranking::RankAnew(const OpenGraph& f) {
 
 Result<vis::DivergenceRanking> Reranking::RankLocked(const OpenGraph& f) {
   const SideGraph& npu = *f.side(vis::SIDE_NPU);
-  if (!graph_) graph_ = GraphOf(npu, &pool_);
+  if (!graph_) graph_ = divergence::GraphOf(HierarchyOf(npu), &pool_);
   for (uint32_t n = 0; n < npu.size(); ++n) graph_->matched[n] = npu.matched(n);
   GA_RETURN_IF_ERROR(Measure(f));
   return divergence::Rank(*graph_, evidence_, f.meta().mode());
+}
+
+void Reranking::SetStored(std::shared_ptr<const vis::DivergenceRanking> stored) {
+  std::lock_guard<std::mutex> l(mu_);
+  stored_ = std::move(stored);
+  last_.reset();
+  generation_ = UINT64_MAX;
 }
 
 size_t Reranking::MemoryBytes() const {

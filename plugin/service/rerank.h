@@ -1,8 +1,9 @@
 // The divergence ranking after manual matches (docs/DIVERGENCE.md, "Limits"):
-// the builder's own rule (divergence::Rank over each pair's
-// divergence::EvidenceOf) over the build's matches plus the manual ones
-// minus the unmatched ones, so that the first divergence, the margins and
-// the "no divergence beyond noise" verdict follow what the user matched.
+// the builder's own rule (divergence::Rank over each pair's evidence read from
+// its details, divergence/pair_evidence.h, as for a converted msprobe file)
+// over the build's matches plus the manual ones minus the unmatched ones, so
+// that the first divergence, the margins and the "no divergence beyond noise"
+// verdict follow what the user matched.
 #pragma once
 
 #include <cstdint>
@@ -42,12 +43,16 @@ class Reranking {
 
   size_t MemoryBytes() const;
 
+  // The file's ranking is `stored` from now on (the whole file's, taken after
+  // an index-only open: OpenGraph::TakeDetailsRanking).
+  void SetStored(std::shared_ptr<const vis::DivergenceRanking> stored);
+
  private:
   Result<vis::DivergenceRanking> RankLocked(const OpenGraph& f);  // under mu_
   // Measures the pairs whose evidence is missing or of another partner.
   Status Measure(const OpenGraph& f);
 
-  const std::shared_ptr<const vis::DivergenceRanking> stored_;
+  std::shared_ptr<const vis::DivergenceRanking> stored_;  // under mu_
   const std::vector<int32_t> build_matched_;
 
   mutable std::mutex mu_;  // two re-rankings under shared locks at once share the caches
@@ -58,11 +63,6 @@ class Reranking {
   uint64_t generation_ = UINT64_MAX;            // of the edits `last_` ranks
   std::shared_ptr<const vis::DivergenceRanking> last_;
 };
-
-// Nodes whose details a re-ranking reads at once (per side): reading
-// evidence in slices of this many pairs keeps a million-node file's details
-// out of memory.
-inline constexpr size_t kRerankSlice = 4096;
 
 // After the matches changed (Match, Unmatch, LoadMatches, a journal replay):
 // re-ranks under the shared lock, so that readers go on and the edit's

@@ -97,6 +97,30 @@ TEST(LogDirTest, ListsEveryVisRecursivelyByRelativePath) {
   EXPECT_EQ(runs[0].size, 1u);
 }
 
+// A batch of one graph (a -tp/-gp compare of one rank folder, or of step0/rank0) is a single graph: no
+// step or rank, so the page shows no pickers and no rank overview (issue 29 point 6). Two files are a batch.
+TEST(LogDirTest, ABatchOfOneGraphIsListedAsASingleGraph) {
+  TempDir dir;
+  Touch(dir.Join("one/compare_rank0_20250101120000.vis"));
+  Touch(dir.Join("steps/compare_step0_rank0_20250101120000.vis"));
+  Touch(dir.Join("two/compare_rank0_20250101120000.vis"));
+  Touch(dir.Join("two/compare_rank1_20250101120000.vis"));
+  auto logdir = LogDir::Open(dir.path());
+  ASSERT_TRUE(logdir.ok()) << logdir.error().ToString();
+  auto runs = logdir->ListRuns();
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].path, "one/compare_rank0_20250101120000.vis");
+  EXPECT_EQ(runs[0].rank, "");
+  EXPECT_EQ(runs[0].step, "");
+  EXPECT_EQ(runs[0].kind, "compare");
+  EXPECT_EQ(runs[1].path, "steps/compare_step0_rank0_20250101120000.vis");
+  EXPECT_EQ(runs[1].rank, "");
+  EXPECT_EQ(runs[1].step, "");
+  EXPECT_EQ(runs[2].rank, "rank0");
+  EXPECT_EQ(runs[3].rank, "rank1");
+  EXPECT_EQ(runs[2].group, runs[3].group);
+}
+
 TEST(LogDirTest, ResolveStaysInsideTheLogDirectory) {
   TempDir outside;
   TempDir dir;

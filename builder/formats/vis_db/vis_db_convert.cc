@@ -13,6 +13,7 @@
 #include "formats/vis_db/vis_db.h"
 #include "formats/vis_db/vis_db_rows.h"
 #include "vis/vis_file.h"
+#include "vis_writer/ranking_rewrite.h"
 
 namespace graph_ascend::formats {
 namespace {
@@ -212,6 +213,11 @@ Result<std::vector<std::string>> Convert(const std::string& path,
       if (!st.ok()) return fail(st.error());
     }
     written.push_back(out);
+    // A compare gets its divergence ranking from the details just written, as a build ranks.
+    if (items) {
+      auto ranked = vis::AddRanking(out);
+      if (!ranked.ok()) return fail(ranked.error());
+    }
     done += key.npu_nodes + key.bench_nodes;
   }
   return written;

@@ -11,6 +11,7 @@ import { type DivergenceItem, type DivergenceRank, DivergenceReply, Side } from 
 import type { AppContext } from "../app_context";
 import { h } from "../dom";
 import { t } from "../i18n";
+import "./divergence.css";
 
 export class DivergenceNav {
   readonly el: HTMLElement;
@@ -144,7 +145,8 @@ export class DivergenceNav {
     this.nextBtn.disabled = n === 0 || this.at >= n - 1;
     const item = this.current();
     if (!compare) this.status.textContent = "";
-    else if (!this.ranked) this.status.textContent = this.seq ? t("notRanked") : "";
+    // Why there is no ranking, in the service's words (a converted file says what it lacks), wrapped in full.
+    else if (!this.ranked) this.status.textContent = this.seq ? this.reply.unrankedReason || t("notRanked") : "";
     else if (!n && this.reply.noneBeyondNoise) this.status.textContent = this.verdict();
     else if (!n) this.status.textContent = t("noDivergence");
     else
@@ -156,6 +158,7 @@ export class DivergenceNav {
       this.status.title = `${this.verdict()}\n${t("noneBeyondNoiseTip", { t: formatMargin(this.reply.threshold) })}`;
     else this.status.title = this.status.textContent ?? ""; // the status may be cut at 1280 px
     this.status.classList.toggle("jumps", !n && this.reply.noneBeyondNoise && this.reply.hasLargest);
+    this.status.classList.toggle("unranked", compare && !this.ranked && !!this.seq);
     // The first button's tooltip says where entry 0 is and by how much.
     const first = this.items[0];
     this.firstBtn.title = first
