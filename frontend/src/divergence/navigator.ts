@@ -11,7 +11,6 @@ import { type DivergenceItem, type DivergenceRank, DivergenceReply, Side } from 
 import type { AppContext } from "../app_context";
 import { h } from "../dom";
 import { t } from "../i18n";
-import "./divergence.css";
 
 export class DivergenceNav {
   readonly el: HTMLElement;
