@@ -383,8 +383,9 @@ TEST_F(ConvertTest, ConvertsAStagesLayoutStageByStage) {
   ASSERT_TRUE(stub_->ListRuns(&lc, ListRunsRequest(), &runs).ok());
   std::set<std::string> stages, groups;
   for (const RunFile& f : runs.files()) {
-    EXPECT_EQ(f.step(), "step0") << f.path();
-    EXPECT_EQ(f.rank(), "rank0") << f.path();
+    // Each stage holds one graph (step0 of rank0): a single graph, listed without step and rank.
+    EXPECT_EQ(f.step(), "") << f.path();
+    EXPECT_EQ(f.rank(), "") << f.path();
     // out/compare_step0_rank0_<ts>_<stage>.vis is in run out/compare_<ts>_<stage>.
     std::string ts = f.path().substr(f.path().find("_rank0_") + 7, 14);
     EXPECT_EQ(f.path(), "out/compare_step0_rank0_" + ts + "_" + f.stage() + ".vis");
