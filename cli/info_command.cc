@@ -39,16 +39,6 @@ const char* kInfoUsage =
     "For a graph over more than two runs ({\"runs\": [...]} in compare.json): the runs, the\n"
     "reference and, per step and rank, where the runs first disagree and by how much.\n";
 
-const char* ModeName(vis::CompareMode m) {
-  switch (m) {
-    case vis::MODE_STATISTICS: return "statistics";
-    case vis::MODE_MD5: return "md5";
-    case vis::MODE_TENSOR: return "tensor";
-    case vis::MODE_STRUCTURE: return "structure";
-    default: return "build";
-  }
-}
-
 void PrintSide(const char* label, const vis::SideIndex& s, bool compare, const vis::FileMeta& meta) {
   uint32_t matched = 0, overflow[4] = {0, 0, 0, 0}, distributed = 0;
   for (uint32_t n = 0; n < s.size(); ++n) {
@@ -123,7 +113,8 @@ int PrintProfile(const std::string& path, int depth) {
   if (!v.ok()) return Fail(v.error().ToString());
   auto p = profile::ReadProfile(**reader, *npu, *bench, *v, depth);
   if (!p.ok()) return Fail(p.error().ToString());
-  printf("file: %s\nmode: %s\n%s", path.c_str(), ModeName(meta.mode()), profile::ProfileText(*p).c_str());
+  printf("file: %s\nmode: %s\n%s", path.c_str(), vis::CompareModeName(meta.mode()),
+         profile::ProfileText(*p).c_str());
   return 0;
 }
 
@@ -170,7 +161,8 @@ int InfoCommand(const std::vector<std::string>& args) {
   if (!npu.ok()) return Fail(npu.error().ToString());
   printf("file: %s\n", path.c_str());
   printf("written by: %s\n", meta.writer().c_str());
-  printf("kind: %s, mode: %s, task: %s\n", compare ? "compare" : "build", ModeName(meta.mode()), meta.task().c_str());
+  printf("kind: %s, mode: %s, task: %s\n", compare ? "compare" : "build", vis::CompareModeName(meta.mode()),
+         meta.task().c_str());
   if (!meta.stage().empty()) printf("stage: %s\n", meta.stage().c_str());
   if (!meta.step().empty() || !meta.rank().empty()) printf("step: %s, rank: %s\n", meta.step().c_str(), meta.rank().c_str());
   printf("micro steps: %u\n", meta.micro_steps());

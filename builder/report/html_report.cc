@@ -75,16 +75,6 @@ std::string PathList(const vis::SideIndex& side, uint32_t node, const std::strin
   return out;
 }
 
-const char* ModeName(vis::CompareMode m) {
-  switch (m) {
-    case vis::MODE_STATISTICS: return "statistics";
-    case vis::MODE_MD5: return "md5";
-    case vis::MODE_TENSOR: return "tensor";
-    case vis::MODE_STRUCTURE: return "structure";
-    default: return "build";
-  }
-}
-
 const char* MatchName(vis::MatchStrategy m) {
   switch (m) {
     case vis::MATCH_FUZZY: return "fuzzy (-f)";
@@ -191,7 +181,7 @@ void AppendRuns(const Input& in, std::string* html) {
     strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
     row("written", buf);
   }
-  row("mode", std::string(ModeName(m.mode())) + (m.task().empty() ? "" : ", task " + m.task()));
+  row("mode", std::string(vis::CompareModeName(m.mode())) + (m.task().empty() ? "" : ", task " + m.task()));
   row("matching", MatchName(m.match()));
   if (!m.step().empty() || !m.rank().empty()) row("step, rank", m.step() + " " + m.rank());
   row("NPU dump", m.npu().dump_path() + " (" + m.npu().framework() + ", " + std::to_string(in.npu->size()) + " nodes)");

@@ -461,4 +461,14 @@ Result<CkptSimilarity> VisReader::ReadCkpt() const {
   return similarity;
 }
 
+const char* CompareModeName(CompareMode m) {
+  switch (m) {
+    case MODE_STATISTICS: return "statistics";
+    case MODE_MD5: return "md5";
+    case MODE_TENSOR: return "tensor";
+    case MODE_STRUCTURE: return "structure";
+    default: return "build";
+  }
+}
+
 }  // namespace graph_ascend::vis

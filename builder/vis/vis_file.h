@@ -122,6 +122,10 @@ class VisWriter {
   void* zstd_ = nullptr;  // ZSTD_CCtx, reused: creating one per section costs more than small sections
 };
 
+// The compare mode as the command line and the report write it: "statistics", "md5", "tensor",
+// "structure", or "build" for a build.
+const char* CompareModeName(CompareMode m);
+
 // The name of a node of one side.
 using NodeNames = std::function<std::string_view(uint32_t node)>;
 
