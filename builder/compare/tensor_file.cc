@@ -218,6 +218,8 @@ Status TensorFile::SetLayout(char kind, int width, bool swap) {
 }
 
 void TensorFile::Read(int64_t first, int64_t n, double* out) const {
+  // Nothing to read, and a zero dimension would divide by zero below (fuzz: npy/pt, 0 x N views).
+  if (n <= 0) return;
   const char* base = raw_.data();
   auto decode = [&](int64_t element) {
     const char* p = base + element * width_;
