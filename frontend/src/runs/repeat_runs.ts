@@ -65,6 +65,7 @@ export class RepeatRuns {
     );
     this.picker.value = String(r.run);
     this.summary.textContent = r.summary || rt("noLine");
+    this.summary.title = r.summary;
     this.jump.hidden = !r.first;
     this.jump.textContent = rt("jump");
     this.jump.title = r.first;
