@@ -85,6 +85,8 @@ graph rl_stages batch.json stages
 # The rank overview (docs/OVERVIEW.md): 4 ranks, rank 2 perturbed.
 graph rank_origin batch.json origin
 graph cnn_md5 compare.json md5
+# More than two runs (repeat_runs.spec.ts): three runs of one step, each against run 0, and runs.json.
+graph repeat_runs runs.json repeat
 # The first-divergence walk (docs/DIVERGENCE.md): the bf16 culprit inside a collapsed layer.
 graph gpt_statistics compare.json gpt
 # Mapped layer names (-lm): some modules (Megatron's core_attention) still have no counterpart.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 
 #include "base/version.h"
 #include "divergence/divergence.h"
@@ -199,6 +200,33 @@ void AppendRuns(const Input& in, std::string* html) {
   *html += "</dl>\n";
 }
 
+// More than two runs: which run this is against which reference, and where the runs first disagree.
+void AppendRepeatedRuns(const Input& in, std::string* html) {
+  if (in.runs == nullptr && in.runs_error.empty()) return;
+  *html += "<h2 id=\"repeated\">More than two runs</h2>\n";
+  if (in.runs == nullptr) {
+    *html += "<p class=\"muted\">runs.json could not be read: " + EscapeXml(in.runs_error) + "</p>\n";
+    return;
+  }
+  const runs::Summary& s = *in.runs;
+  *html += "<p>This file compares run " + std::to_string(in.run) + " (NPU) with the reference, run " +
+           std::to_string(s.reference) + " (Bench).</p><dl>";
+  for (size_t i = 0; i < s.runs.size(); ++i) {
+    *html += "<dt>run " + std::to_string(i) + (static_cast<int>(i) == s.reference ? " (reference)" : "") + "</dt><dd>" +
+             EscapeXml(s.runs[i]) + "</dd>";
+  }
+  *html += "</dl>\n";
+  const std::string& step = in.meta->step();
+  const std::string& rank = in.meta->rank();
+  for (const runs::SummaryGraph& g : s.graphs) {
+    if (g.step != step || g.rank != rank) continue;
+    *html += "<p class=\"verdict " + std::string(g.first.empty() ? "agrees" : "diverges") + "\">" + EscapeXml(g.line) +
+             "</p>\n";
+    return;
+  }
+  *html += "<p class=\"muted\">runs.json has no line for this step and rank.</p>\n";
+}
+
 }  // namespace
 
 Result<std::string> RenderReport(const Input& in) {
@@ -249,6 +277,7 @@ Result<std::string> RenderReport(const Input& in) {
       if (v.entries.size() > end) html += "<p class=\"muted\">... " + std::to_string(v.entries.size() - end) + " more</p>\n";
     }
   }
+  AppendRepeatedRuns(in, &html);
   AppendProfile(in, &html);
   AppendRuns(in, &html);
   html += std::string("<footer>Report by graph-ascend ") + kVersion + "; the .vis was " +
@@ -277,6 +306,20 @@ Result<std::string> RenderReport(const vis::VisReader& reader, const std::string
   in.detail = profile::BlockDetails(reader, *npu, *bench);
   in.verdict = &*v;
   in.depth = depth;
+  std::optional<runs::Summary> summary;
+  if (std::optional<runs::RunFile> where = runs::RunFileOf(path)) {
+    if (FILE* f = fopen(where->summary.c_str(), "rb")) {  // only where runs.json is beside run<i>/
+      fclose(f);
+      auto read = runs::ReadSummaryJson(where->summary);
+      if (read.ok() && where->run < static_cast<int>(read->runs.size())) {
+        summary = std::move(*read);
+        in.runs = &*summary;
+        in.run = where->run;
+      } else if (!read.ok()) {
+        in.runs_error = read.error().ToString();
+      }
+    }
+  }
   return RenderReport(in);
 }
 

@@ -10,6 +10,7 @@
 
 #include "base/status.h"
 #include "profile/layer_profile.h"
+#include "runs/run_spread.h"
 #include "verdict/verdict.h"
 #include "vis/vis_file.h"
 #include "vis/vis_index.h"
@@ -25,6 +26,11 @@ struct Input {
   profile::DetailFn detail;
   const verdict::Verdict* verdict = nullptr;
   int depth = 0;  // the layer profile's (0: the repeated layers)
+  // When the file is run `run`'s compare of a runs output (OUT/run<i>/, issue
+  // 33 point 4): OUT/runs.json, or why it could not be read.
+  const runs::Summary* runs = nullptr;
+  int run = -1;
+  std::string runs_error;
 };
 
 // How many entries of the ranking follow the first divergence in the report.
@@ -35,7 +41,8 @@ inline constexpr size_t kNextEntries = 10;
 Result<std::string> RenderReport(const Input& in);
 
 // The same for a compare's .vis, read through `reader` (`path` names it in errors and in the report).
-// An Error for a build or a structure compare.
+// An Error for a build or a structure compare. A file in OUT/run<i>/ with
+// OUT/runs.json beside gets the runs' summary too.
 Result<std::string> RenderReport(const vis::VisReader& reader, const std::string& path, int depth);
 
 }  // namespace graph_ascend::report

@@ -326,19 +326,44 @@ Result<Summary> ReadSummaryJson(const std::string& path) {
         if (!next.ok()) return next.error();
         if (!*next) break;
         GA_RETURN_IF_ERROR(r.EnterObject());
+        SummaryGraph g;
         std::string_view member;
         for (;;) {
           auto m = r.NextMember(&member);
           if (!m.ok()) return m.error();
           if (!*m) break;
-          if (member != "summary") {
+          std::string* text = member == "summary" ? &g.line
+                              : member == "step"  ? &g.step
+                              : member == "rank"  ? &g.rank
+                                                  : nullptr;
+          if (member == "first_disagreement" && r.PeekByte() == '{') {
+            // Only the entry's name: the node the page jumps to.
+            GA_RETURN_IF_ERROR(r.EnterObject());
+            std::string_view field;
+            for (;;) {
+              auto f = r.NextMember(&field);
+              if (!f.ok()) return f.error();
+              if (!*f) break;
+              if (field != "name") {
+                GA_RETURN_IF_ERROR(r.Skip());
+                continue;
+              }
+              auto s = r.ReadString();
+              if (!s.ok()) return s.error();
+              g.first = std::string(*s);
+            }
+            continue;
+          }
+          if (text == nullptr) {
             GA_RETURN_IF_ERROR(r.Skip());
             continue;
           }
           auto s = r.ReadString();
           if (!s.ok()) return s.error();
-          out.lines.emplace_back(*s);
+          *text = std::string(*s);
         }
+        out.lines.push_back(g.line);
+        out.graphs.push_back(std::move(g));
       }
     } else {
       GA_RETURN_IF_ERROR(r.Skip());
@@ -350,6 +375,23 @@ Result<Summary> ReadSummaryJson(const std::string& path) {
     return Error{path, "key reference", "is not the index of one of runs"};
   }
   return out;
+}
+
+std::optional<RunFile> RunFileOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return std::nullopt;
+  size_t up = slash == 0 ? std::string::npos : path.rfind('/', slash - 1);
+  std::string folder = path.substr(up == std::string::npos ? 0 : up + 1, slash - (up == std::string::npos ? 0 : up + 1));
+  if (folder.size() < 4 || folder.size() > 12 || folder.compare(0, 3, "run") != 0) return std::nullopt;
+  RunFile f;
+  for (size_t i = 3; i < folder.size(); ++i) {
+    if (folder[i] < '0' || folder[i] > '9') return std::nullopt;
+    f.run = f.run * 10 + (folder[i] - '0');
+  }
+  f.parent = up == std::string::npos ? "" : path.substr(0, up + 1);
+  f.summary = f.parent + "runs.json";
+  f.name = path.substr(slash + 1);
+  return f;
 }
 
 }  // namespace graph_ascend::runs

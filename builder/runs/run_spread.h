@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,12 +53,33 @@ std::string Describe(const GraphSpread& g, int reference);
 // The summary file `graph` writes beside the per-run compares (docs/FORMAT.md, runs.json).
 std::string SummaryJson(const std::vector<std::string>& runs, int reference, const std::vector<GraphSpread>& graphs);
 
-// What `info` prints of a runs.json: the runs, the reference and each graph's line.
+// One graph of a runs.json as the page and the report show it.
+struct SummaryGraph {
+  std::string step;   // "step0" or ""
+  std::string rank;   // "rank0" or ""
+  std::string first;  // the node where the runs first disagree; "" when they agree
+  std::string line;   // Describe() of the graph, as stored
+};
+
+// What `info`, the page and the report show of a runs.json: the runs, the
+// reference and each graph's line.
 struct Summary {
   std::vector<std::string> runs;
   int reference = 0;
   std::vector<std::string> lines;  // Describe() of each graph, as stored
+  std::vector<SummaryGraph> graphs;  // the same graphs with their step, rank and first node
 };
 Result<Summary> ReadSummaryJson(const std::string& path);
+
+// Where a compare of one run lies in a runs output: "OUT/run<i>/NAME" has its
+// summary at "OUT/runs.json" ("runs.json" for "run<i>/NAME"). Names only, no
+// file is opened; nullopt when the folder holding `path` is not run<digits>.
+struct RunFile {
+  int run = 0;
+  std::string summary;  // the runs.json path, in the same form as `path`
+  std::string parent;   // "OUT/" or ""
+  std::string name;     // NAME
+};
+std::optional<RunFile> RunFileOf(const std::string& path);
 
 }  // namespace graph_ascend::runs

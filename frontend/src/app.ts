@@ -27,6 +27,7 @@ import { ExportMenu } from "./export/menu";
 import { markRanks } from "./divergence/ranks";
 import { GraphPane } from "./graph/pane";
 import { RankOverview } from "./overview/overview";
+import { RepeatRuns } from "./runs/repeat_runs";
 import { type Link, correspondingIndex, syncExpand } from "./graph/sync_expand";
 import { currentLang, onLangChange, setLang, t } from "./i18n";
 import { FileSession, type SessionHost } from "./session";
@@ -67,6 +68,8 @@ export class App implements MenuHost, SessionHost {
   readonly exporter = new ExportMenu(this);
   // The layer profile beside the graph and "Download report" (issue 32).
   readonly profile = new LayerProfile(this);
+  // More than two runs (issue 33 point 4): which run against which reference, a run picker, the summary.
+  private readonly repeatRuns: RepeatRuns;
 
   readonly npu: GraphPane;
   readonly bench: GraphPane;
@@ -100,6 +103,13 @@ export class App implements MenuHost, SessionHost {
     this.detailPanel = new DetailPanel(this);
     this.divergence = new DivergenceNav(this, (ranks) => markRanks(this.bar.rankSel, ranks));
     this.overview = new RankOverview(this, (path) => this.files.openAtFirstDivergence(path));
+    this.repeatRuns = new RepeatRuns({
+      npu: this.npu,
+      bench: this.bench,
+      openPath: (path) => this.files.openPath(path),
+      jumpToName: (side, name) => this.files.jumpToName(side, name),
+      toast: (m, kind) => this.toast(m, kind),
+    });
     this.bar = new TopBar(this.divergence.el, this.overview.button, this.convert.button);
     this.sidebar = new Sidebar({ search: this.searchPanel.el, filter: this.filterPanel.el, match: this.matchPanel.el });
     // Toasts sit in the graphs area, so they never cover the legend bar.
@@ -118,6 +128,7 @@ export class App implements MenuHost, SessionHost {
         this.profile.button,
         this.helpBtn,
       ),
+      this.repeatRuns.el,
       this.graphsEl,
       vsplit,
       this.detailPanel.el,
@@ -258,6 +269,7 @@ export class App implements MenuHost, SessionHost {
     this.detailPanel.fileChanged();
     this.profile.fileChanged();
     this.matchPanel.renderSummary(info);
+    this.repeatRuns.fileChanged(info);
   }
 
   clearDetails() {
@@ -365,6 +377,7 @@ export class App implements MenuHost, SessionHost {
     this.overview.relabel();
     this.npu.setTitle(this.isCompare() ? t("npu") : "");
     this.bench.setTitle(t("bench"));
+    this.repeatRuns.render();
     if (this.file()) this.files.fillMicroSteps();
     this.renderLegend();
   }

@@ -357,6 +357,23 @@ export class FileSession {
     return true;
   }
 
+  /** Opens the run list's file at `path` (another run of a runs output); false when not listed or failed. */
+  async openPath(path: string): Promise<boolean> {
+    const f = this.runs.find((r) => r.path === path);
+    if (!f) return false;
+    this.page.bar.runSel.value = this.groupOf(f);
+    return this.openFile(f, null);
+  }
+
+  /** Selects the node named `name` on `side` of the open file; false when it has none. */
+  async jumpToName(side: Side, name: string): Promise<boolean> {
+    const seq = this.openSeq;
+    const index = await this.findByName(side, name);
+    if (seq !== this.openSeq || index < 0) return false;
+    await this.page.jumpTo(side, index);
+    return true;
+  }
+
   private findByName(side: Side, name: string): Promise<number> {
     return findNode(this.page.api, this.viewKey(side), name);
   }

@@ -11,6 +11,7 @@
 #include "formats/foreign_file.h"
 #include "legend_choice.h"
 #include "rpc_answers.h"
+#include "runs_info.h"
 
 // The handlers live in files by concept: graph_service_view.cc (view, search,
 // details), _match.cc, _legend.cc, _insight.cc (divergence, overview),
@@ -145,6 +146,9 @@ FileInfo GraphServiceImpl::InfoOf(const OpenGraph& f) const {
   info.set_legend_saved(stat(InLogDir(names.legend).c_str(), &st) == 0);
   info.set_legend_file(names.legend);
   info.set_legend_error(f.legend_error());
+  RunsInfo runs;
+  FillRunsInfo(logdir_, f.relative(), &runs);
+  if (runs.runs_size() > 0 || !runs.error().empty()) *info.mutable_runs() = std::move(runs);
   return info;
 }
 

@@ -174,4 +174,31 @@ TEST_F(ReportTest, BadInputIsOneLineAndWritesNothing) {
   EXPECT_EQ(Files(dir_.path()), (std::vector<std::string>{"build", "damaged.vis", "gpt", "kept.html"}));
 }
 
+// More than two runs (issue 33 point 4): run i's compare of a runs output
+// reports which run it is against which reference and where the runs first
+// disagree at its step and rank; an ordinary compare has no such section.
+TEST_F(ReportTest, RepeatedRunsSummary) {
+  std::string out = dir_ / "repeat";
+  RunResult g = RunTool({"graph", "-i", Sample("repeat_runs/runs.json"), "-o", out});
+  ASSERT_EQ(g.status, 0) << g.err;
+  std::string vis;
+  for (const auto& e : fs::directory_iterator(out + "/run2")) vis = e.path().string();
+  std::string html = Report(vis, "run2.html");
+  ExpectOffline(html);
+  EXPECT_EQ(Count(html, "<h2 id=\"repeated\">More than two runs</h2>"), 1u);
+  EXPECT_NE(html.find("This file compares run 2 (NPU) with the reference, run 0 (Bench)."), std::string::npos);
+  EXPECT_NE(html.find("<dt>run 0 (reference)</dt><dd>" + Sample("repeat_runs/run0") + "</dd><dt>run 1</dt>"),
+            std::string::npos);
+  EXPECT_NE(html.find("step0 rank0: first disagreement at Module.pool.Pool.forward.0 (entry 5), output.0 Max: spread"),
+            std::string::npos);
+  // A broken runs.json beside: the report still renders, and says why the section is missing.
+  WriteFile(out + "/runs.json", "{\"runs\": [");
+  html = Report(vis, "broken.html");
+  EXPECT_NE(html.find("runs.json could not be read: "), std::string::npos);
+  // The same file elsewhere is an ordinary compare.
+  fs::create_directories(dir_ / "plain");
+  fs::copy_file(vis, dir_ / "plain/c.vis");
+  EXPECT_EQ(Report(dir_ / "plain/c.vis", "plain.html").find("More than two runs"), std::string::npos);
+}
+
 }  // namespace
