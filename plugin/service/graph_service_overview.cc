@@ -21,6 +21,7 @@ std::vector<RunEntry> GraphServiceImpl::ListedRuns() {
     e.group = r.group();
     e.step = r.step();
     e.rank = r.rank();
+    e.stage = r.stage();
     e.kind = r.kind();
     e.size = r.size();
     e.mtime_unix = r.mtime_unix();
