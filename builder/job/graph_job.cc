@@ -16,6 +16,7 @@
 #include "job/batch_run.h"
 #include "job/pair_runner.h"
 #include "job/shard_job.h"
+#include "plan/folder_plan.h"
 
 namespace graph_ascend::job {
 namespace {

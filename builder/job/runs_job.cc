@@ -8,6 +8,7 @@
 
 #include "base/temp_files.h"
 #include "base/time_stamp.h"
+#include "plan/folder_plan.h"
 #include "runs/run_spread.h"
 
 namespace graph_ascend::job {
