@@ -84,7 +84,8 @@ std::string QuietSentence(const Verdict& v, const QuietWording& w, size_t accept
   if (!v.has_largest) return said;
   char buf[64];
   snprintf(buf, sizeof buf, "%.*gx", w.margin_digits, v.largest_margin);
-  said += std::string(" (largest margin ") + buf + " the noise, at " + (w.node ? w.node(v.largest_node) : v.largest_node);
+  said += std::string(" (largest margin ") + buf + " the noise, at ";
+  said += w.node ? w.node(v.largest_node) : v.largest_node;
   if (w.threshold_digits > 0) {
     snprintf(buf, sizeof buf, "%.*gx", w.threshold_digits, v.threshold);
     said += std::string("; an op counts above ") + buf;

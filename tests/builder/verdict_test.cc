@@ -55,7 +55,8 @@ TEST(QuietSentenceTest, NoLargestMarginStoredIsTheBareVerdict) {
 TEST(QuietSentenceTest, AcceptedEntriesAreCountedAndTheMarginLeftOut) {
   // The largest margin may be an accepted entry's: check does not say it.
   verdict::Verdict v = Quiet(40, "Functional.dropout.0.forward");
-  EXPECT_EQ(verdict::QuietSentence(v, {.threshold_digits = 0}, 2), "no divergence beyond noise other than the 2 accepted");
+  EXPECT_EQ(verdict::QuietSentence(v, {.threshold_digits = 0}, 2),
+            "no divergence beyond noise other than the 2 accepted");
 }
 
 TEST(QuietSentenceTest, ReadFromARealNoiseOnlyCompare) {
