@@ -240,12 +240,7 @@ int InfoCommand(const std::vector<std::string>& args) {
     const verdict::Verdict& v = *ranking;
     if (v.entries.empty() && v.noise_rule) {
       // The verdict, with the largest margin seen (docs/DIVERGENCE.md).
-      printf("first divergence, in execution order: none: no divergence beyond noise");
-      if (v.has_largest) {
-        printf(" (largest margin %.3gx the noise, at %s; an op counts above %gx)", v.largest_margin,
-               v.largest_node.c_str(), v.threshold);
-      }
-      printf("\n");
+      printf("first divergence, in execution order: none: %s\n", verdict::QuietSentence(v).c_str());
     } else if (v.entries.empty()) {
       printf("first divergence, in execution order: none\n");
     }

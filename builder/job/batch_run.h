@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "plan/compare_config.h"
+#include "plan/folder_plan.h"
 #include "job/graph_job.h"
 
 namespace graph_ascend::job {

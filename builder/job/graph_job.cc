@@ -16,6 +16,7 @@
 #include "job/batch_run.h"
 #include "job/pair_runner.h"
 #include "job/shard_job.h"
+#include "plan/folder_plan.h"
 
 namespace graph_ascend::job {
 namespace {
@@ -126,14 +127,19 @@ Result<GraphResult> RunGraph(const std::string& compare_json, const std::string&
 
 namespace {
 
+using Plan = std::vector<std::vector<PairJob>>;
+
+// `planned`, in these three: the jobs PlanJobs gave for the config, or null to plan them here (a parallel
+// merge plans its own).
 Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& output_dir,
-                                const GraphOptions& options);
+                                const GraphOptions& options, const Plan* planned);
 
 // --output_format db: the .vis files are written into a private folder inside
 // output_dir, then streamed block by block (formats::VisDbWriter::AddVis, the
 // graphs already freed) into one build_/compare_<ts>.vis.db holding every step
 // and rank (as msprobe 26.x names it); the folder is removed in every case.
-Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_dir, const GraphOptions& options) {
+Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_dir, const GraphOptions& options,
+                               const Plan* planned) {
   GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
   std::string scratch = output_dir + "/.graph-ascend-vis-XXXXXX";
   if (mkdtemp(scratch.data()) == nullptr) {
@@ -144,7 +150,7 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
   vis_options.output_format = OutputFormat::kVis;
   if (vis_options.timestamp.empty()) vis_options.timestamp = LocalTimeStamp();
   bool compare = !config.bench_path.empty();
-  auto written = RunGraphVis(std::move(config), scratch, vis_options);
+  auto written = RunGraphVis(std::move(config), scratch, vis_options, planned);
   Result<GraphResult> result = Error{};
   if (!written.ok()) {
     result = written.error();
@@ -163,10 +169,9 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
   return result;
 }
 
-}  // namespace
-
-Result<GraphResult> RunGraph(CompareConfig config, const std::string& output_dir, const GraphOptions& options) {
-  if (!config.runs.empty()) return RunRuns(config, output_dir, options);
+// The npu_path/bench_path form of compare.json: RunGraph but for more than two runs.
+Result<GraphResult> RunNpuBench(CompareConfig config, const std::string& output_dir, const GraphOptions& options,
+                                const Plan* planned) {
   if (options.parallel.given()) {
     if (config.parallel_merge) {
       return Error{config.path, "key parallel_merge",
@@ -178,14 +183,26 @@ Result<GraphResult> RunGraph(CompareConfig config, const std::string& output_dir
     config.has_bench_parallel = compare;
   }
   GA_RETURN_IF_ERROR(CheckGraphOptions(config, options));
-  if (options.output_format == OutputFormat::kVisDb) return RunGraphDb(std::move(config), output_dir, options);
-  return RunGraphVis(std::move(config), output_dir, options);
+  if (options.output_format == OutputFormat::kVisDb) return RunGraphDb(std::move(config), output_dir, options, planned);
+  return RunGraphVis(std::move(config), output_dir, options, planned);
+}
+
+}  // namespace
+
+Result<GraphResult> RunGraph(CompareConfig config, const std::string& output_dir, const GraphOptions& options) {
+  if (!config.runs.empty()) return RunRuns(config, output_dir, options);
+  return RunNpuBench(std::move(config), output_dir, options, nullptr);
+}
+
+Result<GraphResult> RunGraph(CompareConfig config, const std::vector<std::vector<PairJob>>& plan,
+                             const std::string& output_dir, const GraphOptions& options) {
+  return RunNpuBench(std::move(config), output_dir, options, &plan);
 }
 
 namespace {
 
 Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& output_dir,
-                                const GraphOptions& options) {
+                                const GraphOptions& options, const Plan* planned) {
   CompareConfig* config = &config_value;
   const std::string& compare_json = config->path;
   std::string ts = options.timestamp.empty() ? LocalTimeStamp() : options.timestamp;
@@ -212,10 +229,15 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
     }
     return result;
   }
-  auto plan = PlanJobs(*config, ts);
-  if (!plan.ok()) return plan.error();
+  Plan own;
+  if (planned == nullptr) {
+    auto plan = PlanJobs(*config, ts);
+    if (!plan.ok()) return plan.error();
+    own = std::move(*plan);
+    planned = &own;
+  }
   GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
-  return RunBatch(*config, *plan, output_dir, options);
+  return RunBatch(*config, *planned, output_dir, options);
 }
 
 }  // namespace

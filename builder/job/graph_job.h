@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "dump/code_mapping_stacks.h"
 #include "plan/compare_config.h"
+#include "plan/folder_plan.h"
 #include "plan/run_flags.h"
 #include "vis.pb.h"
 
@@ -80,6 +81,13 @@ Result<GraphResult> RunGraph(const std::string& compare_json, const std::string&
 
 // The same from a configuration already made (graph_visualize's flags).
 Result<GraphResult> RunGraph(CompareConfig config, const std::string& output_dir, const GraphOptions& options);
+
+// The same for one or two runs whose jobs the caller has planned: `plan` is what
+// PlanJobs(config, options.timestamp) gave (more than two runs plan every run
+// before writing anything, job/runs_job.cc, and run each on its plan; a
+// parallel merge from the flags plans its own).
+Result<GraphResult> RunGraph(CompareConfig config, const std::vector<std::vector<PairJob>>& plan,
+                             const std::string& output_dir, const GraphOptions& options);
 
 // The rules between the options and the run of `config` (parallel flags already applied): fuzzy match and layer
 // mapping exclusive, either needs a bench; a bench --code_mapping needs a bench, none with a parallel merge;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "job/graph_job.h"
+#include "plan/folder_plan.h"
 
 namespace graph_ascend::job {
 

@@ -15,7 +15,7 @@
 #include "graph/graph_builder.h"
 #include "job/graph_job.h"
 #include "merge/graph_merger.h"
-#include "plan/compare_config.h"
+#include "plan/folder_plan.h"
 #include "vis.pb.h"
 
 namespace graph_ascend::job {

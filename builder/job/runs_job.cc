@@ -8,6 +8,7 @@
 
 #include "base/temp_files.h"
 #include "base/time_stamp.h"
+#include "plan/folder_plan.h"
 #include "runs/run_spread.h"
 
 namespace graph_ascend::job {
@@ -30,6 +31,7 @@ Result<GraphResult> RunRuns(const CompareConfig& config, const std::string& outp
 
   // Plan every run against the reference first, so a layout error leaves nothing written.
   std::vector<CompareConfig> configs;
+  std::vector<std::vector<std::vector<PairJob>>> plans;  // each run is written on this plan
   std::vector<int> run_of;
   // (stage, step, rank) -> the dump folder of each run.
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> folders;
@@ -56,6 +58,7 @@ Result<GraphResult> RunRuns(const CompareConfig& config, const std::string& outp
       }
     }
     configs.push_back(std::move(c));
+    plans.push_back(std::move(*plan));
     run_of.push_back(i);
   }
   std::vector<runs::GraphSpread> graphs;
@@ -78,7 +81,7 @@ Result<GraphResult> RunRuns(const CompareConfig& config, const std::string& outp
   GraphResult result;
   for (size_t c = 0; c < configs.size(); ++c) {
     std::string dir = output_dir + "/run" + std::to_string(run_of[c]);
-    auto written = RunGraph(std::move(configs[c]), dir, run_options);
+    auto written = RunGraph(std::move(configs[c]), plans[c], dir, run_options);
     if (!written.ok()) {
       RemoveOutputs(result.outputs);
       return written.error();

@@ -6,7 +6,7 @@
 #include <cctype>
 
 #include "base/mapped_file.h"
-#include "plan/compare_config.h"
+#include "plan/folder_plan.h"
 
 namespace graph_ascend::job {
 

@@ -240,11 +240,10 @@ Result<std::string> RenderReport(const Input& in) {
     html += "<p class=\"verdict\">This file holds no divergence ranking (written before graph-ascend ranked "
             "divergences): build it again with graph-ascend graph.</p>\n";
   } else if (v.entries.empty()) {
-    html += "<p class=\"verdict agrees\">No divergence beyond noise";
-    if (v.has_largest) {
-      html += " (largest margin " + Short(v.largest_margin) + "x the noise, at <span class=\"name\">" +
-              EscapeXml(v.largest_node) + "</span>; an op counts above " + Short(v.threshold) + "x)";
-    } else if (!v.noise_rule) {
+    auto marked = [](const std::string& node) { return "<span class=\"name\">" + EscapeXml(node) + "</span>"; };
+    html += "<p class=\"verdict agrees\">" +
+            verdict::QuietSentence(v, {.capital = true, .margin_digits = 4, .threshold_digits = 4, .node = marked});
+    if (!v.has_largest && !v.noise_rule) {
       html += " (no node's outputs differ while its inputs agree)";
     }
     html += ".</p>\n";

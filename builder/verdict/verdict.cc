@@ -78,4 +78,19 @@ std::string OneLine(const Verdict& v, const Entry& e) {
   return line;
 }
 
+std::string QuietSentence(const Verdict& v, const QuietWording& w, size_t accepted) {
+  std::string said = w.capital ? "No divergence beyond noise" : "no divergence beyond noise";
+  if (accepted > 0) return said + " other than the " + std::to_string(accepted) + " accepted";
+  if (!v.has_largest) return said;
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.*gx", w.margin_digits, v.largest_margin);
+  said += std::string(" (largest margin ") + buf + " the noise, at ";
+  said += w.node ? w.node(v.largest_node) : v.largest_node;
+  if (w.threshold_digits > 0) {
+    snprintf(buf, sizeof buf, "%.*gx", w.threshold_digits, v.threshold);
+    said += std::string("; an op counts above ") + buf;
+  }
+  return said + ")";
+}
+
 }  // namespace graph_ascend::verdict

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,5 +52,21 @@ std::string MarginText(const Verdict& v, const Entry& e);
 
 // One line for a CI log: "NAME (api, outputs differ, inputs agree, 20x the noise, index 0.0025)".
 std::string OneLine(const Verdict& v, const Entry& e);
+
+// How a command words the verdict of a ranking with no entry: info and check
+// write plain text, the report HTML; each keeps the digits it has always shown.
+struct QuietWording {
+  bool capital = false;       // "No divergence ..." (the report's sentence)
+  int margin_digits = 3;      // significant digits of the largest margin
+  int threshold_digits = 6;   // of the margin an op must pass; 0: not said (check's line)
+  // Writes the node's name (the report escapes and marks it up); empty: as it is.
+  std::function<std::string(const std::string&)> node = nullptr;
+};
+
+// "no divergence beyond noise (largest margin 1.24x the noise, at NODE; an op
+// counts above 5x)", the parenthesis when the file stores the largest margin.
+// With `accepted` entries let through by check's gate: "no divergence beyond
+// noise other than the 2 accepted", without the margin.
+std::string QuietSentence(const Verdict& v, const QuietWording& w = {}, size_t accepted = 0);
 
 }  // namespace graph_ascend::verdict

@@ -18,6 +18,7 @@
 #include "base/time_stamp.h"
 #include "cli/graph_flags.h"
 #include "plan/compare_config.h"
+#include "plan/folder_plan.h"
 
 namespace graph_ascend::service {
 namespace {
