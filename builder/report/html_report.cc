@@ -242,7 +242,7 @@ Result<std::string> RenderReport(const Input& in) {
   } else if (v.entries.empty()) {
     auto marked = [](const std::string& node) { return "<span class=\"name\">" + EscapeXml(node) + "</span>"; };
     html += "<p class=\"verdict agrees\">" +
-            verdict::QuietSentence(v, {.capital = true, .margin_digits = 4, .threshold_digits = 4, .node = marked});
+            verdict::QuietSentence(v, {.capital = true, .margin_digits = 3, .threshold_digits = 4, .node = marked});
     if (!v.has_largest && !v.noise_rule) {
       html += " (no node's outputs differ while its inputs agree)";
     }
