@@ -44,9 +44,10 @@ port=29511
 mindtorch_python() {
   local v="${GA_MINDTORCH_VENV:-$samples/.venv-mindtorch}"
   if [ -z "${GA_MINDTORCH_VENV:-}" ] && [ ! -x "$v/bin/python" ]; then
-    "$py" -m venv "$v"
-    "$v/bin/python" -m pip install -q -r "$here/mindtorch-requirements.txt"
-    "$v/bin/python" -m pip install -q --no-deps mindnlp==0.5.1
+    # stdout is the python path this function answers: the installs print elsewhere.
+    "$py" -m venv "$v" >&2
+    "$v/bin/python" -m pip install -q -r "$here/mindtorch-requirements.txt" >&2
+    "$v/bin/python" -m pip install -q --no-deps mindnlp==0.5.1 >&2
   fi
   echo "$v/bin/python"
 }
