@@ -31,8 +31,8 @@ struct Evidence {
   double floor = 0;           // the dtype floor of the outputs (the coarser side's)
   bool input_changed = false;   // an input's dtype, shape or requires_grad differs
   bool output_changed = false;  // an output's dtype, shape or requires_grad differs
-  bool input_nonfinite = false;   // an NPU input statistic is Inf/NaN
-  bool output_nonfinite = false;  // an NPU output statistic is Inf/NaN
+  bool input_nonfinite = false;   // an NPU input's Max or Min is Inf/NaN, the bench's finite
+  bool output_nonfinite = false;  // an NPU output's Max or Min is Inf/NaN, the bench's finite
   std::string note;             // the first output change, e.g. "output.0 dtype torch.bfloat16 vs torch.float32"
   // For the noise rule (statistics mode; docs/DIVERGENCE.md). A change is
   // measured against the tensor's scale (max |Max|, |Min| of both sides;

@@ -277,8 +277,15 @@ Status JobRunner::Finish(PreparedPair* pair) {
     const std::string& fa = npu_side->dump.detected_framework;
     const std::string& fb = bench_side->dump.detected_framework;
     if (!fa.empty() && !fb.empty() && fa != fb && !options_.layer_mapping) {
-      return Error{config_.path, "", "the npu dump is " + fa + " and the bench dump is " + fb +
-                                         ": a cross-framework compare needs a layer mapping (-lm FILE)"};
+      // MSAdapter's dumps hold MindSpore tensors under PyTorch's names: msprobe counts them as MindSpore.
+      bool mindtorch = npu_side->dump.framework == "mindtorch" || bench_side->dump.framework == "mindtorch";
+      auto named = [](const Side& s) {
+        return s.dump.framework == "mindtorch" ? "mindtorch (MindSpore tensors)" : s.dump.detected_framework;
+      };
+      std::string hint = mindtorch ? "; -lm alone pairs mindtorch's PyTorch names as they are)" : ")";
+      return Error{config_.path, "", "the npu dump is " + named(*npu_side) + " and the bench dump is " +
+                                         named(*bench_side) + ": a cross-framework compare needs a layer mapping " +
+                                         "(-lm FILE" + hint};
     }
     Stage("matching");
     uint32_t pairs;

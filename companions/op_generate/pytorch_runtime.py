@@ -13,7 +13,9 @@ import sys
 
 import torch
 
-TENSOR_TYPES = ("torch.Tensor", "torch.nn.parameter.Parameter")
+# MSAdapter (mindtorch) dumps hold PyTorch API names with MindSpore tensors: rebuilt as torch tensors.
+TENSOR_TYPES = ("torch.Tensor", "torch.nn.parameter.Parameter", "mindspore.Tensor", "mindspore.common.tensor.Tensor",
+                "mindspore.Parameter")
 # The APIs this runner may call, by module (msprobe's support lists): op_generate writes the
 # list after this runner, before SPEC. resolve() looks up nothing else, whatever SPEC says.
 SUPPORTED_APIS = {}
@@ -162,8 +164,15 @@ class InputError(Exception):
 
 
 def dtype_named(name):
-    """torch.<name> when that is a dtype ("torch.float16", "float16"); nothing else is looked up."""
-    short = str(name).replace("torch.", "", 1)
+    """torch.<name> when that is a dtype ("torch.float16", "float16", and MindSpore's "mindspore.float16" or
+    "Float16" of a mindtorch dump); nothing else is looked up."""
+    short = str(name)
+    if short.startswith("mindspore."):
+        short = short[len("mindspore.") :]
+    elif short[:1].isupper():
+        short = short.lower()  # MindSpore's Float16, BFloat16, Int64, Bool
+    else:
+        short = short.replace("torch.", "", 1)
     dtype = getattr(torch, short, None) if short.isidentifier() and not short.startswith("_") else None
     if not isinstance(dtype, torch.dtype):
         raise InputError(f"unknown dtype {name!r}")

@@ -19,7 +19,7 @@ py=${PYTHON:-python3.11}
 command -v "$py" >/dev/null || py=python3
 
 all_cases=(cnn_statistics cnn_md5 gpt_tensor gpt_statistics dist_gloo l1_api structure overflow_nan
-  layer_mapping parallel_merge bert_pgrad renamed_act handwritten_norm rank_origin p2p_micro signal_l1 rl_stages)
+  layer_mapping parallel_merge bert_pgrad renamed_act handwritten_norm rank_origin p2p_micro signal_l1 rl_stages msadapter)
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
 
@@ -39,6 +39,18 @@ fi
 # Single-threaded and deterministic; no accelerator is used or needed.
 export OMP_NUM_THREADS=1 CUDA_VISIBLE_DEVICES=""
 port=29511
+# msadapter's npu side runs MSAdapter's mindtorch on MindSpore, in a venv of its own
+# (samples/generate/mindtorch-requirements.txt, then mindnlp 0.5.1 --no-deps); GA_MINDTORCH_VENV=DIR uses DIR.
+mindtorch_python() {
+  local v="${GA_MINDTORCH_VENV:-$samples/.venv-mindtorch}"
+  if [ -z "${GA_MINDTORCH_VENV:-}" ] && [ ! -x "$v/bin/python" ]; then
+    # stdout is the python path this function answers: the installs print elsewhere.
+    "$py" -m venv "$v" >&2
+    "$v/bin/python" -m pip install -q -r "$here/mindtorch-requirements.txt" >&2
+    "$v/bin/python" -m pip install -q --no-deps mindnlp==0.5.1 >&2
+  fi
+  echo "$v/bin/python"
+}
 run_side() { # case side
   local case=$1 side=$2 out="$samples/$1/$2"
   rm -rf "$out"
@@ -50,6 +62,12 @@ run_side() { # case side
         "$here/run_case.py" "$case" "$side" "$out" ;;
     rl_stages)
       "$venv/bin/python" "$here/rl_stages.py" "$side" "$out" ;;
+    msadapter)
+      if [ "$side" = npu ]; then
+        "$(mindtorch_python)" "$here/msadapter.py" mindtorch "$out"
+      else
+        "$venv/bin/python" "$here/msadapter.py" pytorch "$out"
+      fi ;;
     rank_origin)
       "$venv/bin/torchrun" --nproc_per_node 4 --master_addr 127.0.0.1 --master_port $port \
         "$here/rank_origin.py" "$side" "$out" ;;

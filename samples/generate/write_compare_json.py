@@ -12,6 +12,7 @@ between the two sides, so such cases get no batch.json).
 parallel_merge: compare.json pairs the whole 4-rank npu step with the 1-rank bench step and
 carries msprobe's parallel_merge section (tp=2, pp=2 against an unsplit run).
 rl_stages (verl's step_<N>/<stage> folders above msprobe's layout): batch.json pairs npu/ with bench/.
+msadapter: self.json pairs the npu (mindtorch) dump with itself.
 """
 
 import json
@@ -76,6 +77,9 @@ def main():
         os.path.join(case_dir, "compare.json"),
         {"npu_path": f"npu/{step}/{npu_ranks[0]}", "bench_path": f"bench/{step}/{bench_ranks[0]}"},
     )
+    if case == "msadapter":
+        npu_path = f"npu/{step}/{npu_ranks[0]}"
+        write(os.path.join(case_dir, "self.json"), {"npu_path": npu_path, "bench_path": npu_path})
     uses_proc = npu_ranks[0].startswith("proc")
     if not uses_proc and (len(npu) > 1 or len(npu_ranks) > 1):
         root = "" if len(npu) > 1 else f"/{step}"

@@ -92,7 +92,7 @@ def check_tensor_leaf(where, leaf, task, md5):
         assert "data_name" not in leaf, f"{where}: data_name outside task tensor"
 
 
-def check_entry(path, name, entry, task, md5):
+def check_entry(path, name, entry, task, md5, tensor_type="torch.Tensor"):
     """One dump.json data entry: name pattern, key set, leaves. Returns the tensor leaves."""
     where = f"{path}: data[{name!r}]"
     assert isinstance(entry, dict), f"{where}: not an object"
@@ -108,14 +108,15 @@ def check_entry(path, name, entry, task, md5):
         raise AssertionError(f"{where}: name is not a module, API or parameters_grad dump name")
     tensors = []
     for leaf_path, leaf in iter_leaves(entry, name):
-        if leaf["type"] == "torch.Tensor":
+        if leaf["type"] == tensor_type:
             check_tensor_leaf(f"{path}: {leaf_path}", leaf, task, md5)
             tensors.append(leaf)
     return tensors
 
 
-def check_dump_folder(folder, task, level, md5=False):
-    """Checks one step/rank folder as msprobe writes it; returns (dump, construct, stack)."""
+def check_dump_folder(folder, task, level, md5=False, framework="pytorch"):
+    """Checks one step/rank folder as msprobe writes it; returns (dump, construct, stack). framework
+    "mindtorch": MSAdapter's, PyTorch's names with mindspore.Tensor leaves."""
     for name in ("dump.json", "construct.json", "stack.json"):
         assert os.path.isfile(os.path.join(folder, name)), f"{folder}: missing {name}"
     dump_path = os.path.join(folder, "dump.json")
@@ -125,13 +126,14 @@ def check_dump_folder(folder, task, level, md5=False):
         assert key in dump, f"{dump_path}: missing key {key!r}"
     assert dump["task"] == task, f"{dump_path}: task {dump['task']!r}, expected {task!r}"
     assert dump["level"] == level, f"{dump_path}: level {dump['level']!r}, expected {level!r}"
-    assert dump["framework"] == "pytorch", f"{dump_path}: framework {dump['framework']!r}"
+    assert dump["framework"] == framework, f"{dump_path}: framework {dump['framework']!r}"
+    tensor_type = "torch.Tensor" if framework == "pytorch" else "mindspore.Tensor"
     data = dump["data"]
     assert isinstance(data, dict), f"{dump_path}: data is not an object"
 
     tensors = []
     for name, entry in data.items():
-        tensors.extend(check_entry(dump_path, name, entry, task, md5))
+        tensors.extend(check_entry(dump_path, name, entry, task, md5, tensor_type))
     if task == "structure":
         assert data == {}, f"{dump_path}: task structure with data"
     else:

@@ -12,11 +12,13 @@ import re
 
 import pytest
 from samples_check import (
+    STAT_KEYS,
     check_compare_json,
     check_dump_folder,
     dump_layout,
     first_difference,
     has_anomaly,
+    iter_leaves,
     load_json,
 )
 
@@ -406,7 +408,7 @@ def test_versions_are_recorded():
 def test_samples_fit_the_size_budget():
     total = 0
     for dirpath, dirnames, filenames in os.walk(SAMPLES):
-        dirnames[:] = [d for d in dirnames if d != ".venv"]
+        dirnames[:] = [d for d in dirnames if d not in (".venv", ".venv-mindtorch")]
         total += sum(os.stat(os.path.join(dirpath, f)).st_blocks * 512 for f in filenames)
     assert total < SIZE_LIMIT, f"samples/ takes {total / 2**20:.1f} MiB on disk"
 
@@ -557,3 +559,36 @@ def test_rl_stages_layout_and_culprits(step):
             assert dump_layout(os.path.dirname(os.path.dirname(folder))) == [("step0", ["rank0"])]
             check_dump_folder(folder, "statistics", "L1")
         assert first_difference(dump_data(folders["npu"]), dump_data(folders["bench"])) == culprit, stage
+
+
+def test_msadapter_case():
+    """A real MSAdapter dump: msprobe's MindSpore debugger in mindtorch mode around mindnlp's mindtorch, and
+    PyTorch on the same model and weights (issue 33 point 3, samples/README.md)."""
+    npu, bench = (case_path("msadapter", side, "step0", "rank0") for side in ("npu", "bench"))
+    for side in ("npu", "bench"):
+        assert dump_layout(case_path("msadapter", side)) == [("step0", ["rank0"])]
+    dump, _, _ = check_dump_folder(npu, "statistics", "mix", framework="mindtorch")
+    check_dump_folder(bench, "statistics", "mix")
+    leaves = [leaf for entry in dump["data"].values() for _, leaf in iter_leaves(entry, "")]
+    # Tensors are MindSpore's, and so is the dtype argument of the casts (`.to(torch.float16)`).
+    assert {leaf["type"] for leaf in leaves} == {"mindspore.Tensor", "mindspore.dtype", "int", "float", "bool"}
+    tensors = [leaf for leaf in leaves if leaf["type"] == "mindspore.Tensor"]
+    assert {leaf["dtype"] for leaf in tensors} == {"mindspore.float32", "mindspore.float16"}
+    # Ran by mindtorch (its Module's call in every stack) from the generator.
+    stack = read_text(os.path.join(npu, "stack.json"))
+    assert "site-packages/mindtorch/nn/modules/module.py" in stack
+    assert "samples/generate/msadapter.py" in stack
+    npu_data, bench_data = dump_data(npu), dump_data(bench)
+    # The same calls under the same names, but for the float16 casts PyTorch does not dump.
+    assert [n for n in npu_data if n not in bench_data] == [
+        "Tensor.to.0.forward", "Tensor.to.1.forward", "Tensor.to.1.backward", "Tensor.to.0.backward"
+    ]
+    assert [n for n in bench_data if n not in npu_data] == []
+    # The same weights and data: fc1 on MindSpore's CPU kernel gives PyTorch's Max, Min and Norm exactly (the
+    # Mean, which each framework's statistics compute with its own reduction, to a few ulps).
+    out = [data["Functional.linear.0.forward"]["output"][0] for data in (npu_data, bench_data)]
+    for key in STAT_KEYS:
+        assert out[0][key] == (out[1][key] if key != "Mean" else pytest.approx(out[1][key], rel=1e-6)), key
+    # The float16 exp overflows on the mindtorch side only.
+    assert npu_data["Torch.exp.0.forward"]["output"][0]["Max"] == float("inf")
+    assert has_anomaly(npu_data) and not has_anomaly(bench_data)

@@ -240,8 +240,10 @@ TEST(RerankSamplesTest, RankingTheBuildsMatchesAnewGivesTheStoredRanking) {
   std::sort(samples.begin(), samples.end());
   for (const std::filesystem::path& sample : samples) {
     std::string name = sample.filename().string(), out = dir.Join(name);
-    graph_ascend::testing::RunResult r =
-        graph_ascend::testing::RunTool({"graph", "-i", (sample / "compare.json").string(), "-o", out});
+    std::vector<std::string> args = {"graph", "-i", (sample / "compare.json").string(), "-o", out};
+    // mindtorch against PyTorch is a cross-framework compare: -lm, as msprobe asks (the names are PyTorch's).
+    if (name == "msadapter") args.push_back("-lm");
+    graph_ascend::testing::RunResult r = graph_ascend::testing::RunTool(args);
     ASSERT_EQ(r.status, 0) << name << ": " << r.err;
     for (const auto& e : std::filesystem::recursive_directory_iterator(out)) {
       if (e.path().extension() != ".vis") continue;
