@@ -356,7 +356,10 @@ Result<std::unique_ptr<VisDbWriter>> VisDbWriter::Create(const std::string& path
   m.db.reset(raw);
   if (rc != SQLITE_OK) return DbError(path, raw, "create");
   // One transaction, its journal in memory: every page is new, so the journal stays empty.
-  GA_RETURN_IF_ERROR(Exec(raw, path, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;"));
+  // 64 KiB pages: a row (items and all, 2 KB on average) lies on its page instead of spilling
+  // into overflow pages, so each CREATE INDEX scans the table in 1/16 of the reads (issue 29:
+  // the seven index builds went from 1.6 to 0.9 s at 10^5 nodes a side). Readers take any page size.
+  GA_RETURN_IF_ERROR(Exec(raw, path, "PRAGMA page_size=65536; PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;"));
   GA_RETURN_IF_ERROR(Exec(raw, path, std::string(kCreateNodes) + kCreateConfig + kCreateStack));
   GA_RETURN_IF_ERROR(Exec(raw, path, "BEGIN"));
   auto nodes =
