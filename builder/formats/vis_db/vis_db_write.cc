@@ -196,8 +196,13 @@ class RowWriter {
       BindText(s, 13, list_.empty() ? "" : StringListJson(list_));
       BindText(s, 14, DistributedJson(d));
       sqlite3_bind_int64(s, 15, 0);
-      BindText(s, 16, ItemsJson(d.input(), meta.mode(), name_));
-      BindText(s, 17, ItemsJson(d.output(), meta.mode(), name_));
+      // The items, the bulk of the row, bound in place: the buffers live until the row is stepped.
+      input_.clear();
+      AppendItemsJson(d.input(), meta.mode(), name_, &input_);
+      sqlite3_bind_text(s, 16, input_.data(), static_cast<int>(input_.size()), SQLITE_STATIC);
+      output_.clear();
+      AppendItemsJson(d.output(), meta.mode(), name_, &output_);
+      sqlite3_bind_text(s, 17, output_.data(), static_cast<int>(output_.size()), SQLITE_STATIC);
       BindText(s, 18, source);
       if (side.meta->has_dump_data_dir()) {
         BindText(s, 19, side.meta->dump_data_dir());
@@ -228,6 +233,7 @@ class RowWriter {
   sqlite3_stmt* stacks_;
   const std::string& path_;
   std::string name_;               // reused from row to row
+  std::string input_, output_;     // the items JSON, reused from row to row
   std::vector<std::string> list_;  // reused from row to row
 };
 
