@@ -478,36 +478,3 @@ TEST(ExportJsonTest, Errors) {
 
 }  // namespace
 }  // namespace graph_ascend::vis
-
-namespace graph_ascend::vis {
-namespace {
-
-TEST(FormatItemTo, ReusedRowGivesWhatAFreshOneGives) {
-  Item tensor;
-  tensor.set_key("T.x.0.forward.input.0");
-  auto add = [](Item* item, const std::string& name, const Value& v) {
-    Field* f = item->add_field();
-    f->set_name(name);
-    *f->mutable_value() = v;
-  };
-  add(&tensor, "type", Text("torch.Tensor"));
-  add(&tensor, "dtype", Text("torch.float32"));
-  add(&tensor, "Max", Num(1.5));
-  Item group;
-  group.set_key("Distributed.all_reduce.0.forward.input.group");
-  add(&group, "type", Text("torch.ProcessGroup"));
-  add(&group, "group_ranks", Json("[0, 1]"));
-  add(&group, "group_id", Text("77849d8c"));
-  Metric* m = group.add_metric();
-  m->set_name("Max diff");
-  m->set_text("0.0");
-  ItemText row;
-  for (const Item* item : {&tensor, &group, &tensor, &group}) {
-    FormatItemTo(*item, MODE_STATISTICS, "Distributed.all_reduce.0.forward", &row);
-    EXPECT_EQ(KV(row.begin(), row.end()), FormatItem(*item, MODE_STATISTICS, "Distributed.all_reduce.0.forward"))
-        << item->key();
-  }
-}
-
-}  // namespace
-}  // namespace graph_ascend::vis

@@ -54,6 +54,29 @@ std::string FormatText(std::string_view s) {
   return out;
 }
 
+// repr(float(D)) for D = "[-]I.FFFFFF" (to_chars' fixed text, 1e-4 <= |D| < 1e16 or 0), without
+// reading D back, when D has at most 15 significant digits: distinct decimals of 15 digits or fewer
+// are distinct doubles, so D without its trailing zeros is the shortest text of its double, and in
+// this range repr writes it without an exponent ("0.0001", "3.0", "-0.0"). False for longer D.
+bool RoundedRepr(const char* begin, const char* end, std::string* out) {
+  const char* digits = begin + (*begin == '-');
+  const char* dot = end - 7;
+  const char* last = end;  // past the last fraction digit kept
+  while (last > dot + 1 && last[-1] == '0') --last;
+  size_t significant;
+  if (dot - digits == 1 && *digits == '0') {
+    const char* first = dot + 1;  // the fraction's leading zeros are not significant
+    while (first < last && *first == '0') ++first;
+    significant = static_cast<size_t>(last - first);
+  } else {
+    significant = static_cast<size_t>((dot - digits) + (last - dot - 1));
+  }
+  if (significant > 15) return false;
+  out->assign(begin, last);
+  if (last == dot + 1) out->push_back('0');
+  return true;
+}
+
 // §10.5 for a float: "{:.6e}" when repr has an exponent, else repr(round(x, 6)); into `out` (replaced).
 // Written in place: PyRepr, PyExp6 and PyRound6 give the same text.
 void FormatFloatTo(double x, std::string* out) {
@@ -66,9 +89,10 @@ void FormatFloatTo(double x, std::string* out) {
   }
   if (std::isfinite(x)) {
     // Python rounds the exact binary value half-even at 6 decimals: %.6f's correctly rounded
-    // decimal, read back. repr has no exponent here, so |x| < 1e16 and the text is short.
+    // decimal D, read back. repr has no exponent here, so x is 0 or 1e-4 <= |x| < 1e16.
     char buf[400];
     char* end = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed, 6).ptr;
+    if (RoundedRepr(buf, end, out)) return;
     double rounded = 0;
     std::from_chars(buf, end, rounded);
     n = PyReprTo(rounded, repr);
