@@ -126,7 +126,9 @@ void FormatMetricTo(const Metric& m, std::string* out) {
   double parsed = 0;
   auto [at, ec] = std::from_chars(t.data(), t.data() + t.size(), parsed);
   bool whole = ec == std::errc() && at == t.data() + t.size();
-  if (!whole) {
+  // A decimal read up to a '%' ("20.0%", most of the relative errors): strtod stops there too.
+  bool percent = ec == std::errc() && at < t.data() + t.size() && *at == '%';
+  if (!whole && !percent) {
     char* end = nullptr;
     strtod(t.c_str(), &end);
     whole = end != nullptr && *end == '\0';
