@@ -173,8 +173,10 @@ TEST(ItemsJsonTest, ReusedRowGivesWhatAFreshOneGives) {
   }
   // The process group keeps its four fields, in this order (not {"value": "null"}).
   vis::FormatItemTo(group, vis::MODE_STATISTICS, "Distributed.all_reduce.0.forward", &row);
-  EXPECT_EQ(KV(row.begin(), row.end()),
-            (KV{{"type", "torch.ProcessGroup"}, {"group_ranks", "[0, 1]"}, {"group_id", "77849d8c"}, {"data_name", "-1"}}));
+  EXPECT_EQ(KV(row.begin(), row.end()), (KV{{"type", "torch.ProcessGroup"},
+                                            {"group_ranks", "[0, 1]"},
+                                            {"group_id", "77849d8c"},
+                                            {"data_name", "-1"}}));
 }
 
 }  // namespace
