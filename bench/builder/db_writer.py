@@ -78,7 +78,8 @@ def main():
             keep("db" + tag, cpu, rss)
             cpu, rss, _ = measure([binary, "export", vis, "--format", "db", "-o", out / "export.vis.db"], case)
             keep("export" + tag, cpu, rss)
-            size = (out / "export.vis.db").stat().st_size
+            if not tag:  # the size of this binary's file, not --old's
+                size = (out / "export.vis.db").stat().st_size
             shutil.rmtree(out / "db")
             os.unlink(out / "export.vis.db")
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)

@@ -39,17 +39,6 @@ bool ParseNumber(const std::string& s, double* out, bool* integer) {
   return true;
 }
 
-void AppendPairs(const StringPairs& kv, std::string* out) {
-  out->push_back('{');
-  for (size_t i = 0; i < kv.size(); ++i) {
-    if (i) out->append(", ");
-    json::AppendQuoted(kv[i].first, out, true);
-    out->append(": ");
-    json::AppendQuoted(kv[i].second, out, true);
-  }
-  out->push_back('}');
-}
-
 // One distributed dict: {"communications_type": t, "nodes_info": {rank: [index, node]}}.
 void AppendDistributed(const vis::NodeDetail& d, int first, int last, std::string* out) {
   out->append("{\"communications_type\": ");
@@ -210,16 +199,32 @@ Status ReadItems(json::JsonReader& r, bool output, google::protobuf::RepeatedPtr
   return Status::Ok();
 }
 
+void AppendItemsJson(const google::protobuf::RepeatedPtrField<vis::Item>& items, vis::CompareMode mode,
+                     std::string_view node, std::string* out) {
+  thread_local vis::ItemText row;  // its strings keep their buffers from item to item
+  out->push_back('{');
+  for (int i = 0; i < items.size(); ++i) {
+    if (i) out->append(", ");
+    json::AppendQuoted(items[i].key(), out, true);
+    out->append(": {");
+    vis::FormatItemTo(items[i], mode, node, &row);
+    bool first = true;
+    for (const auto& [k, v] : row) {
+      if (!first) out->append(", ");
+      first = false;
+      json::AppendQuoted(k, out, true);
+      out->append(": ");
+      json::AppendQuoted(v, out, true);
+    }
+    out->push_back('}');
+  }
+  out->push_back('}');
+}
+
 std::string ItemsJson(const google::protobuf::RepeatedPtrField<vis::Item>& items, vis::CompareMode mode,
                       const std::string& node) {
-  std::string out = "{";
-  for (int i = 0; i < items.size(); ++i) {
-    if (i) out.append(", ");
-    json::AppendQuoted(items[i].key(), &out, true);
-    out.append(": ");
-    AppendPairs(vis::FormatItem(items[i], mode, node), &out);
-  }
-  out.push_back('}');
+  std::string out;
+  AppendItemsJson(items, mode, node, &out);
   return out;
 }
 

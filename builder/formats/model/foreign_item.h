@@ -30,6 +30,9 @@ Status ReadItems(json::JsonReader& r, bool output, google::protobuf::RepeatedPtr
 // ", " and ": " separators, ASCII escapes).
 std::string ItemsJson(const google::protobuf::RepeatedPtrField<vis::Item>& items, vis::CompareMode mode,
                       const std::string& node);
+// The same appended to `out`, which a caller reuses from row to row.
+void AppendItemsJson(const google::protobuf::RepeatedPtrField<vis::Item>& items, vis::CompareMode mode,
+                     std::string_view node, std::string* out);
 
 // matched_distributed as msprobe writes it: "{}" for none, a dict, or a
 // list of dicts for batch_isend_irecv.

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "base/py_format.h"
@@ -14,17 +16,22 @@ namespace {
 
 using compare::PyStr;
 
-// §10.5 for a string value.
-std::string FormatText(std::string s) {
-  std::string out = std::move(s);
-  if (out.find('\'') != std::string::npos) out.erase(std::remove(out.begin(), out.end(), '\''), out.end());
-  for (size_t at = out.find("None"); at != std::string::npos; at = out.find("None", at + 4)) out.replace(at, 4, "null");
-  if (out == " ") return "null";
+// §10.5 for a string value, into `out` (replaced).
+void FormatTextTo(std::string_view s, std::string* out) {
+  out->assign(s);
+  if (out->find('\'') != std::string::npos) out->erase(std::remove(out->begin(), out->end(), '\''), out->end());
+  for (size_t at = out->find("None"); at != std::string::npos; at = out->find("None", at + 4)) {
+    out->replace(at, 4, "null");
+  }
+  if (*out == " ") {
+    out->assign("null");
+    return;
+  }
   // "^\d{1,20}\.\d{1,20}%?$" with more than 6 decimals -> 6 decimals.
-  size_t dot = out.find('.');
-  if (dot == std::string::npos || dot < 1 || dot > 20) return out;
-  bool percent = out.back() == '%';
-  std::string_view body(out);
+  size_t dot = out->find('.');
+  if (dot == std::string::npos || dot < 1 || dot > 20) return;
+  bool percent = out->back() == '%';
+  std::string_view body(*out);
   if (percent) body.remove_suffix(1);
   std::string_view intpart = body.substr(0, dot), frac = body.substr(dot + 1);
   auto digits = [](std::string_view x) {
@@ -36,31 +43,80 @@ std::string FormatText(std::string s) {
     std::from_chars(body.data(), body.data() + body.size(), x);
     char buf[400];
     char* end = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed, 6).ptr;
-    return std::string(buf, end) + (percent ? "%" : "");
+    out->assign(buf, end);
+    if (percent) out->push_back('%');
   }
+}
+
+std::string FormatText(std::string_view s) {
+  std::string out;
+  FormatTextTo(s, &out);
   return out;
 }
 
-// §10.5 for a float.
-std::string FormatFloat(double x) {
-  std::string r = PyRepr(x);
-  if (r.find('e') != std::string::npos && r.size() < 50) return PyExp6(x);
-  return PyRound6(x);
+// repr(float(D)) for D = "[-]I.FFFFFF" (to_chars' fixed text, 1e-4 <= |D| < 1e16 or 0), without
+// reading D back, when D has at most 15 significant digits: distinct decimals of 15 digits or fewer
+// are distinct doubles, so D without its trailing zeros is the shortest text of its double, and in
+// this range repr writes it without an exponent ("0.0001", "3.0", "-0.0"). False for longer D.
+bool RoundedRepr(const char* begin, const char* end, std::string* out) {
+  const char* digits = begin + (*begin == '-');
+  const char* dot = end - 7;
+  const char* last = end;  // past the last fraction digit kept
+  while (last > dot + 1 && last[-1] == '0') --last;
+  size_t significant;
+  if (dot - digits == 1 && *digits == '0') {
+    const char* first = dot + 1;  // the fraction's leading zeros are not significant
+    while (first < last && *first == '0') ++first;
+    significant = static_cast<size_t>(last - first);
+  } else {
+    significant = static_cast<size_t>((dot - digits) + (last - dot - 1));
+  }
+  if (significant > 15) return false;
+  out->assign(begin, last);
+  if (last == dot + 1) out->push_back('0');
+  return true;
 }
 
-std::string FormatValue(const Value* v) {
-  if (compare::IsNull(v)) return "null";
+// §10.5 for a float: "{:.6e}" when repr has an exponent, else repr(round(x, 6)); into `out` (replaced).
+// Written in place: PyRepr, PyExp6 and PyRound6 give the same text.
+void FormatFloatTo(double x, std::string* out) {
+  char repr[kPyReprMax];
+  size_t n = PyReprTo(x, repr);
+  if (std::isfinite(x) && memchr(repr, 'e', n) != nullptr) {
+    char buf[64];
+    out->assign(buf, std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific, 6).ptr);
+    return;
+  }
+  if (std::isfinite(x)) {
+    // Python rounds the exact binary value half-even at 6 decimals: %.6f's correctly rounded
+    // decimal D, read back. repr has no exponent here, so x is 0 or 1e-4 <= |x| < 1e16.
+    char buf[400];
+    char* end = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed, 6).ptr;
+    if (RoundedRepr(buf, end, out)) return;
+    double rounded = 0;
+    std::from_chars(buf, end, rounded);
+    n = PyReprTo(rounded, repr);
+  }
+  out->assign(repr, n);
+}
+
+void FormatValueTo(const Value* v, std::string* out) {
+  if (compare::IsNull(v)) return out->assign("null"), void();
   switch (v->kind_case()) {
-    case Value::kBoolean: return v->boolean() ? "True" : "False";
-    case Value::kInteger: return std::to_string(v->integer());
-    case Value::kNumber: return FormatFloat(v->number());
-    case Value::kText: return FormatText(v->text());
-    case Value::kJson: return FormatText(PyStr(v));
-    default: return "null";
+    case Value::kBoolean: out->assign(v->boolean() ? "True" : "False"); return;
+    case Value::kInteger: {
+      char buf[24];
+      out->assign(buf, std::to_chars(buf, buf + sizeof(buf), v->integer()).ptr);
+      return;
+    }
+    case Value::kNumber: FormatFloatTo(v->number(), out); return;
+    case Value::kText: FormatTextTo(v->text(), out); return;
+    case Value::kJson: FormatTextTo(PyStr(v), out); return;
+    default: out->assign("null"); return;
   }
 }
 
-std::string FormatMetric(const Metric& m) {
+void FormatMetricTo(const Metric& m, std::string* out) {
   // Numbers the reference kept as Python numbers (differences, tensor
   // metrics) are formatted as numbers; everything else ("20.0%", "N/A",
   // "pass", "True") as text.
@@ -70,18 +126,20 @@ std::string FormatMetric(const Metric& m) {
   double parsed = 0;
   auto [at, ec] = std::from_chars(t.data(), t.data() + t.size(), parsed);
   bool whole = ec == std::errc() && at == t.data() + t.size();
-  if (!whole) {
+  // A decimal read up to a '%' ("20.0%", most of the relative errors): strtod stops there too.
+  bool percent = ec == std::errc() && at < t.data() + t.size() && *at == '%';
+  if (!whole && !percent) {
     char* end = nullptr;
     strtod(t.c_str(), &end);
     whole = end != nullptr && *end == '\0';
   }
   bool numeric = m.has_value() && !t.empty() && whole;
-  if (!numeric) return FormatText(t);
-  if (t.find_first_not_of("-0123456789") == std::string::npos) return t;
-  return FormatFloat(m.value());
+  if (!numeric) return FormatTextTo(t, out);
+  if (t.find_first_not_of("-0123456789") == std::string::npos) return out->assign(t), void();
+  FormatFloatTo(m.value(), out);
 }
 
-std::string PyTypeName(const Value* v) {
+const char* PyTypeName(const Value* v) {
   if (compare::IsNull(v)) return "<class 'NoneType'>";
   switch (v->kind_case()) {
     case Value::kBoolean: return "<class 'bool'>";
@@ -93,48 +151,59 @@ std::string PyTypeName(const Value* v) {
   }
 }
 
-// An ordered dict of already formatted strings.
-class Row {
- public:
-  void Set(std::string_view k, std::string v) {
-    for (auto& kv : kv_) {
-      if (kv.first == k) {
-        kv.second = std::move(v);
-        return;
-      }
-    }
-    kv_.emplace_back(k, std::move(v));
-  }
-  bool Has(std::string_view k) const {
-    for (auto& kv : kv_) {
-      if (kv.first == k) return true;
-    }
-    return false;
-  }
-  const std::string* Get(std::string_view k) const {
-    for (auto& kv : kv_) {
-      if (kv.first == k) return &kv.second;
-    }
-    return nullptr;
-  }
-  void Erase(std::string_view k) {
-    for (size_t i = 0; i < kv_.size(); ++i) {
-      if (kv_[i].first == k) {
-        kv_.erase(kv_.begin() + static_cast<long>(i));
-        return;
-      }
-    }
-  }
-  std::vector<std::pair<std::string, std::string>> kv_;
-};
-
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> FormatItem(const Item& item, CompareMode mode,
-                                                            const std::string& node_name) {
-  if (item.is_null()) return {{"value", "null"}};
+// An ordered dict of formatted strings whose storage outlives it: emptied
+// and refilled item after item, its strings keep their buffers.
+std::string* ItemText::Slot(std::string_view k) {
+  for (size_t i = 0; i < size_; ++i) {
+    if (kv_[i].first == k) return &kv_[i].second;
+  }
+  if (size_ == kv_.size()) kv_.emplace_back();
+  kv_[size_].first.assign(k);
+  return &kv_[size_++].second;
+}
+
+const std::string* ItemText::Get(std::string_view k) const {
+  for (size_t i = 0; i < size_; ++i) {
+    if (kv_[i].first == k) return &kv_[i].second;
+  }
+  return nullptr;
+}
+
+void ItemText::Erase(std::string_view k) {
+  for (size_t i = 0; i < size_; ++i) {
+    if (kv_[i].first == k) {
+      // The erased pair moves past the end, its buffers kept for the next item.
+      std::rotate(kv_.begin() + static_cast<long>(i), kv_.begin() + static_cast<long>(i) + 1,
+                  kv_.begin() + static_cast<long>(size_));
+      --size_;
+      return;
+    }
+  }
+}
+
+void ItemText::KeepOnly(std::initializer_list<std::string_view> keys) {
+  // The kept pairs in the order of `keys`, as a new dict filled in that order.
+  size_t kept = 0;
+  for (std::string_view k : keys) {
+    for (size_t i = kept; i < size_; ++i) {
+      if (kv_[i].first == k) {
+        std::swap(kv_[i], kv_[kept++]);
+        break;
+      }
+    }
+  }
+  size_ = kept;
+}
+
+void FormatItemTo(const Item& item, CompareMode mode, std::string_view node_name, ItemText* row) {
+  row->Clear();
+  if (item.is_null()) {
+    row->Set("value", "null");
+    return;
+  }
   // §4.2: the leaf, normalised.
-  Row row;
   const Value* value = nullptr;
   const Value* type = nullptr;
   const Value* group_ranks = nullptr;
@@ -147,26 +216,27 @@ std::vector<std::pair<std::string, std::string>> FormatItem(const Item& item, Co
         !(f.value().kind_case() == Value::kText && f.value().text().empty())) {
       has_dtype = true;
     }
-    row.Set(f.name(), FormatValue(&f.value()));
+    FormatValueTo(&f.value(), row->Slot(f.name()));
   }
-  const std::string* dn = row.Get("data_name");
-  if (dn == nullptr || *dn == "null" || dn->empty()) row.Set("data_name", "-1");
-  if (!row.Has("requires_grad")) row.Set("requires_grad", "null");
+  const std::string* dn = row->Get("data_name");
+  if (dn == nullptr || *dn == "null" || dn->empty()) row->Set("data_name", "-1");
+  if (!row->Has("requires_grad")) row->Set("requires_grad", "null");
   static const char* const kStats[] = {"Max", "Min", "Mean", "Norm"};
   for (const char* s : kStats) {
-    if (!row.Has(s)) row.Set(s, "null");
+    if (!row->Has(s)) row->Set(s, "null");
   }
-  std::string type_text = type != nullptr && type->kind_case() == Value::kText ? type->text() : "";
-  std::string last = item.key().substr(item.key().rfind('.') + 1);
+  std::string_view type_text =
+      type != nullptr && type->kind_case() == Value::kText ? std::string_view(type->text()) : std::string_view();
+  std::string_view last = std::string_view(item.key()).substr(item.key().rfind('.') + 1);
   if (!has_dtype) {
     auto stats = [&](const std::string& v) {
-      for (const char* s : kStats) row.Set(s, v);
+      for (const char* s : kStats) row->Set(s, v);
     };
     if (type_text == "torch.Size") {
-      row.Set("dtype", "torch.Size");
-      row.Set("shape", FormatText(PyStr(value)));
+      row->Set("dtype", "torch.Size");
+      FormatTextTo(PyStr(value), row->Slot("shape"));
     } else if (type_text == "slice") {
-      row.Set("dtype", "slice");
+      row->Set("dtype", "slice");
       size_t n = 0;
       if (value != nullptr && value->kind_case() == Value::kJson) {
         int depth = 0;
@@ -177,46 +247,59 @@ std::vector<std::pair<std::string, std::string>> FormatItem(const Item& item, Co
         }
         if (value->json() != "[]") ++n;
       }
-      row.Set("shape", "(" + std::to_string(n) + ",)");
+      row->Set("shape", "(" + std::to_string(n) + ",)");
     } else if (type_text == "ellipsis") {
-      row.Set("dtype", "ellipsis");
-      row.Set("shape", "[]");
-      stats(FormatValue(value));
+      row->Set("dtype", "ellipsis");
+      row->Set("shape", "[]");
+      std::string v;
+      FormatValueTo(value, &v);
+      stats(v);
     } else if (last == "src" || last == "dst" || last == "group_src" || last == "group_dst") {
-      row.Set("dtype", FormatText(type_text));
-      row.Set("shape", "[]");
-      stats(FormatText(PyStr(value)));
-      row.Set("md5", FormatText(PyStr(value)));
+      FormatTextTo(type_text, row->Slot("dtype"));
+      row->Set("shape", "[]");
+      std::string v = FormatText(PyStr(value));
+      stats(v);
+      row->Set("md5", v);
     } else if (type_text == "torch.ProcessGroup") {
-      row.Set("dtype", type_text);
-      row.Set("shape", "[]");
-      stats(FormatText(PyStr(group_ranks)));
-      row.Set("md5", FormatText(PyStr(group_ranks)));
+      row->Set("dtype", type_text);
+      row->Set("shape", "[]");
+      std::string v = FormatText(PyStr(group_ranks));
+      stats(v);
+      row->Set("md5", v);
     } else {
-      row.Set("dtype", FormatText(PyTypeName(value)));
-      row.Set("shape", "[]");
-      stats(FormatValue(value));
+      FormatTextTo(PyTypeName(value), row->Slot("dtype"));
+      row->Set("shape", "[]");
+      std::string v;
+      FormatValueTo(value, &v);
+      stats(v);
     }
   }
-  if (!row.Has("md5")) row.Set("md5", compare::ItemMd5(item));
-  // §10.5: what export removes.
-  if (mode != MODE_MD5) row.Erase("md5");
-  if (node_name.find("batch_isend_irecv") != std::string::npos) {
-    for (const char* k : {"op", "peer", "tag", "group_id"}) row.Erase(k);
+  // §10.5: export removes md5 outside md5 mode (added last when missing, so
+  // nothing else moves: it is only computed where it stays).
+  if (mode == MODE_MD5) {
+    if (!row->Has("md5")) row->Set("md5", compare::ItemMd5(item));
+  } else {
+    row->Erase("md5");
+  }
+  if (node_name.find("batch_isend_irecv") != std::string_view::npos) {
+    for (const char* k : {"op", "peer", "tag", "group_id"}) row->Erase(k);
   }
   // Metrics were copied into the item before export formats it, so the
   // process-group trim below removes them too.
-  for (const Metric& m : item.metric()) row.Set(m.name(), FormatMetric(m));
-  if (type_text == "torch.ProcessGroup") {
-    Row kept;
-    for (const char* k : {"type", "group_ranks", "group_id", "data_name"}) {
-      if (const std::string* v = row.Get(k)) kept.Set(k, *v);
-    }
-    row = kept;
+  for (const Metric& m : item.metric()) FormatMetricTo(m, row->Slot(m.name()));
+  if (type_text == "torch.ProcessGroup") row->KeepOnly({"type", "group_ranks", "group_id", "data_name"});
+  const std::string* max = row->Get("Max");
+  if (max != nullptr && *max == "null") {
+    row->Clear();
+    row->Set("value", "null");
   }
-  const std::string* max = row.Get("Max");
-  if (max != nullptr && *max == "null") return {{"value", "null"}};
-  return row.kv_;
+}
+
+std::vector<std::pair<std::string, std::string>> FormatItem(const Item& item, CompareMode mode,
+                                                            const std::string& node_name) {
+  ItemText row;
+  FormatItemTo(item, mode, node_name, &row);
+  return {row.begin(), row.end()};
 }
 
 }  // namespace graph_ascend::vis

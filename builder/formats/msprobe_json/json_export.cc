@@ -66,6 +66,7 @@ class Exporter {
   FILE* out_;
   Grading grading_;
   std::string buf_;
+  ItemText item_text_;  // reused from item to item
   json::JsonWriter w_;
   CompareMode mode_ = MODE_NONE;
 };
@@ -77,7 +78,8 @@ void Exporter::WriteItems(const char* key, const google::protobuf::RepeatedPtrFi
   for (const Item& item : items) {
     w_.Key(item.key());
     w_.BeginObject();
-    for (auto& [k, v] : FormatItem(item, mode_, node)) {
+    FormatItemTo(item, mode_, node, &item_text_);
+    for (const auto& [k, v] : item_text_) {
       w_.Key(k);
       w_.String(v);
     }
