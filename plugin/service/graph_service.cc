@@ -33,6 +33,7 @@ ConvertQueueOptions ConvertOptionsOf(const ServiceOptions& options, const std::s
   ConvertQueueOptions c;
   c.builder = options.builder.empty() ? BuilderBesideServer() : options.builder;
   c.orphan_seconds = options.convert_orphan_seconds;
+  c.term_grace = std::chrono::milliseconds(options.convert_term_grace_ms);
   struct stat st;
   bool owned = stat(root.c_str(), &st) == 0 && st.st_uid == geteuid();
   switch (options.allow_convert) {

@@ -45,6 +45,7 @@ struct ServiceOptions {
   Convert allow_convert = Convert::kAuto;
   std::string builder;               // graph-ascend; "" = beside this executable
   int64_t convert_orphan_seconds = 30;
+  int64_t convert_term_grace_ms = 800;  // a cancelled builder's time to leave after SIGTERM, then SIGKILL
   // Tests: called by Match and Unmatch once they have read what the edit
   // needs, still under the file's shared lock (other readers go on), before
   // the exclusive lock of the edit itself.

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -477,6 +479,84 @@ TEST_F(ConvertTest, CancelMidWayLeavesNoFile) {
   EXPECT_EQ(seen.back().state(), CONVERT_CANCELLED);
   EXPECT_EQ(seen.back().error_message(), "cancelled from the page");
   EXPECT_EQ(seen.back().outputs_size(), 0);
+  EXPECT_FALSE(fs::exists(dir_.Join("big")));
+  EXPECT_EQ(Leftovers(dir_.path()), std::vector<std::string>{});
+}
+
+// Whether `sig` is set in the /proc/<pid>/status mask `field` ("SigBlk:", "SigIgn:").
+bool InMask(pid_t pid, const std::string& field, int sig) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) return (std::stoull(line.substr(field.size()), nullptr, 16) >> (sig - 1)) & 1;
+  }
+  return false;
+}
+
+// The signal state graph-ascend-server gives its threads (server_main.cc):
+// SIGTERM, SIGINT, SIGHUP blocked on every thread started meanwhile (one of
+// them sigwaits), SIGPIPE ignored; restored on destruction.
+class ServerSignals {
+ public:
+  ServerSignals() {
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&blocked, s);
+    pthread_sigmask(SIG_BLOCK, &blocked, &mask_);
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ignore, &pipe_);
+  }
+  // The threads are started: this one goes back to its own mask.
+  void Unblock() { pthread_sigmask(SIG_SETMASK, &mask_, nullptr); }
+  ~ServerSignals() {
+    Unblock();
+    sigaction(SIGPIPE, &pipe_, nullptr);
+  }
+
+ private:
+  sigset_t mask_;
+  struct sigaction pipe_;
+};
+
+TEST_F(ConvertTest, CancelWhileReadingStopsTheBuilderWithSigtermUnderTheServersSignalMask) {
+  HeldBuilder builder(sock_.path());
+  ServiceOptions options;
+  options.builder = builder.path();
+  options.convert_orphan_seconds = 3600;    // watched only once cancelled
+  options.convert_term_grace_ms = 600000;  // SIGTERM alone must end it
+  ServerSignals signals;
+  Serve(options);  // its conversion thread starts with the server's mask
+  signals.Unblock();
+  fs::copy(ScaledDump(), dir_.Join("scaled"), fs::copy_options::recursive);
+  ConvertJob started;
+  ASSERT_TRUE(Start(Request("scaled/npu", "scaled/bench", "big"), &started).ok());
+  // Held in its reading stage: stopped, with all it printed read by the
+  // service (the progress lines are flushed as they are printed).
+  ASSERT_TRUE(builder.Run([&] {
+    int fd = open(("/proc/" + std::to_string(builder.Find()) + "/fd/2").c_str(), O_RDONLY | O_NONBLOCK);
+    int unread = -1;
+    if (fd >= 0) ioctl(fd, FIONREAD, &unread);
+    if (fd >= 0) close(fd);
+    ConvertJob j = Listed(stub_.get(), started.id());
+    return unread == 0 && j.state() == CONVERT_RUNNING && j.stage() == "reading dumps";
+  })) << Listed(stub_.get(), started.id()).DebugString();
+  EXPECT_FALSE(InMask(builder.Find(), "SigBlk:", SIGTERM)) << "the builder inherited the server's mask";
+  EXPECT_FALSE(InMask(builder.Find(), "SigIgn:", SIGPIPE));
+  ConvertJob cancelled;
+  EXPECT_TRUE(Cancel(started.id(), &cancelled).ok());
+  builder.ContinueWhenTerminated();
+  std::vector<ConvertJob> seen = Watch(started.id());
+  ASSERT_FALSE(seen.empty());
+  const ConvertJob& last = seen.back();
+  EXPECT_EQ(last.state(), CONVERT_CANCELLED);
+  EXPECT_EQ(last.error_message(), "cancelled from the page");
+  // The builder's own handler ended it (its temporaries removed), not SIGKILL.
+  std::vector<std::string> log(last.log().begin(), last.log().end());
+  EXPECT_NE(std::find(log.begin(), log.end(), "graph-ascend: stopped by SIGTERM (unfinished files removed)"),
+            log.end())
+      << last.DebugString();
+  for (const std::string& line : log) EXPECT_EQ(line.find("SIGKILL"), std::string::npos) << line;
   EXPECT_FALSE(fs::exists(dir_.Join("big")));
   EXPECT_EQ(Leftovers(dir_.path()), std::vector<std::string>{});
 }
