@@ -51,7 +51,11 @@ void SayStopped(int sig) {
   const char tail[] = " (unfinished files removed)\n";
   memcpy(line + n, tail, sizeof(tail) - 1);
   n += sizeof(tail) - 1;
-  ssize_t ignored = write(2, line, n);  // stderr may be closed: nothing to do then
+  // stderr may be a pipe nobody reads any more (the server that started us
+  // died): its SIGPIPE, pending until this handler returns, would end the
+  // process first (lower number) and hide the signal that did.
+  signal(SIGPIPE, SIG_IGN);
+  ssize_t ignored = write(2, line, n);
   (void)ignored;
 }
 

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,7 +92,9 @@ bool TerminatedOrGone(pid_t pid) {
 // lets it go 20 ms at a time until `ready`, and it stays stopped there.
 class HeldBuilder {
  public:
-  explicit HeldBuilder(const std::string& dir) : path_(dir + "/held-graph-ascend") {
+  // `parent`: the process that starts it (this one: the in-process service).
+  explicit HeldBuilder(const std::string& dir, pid_t parent = getpid())
+      : path_(dir + "/held-graph-ascend"), parent_(parent) {
     std::ofstream(path_) << "#!/bin/sh\nkill -STOP $$\nexec '" << Builder() << "' \"$@\"\n";
     fs::permissions(path_, fs::perms::owner_all);
   }
@@ -108,7 +112,7 @@ class HeldBuilder {
         if (close == std::string::npos) continue;
         char state = 0;
         long ppid = 0;
-        if (sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 && ppid == getpid() && state == 'T') {
+        if (sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 && ppid == parent_ && state == 'T') {
           pid_ = std::stoi(name);
         }
       }
@@ -144,6 +148,7 @@ class HeldBuilder {
 
  private:
   std::string path_;
+  pid_t parent_;
   pid_t pid_ = -1;
 };
 
@@ -559,6 +564,74 @@ TEST_F(ConvertTest, CancelWhileReadingStopsTheBuilderWithSigtermUnderTheServersS
   for (const std::string& line : log) EXPECT_EQ(line.find("SIGKILL"), std::string::npos) << line;
   EXPECT_FALSE(fs::exists(dir_.Join("big")));
   EXPECT_EQ(Leftovers(dir_.path()), std::vector<std::string>{});
+}
+
+// The server's death reaches its builder (the parent-death signal is SIGTERM)
+// however the server masked its own signals: bin/graph-ascend-server itself,
+// killed with SIGKILL while its builder is held in the reading stage. This
+// process adopts the orphan (a child subreaper) to see how it ended.
+TEST_F(ConvertTest, TheServersDeathStopsItsBuilderWhileItReads) {
+  const char* bin = std::getenv("GA_BINARY_DIR");
+  const std::string server_binary = std::string(bin ? bin : "build") + "/bin/graph-ascend-server";
+  ASSERT_EQ(access(server_binary.c_str(), X_OK), 0) << server_binary;
+  fs::copy(ScaledDump(), dir_.Join("scaled"), fs::copy_options::recursive);
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  struct Unreap {
+    ~Unreap() { prctl(PR_SET_CHILD_SUBREAPER, 0); }
+  } unreap;
+  const std::string socket = sock_.Join("real.sock"), cache = sock_.Join("cache"), log = sock_.Join("server.log");
+  const std::string script = HeldBuilder(sock_.path()).path();  // written before the fork
+  pid_t server = fork();
+  ASSERT_GE(server, 0);
+  if (server == 0) {
+    int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(out, 1);
+    dup2(out, 2);
+    execl(server_binary.c_str(), server_binary.c_str(), "--logdir", dir_.path().c_str(), "--socket", socket.c_str(),
+          "--cache-dir", cache.c_str(), "--allow-convert", "on", "--builder", script.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  HeldBuilder builder(sock_.path(), server);
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reap_server{server};
+  auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
+  ASSERT_TRUE(channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(60)));
+  auto stub = GraphService::NewStub(channel);
+  ConvertJob started;
+  {
+    grpc::ClientContext ctx;
+    grpc::Status st = stub->ConvertStart(&ctx, Request("scaled/npu", "scaled/bench", "big"), &started);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+  }
+  ASSERT_TRUE(builder.Run([&] {
+    int fd = open(("/proc/" + std::to_string(builder.Find()) + "/fd/2").c_str(), O_RDONLY | O_NONBLOCK);
+    int unread = -1;
+    if (fd >= 0) ioctl(fd, FIONREAD, &unread);
+    if (fd >= 0) close(fd);
+    ConvertJob j = Listed(stub.get(), started.id());
+    return unread == 0 && j.state() == CONVERT_RUNNING && j.stage() == "reading dumps";
+  })) << Listed(stub.get(), started.id()).DebugString();
+  const pid_t held = builder.Find();
+  EXPECT_FALSE(InMask(held, "SigBlk:", SIGTERM)) << "the builder inherited the server's mask";
+  ASSERT_EQ(kill(server, SIGKILL), 0);
+  ASSERT_EQ(waitpid(server, nullptr, 0), server);
+  builder.ContinueWhenTerminated();  // the parent-death signal is pending
+  int status = 0;
+  ASSERT_EQ(waitpid(held, &status, 0), held) << "adopted by this process";
+  ASSERT_TRUE(WIFSIGNALED(status)) << "it went on to the end: exit status " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  // Its staging folder stays for the next server to remove (RemoveStaleStaging), empty of results.
+  for (const std::string& left : Leftovers(dir_.path())) {
+    EXPECT_EQ(left.find(".vis"), std::string::npos) << left;
+    EXPECT_EQ(left.find(".tmp-"), std::string::npos) << left;
+  }
+  EXPECT_FALSE(fs::exists(dir_.Join("big")));
 }
 
 TEST_F(ConvertTest, ABadDumpFailsWithTheBuildersMessage) {
