@@ -80,7 +80,8 @@ GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const Se
       cache_(options.cache_bytes),
       views_(options.max_views, options.views_bytes, options.idle_seconds, foreign_.root() + "/views"),
       convert_(logdir_, std::move(convert)),
-      journal_dir_(foreign_.root() + "/edits") {}
+      journal_dir_(foreign_.root() + "/edits"),
+      journal_compact_bytes_(options.journal_compact_bytes) {}
 
 grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressFn& progress,
                                     std::shared_ptr<OpenGraph>* file) {

@@ -46,6 +46,9 @@ struct ServiceOptions {
   std::string builder;               // graph-ascend; "" = beside this executable
   int64_t convert_orphan_seconds = 30;
   int64_t convert_term_grace_ms = 800;  // a cancelled builder's time to leave after SIGTERM, then SIGKILL
+  // A match edits journal past this size (and past twice its last rewrite) is
+  // rewritten as the edits that stand (match_journal.h).
+  size_t journal_compact_bytes = size_t{1} << 20;
   // Tests: called by Match and Unmatch once they have read what the edit
   // needs, still under the file's shared lock (other readers go on), before
   // the exclusive lock of the edit itself.
@@ -165,8 +168,10 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   OverviewCache overviews_;
   JsonBridge json_;  // set by Create
   const std::string journal_dir_;  // <cache root>/edits
+  const size_t journal_compact_bytes_;
   std::mutex journal_mu_;
   std::unordered_map<uint64_t, std::shared_ptr<std::once_flag>> replayed_;  // by OpenGraph::id()
+  std::unordered_map<std::string, size_t> journal_compact_at_;              // by journal path: its next rewrite
 };
 
 }  // namespace graph_ascend::service
