@@ -31,10 +31,39 @@ char g_folder[kFolders][PATH_MAX];
 constexpr int kSignals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGPIPE,   SIGXFSZ,
                             SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF};
 
+// "graph-ascend: stopped by SIGTERM" on stderr: whoever reads the log (the
+// service's conversion log, a batch system's) sees why the run ended. Not for
+// SIGPIPE: output piped into `head` is an ordinary end, not news.
+void SayStopped(int sig) {
+  if (sig == SIGPIPE) return;
+  const char* name = sig == SIGINT    ? "SIGINT"
+                     : sig == SIGTERM ? "SIGTERM"
+                     : sig == SIGHUP  ? "SIGHUP"
+                     : sig == SIGXFSZ ? "SIGXFSZ"
+                     : sig == SIGUSR1 ? "SIGUSR1"
+                     : sig == SIGUSR2 ? "SIGUSR2"
+                     : sig == SIGALRM ? "SIGALRM"
+                     : sig == SIGVTALRM ? "SIGVTALRM"
+                                        : "SIGPROF";
+  char line[96] = "graph-ascend: stopped by ";
+  size_t n = strlen(line);
+  for (const char* c = name; *c != 0; ++c) line[n++] = *c;
+  const char tail[] = " (unfinished files removed)\n";
+  memcpy(line + n, tail, sizeof(tail) - 1);
+  n += sizeof(tail) - 1;
+  // stderr may be a pipe nobody reads any more (the server that started us
+  // died): its SIGPIPE, pending until this handler returns, would end the
+  // process first (lower number) and hide the signal that did.
+  signal(SIGPIPE, SIG_IGN);
+  ssize_t ignored = write(2, line, n);
+  (void)ignored;
+}
+
 void OnSignal(int sig) {
   int saved = errno;
   RemoveTemporariesNow();
   RemoveEmptyCreatedFolders();
+  SayStopped(sig);
   errno = saved;
   // Die of the signal as if there were no handler (the exit status says so).
   signal(sig, SIG_DFL);

@@ -38,6 +38,17 @@ Result<BuilderChild> BuilderChild::Start(const std::vector<std::string>& argv, c
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(127);
+    // The server blocks SIGTERM, SIGINT, SIGHUP on every thread (one thread
+    // sigwaits) and ignores SIGPIPE; a mask and an ignored signal outlive
+    // exec. The builder starts as from a shell: with SIGTERM blocked, a
+    // cancel or the server's death (the SIGTERM above) reached it only as the
+    // SIGKILL 0.8 s later, or never.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    struct sigaction dfl = {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGPIPE, &dfl, nullptr);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out[1], 1);

@@ -15,8 +15,9 @@ namespace graph_ascend::service {
 class BuilderChild {
  public:
   // Starts argv[0] with `argv` in `cwd`, stdin from /dev/null, stdout and
-  // stderr into pipes, every other descriptor closed. The child gets SIGTERM
-  // when the starting thread ends (the server died).
+  // stderr into pipes, every other descriptor closed, no signal blocked or
+  // ignored whatever the server's mask. The child gets SIGTERM when the
+  // starting thread ends (the server died).
   static Result<BuilderChild> Start(const std::vector<std::string>& argv, const std::string& cwd);
 
   BuilderChild(BuilderChild&& other) noexcept;

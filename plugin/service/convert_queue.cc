@@ -26,8 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr size_t kLogLines = 200;
 constexpr size_t kMaxLogLine = 1000;
-// After SIGTERM, the builder has this long to remove its temporaries before SIGKILL.
-constexpr auto kTermGrace = std::chrono::milliseconds(800);
 constexpr char kErrorPrefix[] = "graph-ascend: error: ";
 constexpr char kProgressPrefix[] = "graph-ascend: progress ";
 constexpr char kStagingPrefix[] = ".graph-ascend-convert-";
@@ -361,7 +359,7 @@ void ConvertQueue::Run(const std::shared_ptr<Job>& job) {
     Changed(job.get());
   };
   Clock::time_point terminated;
-  bool open = true;
+  bool open = true, killed = false;
   while (open) {
     open = child->Read(100, on_line);
     std::lock_guard<std::mutex> l(mu_);
@@ -369,8 +367,14 @@ void ConvertQueue::Run(const std::shared_ptr<Job>& job) {
     if (job->cancel && terminated == Clock::time_point()) {
       child->Terminate();
       terminated = Clock::now();
-    } else if (terminated != Clock::time_point() && Clock::now() - terminated > kTermGrace) {
+    } else if (terminated != Clock::time_point() && Clock::now() - terminated > options_.term_grace && !killed) {
       child->Kill();
+      killed = true;
+      // Says which way it ended (the builder's own "stopped by SIGTERM" line otherwise).
+      job->log.push_back("the builder did not stop within " + std::to_string(options_.term_grace.count()) +
+                         " ms of SIGTERM: killed (SIGKILL)");
+      while (job->log.size() > kLogLines) job->log.pop_front();
+      Changed(job.get());
     }
   }
   int status = child->Wait();

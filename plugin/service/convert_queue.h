@@ -33,6 +33,8 @@ struct ConvertQueueOptions {
   std::string not_allowed_reason;
   std::string builder;            // the graph-ascend executable
   int64_t orphan_seconds = 30;    // without a watcher, then cancelled
+  // After SIGTERM, the builder has this long to remove its temporaries before SIGKILL.
+  std::chrono::milliseconds term_grace{800};
   size_t max_session_jobs = 8;    // queued or running, per session
   size_t max_jobs = 32;           // queued or running, in all
   size_t kept_jobs = 50;          // finished jobs remembered (oldest dropped)

@@ -15,7 +15,8 @@
 
 // The handlers live in files by concept: graph_service_view.cc (view, search,
 // details), _match.cc, _legend.cc, _insight.cc (divergence, overview),
-// _convert.cc; this file opens files and routes the JSON bridge.
+// _convert.cc, _runs.cc (the runs listing); this file opens files and routes
+// the JSON bridge.
 namespace graph_ascend::service {
 
 namespace {
@@ -33,6 +34,7 @@ ConvertQueueOptions ConvertOptionsOf(const ServiceOptions& options, const std::s
   ConvertQueueOptions c;
   c.builder = options.builder.empty() ? BuilderBesideServer() : options.builder;
   c.orphan_seconds = options.convert_orphan_seconds;
+  c.term_grace = std::chrono::milliseconds(options.convert_term_grace_ms);
   struct stat st;
   bool owned = stat(root.c_str(), &st) == 0 && st.st_uid == geteuid();
   switch (options.allow_convert) {
@@ -79,7 +81,8 @@ GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const Se
       cache_(options.cache_bytes),
       views_(options.max_views, options.views_bytes, options.idle_seconds, foreign_.root() + "/views"),
       convert_(logdir_, std::move(convert)),
-      journal_dir_(foreign_.root() + "/edits") {}
+      journal_dir_(foreign_.root() + "/edits"),
+      journal_compact_bytes_(options.journal_compact_bytes) {}
 
 grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressFn& progress,
                                     std::shared_ptr<OpenGraph>* file) {
@@ -147,7 +150,7 @@ FileInfo GraphServiceImpl::InfoOf(const OpenGraph& f) const {
   info.set_legend_file(names.legend);
   info.set_legend_error(f.legend_error());
   RunsInfo runs;
-  FillRunsInfo(logdir_, f.relative(), &runs);
+  FillRunsInfo(logdir_, &runs_summaries_, f.relative(), &runs);
   if (runs.runs_size() > 0 || !runs.error().empty()) *info.mutable_runs() = std::move(runs);
   return info;
 }
@@ -175,49 +178,6 @@ grpc::Status GraphServiceImpl::HealthReplyOf(grpc::ServerContext*, const HealthR
 // One listed file per graph of a .vis.db, grouped like a batch (the steps and
 // ranks become the page's pickers). A file SQLite cannot read is listed once;
 // opening it reports why.
-void GraphServiceImpl::AddForeignRuns(const RunEntry& e, ListRunsReply* reply) {
-  auto abs = logdir_.Resolve(e.path);
-  std::vector<ForeignGraph> graphs(1);
-  if (abs.ok()) {
-    auto listed = foreign_.Graphs(*abs);
-    if (listed.ok()) graphs = std::move(*listed);
-  }
-  std::string stem = e.name.substr(0, e.name.size() - 7);
-  for (const ForeignGraph& g : graphs) {
-    RunFile* r = reply->add_files();
-    r->set_path(g.id.empty() ? e.path : e.path + "#" + g.id);
-    r->set_dir(e.dir);
-    r->set_name(e.name);
-    r->set_group(e.dir.empty() ? stem : e.dir + "/" + stem);
-    r->set_step(g.step);
-    r->set_rank(g.rank);
-    r->set_size(e.size);
-    r->set_mtime_unix(e.mtime_unix);
-    r->set_kind(stem.rfind("build", 0) == 0 ? "build" : stem.rfind("compare", 0) == 0 ? "compare" : "");
-  }
-}
-
-grpc::Status GraphServiceImpl::ListRuns(grpc::ServerContext*, const ListRunsRequest*, ListRunsReply* reply) {
-  for (const RunEntry& e : logdir_.ListRuns()) {
-    if (EndsWith(e.name, ".vis.db")) {
-      AddForeignRuns(e, reply);
-      continue;
-    }
-    RunFile* r = reply->add_files();
-    r->set_path(e.path);
-    r->set_dir(e.dir);
-    r->set_name(e.name);
-    r->set_group(e.group);
-    r->set_step(e.step);
-    r->set_rank(e.rank);
-    r->set_stage(e.stage);
-    r->set_size(e.size);
-    r->set_mtime_unix(e.mtime_unix);
-    r->set_kind(e.kind);
-  }
-  return grpc::Status::OK;
-}
-
 grpc::Status GraphServiceImpl::OpenFile(grpc::ServerContext* ctx, const FileRequest* req,
                                         grpc::ServerWriter<OpenProgress>* writer) {
   std::mutex write_mu;

@@ -25,9 +25,12 @@
 #include "log_dir.h"
 #include "manual_match.h"
 #include "rank_overview.h"
+#include "runs_info.h"
 #include "view_store.h"
 
 namespace graph_ascend::service {
+
+struct LoadedCompare;  // graph_service_report.cc
 
 struct ServiceOptions {
   std::string logdir;
@@ -45,6 +48,10 @@ struct ServiceOptions {
   Convert allow_convert = Convert::kAuto;
   std::string builder;               // graph-ascend; "" = beside this executable
   int64_t convert_orphan_seconds = 30;
+  int64_t convert_term_grace_ms = 800;  // a cancelled builder's time to leave after SIGTERM, then SIGKILL
+  // A match edits journal past this size (and past twice its last rewrite) is
+  // rewritten as the edits that stand (match_journal.h).
+  size_t journal_compact_bytes = size_t{1} << 20;
   // Tests: called by Match and Unmatch once they have read what the edit
   // needs, still under the file's shared lock (other readers go on), before
   // the exclusive lock of the edit itself.
@@ -148,10 +155,14 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   // CallJson's handlers (json_bridge.h), each bound to this service.
   std::vector<JsonBridge::Handler> JsonHandlers();
 
-  void AddForeignRuns(const RunEntry& e, ListRunsReply* reply);
-  // graph_service_overview.cc: the runs as ListRuns lists them (a .vis.db one
-  // entry per graph), and the meta of a .vis.db graph for the rank overview.
+  // graph_service_runs.cc: the runs ListRuns lists and the overview groups
+  // (a .vis.db one entry per graph, its path "<file>#<graph id>").
   std::vector<RunEntry> ListedRuns();
+  void AddForeignRuns(const RunEntry& e, std::vector<RunEntry>* runs);
+  // graph_service_report.cc: what GetProfile and GetReport start with: the
+  // file opened, the depth checked, the compare's index and verdict loaded.
+  grpc::Status OpenCompare(const ProfileRequest& req, std::shared_ptr<OpenGraph>* file, LoadedCompare* in);
+  // graph_service_overview.cc: the meta of a .vis.db graph for the rank overview.
   Result<vis::FileMeta> ForeignMeta(const RunEntry& member);
 
   LogDir logdir_;
@@ -162,10 +173,13 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   ViewStore views_;
   ConvertQueue convert_;  // after logdir_, which it refers to
   OverviewCache overviews_;
+  mutable RunsSummaries runs_summaries_;  // runs.json of FileInfo.runs, read once per version
   JsonBridge json_;  // set by Create
   const std::string journal_dir_;  // <cache root>/edits
+  const size_t journal_compact_bytes_;
   std::mutex journal_mu_;
   std::unordered_map<uint64_t, std::shared_ptr<std::once_flag>> replayed_;  // by OpenGraph::id()
+  std::unordered_map<std::string, size_t> journal_compact_at_;              // by journal path: its next rewrite
 };
 
 }  // namespace graph_ascend::service

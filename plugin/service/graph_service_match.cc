@@ -3,6 +3,7 @@
 // unsaved edits across restarts.
 #include "graph_service.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <shared_mutex>
 
@@ -128,6 +129,10 @@ grpc::Status GraphServiceImpl::SaveMatches(grpc::ServerContext*, const FileReque
   if (!s.ok()) return Fail(grpc::StatusCode::INTERNAL, s.error());
   file->MarkSaved();
   // The config holds every edit now; a journal started later follows it.
+  {
+    std::lock_guard<std::mutex> journal(journal_mu_);
+    journal_compact_at_.erase(JournalOf(*file));
+  }
   Status removed = RemoveJournal(JournalOf(*file));
   if (!removed.ok()) std::fprintf(stderr, "graph-ascend-server: warning: %s\n", removed.error().ToString().c_str());
   reply->set_path(rel);
@@ -179,9 +184,19 @@ std::string GraphServiceImpl::JournalOf(const OpenGraph& f) const {
 
 void GraphServiceImpl::JournalEdits(const OpenGraph& f, bool had_matches, bool match,
                                     const std::vector<PairOutcome>& outcomes) {
-  Status s = AppendToJournal(JournalOf(f), f.relative(), had_matches ? NamesOf(f).match_config : "", match, outcomes);
+  auto warn = [](const Error& e) { std::fprintf(stderr, "graph-ascend-server: warning: %s\n", e.ToString().c_str()); };
+  const std::string path = JournalOf(f);
+  size_t size = 0;
+  Status s = AppendToJournal(path, f.relative(), had_matches ? NamesOf(f).match_config : "", match, outcomes, &size);
   // The edit stands in memory; only its survival of a restart is lost.
-  if (!s.ok()) std::fprintf(stderr, "graph-ascend-server: warning: %s\n", s.error().ToString().c_str());
+  if (!s.ok()) return warn(s.error());
+  std::lock_guard<std::mutex> l(journal_mu_);
+  size_t& at = journal_compact_at_[path];
+  if (size < std::max(at, journal_compact_bytes_)) return;
+  // Under the file's lock: no edit comes between the state and its rewrite.
+  auto compacted = CompactJournal(path, f.relative(), CurrentEdits(f));
+  if (!compacted.ok()) return warn(compacted.error());  // the whole journal stays, and replays the same
+  at = 2 * *compacted;
 }
 
 void GraphServiceImpl::ReplayJournalOnce(const std::shared_ptr<OpenGraph>& file) {

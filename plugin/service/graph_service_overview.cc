@@ -7,29 +7,6 @@
 
 namespace graph_ascend::service {
 
-std::vector<RunEntry> GraphServiceImpl::ListedRuns() {
-  ListRunsRequest req;
-  ListRunsReply listed;
-  ListRuns(nullptr, &req, &listed);
-  std::vector<RunEntry> runs;
-  runs.reserve(static_cast<size_t>(listed.files_size()));
-  for (const RunFile& r : listed.files()) {
-    RunEntry e;
-    e.path = r.path();
-    e.dir = r.dir();
-    e.name = r.name();
-    e.group = r.group();
-    e.step = r.step();
-    e.rank = r.rank();
-    e.stage = r.stage();
-    e.kind = r.kind();
-    e.size = r.size();
-    e.mtime_unix = r.mtime_unix();
-    runs.push_back(std::move(e));
-  }
-  return runs;
-}
-
 // The graph opened as the page opens it (hierarchy first, its conversion
 // going on behind); the ranking summary from the whole converted file when
 // the index-only one has none, and the counts the overview shows from the

@@ -9,16 +9,17 @@
 #include "rpc_answers.h"
 
 namespace graph_ascend::service {
-namespace {
 
 // A compare's index, verdict and details, as the libraries read them.
-struct Loaded {
+struct LoadedCompare {
   std::unique_ptr<vis::VisReader> reader;
   vis::SideIndex npu, bench;
   verdict::Verdict verdict;
 };
 
-grpc::Status Load(const OpenGraph& file, const std::string& relative, Loaded* out) {
+namespace {
+
+grpc::Status Load(const OpenGraph& file, const std::string& relative, LoadedCompare* out) {
   if (!file.is_compare()) {
     return Fail(grpc::StatusCode::FAILED_PRECONDITION, relative + ": a build of one run has no layer profile or report");
   }
@@ -43,13 +44,18 @@ profile::DetailFn DetailsOf(const OpenGraph& file) {
 
 }  // namespace
 
+grpc::Status GraphServiceImpl::OpenCompare(const ProfileRequest& req, std::shared_ptr<OpenGraph>* file,
+                                           LoadedCompare* in) {
+  grpc::Status st = Open(req.file(), {}, file);
+  if (!st.ok()) return st;
+  if (req.depth() > 1000) return Fail(grpc::StatusCode::INVALID_ARGUMENT, "depth must be at most 1000");
+  return Load(**file, req.file(), in);
+}
+
 grpc::Status GraphServiceImpl::GetProfile(grpc::ServerContext*, const ProfileRequest* req, ProfileReply* reply) {
   std::shared_ptr<OpenGraph> file;
-  grpc::Status st = Open(req->file(), {}, &file);
-  if (!st.ok()) return st;
-  if (req->depth() > 1000) return Fail(grpc::StatusCode::INVALID_ARGUMENT, "depth must be at most 1000");
-  Loaded in;
-  st = Load(*file, req->file(), &in);
+  LoadedCompare in;
+  grpc::Status st = OpenCompare(*req, &file, &in);
   if (!st.ok()) return st;
   for (int k = 0; k < profile::kSeriesCount; ++k) {
     reply->add_series(profile::SeriesName(k));
@@ -96,11 +102,8 @@ grpc::Status GraphServiceImpl::GetProfile(grpc::ServerContext*, const ProfileReq
 
 grpc::Status GraphServiceImpl::GetReport(grpc::ServerContext*, const ProfileRequest* req, ReportReply* reply) {
   std::shared_ptr<OpenGraph> file;
-  grpc::Status st = Open(req->file(), {}, &file);
-  if (!st.ok()) return st;
-  if (req->depth() > 1000) return Fail(grpc::StatusCode::INVALID_ARGUMENT, "depth must be at most 1000");
-  Loaded in;
-  st = Load(*file, req->file(), &in);
+  LoadedCompare in;
+  grpc::Status st = OpenCompare(*req, &file, &in);
   if (!st.ok()) return st;
   if (file->meta().mode() == vis::MODE_STRUCTURE) {
     return Fail(grpc::StatusCode::FAILED_PRECONDITION, req->file() + ": a structure compare holds no values to report");

@@ -12,6 +12,7 @@
 
 #include "base/mapped_file.h"
 #include "config_files.h"
+#include "open_graph.h"
 
 namespace graph_ascend::service {
 namespace {
@@ -36,6 +37,14 @@ Status WriteAll(int fd, const std::string& text, const std::string& path) {
 
 std::string Dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
+std::string Header(const std::string& relative, const std::string& base) {
+  return Dump({{"journal", 1}, {"file", relative}, {"base", base}}) + "\n";
+}
+
+std::string EditLine(bool match, const std::string& npu, const std::string& bench) {
+  return Dump({{"op", match ? "match" : "unmatch"}, {"npu", npu}, {"bench", bench}}) + "\n";
+}
+
 }  // namespace
 
 std::string JournalPath(const std::string& dir, const std::string& logdir_root, const std::string& relative) {
@@ -48,11 +57,10 @@ std::string JournalPath(const std::string& dir, const std::string& logdir_root, 
 }
 
 Status AppendToJournal(const std::string& path, const std::string& relative, const std::string& base, bool match,
-                       const std::vector<PairOutcome>& outcomes) {
+                       const std::vector<PairOutcome>& outcomes, size_t* size) {
   std::string lines;
   for (const PairOutcome& o : outcomes) {
-    if (!o.ok) continue;
-    lines += Dump({{"op", match ? "match" : "unmatch"}, {"npu", o.npu}, {"bench", o.bench}}) + "\n";
+    if (o.ok) lines += EditLine(match, o.npu, o.bench);
   }
   if (lines.empty()) return Status::Ok();
   const std::string dir = path.substr(0, path.rfind('/'));
@@ -60,13 +68,30 @@ Status AppendToJournal(const std::string& path, const std::string& relative, con
   int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return Failed(path, "cannot open the edit journal");
   struct stat st;
-  if (fstat(fd, &st) == 0 && st.st_size == 0) {
-    lines = Dump({{"journal", 1}, {"file", relative}, {"base", base}}) + "\n" + lines;
-  }
+  const bool known = fstat(fd, &st) == 0;
+  if (known && st.st_size == 0) lines = Header(relative, base) + lines;
   Status s = WriteAll(fd, lines, path);
   if (s.ok() && fsync(fd) != 0) s = Failed(path, "cannot flush the edit journal");
   close(fd);
+  if (s.ok() && known && size != nullptr) *size = static_cast<size_t>(st.st_size) + lines.size();
   return s;
+}
+
+std::vector<PairEdit> CurrentEdits(const OpenGraph& f) {
+  std::vector<PairEdit> edits;
+  edits.reserve(f.removed_automatic().size() + f.manual_matches().size());
+  // Unmatches first: a manual match may take a node whose automatic pair was removed.
+  for (const auto& [npu, bench] : f.removed_automatic()) edits.push_back({false, npu, bench});
+  for (const auto& [npu, bench] : f.manual_matches()) edits.push_back({true, npu, bench});
+  return edits;
+}
+
+Result<size_t> CompactJournal(const std::string& path, const std::string& relative,
+                              const std::vector<PairEdit>& edits) {
+  std::string text = Header(relative, "");
+  for (const PairEdit& e : edits) text += EditLine(e.match, e.npu, e.bench);
+  GA_RETURN_IF_ERROR(WriteAtomically(path, path, text));
+  return text.size();
 }
 
 Result<Journal> RecoverJournal(const std::string& path) {

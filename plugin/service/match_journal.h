@@ -10,6 +10,13 @@
 //
 // "base": the saved config the edits follow ("" for the file as built): a
 // journal started after a save continues from the saved matches.
+//
+// Bounded: once it passes a size, the journal is rewritten (temporary file,
+// fsync, rename: a crash leaves the old journal or the new one, both giving
+// the same matches) as the file's current edits from the file as built,
+// base "": the automatic pairs unmatched, then the manual matches. The
+// service rewrites it again each time it doubles: it stays in proportion to
+// the edits that stand, and the rewrites cost O(1) a line.
 #pragma once
 
 #include <string>
@@ -19,6 +26,8 @@
 #include "manual_match.h"
 
 namespace graph_ascend::service {
+
+class OpenGraph;
 
 struct Journal {
   std::string base;
@@ -34,9 +43,18 @@ std::string JournalPath(const std::string& dir, const std::string& logdir_root, 
 
 // Appends the changed pairs of `outcomes` (the ok ones) as `match` or unmatch
 // lines, after a header naming `relative` and `base` when the journal is new;
-// one write, then fsync. Creates `dir` (0700) when missing.
+// one write, then fsync. Creates `dir` (0700) when missing. `size`: the
+// journal's size after the append (untouched when nothing was appended).
 Status AppendToJournal(const std::string& path, const std::string& relative, const std::string& base, bool match,
-                       const std::vector<PairOutcome>& outcomes);
+                       const std::vector<PairOutcome>& outcomes, size_t* size = nullptr);
+
+// The edits that give `f`'s current matches when replayed on the file as
+// built: unmatch of each automatic pair removed, then each manual match.
+std::vector<PairEdit> CurrentEdits(const OpenGraph& f);
+
+// Rewrites the journal atomically as a header (base "") and `edits`; its new size.
+Result<size_t> CompactJournal(const std::string& path, const std::string& relative,
+                              const std::vector<PairEdit>& edits);
 
 // Reads the journal at `path` (missing: an empty journal). A torn last line is
 // a warning, and the file is cut back to its last whole line so that the next

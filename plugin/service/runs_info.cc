@@ -1,6 +1,9 @@
 #include "runs_info.h"
 
-#include "runs/run_spread.h"
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace graph_ascend::service {
 
@@ -15,7 +18,29 @@ std::string InsideText(const LogDir& logdir, std::string text) {
 
 }  // namespace
 
-void FillRunsInfo(const LogDir& logdir, const std::string& relative, RunsInfo* out) {
+Result<std::shared_ptr<const runs::Summary>> RunsSummaries::Get(const std::string& abs_path) {
+  struct stat st;
+  if (stat(abs_path.c_str(), &st) != 0) return MakeError(abs_path, "", std::string("cannot read: ") + strerror(errno));
+  const int64_t mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = entries_.find(abs_path);
+    if (it != entries_.end() && it->second.size == st.st_size && it->second.mtime_ns == mtime_ns &&
+        it->second.inode == st.st_ino) {
+      return it->second.summary;
+    }
+  }
+  // Read outside the lock; a file changed during the read has a new mtime and is read again next time.
+  auto read = runs::ReadSummaryJson(abs_path);
+  if (!read.ok()) return read.error();
+  auto summary = std::make_shared<const runs::Summary>(std::move(*read));
+  std::lock_guard<std::mutex> l(mu_);
+  if (entries_.size() >= kMaxEntries && entries_.count(abs_path) == 0) entries_.clear();
+  entries_[abs_path] = Entry{st.st_size, mtime_ns, st.st_ino, summary};
+  return summary;
+}
+
+void FillRunsInfo(const LogDir& logdir, RunsSummaries* summaries, const std::string& relative, RunsInfo* out) {
   std::optional<runs::RunFile> where = runs::RunFileOf(relative);
   if (!where) return;
   const std::string& parent = where->parent;
@@ -28,11 +53,12 @@ void FillRunsInfo(const LogDir& logdir, const std::string& relative, RunsInfo* o
     if (!missing) out->set_error(InsideText(logdir, summary_path.error().ToString()));
     return;
   }
-  auto summary = runs::ReadSummaryJson(*summary_path);
-  if (!summary.ok()) {
-    out->set_error(InsideText(logdir, summary.error().ToString()));
+  auto read = summaries->Get(*summary_path);
+  if (!read.ok()) {
+    out->set_error(InsideText(logdir, read.error().ToString()));
     return;
   }
+  const runs::Summary* summary = read->get();
   if (run >= static_cast<int>(summary->runs.size())) return;  // a run<i>/ folder runs.json does not know
   for (const std::string& r : summary->runs) out->add_runs(r);
   out->set_reference(summary->reference);

@@ -1,13 +1,12 @@
-// Conversions from the page (ConvertInputs/Plan/Start/Progress/Cancel/List):
-// a real server on a Unix socket running the real graph-ascend executable on
-// copies of the real msprobe samples.
-#include <algorithm>
+// Conversions from the page (ConvertInputs/Plan/Start/Progress/List): a real
+// server on a Unix socket running the real graph-ascend executable on copies
+// of the real msprobe samples. Cancels: convert_cancel_test.cc.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,213 +18,12 @@
 #include <string>
 #include <thread>
 
-#include "graph_service.h"
-#include "service_fixture.h"
+#include "convert_fixture.h"
 
 namespace graph_ascend::service {
 namespace {
 
-namespace fs = std::filesystem;
-using testing::TempDir;
-
-std::string SourceDir() {
-  const char* s = std::getenv("GA_SOURCE_DIR");
-  return s ? s : ".";
-}
-
-std::string Builder() {
-  const char* b = std::getenv("GA_BINARY_DIR");
-  return std::string(b ? b : "build") + "/bin/graph-ascend";
-}
-
-// Every file under `dir` whose name matches what a conversion leaves when it
-// is interrupted: staging folders, *.tmp-<pid>, any .vis.
-std::vector<std::string> Leftovers(const std::string& dir) {
-  std::vector<std::string> out;
-  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
-    std::string name = it->path().filename().string();
-    if (name.rfind(".graph-ascend-", 0) == 0 || name.find(".tmp-") != std::string::npos ||
-        name.find(".vis") != std::string::npos) {
-      out.push_back(it->path().string());
-    }
-  }
-  return out;
-}
-
-// A scaled transformer dump (bench/scale, real msprobe structure) large
-// enough that a conversion runs for a few seconds; made once per test run.
-const std::string& ScaledDump() {
-  static const std::string dir = [] {
-    std::string d = (fs::temp_directory_path() / ("ga_convert_scaled_" + std::to_string(getpid()))).string();
-    std::string cmd = "python3 " + SourceDir() + "/bench/scale/scale_sample.py --case " + SourceDir() +
-                      "/samples/gpt_statistics --nodes 100000 --out " + d + " > /dev/null";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    return d;
-  }();
-  return dir;
-}
-
-// The state letter of /proc/<pid>/stat ('T' stopped), 0 when the process is gone.
-char ProcessState(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t close = stat.rfind(')');
-  return close == std::string::npos || close + 2 >= stat.size() ? 0 : stat[close + 2];
-}
-
-// Whether SIGTERM waits to be delivered to the (stopped) process, or it is gone.
-bool TerminatedOrGone(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("ShdPnd:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> (SIGTERM - 1)) & 1;
-  }
-  return true;
-}
-
-// A builder the test holds, however fast it is: the service runs the real
-// graph-ascend through a shell that stops itself first (SIGSTOP); Run() then
-// lets it go 20 ms at a time until `ready`, and it stays stopped there.
-class HeldBuilder {
- public:
-  explicit HeldBuilder(const std::string& dir) : path_(dir + "/held-graph-ascend") {
-    std::ofstream(path_) << "#!/bin/sh\nkill -STOP $$\nexec '" << Builder() << "' \"$@\"\n";
-    fs::permissions(path_, fs::perms::owner_all);
-  }
-  const std::string& path() const { return path_; }
-
-  // The builder this process started, once it has stopped itself.
-  pid_t Find() {
-    for (int i = 0; i < 60000 && pid_ <= 0; ++i) {
-      for (const auto& e : fs::directory_iterator("/proc")) {
-        std::string name = e.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream in(e.path() / "stat");
-        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        size_t close = stat.rfind(')');
-        if (close == std::string::npos) continue;
-        char state = 0;
-        long ppid = 0;
-        if (sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 && ppid == getpid() && state == 'T') {
-          pid_ = std::stoi(name);
-        }
-      }
-      if (pid_ <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return pid_;
-  }
-
-  // Runs the stopped builder in slices until `ready` (asked while it is stopped).
-  bool Run(const std::function<bool()>& ready) {
-    if (Find() <= 0) return false;
-    for (int i = 0; i < 3000; ++i) {
-      if (ready()) return true;
-      if (kill(pid_, SIGCONT) != 0) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      kill(pid_, SIGSTOP);
-      while (ProcessState(pid_) != 'T') {
-        if (ProcessState(pid_) == 0 || ProcessState(pid_) == 'Z') return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-    }
-    return false;
-  }
-
-  // Once the service's SIGTERM waits for it, continues it: the builder then
-  // handles SIGTERM itself (removes its temporaries), or is gone already.
-  void ContinueWhenTerminated() {
-    for (int i = 0; i < 30000 && !TerminatedOrGone(pid_); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    kill(pid_, SIGCONT);
-  }
-
- private:
-  std::string path_;
-  pid_t pid_ = -1;
-};
-
-class ConvertTest : public ::testing::Test {
- protected:
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    fs::remove_all(fs::temp_directory_path() / ("ga_convert_scaled_" + std::to_string(getpid())), ec);
-  }
-
-  void SetUp() override {
-    fs::copy(SourceDir() + "/samples/gpt_statistics", dir_.Join("gpt"), fs::copy_options::recursive);
-    Serve({});
-  }
-  void TearDown() override {
-    if (server_) server_->Shutdown();
-  }
-  void Serve(ServiceOptions options) {
-    if (server_) server_->Shutdown();
-    server_.reset();
-    impl_.reset();
-    options.logdir = dir_.path();
-    if (options.builder.empty()) options.builder = Builder();
-    auto impl = GraphServiceImpl::Create(options);
-    ASSERT_TRUE(impl.ok()) << impl.error().ToString();
-    impl_ = std::move(*impl);
-    grpc::ServerBuilder builder;
-    std::string address = "unix:" + sock_.Join("s" + std::to_string(++servers_) + ".sock");
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
-    builder.RegisterService(impl_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    stub_ = GraphService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  }
-  ConvertRequest Request(const std::string& npu, const std::string& bench, const std::string& out,
-                         const std::string& session = "tab1") {
-    ConvertRequest r;
-    r.set_session(session);
-    r.set_npu(npu);
-    r.set_bench(bench);
-    r.set_output_dir(out);
-    return r;
-  }
-  grpc::Status Start(const ConvertRequest& r, ConvertJob* job) {
-    grpc::ClientContext ctx;
-    return stub_->ConvertStart(&ctx, r, job);
-  }
-  // Streams the job's progress to its end; `on` may stop early (return false)
-  // and is called on every message.
-  std::vector<ConvertJob> Watch(const std::string& id, const std::function<bool(const ConvertJob&)>& on = nullptr,
-                                const std::string& session = "tab1", grpc::Status* status = nullptr) {
-    grpc::ClientContext ctx;
-    ConvertJobRequest req;
-    req.set_session(session);
-    req.set_id(id);
-    auto reader = stub_->ConvertProgress(&ctx, req);
-    std::vector<ConvertJob> seen;
-    ConvertJob j;
-    while (reader->Read(&j)) {
-      seen.push_back(j);
-      if (on && !on(j)) {
-        ctx.TryCancel();
-        break;
-      }
-    }
-    grpc::Status st = reader->Finish();
-    if (status != nullptr) *status = st;
-    return seen;
-  }
-  grpc::Status Cancel(const std::string& id, ConvertJob* job, const std::string& session = "tab1") {
-    grpc::ClientContext ctx;
-    ConvertJobRequest req;
-    req.set_session(session);
-    req.set_id(id);
-    return stub_->ConvertCancel(&ctx, req, job);
-  }
-
-  TempDir dir_;
-  TempDir sock_;
-  int servers_ = 0;
-  std::unique_ptr<GraphServiceImpl> impl_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<GraphService::Stub> stub_;
-};
+using namespace convert_testing;  // NOLINT: the fixture and its helpers
 
 TEST_F(ConvertTest, ListsDumpFoldersAndMappingFiles) {
   std::ofstream(dir_.Join("gpt/mapping.yaml")) << "TransformerLayer:\n  mlp: feed_forward\n";
@@ -438,49 +236,6 @@ TEST_F(ConvertTest, QueuesJobsInOrderAndListsThemPerSession) {
   EXPECT_EQ(Watch(other.id(), nullptr, "tab2").back().state(), CONVERT_DONE);
 }
 
-// The job as ConvertList gives it (asking does not watch it).
-ConvertJob Listed(GraphService::Stub* stub, const std::string& id) {
-  grpc::ClientContext ctx;
-  ConvertListRequest lr;
-  lr.set_session("tab1");
-  ConvertListReply list;
-  EXPECT_TRUE(stub->ConvertList(&ctx, lr, &list).ok());
-  for (const ConvertJob& j : list.jobs()) {
-    if (j.id() == id) return j;
-  }
-  return ConvertJob();
-}
-
-TEST_F(ConvertTest, CancelMidWayLeavesNoFile) {
-  HeldBuilder builder(sock_.path());
-  ServiceOptions options;
-  options.builder = builder.path();
-  options.convert_orphan_seconds = 3600;  // watched only once cancelled
-  Serve(options);
-  fs::create_symlink(ScaledDump(), dir_.Join("scaled_link"));  // refused: it leaves the log directory
-  fs::copy(ScaledDump(), dir_.Join("scaled"), fs::copy_options::recursive);
-  ConvertJob started;
-  ConvertJob refused;
-  EXPECT_EQ(Start(Request("scaled_link/npu", "", "x"), &refused).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  ASSERT_TRUE(Start(Request("scaled/npu", "scaled/bench", "big"), &started).ok());
-  // Held once it has read part of a file: the cancel comes mid-way however fast the builder is.
-  ASSERT_TRUE(builder.Run([&] {
-    ConvertJob j = Listed(stub_.get(), started.id());
-    return j.state() == CONVERT_RUNNING && j.file_fraction() > 0;
-  })) << Listed(stub_.get(), started.id()).DebugString();
-  ConvertJob cancelled;
-  EXPECT_TRUE(Cancel(started.id(), &cancelled).ok());
-  builder.ContinueWhenTerminated();
-  std::vector<ConvertJob> seen = Watch(started.id());
-  ASSERT_FALSE(seen.empty());
-  EXPECT_EQ(cancelled.state(), CONVERT_CANCELLED);
-  EXPECT_EQ(seen.back().state(), CONVERT_CANCELLED);
-  EXPECT_EQ(seen.back().error_message(), "cancelled from the page");
-  EXPECT_EQ(seen.back().outputs_size(), 0);
-  EXPECT_FALSE(fs::exists(dir_.Join("big")));
-  EXPECT_EQ(Leftovers(dir_.path()), std::vector<std::string>{});
-}
-
 TEST_F(ConvertTest, ABadDumpFailsWithTheBuildersMessage) {
   fs::create_directories(dir_.Join("bad"));
   std::ofstream(dir_.Join("bad/dump.json"))
@@ -614,35 +369,6 @@ TEST_F(ConvertTest, ErrorAnswersAreOneLine) {
   for (const std::string& line : last.log()) {
     for (char c : line) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << line;
   }
-}
-
-TEST_F(ConvertTest, AJobNobodyWatchesIsCancelled) {
-  HeldBuilder builder(sock_.path());
-  ServiceOptions options;
-  options.convert_orphan_seconds = 1;
-  options.builder = builder.path();
-  Serve(options);
-  ConvertJob job;
-  ASSERT_TRUE(Start(Request("gpt/npu", "gpt/bench", "orphan"), &job).ok());
-  // No ConvertProgress: the page that started it has gone. The builder is
-  // held (stopped before it starts), so the job outlasts the orphan timeout
-  // however fast the builder is.
-  ASSERT_GT(builder.Find(), 0);
-  builder.ContinueWhenTerminated();
-  ConvertJob now;
-  for (int i = 0; i < 600; ++i) {
-    grpc::ClientContext ctx;
-    ConvertListRequest lr;
-    lr.set_session("tab1");
-    ConvertListReply list;
-    ASSERT_TRUE(stub_->ConvertList(&ctx, lr, &list).ok());
-    now = list.jobs(0);
-    if (now.state() != CONVERT_QUEUED && now.state() != CONVERT_RUNNING) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_EQ(now.state(), CONVERT_CANCELLED);
-  EXPECT_NE(now.error_message().find("no page watched"), std::string::npos) << now.error_message();
-  EXPECT_FALSE(fs::exists(dir_.Join("orphan")));
 }
 
 TEST_F(ConvertTest, ConversionCanBeSwitchedOff) {

@@ -50,13 +50,32 @@ class RerankTest : public ::testing::Test {
   }
 
   // A fresh service on the same log directory and cache (a restart).
-  void Start() {
+  void Start(size_t journal_compact_bytes = ServiceOptions().journal_compact_bytes) {
     service_.reset();
     service_ = std::make_unique<testing::InProcessService>();
     ServiceOptions options;
     options.logdir = logdir_;
     options.cache_dir = dir_.Join("cache");
+    options.journal_compact_bytes = journal_compact_bytes;
     service_->Start(options, dir_.Join("s.sock"));
+  }
+
+  FileInfo Info(const std::string& file) {
+    FileInfo info;
+    grpc::ClientContext ctx;
+    FileRequest req;
+    req.set_file(file);
+    grpc::Status st = service_->stub()->GetFileInfo(&ctx, req, &info);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return info;
+  }
+
+  // The match edits journals of the cache (match_journal.h).
+  std::vector<std::filesystem::path> Journals() {
+    std::vector<std::filesystem::path> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir_.Join("cache/edits"), ec)) out.push_back(e.path());
+    return out;
   }
 
   DivergenceReply Divergence(const std::string& file) {
@@ -194,6 +213,43 @@ TEST_F(RerankTest, ARestartedServiceRanksTheReplayedEditsAsBefore) {
   Start();
   DivergenceReply after = Divergence(file);
   EXPECT_EQ(after.SerializeAsString(), before.SerializeAsString());
+}
+
+// A long session of edits: the journal is rewritten as the edits that stand
+// each time it passes its bound, so it stays bounded however many edits came,
+// and a restart after the rewrites gives the same matches and ranking.
+TEST_F(RerankTest, ALongSessionsMatchJournalStaysBoundedAndReplaysTheSameMatches) {
+  constexpr size_t kBound = 4096;
+  std::string file = Build("renamed_act", "renamed");
+  Start(kBound);
+  const std::string fc1 = "Module.blocks.0.fc1.Linear.forward.0";
+  Edit(false, file, fc1, fc1, false);  // an automatic pair unmatched: it stays so
+  size_t largest = 0;
+  for (int i = 0; i < 60; ++i) {
+    Edit(true, file, kGelu, kGeluBench, true);
+    Edit(false, file, kGelu, kGeluBench, true);
+    for (const auto& j : Journals()) largest = std::max<size_t>(largest, std::filesystem::file_size(j));
+  }
+  Edit(true, file, kGelu, kGeluBench, true);
+  const FileInfo before = Info(file);
+  const DivergenceReply ranked = Divergence(file);
+  EXPECT_EQ(before.removed_automatic(), 1u);
+  EXPECT_GT(before.manual_matches(), 0u);
+  ASSERT_EQ(Journals().size(), 1u);
+  // 121 edits of two pairs or more: about 25 kB unbounded.
+  EXPECT_LT(largest, 2 * kBound) << "the journal is never rewritten";
+  Start(kBound);
+  const FileInfo after = Info(file);
+  EXPECT_EQ(after.manual_matches(), before.manual_matches());
+  EXPECT_EQ(after.removed_automatic(), 1u);
+  EXPECT_EQ(after.npu().SerializeAsString(), before.npu().SerializeAsString());
+  EXPECT_EQ(after.bench().SerializeAsString(), before.bench().SerializeAsString());
+  EXPECT_EQ(Divergence(file).SerializeAsString(), ranked.SerializeAsString());
+  // Edits after the restart append to the rewritten journal, and replay too.
+  Edit(false, file, kGelu, kGeluBench, true);
+  Start(kBound);
+  EXPECT_EQ(Info(file).removed_automatic(), 1u);
+  EXPECT_EQ(Info(file).manual_matches(), 0u);
 }
 
 // The views' divergence marks follow the ranking shown.

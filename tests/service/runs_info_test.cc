@@ -2,8 +2,10 @@
 // (bin/graph-ascend graph -i samples/repeat_runs/runs.json) tells the page
 // which run it shows against which reference, the other runs' files of the
 // same step and rank, and where the runs first disagree.
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -99,6 +101,29 @@ TEST_F(RunsInfoTest, OrdinaryFilesAndBrokenSummaries) {
   FileInfo broken = Info("broken/run1/compare_step0_rank0_1.vis");
   EXPECT_EQ(broken.runs().error().rfind("broken/runs.json: ", 0), 0u) << broken.runs().error();
   EXPECT_EQ(broken.runs().runs_size(), 0);
+}
+
+// FileInfo comes with every edit and legend change: runs.json is read again
+// only when its size, modification time or inode changed.
+TEST_F(RunsInfoTest, ARunsJsonIsReadAgainOnlyWhenItChanges) {
+  std::string file = Build("repeat", 1);
+  ASSERT_FALSE(file.empty());
+  Start();
+  ASSERT_NE(Info(file).runs().summary().find("(entry 5)"), std::string::npos);
+  const std::string path = logdir_ + "/repeat/runs.json";
+  struct stat before;
+  ASSERT_EQ(stat(path.c_str(), &before), 0);
+  std::string text = t::ReadFile(path);
+  const size_t at = text.find("(entry 5)");  // the stored summary line
+  ASSERT_NE(at, std::string::npos);
+  text[at + 7] = '4';  // the same size, written in place, the same mtime again
+  std::ofstream(path, std::ios::in | std::ios::out) << text;
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  EXPECT_NE(Info(file).runs().summary().find("(entry 5)"), std::string::npos) << "read once, kept";
+  times[1].tv_sec += 1;  // changed: read again
+  ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  EXPECT_NE(Info(file).runs().summary().find("(entry 4)"), std::string::npos) << Info(file).runs().summary();
 }
 
 }  // namespace
