@@ -5,6 +5,7 @@
 // to the dump library: ReadDumpJson (dump/dump_data.h) is its interface.
 #pragma once
 
+#include <atomic>
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
@@ -114,11 +115,13 @@ class DumpParser {
   // the object's start) until the reader is at `stop`, or to the object's end
   // (*closed). False when it fails or passes `stop` inside an entry (the
   // part was not where json.dump's layout said). For DataParts.
-  bool ParsePart(size_t stop, bool* closed);
-  // Once the reader is at `stop` after an entry, take(&resume) is asked for
-  // the rest of "data" (read by other parsers): when it gives it, reading
-  // goes on at `resume`, after data's closing brace; otherwise here.
-  void TakeRestAt(size_t stop, std::function<bool(size_t*)> take) {
+  // Stops early (false) once *cancel is set.
+  bool ParsePart(size_t stop, bool* closed, const std::atomic<bool>* cancel);
+  // Once the reader is at or past `stop` after an entry, take(exact,
+  // &resume) is asked for the rest of "data" (read by other parsers), exact
+  // when it is at `stop`: when it gives it, reading goes on at `resume`,
+  // after data's closing brace; otherwise here.
+  void TakeRestAt(size_t stop, std::function<bool(bool, size_t*)> take) {
     take_at_ = stop;
     take_ = std::move(take);
   }
@@ -307,7 +310,7 @@ class DumpParser {
   std::vector<size_t> order_, inputs_, outputs_;
   bool saw_data_ = false;
   size_t take_at_ = SIZE_MAX;
-  std::function<bool(size_t*)> take_;
+  std::function<bool(bool, size_t*)> take_;
   // The P2POp being read (§5.7).
   uint32_t p2p_op_ = 0;
   uint32_t p2p_group_ = 0;

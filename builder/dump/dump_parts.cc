@@ -11,6 +11,7 @@
 // or damage, which it then reports as it always did). The parts' strings are
 // interned into the pool in part order, which is the order one parser
 // interns them in, so ids and the arrays are what one thread gives.
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -47,7 +48,8 @@ std::vector<size_t> PartStarts(std::string_view text, int n) {
   return starts;
 }
 
-void ReadPart(MappedFile* file, const std::string& path, const DumpOptions& options, Part* p) {
+void ReadPart(MappedFile* file, const std::string& path, const DumpOptions& options, const std::atomic<bool>* cancel,
+              Part* p) {
   size_t bytes = (p->stop == SIZE_MAX ? file->text().size() : p->stop) - p->begin;
   p->data.fields.reserve(bytes / 32);
   p->data.items.reserve(bytes / 192);
@@ -60,7 +62,7 @@ void ReadPart(MappedFile* file, const std::string& path, const DumpOptions& opti
   own.overflow_check = options.overflow_check;
   DumpParser parser(&reader, &p->pool, &p->data, own, file);
   bool closed = false;
-  p->ok = parser.ParsePart(p->stop, &closed) && closed == (p->stop == SIZE_MAX);
+  p->ok = parser.ParsePart(p->stop, &closed, cancel) && closed == (p->stop == SIZE_MAX);
   p->end = reader.offset();
 }
 
@@ -131,11 +133,13 @@ Status ParseInParts(MappedFile* file, StringPool* pool, const DumpOptions& optio
     parts.back()->begin = starts[i];
     if (i + 1 < starts.size()) parts.back()->stop = starts[i + 1];
   }
+  // Set when the parts' results will not be taken: they stop reading.
+  std::atomic<bool> cancel{false};
   std::vector<std::unique_ptr<BackgroundWork>> readers;
   for (auto& p : parts) {
     Part* part = p.get();
-    readers.push_back(std::make_unique<BackgroundWork>([file, out, &options, part] {
-      ReadPart(file, out->path, options, part);
+    readers.push_back(std::make_unique<BackgroundWork>([file, out, &options, &cancel, part] {
+      ReadPart(file, out->path, options, &cancel, part);
     }));
   }
   Status thrown = Status::Ok();
@@ -147,8 +151,10 @@ Status ParseInParts(MappedFile* file, StringPool* pool, const DumpOptions& optio
     }
     readers.clear();
   };
-  parser.TakeRestAt(starts[0], [&](size_t* resume) {
+  parser.TakeRestAt(starts[0], [&](bool exact, size_t* resume) {
+    if (!exact) cancel = true;  // the first part passed the second's start: not an entry boundary
     join();
+    if (!exact) return false;
     for (auto& p : parts) {
       if (!p->ok || (p->stop != SIZE_MAX && p->end != p->stop)) return false;
     }
@@ -157,7 +163,8 @@ Status ParseInParts(MappedFile* file, StringPool* pool, const DumpOptions& optio
     return taken;
   });
   Status parsed = parser.Parse();
-  join();  // when the first part never reached the second (an error, or another layout)
+  cancel = true;  // the first part never reached the second (an error, or another layout)
+  join();
   GA_RETURN_IF_ERROR(parsed);
   if (!taken) return Status::Ok();  // read by the first part's parser alone
   std::vector<std::vector<uint32_t>> ids;

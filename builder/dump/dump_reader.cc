@@ -96,7 +96,7 @@ bool DumpParser::ParseData() {
     if (!ParseEntry(name)) return false;
     if (r_->offset() >= take_at_) {
       size_t resume;
-      bool taken = r_->offset() == take_at_ && take_(&resume);
+      bool taken = take_(r_->offset() == take_at_, &resume);
       take_at_ = SIZE_MAX;
       if (taken) {
         r_->Rewind(resume, r_->depth() - 1);  // after data's closing brace
@@ -109,7 +109,7 @@ bool DumpParser::ParseData() {
   return true;
 }
 
-bool DumpParser::ParsePart(size_t stop, bool* closed) {
+bool DumpParser::ParsePart(size_t stop, bool* closed, const std::atomic<bool>* cancel) {
   std::string_view key;
   std::string name;
   size_t released = r_->offset();
@@ -124,6 +124,7 @@ bool DumpParser::ParsePart(size_t stop, bool* closed) {
     name.assign(key);
     if (r_->PeekByte() != '{' || !ParseEntry(name)) return false;  // the first part's parser reports it
     if (r_->offset() >= stop) return r_->offset() == stop;
+    if (cancel->load(std::memory_order_relaxed)) return false;
     if (file_ != nullptr && r_->offset() - released > (16u << 20)) {
       file_->ReleaseRange(released, r_->offset());
       released = r_->offset();

@@ -145,6 +145,27 @@ TEST(DumpPartsTest, ALayoutWithoutLineBreaksIsReadByOneThread) {
   EXPECT_EQ(four.data->parts, 1u);
 }
 
+// Each entry holds an object closed by the bytes that close an entry in
+// json.dump's layout: the parts' starts are guessed inside entries, the
+// first part passes the second's start, and one thread reads it all.
+TEST(DumpPartsTest, AWrongGuessIsReadByOneThread) {
+  TempDir dir;
+  std::string text = LaidOutDump(300, 0);
+  for (size_t at = 0; (at = text.find("   \"output\": [", at)) != std::string::npos;) {
+    static const std::string kDecoy = "   \"decoy\": {\n   \"k\": 1\n  },\n  \"z\": 0,\n";
+    text.insert(at, kDecoy);
+    at += kDecoy.size() + 1;
+  }
+  WriteFile(dir / "dump.json", text);
+  Read one, four;
+  ReadWith(dir / "dump.json", 1, &one);
+  ReadWith(dir / "dump.json", 4, &four);
+  ExpectSame(one, four, "wrong guess");
+  ASSERT_TRUE(four.data.ok());
+  EXPECT_EQ(four.data->parts, 1u);
+  EXPECT_EQ(four.data->entries.size(), 300u);
+}
+
 TEST(DumpPartsTest, DamageInALaterPartIsReportedAsOneThreadReportsIt) {
   TempDir dir;
   std::string text = LaidOutDump(400, 0);
