@@ -11,6 +11,7 @@
 // or damage, which it then reports as it always did). The parts' strings are
 // interned into the pool in part order, which is the order one parser
 // interns them in, so ids and the arrays are what one thread gives.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -87,28 +88,39 @@ void Renumber(const std::vector<uint32_t>& id, DumpData* d) {
   }
 }
 
-// Appends a renumbered part to `out` as if its entries had been read there:
-// a key read before keeps its place and takes the part's entry (the last
-// one wins). Frees the part's arrays.
-void Append(DumpData* part, DumpData* out) {
-  uint32_t fields = static_cast<uint32_t>(out->fields.size());
-  uint32_t items = static_cast<uint32_t>(out->items.size());
-  uint32_t p2p = static_cast<uint32_t>(out->p2p.size());
-  out->fields.insert(out->fields.end(), part->fields.begin(), part->fields.end());
+// Where part i's fields, items and p2p operations go in `out`.
+struct Place {
+  size_t fields, items, p2p;
+};
+
+// Copies a renumbered part's fields, items and p2p operations to `at` in
+// out's arrays (grown to hold every part: parts copy on their own threads),
+// its items pointing at their fields there, and frees them.
+void CopyArrays(DumpData* part, const Place& at, DumpData* out) {
+  std::copy(part->fields.begin(), part->fields.end(), out->fields.begin() + at.fields);
   std::vector<Field>().swap(part->fields);
-  for (DumpItem& it : part->items) it.first_field += fields;
-  out->items.insert(out->items.end(), part->items.begin(), part->items.end());
+  auto items = out->items.begin() + at.items;
+  for (DumpItem it : part->items) {
+    it.first_field += static_cast<uint32_t>(at.fields);
+    *items++ = it;
+  }
   std::vector<DumpItem>().swap(part->items);
-  out->p2p.insert(out->p2p.end(), part->p2p.begin(), part->p2p.end());
+  std::copy(part->p2p.begin(), part->p2p.end(), out->p2p.begin() + at.p2p);
+}
+
+// Appends a part's entries to `out` as if they had been read there: a key
+// read before keeps its place and takes the part's entry (the last one
+// wins).
+void AppendEntries(DumpData* part, const Place& at, DumpData* out) {
   for (DumpEntry e : part->entries) {
-    e.first_item += items;
-    e.first_p2p += p2p;
+    e.first_item += static_cast<uint32_t>(at.items);
+    e.first_p2p += static_cast<uint32_t>(at.p2p);
     uint32_t index = static_cast<uint32_t>(out->entries.size());
-    uint32_t at = out->entry_of.Insert(e.name, index);
-    if (at == index) {
+    uint32_t slot = out->entry_of.Insert(e.name, index);
+    if (slot == index) {
       out->entries.push_back(e);
     } else {
-      out->entries[at] = e;
+      out->entries[slot] = e;
     }
   }
   std::vector<DumpEntry>().swap(part->entries);
@@ -169,10 +181,25 @@ Status ParseInParts(MappedFile* file, StringPool* pool, const DumpOptions& optio
   if (!taken) return Status::Ok();  // read by the first part's parser alone
   std::vector<std::vector<uint32_t>> ids;
   for (auto& p : parts) ids.push_back(InternPart(*p, pool));
-  RunOnThreads(static_cast<int>(parts.size()), [&](int i) { Renumber(ids[i], &parts[i]->data); });
+  std::vector<Place> places;
+  Place end{out->fields.size(), out->items.size(), out->p2p.size()};
+  for (auto& p : parts) {
+    places.push_back(end);
+    end.fields += p->data.fields.size();
+    end.items += p->data.items.size();
+    end.p2p += p->data.p2p.size();
+  }
+  // Grown once (the reserved pages are touched here), filled on every part's thread.
+  out->fields.resize(end.fields);
+  out->items.resize(end.items);
+  out->p2p.resize(end.p2p);
+  RunOnThreads(static_cast<int>(parts.size()), [&](int i) {
+    Renumber(ids[i], &parts[i]->data);
+    CopyArrays(&parts[i]->data, places[i], out);
+  });
   out->parts = static_cast<uint32_t>(parts.size() + 1);
   for (size_t i = 0; i < parts.size(); ++i) {
-    Append(&parts[i]->data, out);
+    AppendEntries(&parts[i]->data, places[i], out);
     parts[i].reset();
   }
   return Status::Ok();
