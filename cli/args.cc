@@ -19,6 +19,7 @@ std::string ApplyGraphFlags(const GraphFlags& flags, job::GraphOptions* o) {
   o->parallel = flags.parallel;
   o->shard = flags.shard;
   o->jobs = flags.jobs;
+  o->threads = flags.threads;
   o->max_memory = flags.max_memory;
   for (size_t i = 0; i < flags.code_mapping.size(); ++i) {
     auto mapping = dump::ReadCodeMapping(flags.code_mapping[i]);

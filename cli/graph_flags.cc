@@ -129,6 +129,22 @@ void PutJobs(const GraphFlags& f, const std::string& name, Argv* argv) {
   argv->push_back(std::to_string(f.jobs));
 }
 
+std::string SetThreads(GraphFlags* f, const std::string&, const Values& v) {
+  const std::string& value = v[0];
+  if (value.empty() || value.size() > 4 || value.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(value) == 0) {
+    return "--threads '" + value + "': expected a positive number of threads for each pair";
+  }
+  f->threads = std::stoi(value);
+  return "";
+}
+
+void PutThreads(const GraphFlags& f, const std::string& name, Argv* argv) {
+  if (f.threads <= 0) return;
+  argv->push_back(name);
+  argv->push_back(std::to_string(f.threads));
+}
+
 std::string SetMaxMemory(GraphFlags* f, const std::string&, const Values& v) {
   auto bytes = ParseByteSize(v[0], "flag --max-memory");
   if (!bytes.ok()) return bytes.error().ToString();
@@ -225,6 +241,10 @@ const std::vector<FlagRow> kRows = {
      "print stage and progress as JSON lines on stderr (for programs)"},
     {"--jobs", "--jobs", Shape::kOne, "N", "needs a number of pairs to run at once", SetJobs, PutJobs, kRun, false,
      "build N (step, rank) pairs at once (default: the cores the process may use, by taskset and cgroup); the files "
+     "are the same for any N"},
+    {"--threads", "--threads", Shape::kOne, "N", "needs a number of threads for each pair", SetThreads, PutThreads,
+     kRun, false,
+     "read, compare and write each pair on N threads (default: the cores --jobs leaves it, at most 16); the files "
      "are the same for any N"},
     {"--max-memory", "--max-memory", Shape::kOne, "SIZE", "needs a size (8G, 512M)", SetMaxMemory, PutMaxMemory, kRun,
      false,

@@ -29,6 +29,7 @@ struct GraphFlags {
   bool progress_log = false;  // graph_visualize -progress_log
   std::string file_type = "db", output_format = "vis";
   int jobs = 0;                           // --jobs; 0: not given
+  int threads = 0;                        // --threads; 0: not given
   uint64_t max_memory = 0;                // --max-memory in bytes; 0: not given
   job::ShardSpec shard;                   // --shard I/N (auto resolved from the environment)
   std::string ckpt_a, ckpt_b, ckpt_json;  // graph --ckpt A B, --ckpt-json FILE

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -90,6 +91,14 @@ void MappedFile::Release(size_t offset) {
   if (data_ == nullptr || end <= released_ + (16u << 20)) return;  // in 16 MiB steps
   madvise(const_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
   released_ = end;
+}
+
+void MappedFile::ReleaseRange(size_t begin, size_t end) const {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  begin = (begin + page - 1) / page * page;
+  end = std::min(end, size_) / page * page;
+  if (data_ == nullptr || end <= begin) return;
+  madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 Result<std::string> ReadFileToString(const std::string& path, size_t max_bytes) {

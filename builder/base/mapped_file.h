@@ -30,6 +30,9 @@ class MappedFile {
 
   // Drops resident pages below `offset` (they are re-read if touched again).
   void Release(size_t offset);
+  // Drops the resident pages that lie wholly in [begin, end), for a reader
+  // of one part of the file (several threads may call it for disjoint parts).
+  void ReleaseRange(size_t begin, size_t end) const;
 
  private:
   std::string path_;

@@ -1,5 +1,7 @@
 #include "base/parallel.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <new>
 #include <system_error>
@@ -12,6 +14,12 @@ namespace graph_ascend {
 int DefaultThreads() {
   static const int n = std::clamp(UsableCores(), 1, 16);  // the affinity mask and cgroup, not the host's cores
   return n;
+}
+
+double ProcessCpuSeconds() {
+  timespec t{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return 0;
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
 void RunOnThreads(int threads, const std::function<void(int)>& fn) {

@@ -17,6 +17,10 @@ namespace graph_ascend {
 // most 16).
 int DefaultThreads();
 
+// The CPU seconds every thread of the process has used so far (user and
+// system), for stage timings.
+double ProcessCpuSeconds();
+
 // Calls fn(0) .. fn(threads - 1) at once, fn(0) on the calling thread, and
 // returns when all have returned. An exception of any call is rethrown here
 // (the first one) once all have returned; a call whose thread cannot be

@@ -82,6 +82,10 @@ struct DumpOptions {
   bool overflow_check = false;
   // Called now and then with the number of bytes parsed.
   std::function<void(size_t)> progress;
+  // Threads that read a large file's "data" in parts (dump/dump_parts.cc);
+  // what is read does not depend on it.
+  int threads = 1;
+  size_t part_bytes = 32u << 20;  // the least a part may hold: below it a thread does not pay
 };
 
 // dump.json of one directory.
@@ -100,6 +104,7 @@ struct DumpData {
   std::vector<Field> fields;
   std::vector<P2POp> p2p;
   IdIndex entry_of;  // name id -> entry index
+  uint32_t parts = 1;  // the parts "data" was read in at once (DumpOptions::threads)
 
   const DumpEntry* Find(uint32_t name) const {
     uint32_t e = entry_of.Get(name);

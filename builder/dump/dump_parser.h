@@ -5,10 +5,12 @@
 // to the dump library: ReadDumpJson (dump/dump_data.h) is its interface.
 #pragma once
 
+#include <atomic>
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
@@ -109,6 +111,20 @@ class DumpParser {
   }
 
   Status Parse();
+  // Reads entries of "data" from the reader's position (after an entry, or
+  // the object's start) until the reader is at `stop`, or to the object's end
+  // (*closed). False when it fails or passes `stop` inside an entry (the
+  // part was not where json.dump's layout said). For DataParts.
+  // Stops early (false) once *cancel is set.
+  bool ParsePart(size_t stop, bool* closed, const std::atomic<bool>* cancel);
+  // Once the reader is at or past `stop` after an entry, take(exact,
+  // &resume) is asked for the rest of "data" (read by other parsers), exact
+  // when it is at `stop`: when it gives it, reading goes on at `resume`,
+  // after data's closing brace; otherwise here.
+  void TakeRestAt(size_t stop, std::function<bool(bool, size_t*)> take) {
+    take_at_ = stop;
+    take_ = std::move(take);
+  }
 
  private:
   // The parse functions return false after recording the error in the
@@ -293,11 +309,19 @@ class DumpParser {
   std::vector<std::pair<int, size_t>> spans_;  // (category, first pending index)
   std::vector<size_t> order_, inputs_, outputs_;
   bool saw_data_ = false;
+  size_t take_at_ = SIZE_MAX;
+  std::function<bool(bool, size_t*)> take_;
   // The P2POp being read (§5.7).
   uint32_t p2p_op_ = 0;
   uint32_t p2p_group_ = 0;
   int64_t p2p_peer_ = -1;
   bool p2p_has_peer_ = false;
 };
+
+// Parses the dump.json mapped in `file` into `out` (whose arrays are
+// reserved), with up to options.threads threads when the file is large and
+// laid out as json.dump writes it (dump_parts.cc); the result is the same
+// for any number of threads, pool ids included.
+Status ParseInParts(MappedFile* file, StringPool* pool, const DumpOptions& options, DumpData* out);
 
 }  // namespace graph_ascend::dump::parse

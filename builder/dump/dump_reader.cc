@@ -94,10 +94,42 @@ bool DumpParser::ParseData() {
       return Fail("key data." + name + ": expected an object (a dump entry)");
     }
     if (!ParseEntry(name)) return false;
+    if (r_->offset() >= take_at_) {
+      size_t resume;
+      bool taken = take_(r_->offset() == take_at_, &resume);
+      take_at_ = SIZE_MAX;
+      if (taken) {
+        r_->Rewind(resume, r_->depth() - 1);  // after data's closing brace
+        return true;
+      }
+    }
     if (file_ != nullptr && (out_->entries.size() & 1023) == 0) file_->Release(r_->offset());
     if (options_.progress && (out_->entries.size() & 255) == 0) options_.progress(r_->offset());
   }
   return true;
+}
+
+bool DumpParser::ParsePart(size_t stop, bool* closed, const std::atomic<bool>* cancel) {
+  std::string_view key;
+  std::string name;
+  size_t released = r_->offset();
+  *closed = false;
+  for (;;) {
+    Step more = r_->NextKey(&key);
+    if (more == Step::kFailed) return false;
+    if (more == Step::kEnd) {
+      *closed = true;
+      return true;
+    }
+    name.assign(key);
+    if (r_->PeekByte() != '{' || !ParseEntry(name)) return false;  // the first part's parser reports it
+    if (r_->offset() >= stop) return r_->offset() == stop;
+    if (cancel->load(std::memory_order_relaxed)) return false;
+    if (file_ != nullptr && r_->offset() - released > (16u << 20)) {
+      file_->ReleaseRange(released, r_->offset());
+      released = r_->offset();
+    }
+  }
 }
 
 bool DumpParser::SameKey(const PendingItem& a, const PendingItem& b) const {
@@ -399,9 +431,7 @@ Result<DumpData> ReadDumpJson(const std::string& path, StringPool* pool, const D
   data.entries.reserve(size / 512);
   AdviseHugePages(data.fields.data(), data.fields.capacity() * sizeof(Field));
   AdviseHugePages(data.items.data(), data.items.capacity() * sizeof(DumpItem));
-  json::JsonReader reader(file->text(), path);
-  parse::DumpParser parser(&reader, pool, &data, options, &*file);
-  GA_RETURN_IF_ERROR(parser.Parse());
+  GA_RETURN_IF_ERROR(parse::ParseInParts(&*file, pool, options, &data));
   if (options.progress) options.progress(file->text().size());
   return data;
 }

@@ -445,6 +445,7 @@ Result<std::unique_ptr<Side>> ReadSideFiles(const std::string& dir, StringPool* 
   std::string base = dir.back() == '/' ? dir : dir + "/";
   dump::DumpOptions dump_options;
   dump_options.overflow_check = options.overflow_check;
+  dump_options.threads = options.threads;
   if (options.progress) {
     struct stat st;
     size_t total = stat((base + "dump.json").c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
@@ -553,9 +554,12 @@ Result<SidePair> BuildSidePair(const std::string& npu_dir, const std::string& be
   bench_options.progress = nullptr;  // progress is reported from the calling thread only
   bench_options.code_mapping = options.bench_code_mapping;
   bench_options.bench_code_mapping = nullptr;
+  BuildOptions npu_options = options;
+  npu_options.threads = std::max(1, options.threads / 2);
+  bench_options.threads = std::max(1, options.threads - npu_options.threads);
   Result<std::unique_ptr<Side>> bench = Error{bench_dir, "", "not read"};
   BackgroundWork reader([&] { bench = BuildSide(bench_dir, &bench_pool, bench_options); });
-  auto npu = BuildSide(npu_dir, pool, options);
+  auto npu = BuildSide(npu_dir, pool, npu_options);
   Status thrown = reader.Join(bench_dir);  // an exception of the Bench side's thread (std::bad_alloc)
   if (!npu.ok()) return npu.error();
   GA_RETURN_IF_ERROR(thrown);

@@ -22,6 +22,9 @@ struct BuildOptions {
   // backward twin of its forward node's parent (graph_visualize).
   bool backward_inplace = false;
   std::function<void(size_t done, size_t total)> progress;  // bytes of dump.json parsed
+  // Threads that read a side's large dump.json (BuildSidePair gives each side
+  // half); what is built does not depend on it.
+  int threads = 1;
   // A code_mapping result as the stack source of a static-graph dump
   // (dump/code_mapping_stacks.h): Cell nodes without a stack take their
   // kernels' code lines, and stack.json may be absent. It must give at least

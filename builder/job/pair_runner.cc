@@ -154,6 +154,8 @@ Result<std::unique_ptr<PreparedPair>> JobRunner::Prepare(const PairJob& job) {
   build.code_mapping = options_.code_mapping;
   build.bench_code_mapping = options_.bench_code_mapping;
   build.progress = [&](size_t done, size_t total) { Report(job, total ? 0.6 * done / total : 0); };
+  // The threads the batch leaves this pair (every core when it runs alone).
+  build.threads = options_.threads > 0 ? options_.threads : DefaultThreads();
   Stage("reading dumps");
   Report(job, 0);
   Timed("start " + job.output_name);
@@ -394,6 +396,7 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
   }
   request.meta = pair->meta;
   request.threads = options_.threads;
+  request.stage_done = [this](const std::string& what) { Timed(what); };
   vis::CkptSimilarity ckpt;
   if (options_.ckpt) {
     const Graph& g = *pair->npu->graph;
@@ -418,7 +421,7 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
       return damaged;
     }
   }
-  Timed("compared and wrote " + path);
+  if (options_.log) options_.log("wrote " + path);
   ++files_done_;
   *written = path;
   return Status::Ok();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/parallel.h"
 #include "base/status.h"
 #include "compare/tensor_compare.h"
 #include "divergence/divergence.h"
@@ -68,16 +69,20 @@ class JobRunner {
   void set_files(size_t n) { files_ = n; }
 
  private:
-  // Logs `what` with the seconds since the last Timed call.
+  // Logs `what` with the wall seconds since the last Timed call and the
+  // process's CPU seconds in that time (every thread's: with several pairs in
+  // flight, theirs too).
   void Timed(const std::string& what) {
     auto now = std::chrono::steady_clock::now();
+    double cpu = ProcessCpuSeconds();
     if (options_.log) {
       double s = std::chrono::duration<double>(now - last_).count();
-      char buf[32];
-      snprintf(buf, sizeof(buf), " (%.2f s)", s);
+      char buf[48];
+      snprintf(buf, sizeof(buf), " (%.2f s, %.2f s CPU)", s, cpu - last_cpu_);
       options_.log(what + buf);
     }
     last_ = now;
+    last_cpu_ = cpu;
   }
   void Warn(const graph::Side& side) const {
     if (!options_.warn) return;
@@ -102,6 +107,7 @@ class JobRunner {
   size_t files_ = 0;
   size_t files_done_ = 0;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  double last_cpu_ = ProcessCpuSeconds();
 };
 
 // One step of a parallel merge (§9): each side's ranks merged into dp graphs,

@@ -476,6 +476,10 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
   auto chunks = std::make_unique<DetailChunks>();
   GA_RETURN_IF_ERROR(
       WriteDetails(w, &packers, chunks.get(), direct, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
+  auto done = [&req](const char* what) {
+    if (req.stage_done) req.stage_done(what);
+  };
+  done(compare ? "compared and wrote the npu details" : "wrote the details");
   if (req.after_compare) req.after_compare();
   if (compare && req.rank_divergence) {
     DivergenceRanking ranking = req.rank_divergence();
@@ -499,6 +503,7 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
       }
     }
     if (req.summarize) req.summarize(ranking, &req.meta);
+    done("ranked the divergences");
   }
   if (req.ckpt) GA_RETURN_IF_ERROR(w->WriteCkpt(*req.ckpt));
   if (compare) {
@@ -506,6 +511,7 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
     if (req.bench->pool != req.npu->pool) own = std::make_unique<SideDetailWriter>(*req.bench->pool);
     GA_RETURN_IF_ERROR(
         WriteDetails(w, &packers, chunks.get(), own ? *own : direct, SIDE_BENCH, req.bench, nullptr, req, 0.5, 0.4));
+    done("wrote the bench details");
   }
   chunks.reset();
   GA_RETURN_IF_ERROR(WriteIndex(w, &packers, SIDE_NPU, *req.npu));
@@ -518,8 +524,10 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
     req.meta.mutable_bench()->set_node_count(req.bench->graph->size());
     req.meta.mutable_bench()->set_stack_count(static_cast<uint32_t>(req.bench->graph->stacks.stacks.size()));
   }
+  done("wrote the index and stacks");
   GA_RETURN_IF_ERROR(w->WriteMeta(req.meta));
   GA_RETURN_IF_ERROR(w->Commit());
+  done("committed the file");
   if (req.progress) req.progress(1.0);
   return Status::Ok();
 }

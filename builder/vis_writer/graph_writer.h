@@ -30,6 +30,8 @@ struct WriteRequest {
   // need without opening the graph (the rank overview's counts).
   std::function<void(const DivergenceRanking&, FileMeta*)> summarize;
   std::function<void(double)> progress;  // 0..1
+  // Called as each stage of the write ends (`graph -v`: its wall and CPU time).
+  std::function<void(const std::string&)> stage_done;
   // Written as the file's SECTION_CKPT when not null (graph --ckpt / --ckpt-json); the meta's
   // ckpt_* summary is the caller's.
   const CkptSimilarity* ckpt = nullptr;

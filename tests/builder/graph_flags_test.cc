@@ -34,6 +34,7 @@ const std::map<std::string, Args> kExamples = {
     {"--verbose", {}},
     {"--progress_json", {}},
     {"--jobs", {"3"}},
+    {"--threads", {"5"}},
     {"--max-memory", {"8G"}},
     {"--shard", {"1/4"}},
     {"--ckpt", {"ckpt/npu", "ckpt/bench"}},

@@ -176,6 +176,32 @@ TEST_P(ShardBatchTest, OneProcessGivesTheSameFilesAtAnyJobs) {
   }
 }
 
+// One pair's threads (issue 31: reading, comparing and writing inside the
+// pair) leave its file as it is: the real transformer sample's compare and
+// build, each at --jobs 1 and --jobs 4 (one pair: it gets every thread) and
+// with --threads 1, 2, 4 and 16.
+TEST(OnePairTest, TheSameFileOnAnyNumberOfThreads) {
+  TempDir dir;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"graph", "-i", Sample("gpt_statistics/compare.json")},
+        std::vector<std::string>{"graph", "-i", Sample("gpt_statistics/build.json"), "-oc"}}) {
+    SCOPED_TRACE(args[2]);
+    const std::string one = dir / "threads1";
+    fs::remove_all(one);
+    RunWhole(With(args, {"--jobs", "1", "--threads", "1"}), one);
+    for (const std::vector<std::string>& flags : {std::vector<std::string>{"--jobs", "4"},
+                                                  {"--jobs", "1"},
+                                                  {"--threads", "2"},
+                                                  {"--threads", "4"},
+                                                  {"--jobs", "4", "--threads", "16"}}) {
+      const std::string out = dir / "other";
+      fs::remove_all(out);
+      RunWhole(With(args, flags), out);
+      EXPECT_EQ(FolderContentDiff(one, out), "") << flags[0] << " " << flags[1];
+    }
+  }
+}
+
 const std::vector<std::string> kGloo = {"graph", "-i", Sample("dist_gloo/batch.json")};
 
 TEST(ShardLinkTest, LinkNeedsEveryShard) {
