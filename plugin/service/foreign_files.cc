@@ -98,29 +98,28 @@ void WriteWhole(const std::string& abs_path, const std::string& chosen_id, const
 // page holds their indices): a warning on stderr when they do not, e.g. for
 // a side whose node_order values skip or repeat numbers. Views keep their
 // expanded nodes by name all the same.
-void WarnUnlessSameIndices(const std::string& opening, const std::string& index) {
-  auto a = vis::VisReader::Open(opening);
+void WarnUnlessSameIndices(const SideIndexes& opening, const std::string& index) {
   auto b = vis::VisReader::Open(index);
   std::string wrong;
-  if (!a.ok() || !b.ok()) return;  // the index's own errors come when it is opened
+  if (!b.ok()) return;  // the index's own errors come when it is opened
   for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
-    if (!(*a)->has_side(side)) continue;
-    auto ga = SideGraph::Load(**a, side, {});
-    auto gb = SideGraph::Load(**b, side, {});
-    if (!ga.ok() || !gb.ok()) return;
-    if ((*ga)->size() != (*gb)->size()) {
+    const vis::SideIndex& a = side == vis::SIDE_NPU ? opening.npu : opening.bench;
+    if (a.size() == 0) continue;
+    auto g = SideGraph::Load(**b, side, {});
+    if (!g.ok()) return;
+    if (a.size() != (*g)->size()) {
       wrong = "node counts differ";
       break;
     }
-    for (uint32_t n = 0; n < (*ga)->size() && wrong.empty(); ++n) {
-      if (!(*ga)->name(n).empty() && (*ga)->name(n) != (*gb)->name(n)) wrong = "node " + std::to_string(n);
+    for (uint32_t n = 0; n < a.size() && wrong.empty(); ++n) {
+      if (!a.Name(n).empty() && a.Name(n) != (*g)->name(n)) wrong = "node " + std::to_string(n);
     }
   }
   if (wrong.empty()) return;
   std::fprintf(stderr,
                "graph-ascend-server: warning: %s: the opening screen's node indices differ from the whole index's "
                "(%s); the page's selection may move to another node\n",
-               opening.c_str(), wrong.c_str());
+               index.c_str(), wrong.c_str());
 }
 
 }  // namespace
@@ -310,7 +309,7 @@ Result<ForeignOpen> ForeignFiles::Converting(const std::string& abs_path, const 
   if (filling != fills_->by_file.end()) {
     const std::shared_ptr<DetailFill>& fill = filling->second;
     if (fill->opening_.empty()) return ForeignOpen{IndexFileOf(dir, id), fill};
-    if (!whole_index && !fill->index_done()) return ForeignOpen{fill->opening_, fill};
+    if (!whole_index && !fill->index_done()) return ForeignOpen{fill->opening_, fill, fill->opening_index_};
     *indexing = fill;
     return ForeignOpen{};
   }
@@ -394,7 +393,10 @@ Result<ForeignOpen> ForeignFiles::OpeningFirst(const std::string& abs_path, cons
   auto written = formats::WriteVisDbOpening(abs_path, id, opening_nodes_, opening);
   if (!written.ok()) return written.error();
   if (!written->has_value()) return ForeignOpen{};
-  const std::string chosen_id = **written;
+  const std::string chosen_id = (*written)->id;
+  auto sides = std::make_shared<SideIndexes>();
+  sides->npu = std::move((*written)->graph.npu.index);
+  sides->bench = std::move((*written)->graph.bench.index);
   const std::string index = IndexFileOf(dir, id), full = FileOf(dir, chosen_id), asked = FileOf(dir, id);
   auto publish = [full, asked] {
     if (asked != full) link(full.c_str(), asked.c_str());
@@ -402,9 +404,10 @@ Result<ForeignOpen> ForeignFiles::OpeningFirst(const std::string& abs_path, cons
   auto fill = std::make_shared<DetailFill>();
   fill->source_ = abs_path;
   fill->opening_ = opening;
+  fill->opening_index_ = sides;
   fill->index_done_ = false;
   fills_->by_file[asked] = fill;
-  fill->write_ = [abs_path, chosen_id, opening, index, full, publish, hold = before_index_, fill = fill.get()] {
+  fill->write_ = [abs_path, chosen_id, sides, index, full, publish, hold = before_index_, fill = fill.get()] {
     try {
       if (hold) hold();
       bool taken = false;
@@ -435,7 +438,7 @@ Result<ForeignOpen> ForeignFiles::OpeningFirst(const std::string& abs_path, cons
         fill->IndexDone(*failed);
         return fill->Done(*failed);
       }
-      WarnUnlessSameIndices(opening, index);
+      WarnUnlessSameIndices(*sides, index);
       fill->IndexDone(index);
     } catch (...) {
       Error e = ErrorOfException(std::current_exception(), abs_path);
@@ -445,7 +448,7 @@ Result<ForeignOpen> ForeignFiles::OpeningFirst(const std::string& abs_path, cons
     }
     WriteWhole(abs_path, chosen_id, full, publish, fill);
   };
-  return ForeignOpen{opening, fill};
+  return ForeignOpen{opening, fill, sides};
 }
 
 void ForeignFiles::StartFill(const ForeignOpen& opened) {

@@ -14,7 +14,8 @@
 //
 // A large graph (at least `opening_nodes` a side) opens sooner still: its
 // opening screen (formats::WriteVisDbOpening: the root and its children at
-// their final indices, from a few indexed queries) is written and opened, and
+// their final indices, from a few indexed queries; its sides held in memory,
+// its file only the meta and stacks) is opened, and
 // the index conversion runs behind it on the fill's thread. Until the index
 // is written, Converted() answers the opening (or, asked for the whole
 // index, waits for it); then the index, which the page's next request opens
@@ -73,6 +74,7 @@ class DetailFill {
   bool started_ = false;         // under ForeignFiles::mu_
   std::string source_;           // the .vis.db
   std::string opening_;          // the opening screen's file, "" when opened from the index
+  std::shared_ptr<const SideIndexes> opening_index_;  // and its sides
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool done_ = false;
@@ -94,6 +96,7 @@ class DetailFill {
 struct ForeignOpen {
   std::string path;
   std::shared_ptr<DetailFill> details;
+  std::shared_ptr<const SideIndexes> index;  // an opening screen's sides, held in memory (OpenGraph::Open)
 };
 
 class ForeignFiles {

@@ -122,7 +122,7 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
       node_detail = NodeDetailsOf(converted_open.details, *abs, file_name, open_path);
     }
   }
-  auto f = cache_.Get(open_path, canonical, progress, details_file, node_detail);
+  auto f = cache_.Get(open_path, canonical, progress, details_file, node_detail, converted_open.index);
   if (!f.ok()) return Fail(grpc::StatusCode::DATA_LOSS, f.error());
   foreign_.StartFill(converted_open);
   *file = std::move(*f);

@@ -186,11 +186,27 @@ Status BuildIndex(Side& side, const Side* other, GraphSide* out, bool* ok) {
   return Status::Ok();
 }
 
+// The root of `idx` alone.
+vis::SideIndex RootOf(const vis::SideIndex& idx) {
+  vis::SideIndex root;
+  root.names = std::string(idx.Name(0));
+  root.name_offset = {0, root.names.size()};
+  root.node_type = {idx.node_type[0]};
+  root.parent = {-1};
+  root.child_offset = {0, 0};
+  root.micro_step = {idx.micro_step[0]};
+  root.precision = {idx.precision[0]};
+  root.overflow = {idx.overflow[0]};
+  root.matched = {-1};
+  root.flags = {idx.flags[0]};
+  return root;
+}
+
 }  // namespace
 
-Result<std::optional<std::string>> WriteVisDbOpening(const std::string& path, const std::string& id,
-                                                     uint64_t min_nodes, const std::string& out) {
-  const std::optional<std::string> none;
+Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, const std::string& id,
+                                                   uint64_t min_nodes, const std::string& out) {
+  const std::optional<DbOpening> none;
   auto file = OpenDbFile(path, false);
   if (!file.ok()) return file.error();
   DbFile& f = **file;
@@ -298,14 +314,25 @@ Result<std::optional<std::string>> WriteVisDbOpening(const std::string& path, co
       }
     }
   }
+  // The file holds the meta, the stacks and the root alone: the sides stay in memory.
+  GraphFile shell;
+  shell.meta = g.meta;
+  for (int s = 0; s < (compare ? 2 : 1); ++s) {
+    const GraphSide& from = s == 0 ? g.npu : g.bench;
+    GraphSide& to = s == 0 ? shell.npu : shell.bench;
+    to.index = RootOf(from.index);
+    to.stacks = from.stacks;
+  }
   auto writer = vis::VisWriter::Create(out);
   if (!writer.ok()) return writer.error();
   (*writer)->set_durable(false);  // written again by the next server that needs it
-  GA_RETURN_IF_ERROR(WriteIndexAndStacks(g, writer->get(), &g.meta));
-  GA_RETURN_IF_ERROR((*writer)->WriteMeta(g.meta));
+  GA_RETURN_IF_ERROR(WriteIndexAndStacks(shell, writer->get(), &shell.meta));
+  GA_RETURN_IF_ERROR((*writer)->WriteMeta(shell.meta));
   GA_RETURN_IF_ERROR((*writer)->Commit());
-  if (!several) return std::optional<std::string>(std::string());
-  return std::optional<std::string>("step" + std::to_string(key.step) + "_rank" + std::to_string(key.rank));
+  DbOpening opening;
+  opening.graph = std::move(g);
+  if (several) opening.id = "step" + std::to_string(key.step) + "_rank" + std::to_string(key.rank);
+  return std::optional<DbOpening>(std::move(opening));
 }
 
 }  // namespace graph_ascend::formats
