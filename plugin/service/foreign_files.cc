@@ -255,8 +255,14 @@ void DetailFill::IndexDone(Result<std::string> result) {
     std::lock_guard<std::mutex> l(mu_);
     index_result_ = std::move(result);
     index_done_ = true;
+    opening_index_.reset();
   }
   cv_.notify_all();
+}
+
+std::shared_ptr<const SideIndexes> DetailFill::OpeningIndex() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return opening_index_;
 }
 
 Result<vis::NodeDetail> DetailFill::Node(vis::Side side, const std::string& name, const std::string& converted) const {
@@ -309,7 +315,10 @@ Result<ForeignOpen> ForeignFiles::Converting(const std::string& abs_path, const 
   if (filling != fills_->by_file.end()) {
     const std::shared_ptr<DetailFill>& fill = filling->second;
     if (fill->opening_.empty()) return ForeignOpen{IndexFileOf(dir, id), fill};
-    if (!whole_index && !fill->index_done()) return ForeignOpen{fill->opening_, fill, fill->opening_index_};
+    if (!whole_index) {
+      auto sides = fill->OpeningIndex();  // null once the index is written
+      if (sides) return ForeignOpen{fill->opening_, fill, std::move(sides)};
+    }
     *indexing = fill;
     return ForeignOpen{};
   }

@@ -66,7 +66,10 @@ class DetailFill {
   Result<std::string> WaitIndex() const;
   // Whether WaitIndex() answers at once (always for a graph opened from its index).
   bool index_done() const;
+  // Also lets go of the opening's sides (OpeningIndex() then answers null).
   void IndexDone(Result<std::string> result);
+  // The opening screen's sides while the index is not written.
+  std::shared_ptr<const SideIndexes> OpeningIndex() const;
 
  private:
   friend class ForeignFiles;
@@ -74,7 +77,7 @@ class DetailFill {
   bool started_ = false;         // under ForeignFiles::mu_
   std::string source_;           // the .vis.db
   std::string opening_;          // the opening screen's file, "" when opened from the index
-  std::shared_ptr<const SideIndexes> opening_index_;  // and its sides
+  std::shared_ptr<const SideIndexes> opening_index_;  // and its sides, under mu_
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool done_ = false;
