@@ -206,7 +206,7 @@ Status VisWriter::Commit() {
   PutLE64(trailer + 8, n);
   memcpy(trailer + 16, kTrailerMagic, sizeof(kTrailerMagic));
   GA_RETURN_IF_ERROR(WriteBytes(trailer, sizeof(trailer)));
-  if (fflush(file_) != 0 || fsync(fileno(file_)) != 0) {
+  if (fflush(file_) != 0 || (durable_ && fsync(fileno(file_)) != 0)) {
     return MakeError(path_, "", std::string("flush failed: ") + strerror(errno));
   }
   fclose(file_);

@@ -100,6 +100,9 @@ class VisWriter {
 
   // Writes the table of contents and trailer, flushes, renames onto the target.
   Status Commit();
+  // Without durability Commit() does not fsync: for a file the process
+  // writes again whenever it needs it (the service's opening screens).
+  void set_durable(bool durable) { durable_ = durable; }
 
   const std::string& path() const { return path_; }
 
@@ -116,6 +119,7 @@ class VisWriter {
   int level_;
   uint64_t offset_ = 0;
   bool committed_ = false;
+  bool durable_ = true;
   TableOfContents toc_;
   std::string buffer_;    // reused serialization buffer
   std::string packed_;    // reused compression buffer

@@ -18,7 +18,8 @@ bool ChangedOnDisk(const OpenGraph& f) {
 
 Result<std::shared_ptr<OpenGraph>> FileCache::Get(const std::string& abs_path, const std::string& relative,
                                                   const ProgressFn& progress, const DetailsFileFn& details_file,
-                                                  const NodeDetailFn& node_detail) {
+                                                  const NodeDetailFn& node_detail,
+                                                  std::shared_ptr<const SideIndexes> index) {
   std::shared_ptr<Opening> opening;
   bool opener = false;
   {
@@ -69,7 +70,7 @@ Result<std::shared_ptr<OpenGraph>> FileCache::Get(const std::string& abs_path, c
           }
           if (progress) progress(f, stage);
         },
-        details_file, node_detail);
+        details_file, node_detail, std::move(index));
   } catch (const std::exception& e) {
     result = MakeError(relative, "", std::string("cannot open: ") + e.what());
   }

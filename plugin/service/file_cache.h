@@ -24,10 +24,11 @@ class FileCache {
  public:
   explicit FileCache(size_t budget_bytes) : budget_(budget_bytes) {}
 
-  // `details_file` and `node_detail` as OpenGraph::Open takes them, used by the request that opens the file.
+  // `details_file`, `node_detail` and `index` as OpenGraph::Open takes them, used by the request that opens the file.
   Result<std::shared_ptr<OpenGraph>> Get(const std::string& abs_path, const std::string& relative,
                                          const ProgressFn& progress, const DetailsFileFn& details_file = {},
-                                         const NodeDetailFn& node_detail = {});
+                                         const NodeDetailFn& node_detail = {},
+                                         std::shared_ptr<const SideIndexes> index = nullptr);
 
   size_t open_files() const;
   size_t memory_bytes() const;

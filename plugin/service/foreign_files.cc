@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,8 @@
 #include <optional>
 
 #include "base/parallel.h"
+#include "side_graph.h"
+#include "vis/vis_file.h"
 #include "formats/foreign_file.h"
 #include "formats/vis_db/vis_db.h"
 
@@ -67,6 +70,58 @@ void RemoveConversions(const std::string& root, F abandoned) {
   }
 }
 
+// Writes the whole file of graph `chosen_id` of `abs_path` into `full` and
+// tells `fill` (publish: the links to it).
+void WriteWhole(const std::string& abs_path, const std::string& chosen_id, const std::string& full,
+                const std::function<void()>& publish, DetailFill* fill) {
+  // Whatever happens the fill is done: an exception (std::bad_alloc) must
+  // neither end the process nor leave the clients in Wait() unanswered.
+  try {
+    bool taken = false;
+    auto w = formats::ConvertVisDb(abs_path, [&](const vis::FileMeta& meta) {
+      if (taken || GraphId(meta) != chosen_id) return std::string();
+      taken = true;
+      return full;
+    });
+    if (!w.ok()) return fill->Done(w.error());
+    if (!taken) return fill->Done(Error{abs_path, "graph " + chosen_id, "no such step and rank in the file"});
+    publish();
+    fill->Done(full);
+  } catch (...) {
+    Error e = ErrorOfException(std::current_exception(), abs_path);
+    e.where = "graph " + chosen_id + " (node details)";
+    fill->Done(std::move(e));
+  }
+}
+
+// The opening screen's named nodes stand where the whole index has them (the
+// page holds their indices): a warning on stderr when they do not, e.g. for
+// a side whose node_order values skip or repeat numbers. Views keep their
+// expanded nodes by name all the same.
+void WarnUnlessSameIndices(const SideIndexes& opening, const std::string& index) {
+  auto b = vis::VisReader::Open(index);
+  std::string wrong;
+  if (!b.ok()) return;  // the index's own errors come when it is opened
+  for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+    const vis::SideIndex& a = side == vis::SIDE_NPU ? opening.npu : opening.bench;
+    if (a.size() == 0) continue;
+    auto g = SideGraph::Load(**b, side, {});
+    if (!g.ok()) return;
+    if (a.size() != (*g)->size()) {
+      wrong = "node counts differ";
+      break;
+    }
+    for (uint32_t n = 0; n < a.size() && wrong.empty(); ++n) {
+      if (!a.Name(n).empty() && a.Name(n) != (*g)->name(n)) wrong = "node " + std::to_string(n);
+    }
+  }
+  if (wrong.empty()) return;
+  std::fprintf(stderr,
+               "graph-ascend-server: warning: %s: the opening screen's node indices differ from the whole index's "
+               "(%s); the page's selection may move to another node\n",
+               index.c_str(), wrong.c_str());
+}
+
 }  // namespace
 
 Error Relabelled(Error e, const std::string& abs_path, const std::string& shown) {
@@ -83,11 +138,11 @@ DetailsFileFn DetailsOf(std::shared_ptr<const DetailFill> fill, const std::strin
 }
 
 NodeDetailFn NodeDetailsOf(std::shared_ptr<const DetailFill> fill, const std::string& abs_path,
-                           const std::string& shown) {
-  return [fill = std::move(fill), abs_path, shown](vis::Side side,
-                                                   const std::string& name) -> std::optional<Result<vis::NodeDetail>> {
+                           const std::string& shown, const std::string& converted) {
+  return [fill = std::move(fill), abs_path, shown, converted](
+             vis::Side side, const std::string& name) -> std::optional<Result<vis::NodeDetail>> {
     if (fill->done()) return std::nullopt;
-    auto d = fill->Node(side, name);
+    auto d = fill->Node(side, name, converted);
     if (!d.ok()) return Result<vis::NodeDetail>(Relabelled(d.error(), abs_path, shown));
     return d;
   };
@@ -111,7 +166,8 @@ std::string DefaultCacheRoot() {
   return std::string(home != nullptr && *home ? home : "/tmp") + "/.cache/graph-ascend";
 }
 
-Result<ForeignFiles> ForeignFiles::Open(const std::string& cache_root, const std::string& logdir) {
+Result<ForeignFiles> ForeignFiles::Open(const std::string& cache_root, const std::string& logdir,
+                                        uint64_t opening_nodes, std::function<void()> before_index) {
   std::error_code ec;
   std::filesystem::create_directories(cache_root, ec);
   std::string real = RealPathOf(cache_root);
@@ -127,7 +183,7 @@ Result<ForeignFiles> ForeignFiles::Open(const std::string& cache_root, const std
     return pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH && stat(path.c_str(), &st) == 0 &&
            time(nullptr) - st.st_mtime > 600;
   });
-  return ForeignFiles(real);
+  return ForeignFiles(real, opening_nodes, std::move(before_index));
 }
 
 void ForeignFiles::RemoveTemporaries() const {
@@ -183,17 +239,50 @@ bool DetailFill::done() const {
   return done_;
 }
 
-Result<vis::NodeDetail> DetailFill::Node(vis::Side side, const std::string& name) const {
-  std::call_once(nodes_once_, [this] {
-    auto n = formats::VisDbNodes::Open(source_, index_);
-    if (n.ok()) {
-      nodes_ = std::move(*n);
+Result<std::string> DetailFill::WaitIndex() const {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [this] { return index_done_; });
+  return index_result_;
+}
+
+bool DetailFill::index_done() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return index_done_;
+}
+
+void DetailFill::IndexDone(Result<std::string> result) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    index_result_ = std::move(result);
+    index_done_ = true;
+    opening_index_.reset();
+  }
+  cv_.notify_all();
+}
+
+std::shared_ptr<const SideIndexes> DetailFill::OpeningIndex() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return opening_index_;
+}
+
+Result<vis::NodeDetail> DetailFill::Node(vis::Side side, const std::string& name, const std::string& converted) const {
+  std::shared_ptr<Nodes> n;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    std::shared_ptr<Nodes>& at = nodes_[converted];
+    if (!at) at = std::make_shared<Nodes>();
+    n = at;
+  }
+  std::call_once(n->once, [&] {
+    auto opened = formats::VisDbNodes::Open(source_, converted);
+    if (opened.ok()) {
+      n->nodes = std::move(*opened);
     } else {
-      nodes_error_ = n.error();
+      n->error = opened.error();
     }
   });
-  if (!nodes_) return nodes_error_;
-  return nodes_->Detail(side, name);
+  if (!n->nodes) return n->error;
+  return n->nodes->Detail(side, name);
 }
 
 ForeignFiles::~ForeignFiles() {
@@ -202,30 +291,59 @@ ForeignFiles::~ForeignFiles() {
 }
 
 Result<ForeignOpen> ForeignFiles::Converted(const std::string& abs_path, const std::string& id,
-                                            const std::function<void(double)>& progress) {
+                                            const std::function<void(double)>& progress, bool whole_index) {
   auto dir = KeyDir(abs_path);
   if (!dir.ok()) return dir.error();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<DetailFill> indexing;  // opened from its opening: the index is waited for outside mu_
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto found = Converting(abs_path, *dir, id, progress, whole_index, &indexing);
+    if (!indexing) return found;
+  }
+  StartFill(ForeignOpen{"", indexing});  // when no request has opened the opening yet
+  auto index = indexing->WaitIndex();
+  if (!index.ok()) return index.error();
+  return ForeignOpen{*index, indexing};
+}
+
+Result<ForeignOpen> ForeignFiles::Converting(const std::string& abs_path, const std::string& dir,
+                                             const std::string& id, const std::function<void(double)>& progress,
+                                             bool whole_index, std::shared_ptr<DetailFill>* indexing) {
   struct stat st;
-  std::string file = FileOf(*dir, id);
+  std::string file = FileOf(dir, id);
   auto filling = fills_->by_file.find(file);
-  if (filling != fills_->by_file.end()) return ForeignOpen{IndexFileOf(*dir, id), filling->second};
+  if (filling != fills_->by_file.end()) {
+    const std::shared_ptr<DetailFill>& fill = filling->second;
+    if (fill->opening_.empty()) return ForeignOpen{IndexFileOf(dir, id), fill};
+    if (!whole_index) {
+      auto sides = fill->OpeningIndex();  // null once the index is written
+      if (sides) return ForeignOpen{fill->opening_, fill, std::move(sides)};
+    }
+    *indexing = fill;
+    return ForeignOpen{};
+  }
   if (stat(file.c_str(), &st) == 0) return ForeignOpen{file, nullptr};
   // Only the graph asked for is converted: the first open of one step and
   // rank of a large run reads only its rows. Each file is written to a
   // temporary name and renamed, so a file in the cache is complete.
   std::error_code ec;
-  std::filesystem::create_directories(*dir, ec);
-  if (ec) return Error{*dir, "", "cannot create: " + ec.message()};
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{dir, "", "cannot create: " + ec.message()};
   auto format = formats::DetectFormat(abs_path);
-  if (format.ok() && *format == formats::FileFormat::kVisDb) return IndexFirst(abs_path, *dir, id, progress);
+  if (format.ok() && *format == formats::FileFormat::kVisDb) {
+    auto opening = OpeningFirst(abs_path, dir, id);
+    if (!opening.ok()) return opening.error();
+    if (opening->path.empty()) return IndexFirst(abs_path, dir, id, progress);
+    if (whole_index) *indexing = opening->details;
+    return opening;
+  }
   std::string chosen;
   auto written = formats::ConvertGraphs(
       abs_path,
       [&](const vis::FileMeta& meta) {
         // "" asks for the only graph, or the first of several.
         if (!chosen.empty() || (!id.empty() && GraphId(meta) != id)) return std::string();
-        chosen = FileOf(*dir, id.empty() ? GraphId(meta) : id);
+        chosen = FileOf(dir, id.empty() ? GraphId(meta) : id);
         return chosen;
       },
       progress);
@@ -270,29 +388,76 @@ Result<ForeignOpen> ForeignFiles::IndexFirst(const std::string& abs_path, const 
   }
   auto fill = std::make_shared<DetailFill>();
   fill->source_ = abs_path;
-  fill->index_ = index;
   fills_->by_file[asked] = fill;
   fill->write_ = [abs_path, chosen_id, full, publish, fill = fill.get()] {
-    // Whatever happens the fill is done: an exception (std::bad_alloc) must
-    // neither end the process nor leave the clients in Wait() unanswered.
-    try {
-      bool taken = false;
-      auto w = formats::ConvertVisDb(abs_path, [&](const vis::FileMeta& meta) {
-        if (taken || GraphId(meta) != chosen_id) return std::string();
-        taken = true;
-        return full;
-      });
-      if (!w.ok()) return fill->Done(w.error());
-      if (!taken) return fill->Done(Error{abs_path, "graph " + chosen_id, "no such step and rank in the file"});
-      publish();
-      fill->Done(full);
-    } catch (...) {
-      Error e = ErrorOfException(std::current_exception(), abs_path);
-      e.where = "graph " + chosen_id + " (node details)";
-      fill->Done(std::move(e));
-    }
+    WriteWhole(abs_path, chosen_id, full, publish, fill);
   };
   return ForeignOpen{index, fill};
+}
+
+Result<ForeignOpen> ForeignFiles::OpeningFirst(const std::string& abs_path, const std::string& dir,
+                                               const std::string& id) {
+  const std::string name = id.empty() ? std::string("graph") : id;
+  const std::string opening = dir + "/" + name + ".opening.vis";
+  auto written = formats::WriteVisDbOpening(abs_path, id, opening_nodes_, opening);
+  if (!written.ok()) return written.error();
+  if (!written->has_value()) return ForeignOpen{};
+  const std::string chosen_id = (*written)->id;
+  auto sides = std::make_shared<SideIndexes>();
+  sides->npu = std::move((*written)->graph.npu.index);
+  sides->bench = std::move((*written)->graph.bench.index);
+  const std::string index = IndexFileOf(dir, id), full = FileOf(dir, chosen_id), asked = FileOf(dir, id);
+  auto publish = [full, asked] {
+    if (asked != full) link(full.c_str(), asked.c_str());
+  };
+  auto fill = std::make_shared<DetailFill>();
+  fill->source_ = abs_path;
+  fill->opening_ = opening;
+  fill->opening_index_ = sides;
+  fill->index_done_ = false;
+  fills_->by_file[asked] = fill;
+  fill->write_ = [abs_path, chosen_id, sides, index, full, publish, hold = before_index_, fill = fill.get()] {
+    try {
+      if (hold) hold();
+      bool taken = false;
+      std::vector<bool> whole;
+      auto w = formats::ConvertVisDbIndex(
+          abs_path,
+          [&](const vis::FileMeta& meta) {
+            if (taken || GraphId(meta) != chosen_id) return std::string();
+            taken = true;
+            return index;
+          },
+          {}, &whole);
+      std::optional<Error> failed;
+      if (!w.ok()) {
+        failed = w.error();
+      } else if (!taken) {
+        failed = Error{abs_path, "graph " + chosen_id, "no such step and rank in the file"};
+      } else if (whole.front()) {  // read whole, details and all
+        if (rename(index.c_str(), full.c_str()) != 0) {
+          failed = Error{full, "", std::string("cannot rename the converted file: ") + strerror(errno)};
+        } else {
+          publish();
+          fill->IndexDone(full);
+          return fill->Done(full);
+        }
+      }
+      if (failed) {
+        fill->IndexDone(*failed);
+        return fill->Done(*failed);
+      }
+      WarnUnlessSameIndices(*sides, index);
+      fill->IndexDone(index);
+    } catch (...) {
+      Error e = ErrorOfException(std::current_exception(), abs_path);
+      e.where = "graph " + chosen_id + " (node index)";
+      fill->IndexDone(e);
+      return fill->Done(std::move(e));
+    }
+    WriteWhole(abs_path, chosen_id, full, publish, fill);
+  };
+  return ForeignOpen{opening, fill, sides};
 }
 
 void ForeignFiles::StartFill(const ForeignOpen& opened) {

@@ -11,6 +11,16 @@
 // browses them, while the whole graph (ConvertVisDb) is written behind on a
 // thread of its own; node details are read from that file when it is there,
 // and until then node by node from the .vis.db (formats::VisDbNodes).
+//
+// A large graph (at least `opening_nodes` a side) opens sooner still: its
+// opening screen (formats::WriteVisDbOpening: the root and its children at
+// their final indices, from a few indexed queries; its sides held in memory,
+// its file only the meta and stacks) is opened, and
+// the index conversion runs behind it on the fill's thread. Until the index
+// is written, Converted() answers the opening (or, asked for the whole
+// index, waits for it); then the index, which the page's next request opens
+// in place of the opening: node indices are the same, and views keep their
+// expanded nodes by name (the view journal).
 #pragma once
 
 #include <condition_variable>
@@ -47,23 +57,41 @@ class DetailFill {
   // Whether Wait() answers at once.
   bool done() const;
   // Until then, one node's details read from the source by name
-  // (formats::VisDbNodes): what the file will hold for the node.
-  Result<vis::NodeDetail> Node(vis::Side side, const std::string& name) const;
+  // (formats::VisDbNodes): what the file will hold for the node, its stack
+  // one of `converted`'s (the opening's or the index's, as opened).
+  Result<vis::NodeDetail> Node(vis::Side side, const std::string& name, const std::string& converted) const;
+  // For a graph opened from its opening screen: blocks until the whole index
+  // is written; the file to open for it (the index, or the whole file when
+  // the graph was read whole), or why it could not be written.
+  Result<std::string> WaitIndex() const;
+  // Whether WaitIndex() answers at once (always for a graph opened from its index).
+  bool index_done() const;
+  // Also lets go of the opening's sides (OpeningIndex() then answers null).
+  void IndexDone(Result<std::string> result);
+  // The opening screen's sides while the index is not written.
+  std::shared_ptr<const SideIndexes> OpeningIndex() const;
 
  private:
   friend class ForeignFiles;
   std::function<void()> write_;  // run once on a thread of its own
   bool started_ = false;         // under ForeignFiles::mu_
   std::string source_;           // the .vis.db
-  std::string index_;            // the graph's index-only file
+  std::string opening_;          // the opening screen's file, "" when opened from the index
+  std::shared_ptr<const SideIndexes> opening_index_;  // and its sides, under mu_
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool done_ = false;
   Result<std::string> result_ = Error{};
-  // Opened on the first Node() (an error is kept and returned to every caller).
-  mutable std::once_flag nodes_once_;
-  mutable std::unique_ptr<formats::VisDbNodes> nodes_;
-  mutable Error nodes_error_;
+  bool index_done_ = true;  // false from an opening until the index is written
+  Result<std::string> index_result_ = Error{};
+  // One reader per converted file, opened on its first Node() (an error is
+  // kept and returned to every caller).
+  struct Nodes {
+    std::once_flag once;
+    std::unique_ptr<formats::VisDbNodes> nodes;
+    Error error;
+  };
+  mutable std::map<std::string, std::shared_ptr<Nodes>> nodes_;  // under mu_
 };
 
 // What to open for a foreign graph: `path`, and when it is an index-only file,
@@ -71,14 +99,25 @@ class DetailFill {
 struct ForeignOpen {
   std::string path;
   std::shared_ptr<DetailFill> details;
+  std::shared_ptr<const SideIndexes> index;  // an opening screen's sides, held in memory (OpenGraph::Open)
 };
 
 class ForeignFiles {
  public:
-  // `cache_root` is created when missing; it must not lie inside `logdir`.
-  static Result<ForeignFiles> Open(const std::string& cache_root, const std::string& logdir);
+  // Graphs of at least this many nodes a side open from their opening screen.
+  static constexpr uint64_t kOpeningNodes = 20000;
 
-  ForeignFiles(ForeignFiles&& other) noexcept : root_(std::move(other.root_)), fills_(std::move(other.fills_)) {}
+  // `cache_root` is created when missing; it must not lie inside `logdir`.
+  // `before_index` (tests): called on the fill's thread before the index of
+  // a graph opened from its opening screen is converted.
+  static Result<ForeignFiles> Open(const std::string& cache_root, const std::string& logdir,
+                                   uint64_t opening_nodes = kOpeningNodes, std::function<void()> before_index = {});
+
+  ForeignFiles(ForeignFiles&& other) noexcept
+      : root_(std::move(other.root_)),
+        opening_nodes_(other.opening_nodes_),
+        before_index_(std::move(other.before_index_)),
+        fills_(std::move(other.fills_)) {}
   ~ForeignFiles();  // waits for the fills still writing
 
   // The graphs of a .vis.db (without reading its nodes); one empty id for a
@@ -89,9 +128,11 @@ class ForeignFiles {
   // graph), converting that graph alone on first use. `progress` gets 0..1
   // while converting. For a .vis.db not yet converted that is the graph's
   // index-only file and the fill writing the whole one; the same for every
-  // open while this process lives, so all clients share one open file.
+  // open while this process lives, so all clients share one open file. A
+  // large graph gives its opening screen until its index is written, unless
+  // `whole_index` (the request needs every node: it waits for the index).
   Result<ForeignOpen> Converted(const std::string& abs_path, const std::string& id,
-                                const std::function<void(double)>& progress = {});
+                                const std::function<void(double)>& progress = {}, bool whole_index = false);
 
   // Starts writing the whole file of an index-only one Converted() gave (once;
   // the index file is opened first, so the two do not compete).
@@ -105,8 +146,18 @@ class ForeignFiles {
   void RemoveTemporaries() const;
 
  private:
-  explicit ForeignFiles(std::string root) : root_(std::move(root)) {}
+  ForeignFiles(std::string root, uint64_t opening_nodes, std::function<void()> before_index)
+      : root_(std::move(root)), opening_nodes_(opening_nodes), before_index_(std::move(before_index)) {}
   Result<std::string> KeyDir(const std::string& abs_path) const;
+  // Converted() of a large .vis.db graph not in the cache, under mu_: its
+  // opening screen and the fill converting its index, then the whole file;
+  // an empty path when the graph has no opening screen (IndexFirst then).
+  Result<ForeignOpen> OpeningFirst(const std::string& abs_path, const std::string& dir, const std::string& id);
+  // Converted() under mu_; sets *indexing (and answers nothing) when the
+  // index of a graph opened from its opening screen is to be waited for.
+  Result<ForeignOpen> Converting(const std::string& abs_path, const std::string& dir, const std::string& id,
+                                 const std::function<void(double)>& progress, bool whole_index,
+                                 std::shared_ptr<DetailFill>* indexing);
   // Converted() of a .vis.db graph not in the cache, under mu_.
   Result<ForeignOpen> IndexFirst(const std::string& abs_path, const std::string& dir, const std::string& id,
                                  const std::function<void(double)>& progress);
@@ -116,6 +167,8 @@ class ForeignFiles {
     std::vector<std::thread> threads;
   };
   std::string root_;
+  uint64_t opening_nodes_ = kOpeningNodes;
+  std::function<void()> before_index_;
   std::mutex mu_;  // one conversion at a time (fills run beside)
   std::unique_ptr<Fills> fills_ = std::make_unique<Fills>();  // under mu_
 };
@@ -124,9 +177,10 @@ class ForeignFiles {
 Error Relabelled(Error e, const std::string& abs_path, const std::string& shown);
 // Waits for `fill` as OpenGraph::Open takes it, its errors relabelled.
 DetailsFileFn DetailsOf(std::shared_ptr<const DetailFill> fill, const std::string& abs_path, const std::string& shown);
-// A node's details while `fill` writes, as OpenGraph::Open takes them, errors relabelled.
+// A node's details while `fill` writes, as OpenGraph::Open takes them for the
+// file `converted` (the path opened), errors relabelled.
 NodeDetailFn NodeDetailsOf(std::shared_ptr<const DetailFill> fill, const std::string& abs_path,
-                           const std::string& shown);
+                           const std::string& shown, const std::string& converted);
 
 // Splits a listed name "dir/run.vis.db#step0_rank1" into the file and the graph id.
 void SplitForeignName(const std::string& relative, std::string* file, std::string* graph);

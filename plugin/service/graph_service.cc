@@ -61,7 +61,8 @@ ConvertQueueOptions ConvertOptionsOf(const ServiceOptions& options, const std::s
 Result<std::unique_ptr<GraphServiceImpl>> GraphServiceImpl::Create(const ServiceOptions& options) {
   auto dir = LogDir::Open(options.logdir);
   if (!dir.ok()) return dir.error();
-  auto foreign = ForeignFiles::Open(options.cache_dir.empty() ? DefaultCacheRoot() : options.cache_dir, dir->root());
+  auto foreign = ForeignFiles::Open(options.cache_dir.empty() ? DefaultCacheRoot() : options.cache_dir, dir->root(),
+                                    options.opening_nodes, options.before_index);
   if (!foreign.ok()) return foreign.error();
   ConvertQueueOptions convert = ConvertOptionsOf(options, dir->root());
   std::unique_ptr<GraphServiceImpl> service(
@@ -85,7 +86,7 @@ GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const Se
       journal_compact_bytes_(options.journal_compact_bytes) {}
 
 grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressFn& progress,
-                                    std::shared_ptr<OpenGraph>* file) {
+                                    std::shared_ptr<OpenGraph>* file, bool whole_index) {
   if (relative.empty())
     return Fail(grpc::StatusCode::INVALID_ARGUMENT, "file: missing (a .vis path relative to the log directory)");
   // msprobe's .vis.db (one listed name per step and rank: "run.vis.db#step0_rank1").
@@ -115,16 +116,16 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
     if (progress) progress(0, "converting");
     std::function<void(double)> converting;
     if (progress) converting = [&progress](double f) { progress(f, "converting"); };
-    auto converted = foreign_.Converted(*abs, graph, converting);
+    auto converted = foreign_.Converted(*abs, graph, converting, whole_index);
     if (!converted.ok()) return Fail(grpc::StatusCode::DATA_LOSS, Relabelled(converted.error(), *abs, file_name));
     converted_open = std::move(*converted);
     open_path = converted_open.path;
     if (converted_open.details) {
       details_file = DetailsOf(converted_open.details, *abs, file_name);
-      node_detail = NodeDetailsOf(converted_open.details, *abs, file_name);
+      node_detail = NodeDetailsOf(converted_open.details, *abs, file_name, open_path);
     }
   }
-  auto f = cache_.Get(open_path, canonical, progress, details_file, node_detail);
+  auto f = cache_.Get(open_path, canonical, progress, details_file, node_detail, converted_open.index);
   if (!f.ok()) return Fail(grpc::StatusCode::DATA_LOSS, f.error());
   foreign_.StartFill(converted_open);
   *file = std::move(*f);
@@ -195,7 +196,7 @@ grpc::Status GraphServiceImpl::OpenFile(grpc::ServerContext* ctx, const FileRequ
     if (ctx->IsCancelled() || !writer->Write(p)) client_gone = true;  // the file still opens into the cache
   };
   std::shared_ptr<OpenGraph> file;
-  grpc::Status st = Open(req->file(), progress, &file);
+  grpc::Status st = Open(req->file(), progress, &file, false);
   if (!st.ok()) return st;
   OpenProgress done;
   done.set_fraction(1.0);
@@ -212,15 +213,15 @@ grpc::Status GraphServiceImpl::OpenFile(grpc::ServerContext* ctx, const FileRequ
 
 grpc::Status GraphServiceImpl::GetFileInfo(grpc::ServerContext*, const FileRequest* req, FileInfo* reply) {
   std::shared_ptr<OpenGraph> file;
-  grpc::Status st = Open(req->file(), {}, &file);
+  grpc::Status st = Open(req->file(), {}, &file, false);
   if (!st.ok()) return st;
   std::shared_lock<std::shared_mutex> l(file->mutex());
   *reply = InfoOf(*file);
   return grpc::Status::OK;
 }
 
-grpc::Status GraphServiceImpl::OpenView(const ViewKey& key, ViewAccess* access) {
-  grpc::Status st = Open(key.file(), {}, &access->file);
+grpc::Status GraphServiceImpl::OpenView(const ViewKey& key, ViewAccess* access, bool whole_index) {
+  grpc::Status st = Open(key.file(), {}, &access->file, whole_index);
   if (!st.ok()) return st;
   access->lock = std::shared_lock<std::shared_mutex>(access->file->mutex());
   return CheckView(*access->file, key, &access->graph);

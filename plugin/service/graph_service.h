@@ -56,6 +56,10 @@ struct ServiceOptions {
   // needs, still under the file's shared lock (other readers go on), before
   // the exclusive lock of the edit itself.
   std::function<void()> on_match_read;
+  // A .vis.db graph of at least this many nodes a side opens from its opening
+  // screen (foreign_files.h); `before_index` (tests) runs before its index is converted.
+  uint64_t opening_nodes = ForeignFiles::kOpeningNodes;
+  std::function<void()> before_index;
 };
 
 // Health is a callback method: it runs on gRPC's own threads, not on the
@@ -121,7 +125,10 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   grpc::Status HealthReplyOf(grpc::ServerContext*, const HealthRequest*, HealthReply*);
 
   // Resolves and opens `relative` (a .vis under the log directory).
-  grpc::Status Open(const std::string& relative, const ProgressFn& progress, std::shared_ptr<OpenGraph>* file);
+  // A large .vis.db graph opens from its opening screen until its index is
+  // written; `whole_index` waits for the index instead (a request that needs every node).
+  grpc::Status Open(const std::string& relative, const ProgressFn& progress, std::shared_ptr<OpenGraph>* file,
+                    bool whole_index = true);
   // A view's open file, held under its shared lock, and the view's side.
   struct ViewAccess {
     std::shared_ptr<OpenGraph> file;
@@ -129,7 +136,7 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
     const SideGraph* graph = nullptr;
   };
   // Open() + shared lock + the checks of the view key (session, side, micro step).
-  grpc::Status OpenView(const ViewKey& key, ViewAccess* access);
+  grpc::Status OpenView(const ViewKey& key, ViewAccess* access, bool whole_index = true);
   grpc::Status DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,
                       ViewReply* reply);
   grpc::Status DoMatch(const MatchRequest& req, bool match, MatchReply* reply);

@@ -16,9 +16,19 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     grpc::Status vst = CheckViewport(*viewport);
     if (!vst.ok()) return vst;
   }
+  // The opening screen of a large .vis.db graph serves the view until its
+  // whole index is written, except where the view would show a nameless node
+  // (expanding a node whose children the opening has not read, revealing one).
   ViewAccess access;
-  grpc::Status st = OpenView(key, &access);
+  grpc::Status st = OpenView(key, &access, op == ViewOp::kReveal);
   if (!st.ok()) return st;
+  if (op == ViewOp::kExpand && access.graph->valid(node) && access.graph->child_count(static_cast<uint32_t>(node)) > 0 &&
+      access.graph->name(access.graph->children(static_cast<uint32_t>(node))[0]).empty()) {
+    access.lock.unlock();
+    access = ViewAccess();
+    st = OpenView(key, &access, true);
+    if (!st.ok()) return st;
+  }
   const std::shared_ptr<OpenGraph>& file = access.file;
   const SideGraph* g = access.graph;
   const vis::Grading grading = file->GradingOf(key);
@@ -171,7 +181,12 @@ grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest*
 
 grpc::Status GraphServiceImpl::GetNodeDetail(grpc::ServerContext*, const NodeRequest* req, NodeDetailReply* reply) {
   ViewAccess view;
-  grpc::Status st = OpenView(req->view(), &view);
+  grpc::Status st = OpenView(req->view(), &view, false);
+  if (st.ok() && view.graph->valid(req->node()) && view.graph->name(static_cast<uint32_t>(req->node())).empty()) {
+    view.lock.unlock();  // a node the opening screen has not read
+    view = ViewAccess();
+    st = OpenView(req->view(), &view, true);
+  }
   if (!st.ok()) return st;
   const std::shared_ptr<OpenGraph>& file = view.file;
   const SideGraph* g = view.graph;

@@ -35,7 +35,7 @@ auto Guarded(const std::string& path, Read read) -> decltype(read()) {
 
 Result<std::shared_ptr<OpenGraph>> OpenGraph::Open(const std::string& abs_path, const std::string& relative,
                                                    const ProgressFn& progress, DetailsFileFn details_file,
-                                                   NodeDetailFn node_detail) {
+                                                   NodeDetailFn node_detail, std::shared_ptr<const SideIndexes> index) {
   // No progress before the header, trailer and meta are checked: a file that
   // is no .vis fails before the first progress message.
   auto reader = Guarded(abs_path, [&] { return vis::VisReader::Open(abs_path); });
@@ -68,16 +68,18 @@ Result<std::shared_ptr<OpenGraph>> OpenGraph::Open(const std::string& abs_path, 
     double sum = two_sides ? (frac[0] + frac[1]) / 2 : frac[0].load();
     progress(0.02 + 0.96 * sum, "reading node index");
   };
+  auto load = [&](vis::Side side) {
+    if (index) return SideGraph::FromIndex(side == vis::SIDE_NPU ? index->npu : index->bench, abs_path, side);
+    return SideGraph::Load(*f->reader_, side, [&](double v) { report(side == vis::SIDE_NPU ? 0 : 1, v); });
+  };
   Result<std::unique_ptr<SideGraph>> bench = Error{};
   std::optional<BackgroundWork> bench_work;  // on the caller's thread when no thread can be started
-  if (two_sides) {
-    bench_work.emplace([&] {
-      bench = Guarded(abs_path,
-                      [&] { return SideGraph::Load(*f->reader_, vis::SIDE_BENCH, [&](double v) { report(1, v); }); });
-    });
+  if (two_sides && !index) {
+    bench_work.emplace([&] { bench = Guarded(abs_path, [&] { return load(vis::SIDE_BENCH); }); });
+  } else if (two_sides) {  // in memory: no thread worth starting
+    bench = Guarded(abs_path, [&] { return load(vis::SIDE_BENCH); });
   }
-  auto npu =
-      Guarded(abs_path, [&] { return SideGraph::Load(*f->reader_, vis::SIDE_NPU, [&](double v) { report(0, v); }); });
+  auto npu = Guarded(abs_path, [&] { return load(vis::SIDE_NPU); });
   if (bench_work) {
     Status thrown = bench_work->Join(abs_path);  // what Guarded does not catch
     if (!thrown.ok()) bench = thrown.error();

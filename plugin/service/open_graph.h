@@ -27,6 +27,7 @@
 #include "rerank.h"
 #include "side_graph.h"
 #include "vis/vis_file.h"
+#include "vis/vis_index.h"
 
 namespace graph_ascend::service {
 
@@ -40,16 +41,25 @@ using DetailsFileFn = std::function<Result<std::string>()>;
 // failed): they are read from it then.
 using NodeDetailFn =
     std::function<std::optional<Result<vis::NodeDetail>>(vis::Side side, const std::string& name)>;
+// Both sides' node index held in memory (a .vis.db graph's opening screen,
+// foreign_files.h): they replace the index of the file opened, which then
+// holds its meta and stacks (and an index of the root alone).
+struct SideIndexes {
+  vis::SideIndex npu;
+  vis::SideIndex bench;  // empty for a build
+};
 
 class OpenGraph {
  public:
   // `abs_path` is the resolved file; `relative` its name under the log
   // directory. With `details_file`, node details are read from the file it
   // gives (on the first detail read), the rest from `abs_path`; until it is
-  // written, Detail() asks `node_detail` (when given) instead.
+  // written, Detail() asks `node_detail` (when given) instead. With `index`,
+  // the sides are those, not the file's.
   static Result<std::shared_ptr<OpenGraph>> Open(const std::string& abs_path, const std::string& relative,
                                                  const ProgressFn& progress, DetailsFileFn details_file = {},
-                                                 NodeDetailFn node_detail = {});
+                                                 NodeDetailFn node_detail = {},
+                                                 std::shared_ptr<const SideIndexes> index = nullptr);
 
   const std::string& relative() const { return relative_; }
   const std::string& abs_path() const { return reader_->path(); }

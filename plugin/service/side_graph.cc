@@ -146,7 +146,74 @@ Result<std::unique_ptr<SideGraph>> SideGraph::Load(const vis::VisReader& reader,
     if (progress) progress(0.8 * static_cast<double>(done_bytes) / static_cast<double>(total_bytes));
   }
   g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
+  if (progress) progress(0.85);
+  GA_RETURN_IF_ERROR(g->Derive(path, side));
+  if (progress) progress(1.0);
+  return g;
+}
 
+Result<std::unique_ptr<SideGraph>> SideGraph::FromIndex(const vis::SideIndex& idx, const std::string& path,
+                                                        vis::Side side) {
+  const uint32_t n_total = idx.size();
+  const std::string where = side == vis::SIDE_NPU ? "NPU node index" : "Bench node index";
+  if (n_total == 0 || idx.name_offset.size() != n_total + 1 || idx.child_offset.size() != n_total + 1 ||
+      idx.node_type.size() != n_total || idx.micro_step.size() != n_total || idx.precision.size() != n_total ||
+      idx.overflow.size() != n_total || idx.matched.size() != n_total || idx.flags.size() != n_total ||
+      idx.names.size() >= std::numeric_limits<uint32_t>::max()) {
+    return MakeError(path, where, "columns of different lengths");
+  }
+  std::unique_ptr<SideGraph> g(new SideGraph());
+  g->names_.reserve(idx.names.size() + n_total);
+  g->name_offset_.reserve(n_total + 1);
+  for (uint32_t i = 0; i < n_total; ++i) {
+    std::string_view name = idx.Name(i);
+    g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
+    if (name.find_first_of("\n\r") != std::string_view::npos) {
+      g->odd_names_[i] = std::string(name);
+      std::string flat(name);
+      std::replace(flat.begin(), flat.end(), '\n', ' ');
+      std::replace(flat.begin(), flat.end(), '\r', ' ');
+      g->names_ += flat;
+    } else {
+      g->names_ += name;
+    }
+    g->names_.push_back('\n');
+  }
+  g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
+  g->node_type_ = idx.node_type;
+  g->parent_ = idx.parent;
+  g->child_begin_.assign(idx.child_offset.begin(), idx.child_offset.end());
+  g->children_ = idx.children;
+  g->micro_step_ = idx.micro_step;
+  g->precision_ = idx.precision;
+  if (idx.grade.size() == n_total) {
+    g->grade_ = idx.grade;
+  } else {
+    g->grade_.assign(n_total, std::numeric_limits<double>::quiet_NaN());
+  }
+  g->overflow_ = idx.overflow;
+  g->matched_ = idx.matched;
+  g->flags_.reserve(n_total);
+  for (uint32_t f : idx.flags) {
+    if (f > 255) return MakeError(path, where, "flags out of range");
+    g->flags_.push_back(static_cast<uint8_t>(f));
+  }
+  for (uint8_t o : g->overflow_) {
+    if (o > vis::OVERFLOW_CRITICAL) return MakeError(path, where, "overflow_level out of range");
+  }
+  if (g->child_begin_.front() != 0 || g->child_begin_.back() != g->children_.size()) {
+    return MakeError(path, where, "children do not add up to child_count");
+  }
+  for (uint32_t i = 0; i < n_total; ++i) {
+    if (g->child_begin_[i + 1] < g->child_begin_[i]) return MakeError(path, where, "children out of order");
+  }
+  GA_RETURN_IF_ERROR(g->Derive(path, side));
+  return g;
+}
+
+Status SideGraph::Derive(const std::string& path, vis::Side side) {
+  SideGraph* g = this;
+  const uint32_t n_total = size();
   // Hierarchy checks and derived columns: a breadth-first walk from the root.
   const std::string where = side == vis::SIDE_NPU ? "NPU node index" : "Bench node index";
   for (uint32_t c : g->children_) {
@@ -177,15 +244,13 @@ Result<std::unique_ptr<SideGraph>> SideGraph::Load(const vis::VisReader& reader,
       queue.push_back(c);
     }
   }
-  if (progress) progress(0.9);
   g->folded_ = g->names_;
   for (char& ch : g->folded_) {
     if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
   }
   g->bucket_.assign(n_total, -1);
   g->grade_bucket_.assign(n_total, -1);
-  if (progress) progress(1.0);
-  return g;
+  return Status::Ok();
 }
 
 std::string_view SideGraph::name(uint32_t n) const {

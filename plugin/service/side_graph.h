@@ -19,6 +19,7 @@
 
 #include "base/status.h"
 #include "vis/vis_file.h"
+#include "vis/vis_index.h"
 
 namespace graph_ascend::service {
 
@@ -28,6 +29,11 @@ class SideGraph {
   // range, parent and children agree, no cycle). `progress` gets 0..1.
   static Result<std::unique_ptr<SideGraph>> Load(const vis::VisReader& reader, vis::Side side,
                                                  const std::function<void(double)>& progress);
+
+  // The same from an index held in memory (a .vis.db graph's opening
+  // screen); `path` and `side` name it in errors.
+  static Result<std::unique_ptr<SideGraph>> FromIndex(const vis::SideIndex& index, const std::string& path,
+                                                      vis::Side side);
 
   SideGraph(const SideGraph&) = delete;
   SideGraph& operator=(const SideGraph&) = delete;
@@ -95,6 +101,8 @@ class SideGraph {
 
  private:
   SideGraph() = default;
+  // Load's and FromIndex's end: the hierarchy checked, depths, micro steps, folded names, buckets.
+  Status Derive(const std::string& path, vis::Side side);
 
   std::string names_;
   std::string folded_;

@@ -624,7 +624,7 @@ void ExpectDetailsBeforeTheFillAsAfter(const std::string& db, const std::string&
   ASSERT_TRUE(opened.ok()) << opened.error().ToString();
   ASSERT_NE(opened->details, nullptr) << "an index-only file and its fill";
   auto file = OpenGraph::Open(opened->path, "run.vis.db", {}, DetailsOf(opened->details, db, "run.vis.db"),
-                              NodeDetailsOf(opened->details, db, "run.vis.db"));
+                              NodeDetailsOf(opened->details, db, "run.vis.db", opened->path));
   ASSERT_TRUE(file.ok()) << file.error().ToString();
   std::vector<std::string> early[2];
   int with_stack = 0;

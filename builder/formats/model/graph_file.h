@@ -86,6 +86,8 @@ class SideBuilder {
     for (const auto& frames : stacks) Stack(frames);
   }
   size_t stack_count() const { return stacks_.size(); }
+  // The stacks so far, by id.
+  const std::vector<std::vector<std::string>>& stacks() const { return stacks_; }
   size_t size() const { return count_; }
 
   // Builds the side. `root` names the root ("DefaultModel"); the first node

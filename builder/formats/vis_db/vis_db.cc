@@ -156,18 +156,20 @@ std::string Column(const Schema& schema, const char* name) {
 }
 
 // SELECT of the NodeColumn columns.
-std::string SelectNodes(const Schema& schema, bool items) {
+std::string SelectNodes(const Schema& schema, bool items, NodeRead read = NodeRead::kWhole) {
   bool stack_table = schema.node_columns.count("stack_id") != 0;
   // "{}" (msprobe's no items) and "" hold none; anything longer is parsed by the full read.
   // GLOB '???*' is length() > 2 (characters before a NUL) without counting the
   // whole text: it stops at the third character.
   std::string item_columns = items ? "input_data, output_data"
                                    : "COALESCE(input_data GLOB '???*', 0), COALESCE(output_data GLOB '???*', 0)";
-  return "SELECT node_name, node_type, up_node, sub_nodes, precision_index, overflow_level, micro_step_id, "
+  const bool counted = read == NodeRead::kPlacedCounted;
+  return "SELECT node_name, node_type, up_node, " + std::string(counted ? "'[]'" : "sub_nodes") + ", precision_index, overflow_level, micro_step_id, "
          "matched_node_link, " +
          std::string(stack_table ? "stack_id" : "stack_info") + ", " + Column(schema, "parallel_merge_info") + ", " +
          Column(schema, "matched_distributed") + ", " + item_columns + ", data_source, " +
-         Column(schema, "dump_data_dir") + " FROM tb_nodes";
+         Column(schema, "dump_data_dir") + (read != NodeRead::kWhole ? ", node_order" : "") +
+         (counted ? ", json_array_length(NULLIF(sub_nodes, ''))" : "") + " FROM tb_nodes";
 }
 
 }  // namespace
@@ -180,10 +182,10 @@ Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& sc
   return Prepare(db, path, sql, "table tb_nodes");
 }
 
-Result<Stmt> PrepareNode(sqlite3* db, const std::string& path, const Schema& schema) {
+Result<Stmt> PrepareNode(sqlite3* db, const std::string& path, const Schema& schema, NodeRead read) {
   // Index3's order (node_order, equal ones by rowid) through index2: "+node_order"
   // is no column, so SQLite seeks the name and sorts its few rows.
-  std::string sql = SelectNodes(schema, true) +
+  std::string sql = SelectNodes(schema, read == NodeRead::kWhole, read) +
                     " WHERE step = ? AND rank = ? AND data_source = ? AND node_name = ? ORDER BY " +
                     (schema.node_columns.count("node_order") ? "+node_order, rowid" : "rowid");
   return Prepare(db, path, sql, "table tb_nodes");
@@ -322,7 +324,7 @@ Result<std::vector<DbGraphKey>> ReadKeys(sqlite3* db, const std::string& path) {
   return keys;
 }
 
-Result<std::unique_ptr<DbFile>> OpenDbFile(const std::string& path) {
+Result<std::unique_ptr<DbFile>> OpenDbFile(const std::string& path, bool keys) {
   auto f = std::make_unique<DbFile>();
   auto db = OpenReadOnly(path);
   if (!db.ok()) return db.error();
@@ -341,9 +343,10 @@ Result<std::unique_ptr<DbFile>> OpenDbFile(const std::string& path) {
   }
   f->ctx.stacks = &f->stacks;
   f->ctx.single_micro_step = f->meta.micro_steps() <= 1;
-  auto keys = ReadKeys(h, path);
-  if (!keys.ok()) return keys.error();
-  f->keys = std::move(*keys);
+  if (!keys) return f;
+  auto read = ReadKeys(h, path);
+  if (!read.ok()) return read.error();
+  f->keys = std::move(*read);
   if (f->keys.empty()) return Error{path, "table tb_nodes", "empty: the file holds no graph"};
   return f;
 }

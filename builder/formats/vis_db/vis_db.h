@@ -65,6 +65,29 @@ Result<std::vector<std::string>> ConvertVisDbIndex(const std::string& path,
                                                    const std::function<void(double)>& progress,
                                                    std::vector<bool>* whole);
 
+// The opening screen of one graph, read straight from SQLite for the service
+// while ConvertVisDbIndex converts the whole index (a few indexed queries,
+// whatever the graph's size): each side's index of the graph's node count,
+// where the root, its children and the nodes they are matched with stand at
+// the indices ConvertVisDbIndex gives them (their rank in node_order, the
+// root first), with their rows' hierarchy, colours and stacks. Every other
+// node is nameless; the children a loaded node lists hang from it as
+// nameless nodes, so that it shows as expandable. `id` picks the graph as
+// the service names it ("step0_rank1"; "" the first or only one).
+struct DbOpening {
+  std::string id;  // the graph's ("" for the only graph of the file)
+  GraphFile graph;  // meta, and each side's index and stacks (no details)
+};
+// Reads it and writes `out`: a .vis of its meta, its stacks and each side's
+// root alone (the service opens it with the indexes held in memory). Nothing
+// (nullopt, nothing written) when node_order cannot give those indices (no
+// node_order column, a side's orders not as many consecutive numbers as it
+// has rows, a repeated name among the nodes read, no DefaultModel) or a side
+// has fewer than `min_nodes` nodes. The service checks the indices against
+// the whole index.
+Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, const std::string& id,
+                                                   uint64_t min_nodes, const std::string& out);
+
 // One node's details read from a .vis.db by name, for the service while
 // ConvertVisDb writes the whole file: each detail is the one that file will
 // hold for the node (a repeated name's records merged as ReadVisDb merges

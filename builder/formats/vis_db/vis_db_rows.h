@@ -44,7 +44,9 @@ enum NodeColumn {
   kInput,
   kOutput,
   kSource,
-  kDumpDir
+  kDumpDir,
+  kOrder,      // node_order: PrepareNode's statements but kWhole's only
+  kChildCount  // how many children sub_nodes lists: kPlacedCounted's only
 };
 
 // The rows of one graph (parameters step, rank and, with `one_source`,
@@ -57,7 +59,13 @@ Status Bind(sqlite3_stmt* s, const DbGraphKey& key, const char* source = nullptr
 // The rows of one node name of one side (parameters step, rank, data_source,
 // node_name; through index2), items and all, in the order PrepareNodes gives
 // them: ReadGraph's order of a repeated name's records.
-Result<Stmt> PrepareNode(sqlite3* db, const std::string& path, const Schema& schema);
+// What PrepareNode reads of a node: kWhole its items and all; kPlaced no
+// items (as PrepareNodes without them) and node_order as kOrder (the schema
+// must have it); kPlacedCounted the same without the children's names
+// (sub_nodes reads as none), their count as kChildCount instead.
+enum class NodeRead { kWhole, kPlaced, kPlacedCounted };
+Result<Stmt> PrepareNode(sqlite3* db, const std::string& path, const Schema& schema,
+                         NodeRead read = NodeRead::kWhole);
 
 // A column's text in place: valid until the statement steps again.
 std::string_view View(sqlite3_stmt* s, int col);
@@ -90,10 +98,11 @@ struct DbFile {
   Schema schema;
   vis::FileMeta meta;
   std::unordered_map<std::string, std::string> stacks;
-  std::vector<DbGraphKey> keys;  // never empty
+  std::vector<DbGraphKey> keys;  // never empty, unless opened without them
   RowContext ctx;
 };
-Result<std::unique_ptr<DbFile>> OpenDbFile(const std::string& path);
+// Without `keys` the (step, rank) pairs are not counted (a pass over every row): `keys` stays empty.
+Result<std::unique_ptr<DbFile>> OpenDbFile(const std::string& path, bool keys = true);
 
 // The FileMeta of one graph of the file.
 vis::FileMeta GraphMetaOf(const DbFile& f, const DbGraphKey& key);

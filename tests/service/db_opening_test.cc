@@ -1,0 +1,288 @@
+// A large .vis.db graph opens from its opening screen (formats::WriteVisDbOpening)
+// while its index is converted behind it: the first screen, the root's details
+// and its children's come straight from SQLite; expanding, searching and
+// revealing wait for the index, which then replaces the opening with the same
+// node indices, the views keeping their expanded nodes. The index conversion
+// is held (ServiceOptions::before_index) so that every request below meets the
+// opening, whatever the machine's speed; msprobe 8.2.1, 8.3.3 and 26.2.0 files.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <future>
+#include <map>
+#include <thread>
+
+#include "formats/foreign_file.h"
+#include "graph_service.h"
+#include "service_fixture.h"
+
+namespace graph_ascend::service {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string Fixture(const std::string& name) {
+  const char* src = getenv("GA_SOURCE_DIR");
+  return std::string(src != nullptr ? src : ".") + "/tests/data/msprobe_outputs/" + name;
+}
+
+// The graph ReadGraphs reads for listed name `file` of `fixture`: the indices the whole conversion gives.
+formats::GraphFile Reference(const std::string& fixture, const std::string& file) {
+  auto graphs = formats::ReadGraphs(Fixture(fixture));
+  EXPECT_TRUE(graphs.ok()) << graphs.error().ToString();
+  if (!graphs.ok()) return {};
+  for (formats::GraphFile& g : *graphs) {
+    if (file.find("#" + g.meta.step() + "_" + g.meta.rank()) != std::string::npos) return std::move(g);
+  }
+  return std::move(graphs->front());
+}
+
+// The index conversion's thread waits here until the test lets it go.
+class Gate {
+ public:
+  void Wait() { opened_.wait(); }
+  void Open() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!open_) open_promise_.set_value();
+    open_ = true;
+  }
+
+ private:
+  std::mutex mu_;
+  bool open_ = false;
+  std::promise<void> open_promise_;
+  std::shared_future<void> opened_ = open_promise_.get_future().share();
+};
+
+class DbOpeningTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const auto& [name, fixture] : Files()) {
+      fs::create_directories(fs::path(logs_.Join(name)).parent_path());
+      fs::copy_file(Fixture(fixture), logs_.Join(name));
+    }
+    ServiceOptions options;
+    options.logdir = logs_.path();
+    options.cache_dir = cache_.Join("c");
+    options.opening_nodes = 0;  // the fixtures are small: every graph opens from its opening
+    options.before_index = [this] {
+      ++indexing_;
+      gate_.Wait();
+    };
+    auto impl = GraphServiceImpl::Create(options);
+    ASSERT_TRUE(impl.ok()) << impl.error().ToString();
+    impl_ = std::move(*impl);
+    grpc::ServerBuilder builder;
+    std::string address = "unix:" + sock_.Join("s.sock");
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+    builder.RegisterService(impl_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    stub_ = GraphService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    gate_.Open();
+    if (server_) server_->Shutdown();
+    server_.reset();
+    impl_.reset();
+  }
+  static std::map<std::string, std::string> Files() {
+    return {{"run26/batch.vis.db", "dist_gloo_batch_26.2.0.vis.db"},
+            {"run26/build.vis.db", "dist_gloo_build_26.2.0.vis.db"},
+            {"run83/batch.vis.db", "dist_gloo_batch_8.3.3.vis.db"},
+            {"run82/compare.vis.db", "dist_gloo_compare_8.2.1.vis.db"}};
+  }
+
+  grpc::Status Open(const std::string& file, FileInfo* info = nullptr) {
+    grpc::ClientContext ctx;
+    FileRequest req;
+    req.set_file(file);
+    auto reader = stub_->OpenFile(&ctx, req);
+    OpenProgress p;
+    while (reader->Read(&p)) {
+      if (p.done() && info != nullptr) *info = p.info();
+    }
+    return reader->Finish();
+  }
+  static ViewKey Key(const std::string& file, vis::Side side) {
+    ViewKey key;
+    key.set_session("s");
+    key.set_file(file);
+    key.set_side(side);
+    key.set_micro_step(-1);
+    return key;
+  }
+  ViewReply View(const std::string& file, vis::Side side) {
+    grpc::ClientContext ctx;
+    ViewRequest req;
+    *req.mutable_view() = Key(file, side);
+    ViewReply reply;
+    grpc::Status st = stub_->GetView(&ctx, req, &reply);
+    EXPECT_TRUE(st.ok()) << st.error_message() << " " << st.error_code();
+    return reply;
+  }
+  ViewReply Expand(const std::string& file, vis::Side side, int32_t node) {
+    grpc::ClientContext ctx;
+    NodeRequest req;
+    *req.mutable_view() = Key(file, side);
+    req.set_node(node);
+    ViewReply reply;
+    grpc::Status st = stub_->Expand(&ctx, req, &reply);
+    EXPECT_TRUE(st.ok()) << st.error_message() << " " << st.error_code();
+    return reply;
+  }
+  NodeDetailReply Detail(const std::string& file, vis::Side side, int32_t node) {
+    grpc::ClientContext ctx;
+    NodeRequest req;
+    *req.mutable_view() = Key(file, side);
+    req.set_node(node);
+    NodeDetailReply reply;
+    grpc::Status st = stub_->GetNodeDetail(&ctx, req, &reply);
+    EXPECT_TRUE(st.ok()) << st.error_message() << " " << st.error_code();
+    return reply;
+  }
+  NodeList Search(const std::string& file, vis::Side side, const std::string& query) {
+    grpc::ClientContext ctx;
+    SearchRequest req;
+    *req.mutable_view() = Key(file, side);
+    req.set_query(query);
+    NodeList reply;
+    grpc::Status st = stub_->Search(&ctx, req, &reply);
+    EXPECT_TRUE(st.ok()) << st.error_message() << " " << st.error_code();
+    return reply;
+  }
+
+  // Every node of `reply` stands where the whole graph `g` has it, with its name, parent and match.
+  static void ExpectAsInTheWholeGraph(const ViewReply& reply, const formats::GraphFile& g, vis::Side side) {
+    const vis::SideIndex& idx = g.side(side).index;
+    ASSERT_GT(reply.nodes_size(), 1);
+    for (const LayoutNode& n : reply.nodes()) {
+      ASSERT_GE(n.index(), 0);
+      ASSERT_LT(static_cast<uint32_t>(n.index()), idx.size());
+      EXPECT_EQ(n.name(), idx.Name(static_cast<uint32_t>(n.index())));
+      EXPECT_EQ(n.parent(), idx.parent[static_cast<uint32_t>(n.index())]) << n.name();
+      EXPECT_EQ(n.matched(), idx.matched[static_cast<uint32_t>(n.index())]) << n.name();
+      EXPECT_EQ(n.expandable(), idx.child_offset[n.index() + 1] > idx.child_offset[n.index()]) << n.name();
+    }
+  }
+
+  TempDir logs_, cache_, sock_;
+  Gate gate_;
+  std::atomic<int> indexing_{0};
+  std::unique_ptr<GraphServiceImpl> impl_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<GraphService::Stub> stub_;
+};
+
+// The first screen of both sides and the details of the root and of its
+// children, while the index is not converted: each node where the whole
+// graph has it, each detail the one the whole graph holds.
+TEST_F(DbOpeningTest, TheFirstScreenAndItsDetailsComeFromTheDbBeforeTheIndex) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run26/batch.vis.db#step1_rank0", "dist_gloo_batch_26.2.0.vis.db"},
+      {"run26/build.vis.db", "dist_gloo_build_26.2.0.vis.db"},
+      {"run83/batch.vis.db#step0_rank1", "dist_gloo_batch_8.3.3.vis.db"},
+      {"run82/compare.vis.db", "dist_gloo_compare_8.2.1.vis.db"}};
+  for (const auto& [file, fixture] : cases) {
+    SCOPED_TRACE(file);
+    const formats::GraphFile g = Reference(fixture, file);
+    FileInfo info;
+    grpc::Status st = Open(file, &info);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(info.meta().step(), g.meta.step());
+    EXPECT_EQ(info.meta().rank(), g.meta.rank());
+    EXPECT_EQ(info.npu().nodes(), g.npu.index.size());
+    for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+      if (side == vis::SIDE_BENCH && !g.compare()) continue;
+      ViewReply view = View(file, side);
+      ASSERT_NO_FATAL_FAILURE(ExpectAsInTheWholeGraph(view, g, side));
+      for (const LayoutNode& n : view.nodes()) {
+        NodeDetailReply d = Detail(file, side, n.index());
+        const vis::NodeDetail& want = g.side(side).details[static_cast<size_t>(n.index())];
+        EXPECT_EQ(d.detail().input_size(), want.input_size()) << n.name();
+        EXPECT_EQ(d.detail().output_size(), want.output_size()) << n.name();
+        if (want.stack_id() >= 0) {
+          EXPECT_EQ(std::vector<std::string>(d.stack().begin(), d.stack().end()),
+                    g.side(side).stacks[static_cast<size_t>(want.stack_id())])
+              << n.name();
+        }
+        EXPECT_EQ(d.has_matched(), g.compare() && g.side(side).index.matched[n.index()] >= 0) << n.name();
+      }
+    }
+  }
+  EXPECT_EQ(indexing_.load(), 4) << "every index conversion still held";
+}
+
+// Expanding a node whose children the opening has not read, and searching,
+// wait for the index; the answers are those of the whole graph, with the
+// indices the opening showed.
+TEST_F(DbOpeningTest, ExpandingAndSearchingWaitForTheIndex) {
+  const std::string file = "run26/batch.vis.db#step0_rank1";
+  const formats::GraphFile g = Reference("dist_gloo_batch_26.2.0.vis.db", file);
+  ASSERT_TRUE(Open(file).ok());
+  ViewReply first = View(file, vis::SIDE_NPU);
+  int32_t child = -1;
+  for (const LayoutNode& n : first.nodes()) {
+    if (n.depth() == 1 && n.expandable()) child = n.index();
+  }
+  ASSERT_GE(child, 0) << "a first-level node with children";
+  ViewReply expanded;
+  NodeList hits;
+  std::thread expand([&] { expanded = Expand(file, vis::SIDE_NPU, child); });
+  std::thread search([&] { hits = Search(file, vis::SIDE_BENCH, "all_reduce"); });
+  gate_.Open();
+  expand.join();
+  search.join();
+  ASSERT_NO_FATAL_FAILURE(ExpectAsInTheWholeGraph(expanded, g, vis::SIDE_NPU));
+  EXPECT_GT(expanded.nodes_size(), first.nodes_size());
+  ASSERT_GT(hits.total(), 0u);
+  for (const auto& h : hits.hits()) EXPECT_EQ(h.name(), g.bench.index.Name(static_cast<uint32_t>(h.index())));
+}
+
+// When the index replaces the opening, a view keeps its expanded nodes and
+// every index the page holds names the same node.
+TEST_F(DbOpeningTest, TheIndexReplacesTheOpeningKeepingViewsAndIndices) {
+  const std::string file = "run82/compare.vis.db";
+  const formats::GraphFile g = Reference("dist_gloo_compare_8.2.1.vis.db", file);
+  ASSERT_TRUE(Open(file).ok());
+  ViewReply opening = View(file, vis::SIDE_BENCH);
+  gate_.Open();
+  // The whole index, then the node expanded on it.
+  int32_t child = -1;
+  for (const LayoutNode& n : opening.nodes()) {
+    if (n.depth() == 1 && n.expandable()) child = n.index();
+  }
+  ASSERT_GE(child, 0);
+  ViewReply expanded = Expand(file, vis::SIDE_BENCH, child);
+  ViewReply again = View(file, vis::SIDE_BENCH);
+  ASSERT_EQ(again.nodes_size(), expanded.nodes_size()) << "the expanded node stays expanded";
+  ASSERT_NO_FATAL_FAILURE(ExpectAsInTheWholeGraph(again, g, vis::SIDE_BENCH));
+  for (const LayoutNode& n : opening.nodes()) {
+    NodeDetailReply d = Detail(file, vis::SIDE_BENCH, n.index());
+    EXPECT_EQ(d.node().name(), n.name());
+  }
+}
+
+// A graph smaller than the service's opening size opens from its index as
+// before; at the size or above, from its opening screen.
+TEST(DbOpeningSize, OnlyAGraphOfTheOpeningSizeOpensFromItsOpening) {
+  TempDir logs, cache;
+  const std::string db = logs.Join("compare.vis.db");
+  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), db);
+  const uint64_t nodes = Reference("dist_gloo_compare_26.2.0.vis.db", "").npu.index.size();
+  for (uint64_t size : {nodes + 1, nodes}) {
+    SCOPED_TRACE(size);
+    auto foreign = ForeignFiles::Open(cache.Join("c" + std::to_string(size)), logs.path(), size);
+    ASSERT_TRUE(foreign.ok()) << foreign.error().ToString();
+    auto opened = foreign->Converted(db, "");
+    ASSERT_TRUE(opened.ok()) << opened.error().ToString();
+    const std::string suffix = size > nodes ? ".index.vis" : ".opening.vis";
+    EXPECT_EQ(opened->path.substr(opened->path.size() - suffix.size()), suffix) << opened->path;
+    ASSERT_NE(opened->details, nullptr);
+  }
+}
+
+}  // namespace
+}  // namespace graph_ascend::service
