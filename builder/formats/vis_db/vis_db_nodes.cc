@@ -1,5 +1,7 @@
 // VisDbNodes (vis_db.h): a node's rows found through index2 and read as
-// ReadGraph reads them, its stack ids those of the converted file.
+// ReadGraph reads them, its stack ids those of the converted file; the
+// search's names through index3 (step, rank, data_source, node_order).
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -31,6 +33,7 @@ struct VisDbNodes::Impl {
   DbGraphKey key;
   Stmt node;
   Stmt stack;                                           // one tb_stack row by id
+  Stmt names, span, root, up;                           // the search's, prepared on its first use
   std::unordered_map<std::string, std::string> stacks;  // the tb_stack rows read so far
   RowContext ctx;
   SideRows sides[2];     // NPU, Bench: builders knowing the converted file's stacks
@@ -135,6 +138,110 @@ Result<vis::NodeDetail> VisDbNodes::Detail(vis::Side side, const std::string& na
     return Error{path, where, "its stack is not one of the converted graph's"};
   }
   return detail;
+}
+
+namespace {
+
+// One int64 column of the current row, false when NULL.
+bool Int(sqlite3_stmt* st, int col, int64_t* out) {
+  if (sqlite3_column_type(st, col) == SQLITE_NULL) return false;
+  *out = sqlite3_column_int64(st, col);
+  return true;
+}
+
+}  // namespace
+
+Result<std::vector<VisDbNodes::Hit>> VisDbNodes::Find(vis::Side side,
+                                                      const std::function<bool(std::string_view)>& match) {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mu);
+  const std::string& path = m.ctx.path;
+  sqlite3* h = m.db.get();
+  const char* source = side == vis::SIDE_BENCH ? "Bench" : "NPU";
+  const std::string where = GraphWhere(m.key) + ", data_source " + source;
+  if (!m.names) {
+    const std::string side_rows = " FROM tb_nodes WHERE step = ?1 AND rank = ?2 AND data_source = ?3";
+    for (auto [stmt, sql] : {std::pair{&m.names, "SELECT node_name, node_order" + side_rows},
+                             std::pair{&m.span, "SELECT min(node_order), max(node_order), count(*)" + side_rows},
+                             std::pair{&m.root, "SELECT node_order" + side_rows + " AND node_name = 'DefaultModel'"}}) {
+      auto s = Prepare(h, path, sql, "table tb_nodes");
+      if (!s.ok()) return s.error();
+      *stmt = std::move(*s);
+    }
+  }
+  std::vector<Hit> hits;
+  // The places WriteVisDbOpening gives: node_order's rank, the root first.
+  int64_t lo = 0, hi = 0, count = 0, root = 0;
+  sqlite3_stmt* st = m.span.get();
+  GA_RETURN_IF_ERROR(Bind(st, m.key, source));
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) return DbError(path, h, where);
+  const bool spanned = Int(st, 0, &lo) && Int(st, 1, &hi) && Int(st, 2, &count) && hi >= lo && hi - lo + 1 == count;
+  sqlite3_reset(st);
+  if (!spanned) return hits;
+  st = m.root.get();
+  GA_RETURN_IF_ERROR(Bind(st, m.key, source));
+  rc = sqlite3_step(st);
+  const bool rooted = rc == SQLITE_ROW && Int(st, 0, &root);
+  sqlite3_reset(st);
+  if (!rooted) return hits;
+  st = m.names.get();
+  GA_RETURN_IF_ERROR(Bind(st, m.key, source));
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    const std::string_view name(text == nullptr ? "" : text, static_cast<size_t>(sqlite3_column_bytes(st, 0)));
+    if (!match(name)) continue;
+    int64_t order = 0;
+    if (!Int(st, 1, &order)) continue;
+    const int64_t at = order == root ? 0 : order - lo + (order < root ? 1 : 0);
+    hits.push_back(Hit{static_cast<uint32_t>(at), std::string(name)});
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return DbError(path, h, where);
+  std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.index < b.index; });
+  return hits;
+}
+
+Result<std::vector<std::string>> VisDbNodes::Ancestors(vis::Side side, const std::string& name, size_t max,
+                                                       uint32_t* omitted) {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mu);
+  const std::string& path = m.ctx.path;
+  sqlite3* h = m.db.get();
+  const char* source = side == vis::SIDE_BENCH ? "Bench" : "NPU";
+  if (!m.up) {
+    auto s = Prepare(h, path,
+                     "SELECT up_node FROM tb_nodes WHERE step = ?1 AND rank = ?2 AND data_source = ?3 AND "
+                     "node_name = ?4 LIMIT 1",
+                     "table tb_nodes");
+    if (!s.ok()) return s.error();
+    m.up = std::move(*s);
+  }
+  std::vector<std::string> up;  // nearest first
+  std::string at = name;
+  *omitted = 0;
+  // A cycle of up_node links ends after 65536 steps (the index says what is wrong).
+  for (size_t steps = 0; steps < (size_t{1} << 16); ++steps) {
+    sqlite3_stmt* st = m.up.get();
+    GA_RETURN_IF_ERROR(Bind(st, m.key, source));
+    if (sqlite3_bind_text(st, 4, at.data(), static_cast<int>(at.size()), SQLITE_TRANSIENT) != SQLITE_OK) {
+      return DbError(path, h, "table tb_nodes, node '" + at + "'");
+    }
+    int rc = sqlite3_step(st);
+    std::string parent = rc == SQLITE_ROW ? Text(st, 0) : std::string();
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return DbError(path, h, "table tb_nodes, node '" + at + "'");
+    if (parent.empty() || parent == at) break;
+    if (up.size() < max) {
+      up.push_back(parent);
+    } else {
+      ++*omitted;
+    }
+    at = std::move(parent);
+    if (at == "DefaultModel") break;
+  }
+  std::reverse(up.begin(), up.end());
+  return up;
 }
 
 }  // namespace graph_ascend::formats
