@@ -2,7 +2,9 @@
 // ReadGraph reads them, its stack ids those of the converted file; the
 // search's names through index3 (step, rank, data_source, node_order).
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
+#include <optional>
 #include <mutex>
 #include <unordered_map>
 
@@ -33,7 +35,7 @@ struct VisDbNodes::Impl {
   DbGraphKey key;
   Stmt node;
   Stmt stack;                                           // one tb_stack row by id
-  Stmt names, span, root, up;                           // the search's, prepared on its first use
+  Stmt names, orders, up;                               // the search's, prepared on its first use
   std::unordered_map<std::string, std::string> stacks;  // the tb_stack rows read so far
   RowContext ctx;
   SideRows sides[2];     // NPU, Bench: builders knowing the converted file's stacks
@@ -140,17 +142,6 @@ Result<vis::NodeDetail> VisDbNodes::Detail(vis::Side side, const std::string& na
   return detail;
 }
 
-namespace {
-
-// One int64 column of the current row, false when NULL.
-bool Int(sqlite3_stmt* st, int col, int64_t* out) {
-  if (sqlite3_column_type(st, col) == SQLITE_NULL) return false;
-  *out = sqlite3_column_int64(st, col);
-  return true;
-}
-
-}  // namespace
-
 Result<std::vector<VisDbNodes::Hit>> VisDbNodes::Find(vis::Side side,
                                                       const std::function<bool(std::string_view)>& match) {
   Impl& m = *impl_;
@@ -160,44 +151,57 @@ Result<std::vector<VisDbNodes::Hit>> VisDbNodes::Find(vis::Side side,
   const char* source = side == vis::SIDE_BENCH ? "Bench" : "NPU";
   const std::string where = GraphWhere(m.key) + ", data_source " + source;
   if (!m.names) {
+    // Each through its covering index (index2, index3): a few MB of index
+    // pages, where the rows themselves (sub_nodes, items) are hundreds.
     const std::string side_rows = " FROM tb_nodes WHERE step = ?1 AND rank = ?2 AND data_source = ?3";
-    for (auto [stmt, sql] : {std::pair{&m.names, "SELECT node_name, node_order" + side_rows},
-                             std::pair{&m.span, "SELECT min(node_order), max(node_order), count(*)" + side_rows},
-                             std::pair{&m.root, "SELECT node_order" + side_rows + " AND node_name = 'DefaultModel'"}}) {
+    for (auto [stmt, sql] : {std::pair{&m.names, "SELECT node_name, rowid" + side_rows},
+                             std::pair{&m.orders, "SELECT node_order, rowid" + side_rows}}) {
       auto s = Prepare(h, path, sql, "table tb_nodes");
       if (!s.ok()) return s.error();
       *stmt = std::move(*s);
     }
   }
   std::vector<Hit> hits;
-  // The places WriteVisDbOpening gives: node_order's rank, the root first.
-  int64_t lo = 0, hi = 0, count = 0, root = 0;
-  sqlite3_stmt* st = m.span.get();
+  std::unordered_map<int64_t, size_t> hit_of;  // rowid -> its hit
+  std::optional<int64_t> root_row;
+  sqlite3_stmt* st = m.names.get();
   GA_RETURN_IF_ERROR(Bind(st, m.key, source));
-  int rc = sqlite3_step(st);
-  if (rc != SQLITE_ROW) return DbError(path, h, where);
-  const bool spanned = Int(st, 0, &lo) && Int(st, 1, &hi) && Int(st, 2, &count) && hi >= lo && hi - lo + 1 == count;
-  sqlite3_reset(st);
-  if (!spanned) return hits;
-  st = m.root.get();
-  GA_RETURN_IF_ERROR(Bind(st, m.key, source));
-  rc = sqlite3_step(st);
-  const bool rooted = rc == SQLITE_ROW && Int(st, 0, &root);
-  sqlite3_reset(st);
-  if (!rooted) return hits;
-  st = m.names.get();
-  GA_RETURN_IF_ERROR(Bind(st, m.key, source));
+  int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
     const std::string_view name(text == nullptr ? "" : text, static_cast<size_t>(sqlite3_column_bytes(st, 0)));
+    const int64_t row = sqlite3_column_int64(st, 1);
+    if (!root_row && name == "DefaultModel") root_row = row;
     if (!match(name)) continue;
-    int64_t order = 0;
-    if (!Int(st, 1, &order)) continue;
-    const int64_t at = order == root ? 0 : order - lo + (order < root ? 1 : 0);
-    hits.push_back(Hit{static_cast<uint32_t>(at), std::string(name)});
+    hit_of.emplace(row, hits.size());
+    hits.push_back(Hit{0, std::string(name)});
   }
   sqlite3_reset(st);
   if (rc != SQLITE_DONE) return DbError(path, h, where);
+  // The places WriteVisDbOpening gives: node_order's rank, the root first;
+  // none unless the orders are as many consecutive numbers as there are rows.
+  std::vector<int64_t> order(hits.size());
+  int64_t lo = INT64_MAX, hi = INT64_MIN, count = 0, root = 0;
+  bool numbered = root_row.has_value();
+  st = m.orders.get();
+  GA_RETURN_IF_ERROR(Bind(st, m.key, source));
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (sqlite3_column_type(st, 0) != SQLITE_INTEGER) numbered = false;
+    const int64_t o = sqlite3_column_int64(st, 0), row = sqlite3_column_int64(st, 1);
+    lo = std::min(lo, o);
+    hi = std::max(hi, o);
+    ++count;
+    if (root_row && row == *root_row) root = o;
+    auto found = hit_of.find(row);
+    if (found != hit_of.end()) order[found->second] = o;
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return DbError(path, h, where);
+  if (!numbered || count == 0 || hi - lo + 1 != count) return std::vector<Hit>{};
+  for (size_t i = 0; i < hits.size(); ++i) {
+    const int64_t o = order[i];
+    hits[i].index = static_cast<uint32_t>(o == root ? 0 : o - lo + (o < root ? 1 : 0));
+  }
   std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.index < b.index; });
   return hits;
 }
