@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "base/parallel.h"
 #include "formats/vis_db/vis_db.h"
 #include "formats/vis_db/vis_db_rows.h"
 #include "vis/vis_file.h"
@@ -252,6 +253,19 @@ Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, cons
   }
   const bool compare = meta.kind() == vis::GRAPH_COMPARE;
   Side sides[2] = {{"NPU", {}, 0, 0, {}, {}}, {"Bench", {}, 0, 0, {}, {}}};
+  // Each side's row count (a scan of index3, the longest query here) runs
+  // on a connection of its own beside the reads below; checked before the
+  // places are given.
+  Result<std::optional<int64_t>> counts[2] = {Error{}, Error{}};
+  BackgroundWork counting([&] {
+    auto own = OpenReadOnly(path);
+    for (int s = 0; s < (compare ? 2 : 1); ++s) {
+      counts[s] = own.ok() ? One(own->get(), path,
+                                 "SELECT count(*) FROM tb_nodes WHERE step = ? AND rank = ? AND data_source = ?", key,
+                                 sides[s].source)
+                           : Result<std::optional<int64_t>>(own.error());
+    }
+  });
   auto whole = PrepareNode(db, path, f.schema, NodeRead::kPlaced);  // the root: its children's names
   if (!whole.ok()) return whole.error();
   auto counted = PrepareNode(db, path, f.schema, NodeRead::kPlacedCounted);
@@ -270,11 +284,6 @@ Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, cons
     side.max_order = **hi;
     const uint64_t n = static_cast<uint64_t>(side.max_order - side.min_order) + 1;
     if (side.max_order < side.min_order || n < min_nodes || n >= (uint64_t{1} << 31)) return none;
-    // Consecutive numbers: as many rows as the span (a count over index3; a repeated order or a gap fails it).
-    auto rows = One(db, path, "SELECT count(*) FROM tb_nodes WHERE step = ? AND rank = ? AND data_source = ?", key,
-                    side.source);
-    if (!rows.ok()) return rows.error();
-    if (!rows->has_value() || static_cast<uint64_t>(**rows) != n) return none;
     bool ok = false;
     GA_RETURN_IF_ERROR(ReadNode(f, whole->get(), false, key, &side, "DefaultModel", &ok));
     if (!ok) return none;
@@ -300,6 +309,13 @@ Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, cons
         other.loaded.back().child_count = 0;  // not shown: its place is what matters
       }
     }
+  }
+  // Consecutive numbers: as many rows as the span (a repeated order or a gap fails it).
+  GA_RETURN_IF_ERROR(counting.Join(path));
+  for (int s = 0; s < (compare ? 2 : 1); ++s) {
+    if (!counts[s].ok()) return counts[s].error();
+    const uint64_t n = static_cast<uint64_t>(sides[s].max_order - sides[s].min_order) + 1;
+    if (!counts[s]->has_value() || static_cast<uint64_t>(**counts[s]) != n) return none;
   }
   GraphFile g;
   g.meta = meta;
