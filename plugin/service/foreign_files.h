@@ -20,7 +20,8 @@
 // is written, Converted() answers the opening (or, asked for the whole
 // index, waits for it); then the index, which the page's next request opens
 // in place of the opening: node indices are the same, and views keep their
-// expanded nodes by name (the view journal).
+// expanded nodes by name (the view journal). Meanwhile a search reads the
+// source's names (DetailFill::Find), hits at the indices the index will give.
 #pragma once
 
 #include <condition_variable>

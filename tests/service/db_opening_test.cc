@@ -1,7 +1,8 @@
 // A large .vis.db graph opens from its opening screen (formats::WriteVisDbOpening)
 // while its index is converted behind it: the first screen, the root's details
-// and its children's come straight from SQLite; expanding, searching and
-// revealing wait for the index, which then replaces the opening with the same
+// and its children's come straight from SQLite, and so does a search (the
+// names through index2); expanding and revealing wait for the index, which
+// then replaces the opening with the same
 // node indices, the views keeping their expanded nodes. The index conversion
 // is held (ServiceOptions::before_index) so that every request below meets the
 // opening, whatever the machine's speed; msprobe 8.2.1, 8.3.3 and 26.2.0 files.
