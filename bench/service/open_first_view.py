@@ -39,6 +39,7 @@ def main():
     ap.add_argument("--wrap", help="a command to run the server under (a profiler); stopped after the first view")
     ap.add_argument("--server", default=os.path.join(ROOT, "build", "bin", "graph-ascend-server"))
     ap.add_argument("--node", help="also time GetNodeDetail of this NPU node (found by Search first)")
+    ap.add_argument("--search", help="also time a Search of the NPU side for this text right after the first view")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         pb, pb_grpc = load_stubs(tmp)
@@ -70,12 +71,18 @@ def main():
         first_view = time.perf_counter() - t0
         view_cpu = cpu_s(pid) - cpu0
         rss = rss_mb(pid)
+        searched = ""
+        if args.search:
+            key = pb.ViewKey(session="page", file=args.file, side=0, micro_step=-1)  # all, as the page asks
+            asked = time.perf_counter()
+            hits = stub.Search(pb.SearchRequest(view=key, query=args.search), timeout=600)
+            searched = f"; Search '{args.search}' {time.perf_counter() - asked:.3f} s ({hits.total} hits)"
         if args.wrap:
             server.stdin.close()
             server.wait()
             print(
                 f"{args.file}: load {load:.1f}; open {opened:.2f} s, first view ({nodes} nodes) {first_view:.2f} s, "
-                f"{view_cpu:.2f} s server CPU, {rss:.0f} MB (under {args.wrap})"
+                f"{view_cpu:.2f} s server CPU, {rss:.0f} MB (under {args.wrap}){searched}"
             )
             return
         key = pb.ViewKey(session="page", file=args.file, side=0)
@@ -100,7 +107,7 @@ def main():
             f"{args.file}: load {load:.1f}; open {opened:.2f} s, first view ({nodes} nodes) {first_view:.2f} s wall, "
             f"{view_cpu:.2f} s server CPU, {rss:.0f} MB; node details answer at {details:.2f} s "
             f"(the call {call:.3f} s) "
-            f"({total_cpu:.2f} s server CPU in all){node_call}"
+            f"({total_cpu:.2f} s server CPU in all){node_call}{searched}"
         )
 
 

@@ -265,7 +265,7 @@ std::shared_ptr<const SideIndexes> DetailFill::OpeningIndex() const {
   return opening_index_;
 }
 
-Result<vis::NodeDetail> DetailFill::Node(vis::Side side, const std::string& name, const std::string& converted) const {
+Result<formats::VisDbNodes*> DetailFill::Reader(const std::string& converted) const {
   std::shared_ptr<Nodes> n;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -282,7 +282,28 @@ Result<vis::NodeDetail> DetailFill::Node(vis::Side side, const std::string& name
     }
   });
   if (!n->nodes) return n->error;
-  return n->nodes->Detail(side, name);
+  return n->nodes.get();  // kept in nodes_ while the fill lives
+}
+
+Result<vis::NodeDetail> DetailFill::Node(vis::Side side, const std::string& name, const std::string& converted) const {
+  auto r = Reader(converted);
+  if (!r.ok()) return r.error();
+  return (*r)->Detail(side, name);
+}
+
+Result<std::vector<formats::VisDbNodes::Hit>> DetailFill::Find(vis::Side side,
+                                                               const std::function<bool(std::string_view)>& match,
+                                                               const std::string& converted) const {
+  auto r = Reader(converted);
+  if (!r.ok()) return r.error();
+  return (*r)->Find(side, match);
+}
+
+Result<std::vector<std::string>> DetailFill::Ancestors(vis::Side side, const std::string& name, size_t max,
+                                                       uint32_t* omitted, const std::string& converted) const {
+  auto r = Reader(converted);
+  if (!r.ok()) return r.error();
+  return (*r)->Ancestors(side, name, max, omitted);
 }
 
 ForeignFiles::~ForeignFiles() {

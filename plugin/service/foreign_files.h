@@ -20,7 +20,8 @@
 // is written, Converted() answers the opening (or, asked for the whole
 // index, waits for it); then the index, which the page's next request opens
 // in place of the opening: node indices are the same, and views keep their
-// expanded nodes by name (the view journal).
+// expanded nodes by name (the view journal). Meanwhile a search reads the
+// source's names (DetailFill::Find), hits at the indices the index will give.
 #pragma once
 
 #include <condition_variable>
@@ -60,12 +61,19 @@ class DetailFill {
   // (formats::VisDbNodes): what the file will hold for the node, its stack
   // one of `converted`'s (the opening's or the index's, as opened).
   Result<vis::NodeDetail> Node(vis::Side side, const std::string& name, const std::string& converted) const;
+  // The same reader's search of the source's names, and a hit's ancestors
+  // (formats::VisDbNodes::Find and Ancestors), for a graph served from its opening screen.
+  Result<std::vector<formats::VisDbNodes::Hit>> Find(vis::Side side, const std::function<bool(std::string_view)>& match,
+                                                     const std::string& converted) const;
+  Result<std::vector<std::string>> Ancestors(vis::Side side, const std::string& name, size_t max, uint32_t* omitted,
+                                             const std::string& converted) const;
   // For a graph opened from its opening screen: blocks until the whole index
   // is written; the file to open for it (the index, or the whole file when
   // the graph was read whole), or why it could not be written.
   Result<std::string> WaitIndex() const;
   // Whether WaitIndex() answers at once (always for a graph opened from its index).
   bool index_done() const;
+  const std::string& source() const { return source_; }
   // Also lets go of the opening's sides (OpeningIndex() then answers null).
   void IndexDone(Result<std::string> result);
   // The opening screen's sides while the index is not written.
@@ -92,6 +100,8 @@ class DetailFill {
     Error error;
   };
   mutable std::map<std::string, std::shared_ptr<Nodes>> nodes_;  // under mu_
+  // The reader for `converted`, opened on first use; or why it cannot be.
+  Result<formats::VisDbNodes*> Reader(const std::string& converted) const;
 };
 
 // What to open for a foreign graph: `path`, and when it is an index-only file,

@@ -86,7 +86,7 @@ GraphServiceImpl::GraphServiceImpl(LogDir logdir, ForeignFiles foreign, const Se
       journal_compact_bytes_(options.journal_compact_bytes) {}
 
 grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressFn& progress,
-                                    std::shared_ptr<OpenGraph>* file, bool whole_index) {
+                                    std::shared_ptr<OpenGraph>* file, bool whole_index, ForeignOpen* foreign) {
   if (relative.empty())
     return Fail(grpc::StatusCode::INVALID_ARGUMENT, "file: missing (a .vis path relative to the log directory)");
   // msprobe's .vis.db (one listed name per step and rank: "run.vis.db#step0_rank1").
@@ -128,6 +128,7 @@ grpc::Status GraphServiceImpl::Open(const std::string& relative, const ProgressF
   auto f = cache_.Get(open_path, canonical, progress, details_file, node_detail, converted_open.index);
   if (!f.ok()) return Fail(grpc::StatusCode::DATA_LOSS, f.error());
   foreign_.StartFill(converted_open);
+  if (foreign != nullptr) *foreign = converted_open;
   *file = std::move(*f);
   ReplayJournalOnce(*file);  // before the saved choice, which recolours what it restores
   if ((*file)->TakeSavedChoiceCheck()) ApplySavedChoice(*file);
@@ -221,7 +222,7 @@ grpc::Status GraphServiceImpl::GetFileInfo(grpc::ServerContext*, const FileReque
 }
 
 grpc::Status GraphServiceImpl::OpenView(const ViewKey& key, ViewAccess* access, bool whole_index) {
-  grpc::Status st = Open(key.file(), {}, &access->file, whole_index);
+  grpc::Status st = Open(key.file(), {}, &access->file, whole_index, &access->foreign);
   if (!st.ok()) return st;
   access->lock = std::shared_lock<std::shared_mutex>(access->file->mutex());
   return CheckView(*access->file, key, &access->graph);

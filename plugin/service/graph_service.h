@@ -24,6 +24,7 @@
 #include "json_bridge.h"
 #include "log_dir.h"
 #include "manual_match.h"
+#include "node_query.h"
 #include "rank_overview.h"
 #include "runs_info.h"
 #include "view_store.h"
@@ -127,14 +128,18 @@ class GraphServiceImpl final : public GraphService::WithCallbackMethod_Health<Gr
   // Resolves and opens `relative` (a .vis under the log directory).
   // A large .vis.db graph opens from its opening screen until its index is
   // written; `whole_index` waits for the index instead (a request that needs every node).
+  // `foreign` (when given) gets what ForeignFiles gave for a .vis.db graph.
   grpc::Status Open(const std::string& relative, const ProgressFn& progress, std::shared_ptr<OpenGraph>* file,
-                    bool whole_index = true);
+                    bool whole_index = true, ForeignOpen* foreign = nullptr);
   // A view's open file, held under its shared lock, and the view's side.
   struct ViewAccess {
     std::shared_ptr<OpenGraph> file;
     std::shared_lock<std::shared_mutex> lock;
     const SideGraph* graph = nullptr;
+    ForeignOpen foreign;  // an opening screen's: `index` set
   };
+  // Search of a graph served from its opening screen: the .vis.db's names.
+  grpc::Status SearchOpening(const ViewAccess& view, const SearchRequest& req, const SearchSpec& spec, NodeList* reply);
   // Open() + shared lock + the checks of the view key (session, side, micro step).
   grpc::Status OpenView(const ViewKey& key, ViewAccess* access, bool whole_index = true);
   grpc::Status DoView(const ViewKey& key, ViewOp op, int32_t node, const Rect* viewport, bool from_node,

@@ -138,15 +138,70 @@ grpc::Status GraphServiceImpl::Reveal(grpc::ServerContext*, const NodeRequest* r
 }
 
 grpc::Status GraphServiceImpl::Search(grpc::ServerContext*, const SearchRequest* req, NodeList* reply) {
+  SearchSpec spec{req->query(), req->regex(), req->case_insensitive(), req->view().micro_step()};
+  // A graph served from its opening screen is searched in its .vis.db, but
+  // for a micro step (its filter needs every hit's ancestors' steps: it waits for the index).
   ViewAccess view;
-  grpc::Status st = OpenView(req->view(), &view);
+  grpc::Status st = OpenView(req->view(), &view, spec.micro_step >= 0);
   if (!st.ok()) return st;
+  if (view.foreign.index && view.foreign.details) return SearchOpening(view, *req, spec, reply);
   const std::shared_ptr<OpenGraph>& file = view.file;
   const SideGraph* g = view.graph;
-  SearchSpec spec{req->query(), req->regex(), req->case_insensitive(), req->view().micro_step()};
   auto hits = file->search(req->view().side()).Find(spec);
   if (!hits.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, hits.error());
   return FillHits(*g, file->GradingOf(req->view()), **hits, req->offset(), req->limit(), max_answer_bytes_, reply);
+}
+
+grpc::Status GraphServiceImpl::SearchOpening(const ViewAccess& view, const SearchRequest& req, const SearchSpec& spec,
+                                             NodeList* reply) {
+  auto match = NameMatcher(spec);
+  if (!match.ok()) return Fail(grpc::StatusCode::INVALID_ARGUMENT, match.error());
+  const vis::Side side = req.view().side();
+  const DetailFill& fill = *view.foreign.details;
+  const std::string& converted = view.foreign.path;
+  auto relabel = [&](Error e) {
+    std::string file_name, graph;
+    SplitForeignName(view.file->relative(), &file_name, &graph);
+    if (e.file == fill.source()) e.file = file_name;
+    return Fail(grpc::StatusCode::DATA_LOSS, e);
+  };
+  auto hits = fill.Find(side, *match, converted);
+  if (!hits.ok()) return relabel(hits.error());
+  const SideGraph& g = *view.graph;
+  // The opening's named nodes (the root, its children) answer from the side;
+  // the others with their index, name and ancestors, uncoloured until the
+  // index is written (bucket -1, no precision).
+  reply->set_total(static_cast<uint32_t>(hits->size()));
+  const uint32_t limit = HitLimit(req.limit());
+  const vis::Grading grading = view.file->GradingOf(req.view());
+  size_t bytes = 0;
+  for (size_t i = req.offset(); i < hits->size() && i < static_cast<size_t>(req.offset()) + limit; ++i) {
+    const auto& h = (*hits)[i];
+    if (g.valid(static_cast<int32_t>(h.index)) && g.name(h.index) == h.name) {
+      NodeList one;
+      grpc::Status st = FillHits(g, grading, {h.index}, 0, 1, max_answer_bytes_, &one);
+      if (!st.ok()) return st;
+      *reply->add_hits() = std::move(*one.mutable_hits(0));
+    } else {
+      NodeHit* out = reply->add_hits();
+      out->set_index(static_cast<int32_t>(h.index));
+      out->set_name(h.name);
+      uint32_t omitted = 0;
+      auto up = fill.Ancestors(side, h.name, kMaxAncestors, &omitted, converted);
+      if (!up.ok()) return relabel(up.error());
+      for (std::string& a : *up) out->add_ancestors(std::move(a));
+      out->set_ancestors_omitted(omitted);
+      out->set_bucket(-1);
+    }
+    bytes += reply->hits(reply->hits_size() - 1).ByteSizeLong();
+    if (bytes > max_answer_bytes_) {
+      reply->Clear();
+      return Fail(grpc::StatusCode::OUT_OF_RANGE, "the answer would exceed " + std::to_string(max_answer_bytes_) +
+                                                      " bytes at hit " + std::to_string(i - req.offset()) +
+                                                      ": ask for fewer hits (a smaller limit)");
+    }
+  }
+  return grpc::Status::OK;
 }
 
 grpc::Status GraphServiceImpl::Filter(grpc::ServerContext*, const FilterRequest* req, NodeList* reply) {

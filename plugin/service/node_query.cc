@@ -206,6 +206,29 @@ Result<std::vector<uint32_t>> SearchNodes(const SideGraph& g, const SearchSpec& 
   });
 }
 
+Result<NameMatch> NameMatcher(const SearchSpec& spec) {
+  if (spec.query.empty()) return NameMatch([](std::string_view) { return false; });
+  if (spec.query.size() > 4096) return MakeError("", "query", "query longer than 4096 bytes");
+  if (!spec.regex) {
+    if (spec.query.find_first_of("\n\r") != std::string::npos) {
+      return NameMatch([](std::string_view) { return false; });
+    }
+    if (!spec.case_insensitive) {
+      return NameMatch([q = spec.query](std::string_view name) { return name.find(q) != std::string_view::npos; });
+    }
+    return NameMatch([q = Fold(spec.query)](std::string_view name) {
+      return Fold(std::string(name)).find(q) != std::string::npos;
+    });
+  }
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  opts.set_case_sensitive(!spec.case_insensitive);
+  opts.set_max_mem(64 << 20);
+  auto re = std::make_shared<RE2>(spec.query, opts);
+  if (!re->ok()) return MakeError("", "query", "bad regular expression: " + re->error());
+  return NameMatch([re](std::string_view name) { return RE2::PartialMatch(name, *re); });
+}
+
 std::vector<uint32_t> FilterNodes(const SideGraph& g, bool compare, const FilterSpec& spec) {
   std::vector<uint32_t> hits;
   bool by_bucket = !spec.buckets.empty(), by_unmatched = compare && spec.unmatched,

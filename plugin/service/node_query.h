@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +32,11 @@ struct SearchSpec {
 
 // Nodes under the root whose name matches. An empty query matches nothing.
 Result<std::vector<uint32_t>> SearchNodes(const SideGraph& g, const SearchSpec& spec);
+
+// Whether one name matches `spec` as SearchNodes has it (the micro step
+// aside): for names read elsewhere than a side (a .vis.db's rows).
+using NameMatch = std::function<bool(std::string_view)>;
+Result<NameMatch> NameMatcher(const SearchSpec& spec);
 
 // The searches of one side of an open file with its recent results: names
 // never change while the file is open, so a result stays valid and paging

@@ -8,7 +8,6 @@ namespace {
 constexpr uint32_t kDefaultLimit = 200;
 constexpr uint32_t kMaxLimit = 10000;
 // Ancestors listed per hit or summary (the nearest ones).
-constexpr size_t kMaxAncestors = 100;
 // Viewport coordinates and sizes (layout units) a request may give: sums of
 // two of them stay inside int32.
 constexpr int64_t kMaxCoordinate = int64_t{1} << 30;
@@ -62,11 +61,12 @@ void FillSummary(const OpenGraph& f, vis::Side side, uint32_t n, vis::Grading gr
   s->set_child_count(g.child_count(n));
 }
 
+uint32_t HitLimit(uint32_t limit) { return limit == 0 ? kDefaultLimit : std::min(limit, kMaxLimit); }
+
 grpc::Status FillHits(const SideGraph& g, vis::Grading grading, const std::vector<uint32_t>& hits, uint32_t offset,
                       uint32_t limit, size_t max_bytes, NodeList* out) {
   out->set_total(static_cast<uint32_t>(hits.size()));
-  if (limit == 0) limit = kDefaultLimit;
-  limit = std::min(limit, kMaxLimit);
+  limit = HitLimit(limit);
   size_t bytes = 0;
   for (size_t i = offset; i < hits.size() && i < static_cast<size_t>(offset) + limit; ++i) {
     uint32_t n = hits[i];

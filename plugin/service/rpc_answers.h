@@ -34,6 +34,10 @@ grpc::Status CheckNode(const OpenGraph& f, vis::Side side, const SideGraph& g, i
 // Node n of `side` with its nearest 100 ancestors.
 void FillSummary(const OpenGraph& f, vis::Side side, uint32_t n, vis::Grading grading, NodeSummary* s);
 // One page of hits (limit 0 = 200, at most 10000); OUT_OF_RANGE past max_bytes.
+// A hit page's size as FillHits has it (`limit` 0: the default; at most 10000), and
+// how many of a hit's nearest ancestors an answer names.
+uint32_t HitLimit(uint32_t limit);
+constexpr size_t kMaxAncestors = 100;
 grpc::Status FillHits(const SideGraph& g, vis::Grading grading, const std::vector<uint32_t>& hits, uint32_t offset,
                       uint32_t limit, size_t max_bytes, NodeList* out);
 

@@ -1,7 +1,8 @@
 // A large .vis.db graph opens from its opening screen (formats::WriteVisDbOpening)
 // while its index is converted behind it: the first screen, the root's details
-// and its children's come straight from SQLite; expanding, searching and
-// revealing wait for the index, which then replaces the opening with the same
+// and its children's come straight from SQLite, and so does a search (the
+// names through index2); expanding and revealing wait for the index, which
+// then replaces the opening with the same
 // node indices, the views keeping their expanded nodes. The index conversion
 // is held (ServiceOptions::before_index) so that every request below meets the
 // opening, whatever the machine's speed; msprobe 8.2.1, 8.3.3 and 26.2.0 files.
@@ -143,11 +144,15 @@ class DbOpeningTest : public ::testing::Test {
     EXPECT_TRUE(st.ok()) << st.error_message() << " " << st.error_code();
     return reply;
   }
-  NodeList Search(const std::string& file, vis::Side side, const std::string& query) {
+  NodeList Search(const std::string& file, vis::Side side, const std::string& query, bool regex = false,
+                  bool case_insensitive = false) {
     grpc::ClientContext ctx;
     SearchRequest req;
     *req.mutable_view() = Key(file, side);
     req.set_query(query);
+    req.set_regex(regex);
+    req.set_case_insensitive(case_insensitive);
+    req.set_limit(10000);
     NodeList reply;
     grpc::Status st = stub_->Search(&ctx, req, &reply);
     EXPECT_TRUE(st.ok()) << st.error_message() << " " << st.error_code();
@@ -215,10 +220,10 @@ TEST_F(DbOpeningTest, TheFirstScreenAndItsDetailsComeFromTheDbBeforeTheIndex) {
   EXPECT_EQ(indexing_.load(), 4) << "every index conversion still held";
 }
 
-// Expanding a node whose children the opening has not read, and searching,
-// wait for the index; the answers are those of the whole graph, with the
-// indices the opening showed.
-TEST_F(DbOpeningTest, ExpandingAndSearchingWaitForTheIndex) {
+// Expanding a node whose children the opening has not read waits for the
+// index (a search beside it does not); the answers are those of the whole
+// graph, with the indices the opening showed.
+TEST_F(DbOpeningTest, ExpandingWaitsForTheIndex) {
   const std::string file = "run26/batch.vis.db#step0_rank1";
   const formats::GraphFile g = Reference("dist_gloo_batch_26.2.0.vis.db", file);
   ASSERT_TRUE(Open(file).ok());
@@ -239,6 +244,71 @@ TEST_F(DbOpeningTest, ExpandingAndSearchingWaitForTheIndex) {
   EXPECT_GT(expanded.nodes_size(), first.nodes_size());
   ASSERT_GT(hits.total(), 0u);
   for (const auto& h : hits.hits()) EXPECT_EQ(h.name(), g.bench.index.Name(static_cast<uint32_t>(h.index())));
+}
+
+// Searching before the index is written answers from the .vis.db's names:
+// the same hits, in the same order, with the same indices and ancestors as
+// the search once the index has replaced the opening (literal, either case,
+// regular expression; both sides).
+TEST_F(DbOpeningTest, SearchComesFromTheDbBeforeTheIndex) {
+  const std::vector<std::string> files = {"run26/batch.vis.db#step1_rank0", "run26/build.vis.db",
+                                          "run83/batch.vis.db#step0_rank1", "run82/compare.vis.db"};
+  struct Query {
+    std::string text;
+    bool regex, folded;
+  };
+  const std::vector<Query> queries = {{"all_reduce", false, false}, {"MODULE.", false, true},
+                                      {"Module", false, false},     {"^(Module|Distributed).*\\.forward\\.0$", true, false},
+                                      {"defaultmodel", false, true}, {"", false, false}};
+  std::map<std::string, std::vector<NodeList>> before;
+  for (const std::string& file : files) {
+    ASSERT_TRUE(Open(file).ok()) << file;
+    for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+      if (side == vis::SIDE_BENCH && file == "run26/build.vis.db") continue;  // a build: no Bench side
+      for (const Query& q : queries) before[file].push_back(Search(file, side, q.text, q.regex, q.folded));
+    }
+  }
+  // Hits the opening has not read come uncoloured: these answers are the db's.
+  size_t uncoloured = 0;
+  for (const auto& [file, lists] : before) {
+    for (const NodeList& l : lists) {
+      for (const NodeHit& h : l.hits()) uncoloured += h.bucket() == -1 ? 1 : 0;
+    }
+  }
+  EXPECT_GT(uncoloured, 0u);
+  gate_.Open();  // every search above answered while the index conversions were held
+  size_t hits = 0;
+  for (const std::string& file : files) {
+    {
+      grpc::ClientContext ctx;  // a filter waits for the index: the searches below meet it
+      FilterRequest req;
+      *req.mutable_view() = Key(file, vis::SIDE_NPU);
+      req.set_unmatched(true);
+      NodeList reply;
+      ASSERT_TRUE(stub_->Filter(&ctx, req, &reply).ok());
+    }
+    size_t k = 0;
+    for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+      if (side == vis::SIDE_BENCH && file == "run26/build.vis.db") continue;
+      for (const Query& q : queries) {
+        SCOPED_TRACE(file + " " + q.text + (side == vis::SIDE_BENCH ? " bench" : " npu"));
+        const NodeList after = Search(file, side, q.text, q.regex, q.folded);
+        const NodeList& was = before[file][k++];
+        ASSERT_EQ(was.total(), after.total());
+        ASSERT_EQ(was.hits_size(), after.hits_size());
+        for (int i = 0; i < after.hits_size(); ++i) {
+          EXPECT_EQ(was.hits(i).index(), after.hits(i).index());
+          EXPECT_EQ(was.hits(i).name(), after.hits(i).name());
+          EXPECT_EQ(std::vector<std::string>(was.hits(i).ancestors().begin(), was.hits(i).ancestors().end()),
+                    std::vector<std::string>(after.hits(i).ancestors().begin(), after.hits(i).ancestors().end()))
+              << after.hits(i).name();
+          EXPECT_EQ(was.hits(i).ancestors_omitted(), after.hits(i).ancestors_omitted());
+        }
+        hits += after.hits_size();
+      }
+    }
+  }
+  EXPECT_GT(hits, 100u) << "the queries find nodes";
 }
 
 // When the index replaces the opening, a view keeps its expanded nodes and

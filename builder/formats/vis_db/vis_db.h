@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -102,6 +103,20 @@ class VisDbNodes {
   // The details of node `name` of `side`; errors name the file, the node and
   // the column, as the conversion's would.
   Result<vis::NodeDetail> Detail(vis::Side side, const std::string& name);
+
+  // The service's search while the graph is served from its opening screen
+  // (WriteVisDbOpening's indices: node_order's rank, the root first).
+  struct Hit {
+    uint32_t index = 0;
+    std::string name;
+  };
+  // The nodes of `side` whose name `match` accepts, in index order: one scan
+  // of node_name and node_order (no other column read). Nothing when the
+  // side's orders are not consecutive numbers (the opening's condition).
+  Result<std::vector<Hit>> Find(vis::Side side, const std::function<bool(std::string_view)>& match);
+  // The ancestors of node `name` by up_node (root first), the `max` nearest;
+  // *omitted counts those left out.
+  Result<std::vector<std::string>> Ancestors(vis::Side side, const std::string& name, size_t max, uint32_t* omitted);
 
  private:
   struct Impl;

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "base/parallel.h"
 #include "formats/vis_db/vis_db.h"
 #include "formats/vis_db/vis_db_rows.h"
 #include "vis/vis_file.h"
@@ -134,52 +135,61 @@ Status BuildIndex(Side& side, const Side* other, GraphSide* out, bool* ok) {
       children[i].push_back(child);
     }
   }
+  // Nameless nodes everywhere (column-wide fills), then the loaded ones, a
+  // few among n, over them in index order.
   vis::SideIndex& idx = out->index;
-  idx.name_offset.reserve(n + 1);
-  idx.name_offset.push_back(0);
-  idx.child_offset.push_back(0);
-  for (uint64_t at = 0; at < n; ++at) {
-    const int32_t i = slot[at];
-    if (i < 0) {  // nameless
-      idx.name_offset.push_back(idx.names.size());
-      idx.node_type.push_back(static_cast<uint8_t>(vis::NODE_MODULE));
-      idx.parent.push_back(parent[at]);
-      idx.child_offset.push_back(static_cast<uint32_t>(idx.children.size()));
-      idx.micro_step.push_back(-1);
-      idx.precision.push_back(std::numeric_limits<double>::quiet_NaN());
-      idx.overflow.push_back(0);
-      idx.matched.push_back(-1);
-      idx.flags.push_back(0);
-      continue;
-    }
-    const Loaded& l = side.loaded[static_cast<size_t>(i)];
+  idx.name_offset.assign(n + 1, 0);
+  idx.child_offset.assign(n + 1, 0);
+  idx.node_type.assign(n, static_cast<uint8_t>(vis::NODE_MODULE));
+  idx.parent = std::move(parent);
+  idx.micro_step.assign(n, -1);
+  idx.precision.assign(n, std::numeric_limits<double>::quiet_NaN());
+  idx.overflow.assign(n, 0);
+  idx.matched.assign(n, -1);
+  idx.flags.assign(n, 0);
+  std::vector<size_t> in_order(side.loaded.size());
+  for (size_t i = 0; i < in_order.size(); ++i) in_order[i] = i;
+  std::sort(in_order.begin(), in_order.end(),
+            [&](size_t a, size_t b) { return side.loaded[a].at < side.loaded[b].at; });
+  uint64_t next = 0;  // the offsets of nodes before it are set
+  auto nameless_to = [&](uint64_t end) {  // nodes [next, end): no name, no children
+    std::fill(idx.name_offset.begin() + static_cast<std::ptrdiff_t>(next) + 1,
+              idx.name_offset.begin() + static_cast<std::ptrdiff_t>(end) + 1, idx.names.size());
+    std::fill(idx.child_offset.begin() + static_cast<std::ptrdiff_t>(next) + 1,
+              idx.child_offset.begin() + static_cast<std::ptrdiff_t>(end) + 1,
+              static_cast<uint32_t>(idx.children.size()));
+    next = end;
+  };
+  for (size_t i : in_order) {
+    const Loaded& l = side.loaded[i];
+    const uint32_t at = l.at;
     const ForeignNode& node = l.node;
     if (!vis::NodeType_IsValid(static_cast<int>(node.node_type)) || node.node_type > 255 ||
         node.overflow > vis::OVERFLOW_CRITICAL || node.micro_step < -1) {
       return Status::Ok();  // the conversion says what is wrong
     }
+    nameless_to(at);
     idx.names += node.name;
-    idx.name_offset.push_back(idx.names.size());
-    idx.node_type.push_back(static_cast<uint8_t>(node.node_type));
-    idx.parent.push_back(parent[at]);
-    for (uint32_t c : children[static_cast<size_t>(i)]) idx.children.push_back(c);
-    idx.child_offset.push_back(static_cast<uint32_t>(idx.children.size()));
-    idx.micro_step.push_back(node.micro_step);
-    idx.precision.push_back(node.precision);
-    idx.overflow.push_back(static_cast<uint8_t>(node.overflow));
-    int32_t matched = -1;
+    idx.name_offset[at + 1] = idx.names.size();
+    idx.node_type[at] = static_cast<uint8_t>(node.node_type);
+    for (uint32_t c : children[i]) idx.children.push_back(c);
+    idx.child_offset[at + 1] = static_cast<uint32_t>(idx.children.size());
+    idx.micro_step[at] = node.micro_step;
+    idx.precision[at] = node.precision;
+    idx.overflow[at] = static_cast<uint8_t>(node.overflow);
     if (other != nullptr && !node.matched.empty()) {
       auto peer = other->by_name.find(node.matched);
       if (peer == other->by_name.end()) return Status::Ok();
-      matched = static_cast<int32_t>(other->loaded[peer->second].at);
+      idx.matched[at] = static_cast<int32_t>(other->loaded[peer->second].at);
     }
-    idx.matched.push_back(matched);
     uint32_t flags = 0;
     if (node.has_data) flags |= vis::FLAG_HAS_DATA;
     if (node.precision_float && !std::isnan(node.precision)) flags |= vis::FLAG_PRECISION_FLOAT;
     if (node.distributed || node.detail.distributed_size() > 0) flags |= vis::FLAG_DISTRIBUTED;
-    idx.flags.push_back(flags);
+    idx.flags[at] = flags;
+    next = at + 1;
   }
+  nameless_to(n);
   if (vis::FindForestFault(idx)) return Status::Ok();
   out->stacks = side.rows.builder.stacks();
   *ok = true;
@@ -243,6 +253,19 @@ Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, cons
   }
   const bool compare = meta.kind() == vis::GRAPH_COMPARE;
   Side sides[2] = {{"NPU", {}, 0, 0, {}, {}}, {"Bench", {}, 0, 0, {}, {}}};
+  // Each side's row count (a scan of index3, the longest query here) runs
+  // on a connection of its own beside the reads below; checked before the
+  // places are given.
+  Result<std::optional<int64_t>> counts[2] = {Error{}, Error{}};
+  BackgroundWork counting([&] {
+    auto own = OpenReadOnly(path);
+    for (int s = 0; s < (compare ? 2 : 1); ++s) {
+      counts[s] = own.ok() ? One(own->get(), path,
+                                 "SELECT count(*) FROM tb_nodes WHERE step = ? AND rank = ? AND data_source = ?", key,
+                                 sides[s].source)
+                           : Result<std::optional<int64_t>>(own.error());
+    }
+  });
   auto whole = PrepareNode(db, path, f.schema, NodeRead::kPlaced);  // the root: its children's names
   if (!whole.ok()) return whole.error();
   auto counted = PrepareNode(db, path, f.schema, NodeRead::kPlacedCounted);
@@ -261,11 +284,6 @@ Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, cons
     side.max_order = **hi;
     const uint64_t n = static_cast<uint64_t>(side.max_order - side.min_order) + 1;
     if (side.max_order < side.min_order || n < min_nodes || n >= (uint64_t{1} << 31)) return none;
-    // Consecutive numbers: as many rows as the span (a count over index3; a repeated order or a gap fails it).
-    auto rows = One(db, path, "SELECT count(*) FROM tb_nodes WHERE step = ? AND rank = ? AND data_source = ?", key,
-                    side.source);
-    if (!rows.ok()) return rows.error();
-    if (!rows->has_value() || static_cast<uint64_t>(**rows) != n) return none;
     bool ok = false;
     GA_RETURN_IF_ERROR(ReadNode(f, whole->get(), false, key, &side, "DefaultModel", &ok));
     if (!ok) return none;
@@ -291,6 +309,13 @@ Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, cons
         other.loaded.back().child_count = 0;  // not shown: its place is what matters
       }
     }
+  }
+  // Consecutive numbers: as many rows as the span (a repeated order or a gap fails it).
+  GA_RETURN_IF_ERROR(counting.Join(path));
+  for (int s = 0; s < (compare ? 2 : 1); ++s) {
+    if (!counts[s].ok()) return counts[s].error();
+    const uint64_t n = static_cast<uint64_t>(sides[s].max_order - sides[s].min_order) + 1;
+    if (!counts[s]->has_value() || static_cast<uint64_t>(**counts[s]) != n) return none;
   }
   GraphFile g;
   g.meta = meta;
