@@ -159,7 +159,7 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
     if (options.stage) options.stage("writing .vis.db");
     Status st = formats::ExportVisDb(written->outputs, db);
     if (st.ok()) {
-      result = GraphResult{{db}};
+      result = GraphResult{.outputs = {db}, .summary = {}};
     } else {
       result = st.error();
     }

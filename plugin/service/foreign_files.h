@@ -109,7 +109,7 @@ class DetailFill {
 struct ForeignOpen {
   std::string path;
   std::shared_ptr<DetailFill> details;
-  std::shared_ptr<const SideIndexes> index;  // an opening screen's sides, held in memory (OpenGraph::Open)
+  std::shared_ptr<const SideIndexes> index = nullptr;  // an opening screen's sides, held in memory (OpenGraph::Open)
 };
 
 class ForeignFiles {

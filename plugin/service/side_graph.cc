@@ -91,17 +91,7 @@ Result<std::unique_ptr<SideGraph>> SideGraph::Load(const vis::VisReader& reader,
       g->names_.resize(chunk_start);
       g->name_offset_.resize(first_node);
       for (const std::string& name : chunk->name()) {
-        g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
-        if (name.find_first_of("\n\r") != std::string::npos) {
-          g->odd_names_[static_cast<uint32_t>(g->name_offset_.size() - 1)] = name;
-          std::string flat = name;
-          std::replace(flat.begin(), flat.end(), '\n', ' ');
-          std::replace(flat.begin(), flat.end(), '\r', ' ');
-          g->names_ += flat;
-        } else {
-          g->names_ += name;
-        }
-        g->names_.push_back('\n');
+        g->AppendName(static_cast<uint32_t>(g->name_offset_.size()), name);
       }
     }
     if (g->names_.size() >= std::numeric_limits<uint32_t>::max()) return MakeError(path, where, "names too large");
@@ -152,6 +142,20 @@ Result<std::unique_ptr<SideGraph>> SideGraph::Load(const vis::VisReader& reader,
   return g;
 }
 
+void SideGraph::AppendName(uint32_t i, std::string_view name) {
+  name_offset_.push_back(static_cast<uint32_t>(names_.size()));
+  if (name.find_first_of("\n\r") == std::string_view::npos) {
+    names_ += name;
+  } else {
+    odd_names_[i] = std::string(name);
+    std::string flat(name);
+    std::replace(flat.begin(), flat.end(), '\n', ' ');
+    std::replace(flat.begin(), flat.end(), '\r', ' ');
+    names_ += flat;
+  }
+  names_.push_back('\n');
+}
+
 Result<std::unique_ptr<SideGraph>> SideGraph::FromIndex(const vis::SideIndex& idx, const std::string& path,
                                                         vis::Side side) {
   const uint32_t n_total = idx.size();
@@ -167,17 +171,7 @@ Result<std::unique_ptr<SideGraph>> SideGraph::FromIndex(const vis::SideIndex& id
   g->name_offset_.reserve(n_total + 1);
   for (uint32_t i = 0; i < n_total; ++i) {
     std::string_view name = idx.Name(i);
-    g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
-    if (name.find_first_of("\n\r") != std::string_view::npos) {
-      g->odd_names_[i] = std::string(name);
-      std::string flat(name);
-      std::replace(flat.begin(), flat.end(), '\n', ' ');
-      std::replace(flat.begin(), flat.end(), '\r', ' ');
-      g->names_ += flat;
-    } else {
-      g->names_ += name;
-    }
-    g->names_.push_back('\n');
+    g->AppendName(i, name);
   }
   g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
   g->node_type_ = idx.node_type;

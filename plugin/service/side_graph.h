@@ -103,6 +103,9 @@ class SideGraph {
   SideGraph() = default;
   // Load's and FromIndex's end: the hierarchy checked, depths, micro steps, folded names, buckets.
   Status Derive(const std::string& path, vis::Side side);
+  // Appends node i's name to the '\n'-separated name buffer; a name holding '\n' or '\r' is kept
+  // verbatim in odd_names_ and written flattened (breaks as spaces), so the buffer's lines stay nodes.
+  void AppendName(uint32_t i, std::string_view name);
 
   std::string names_;
   std::string folded_;
