@@ -22,6 +22,7 @@ namespace graph_ascend::service {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::InProcessService;
 using testing::TempDir;
 
 std::string Fixture(const std::string& name) {
@@ -72,23 +73,10 @@ class DbOpeningTest : public ::testing::Test {
       ++indexing_;
       gate_.Wait();
     };
-    auto impl = GraphServiceImpl::Create(options);
-    ASSERT_TRUE(impl.ok()) << impl.error().ToString();
-    impl_ = std::move(*impl);
-    grpc::ServerBuilder builder;
-    std::string address = "unix:" + sock_.Join("s.sock");
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
-    builder.RegisterService(impl_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    stub_ = GraphService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    service_.Start(options, sock_.Join("s.sock"));
   }
-  void TearDown() override {
-    gate_.Open();
-    if (server_) server_->Shutdown();
-    server_.reset();
-    impl_.reset();
-  }
+  // The gate opens first: the fill's thread may wait on it while the service shuts down.
+  void TearDown() override { gate_.Open(); }
   static std::map<std::string, std::string> Files() {
     return {{"run26/batch.vis.db", "dist_gloo_batch_26.2.0.vis.db"},
             {"run26/build.vis.db", "dist_gloo_build_26.2.0.vis.db"},
@@ -100,7 +88,7 @@ class DbOpeningTest : public ::testing::Test {
     grpc::ClientContext ctx;
     FileRequest req;
     req.set_file(file);
-    auto reader = stub_->OpenFile(&ctx, req);
+    auto reader = service_.stub()->OpenFile(&ctx, req);
     OpenProgress p;
     while (reader->Read(&p)) {
       if (p.done() && info != nullptr) *info = p.info();
@@ -120,7 +108,7 @@ class DbOpeningTest : public ::testing::Test {
     ViewRequest req;
     *req.mutable_view() = Key(file, side);
     ViewReply reply;
-    grpc::Status st = stub_->GetView(&ctx, req, &reply);
+    grpc::Status st = service_.stub()->GetView(&ctx, req, &reply);
     EXPECT_TRUE(st.ok()) << st.error_message() << " " << st.error_code();
     return reply;
   }
@@ -130,7 +118,7 @@ class DbOpeningTest : public ::testing::Test {
     *req.mutable_view() = Key(file, side);
     req.set_node(node);
     ViewReply reply;
-    grpc::Status st = stub_->Expand(&ctx, req, &reply);
+    grpc::Status st = service_.stub()->Expand(&ctx, req, &reply);
     EXPECT_TRUE(st.ok()) << st.error_message() << " " << st.error_code();
     return reply;
   }
@@ -140,7 +128,7 @@ class DbOpeningTest : public ::testing::Test {
     *req.mutable_view() = Key(file, side);
     req.set_node(node);
     NodeDetailReply reply;
-    grpc::Status st = stub_->GetNodeDetail(&ctx, req, &reply);
+    grpc::Status st = service_.stub()->GetNodeDetail(&ctx, req, &reply);
     EXPECT_TRUE(st.ok()) << st.error_message() << " " << st.error_code();
     return reply;
   }
@@ -154,7 +142,7 @@ class DbOpeningTest : public ::testing::Test {
     req.set_case_insensitive(case_insensitive);
     req.set_limit(10000);
     NodeList reply;
-    grpc::Status st = stub_->Search(&ctx, req, &reply);
+    grpc::Status st = service_.stub()->Search(&ctx, req, &reply);
     EXPECT_TRUE(st.ok()) << st.error_message() << " " << st.error_code();
     return reply;
   }
@@ -176,9 +164,7 @@ class DbOpeningTest : public ::testing::Test {
   TempDir logs_, cache_, sock_;
   Gate gate_;
   std::atomic<int> indexing_{0};
-  std::unique_ptr<GraphServiceImpl> impl_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<GraphService::Stub> stub_;
+  InProcessService service_;  // declared last: shut down before the gate and the folders
 };
 
 // The first screen of both sides and the details of the root and of its
@@ -285,7 +271,7 @@ TEST_F(DbOpeningTest, SearchComesFromTheDbBeforeTheIndex) {
       *req.mutable_view() = Key(file, vis::SIDE_NPU);
       req.set_unmatched(true);
       NodeList reply;
-      ASSERT_TRUE(stub_->Filter(&ctx, req, &reply).ok());
+      ASSERT_TRUE(service_.stub()->Filter(&ctx, req, &reply).ok());
     }
     size_t k = 0;
     for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {

@@ -25,6 +25,7 @@ namespace graph_ascend::service {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::InProcessService;
 using testing::TempDir;
 
 std::string Fixture(const std::string& name) {
@@ -80,28 +81,14 @@ class ForeignRankingTest : public ::testing::Test {
     ServiceOptions options;
     options.logdir = logs_.path();
     options.cache_dir = cache_.Join("c");
-    auto impl = GraphServiceImpl::Create(options);
-    ASSERT_TRUE(impl.ok()) << impl.error().ToString();
-    impl_ = std::move(*impl);
-    grpc::ServerBuilder builder;
-    std::string address = "unix:" + sock_.Join("s.sock");
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
-    builder.RegisterService(impl_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    stub_ = GraphService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  }
-  void TearDown() override {
-    if (server_) server_->Shutdown();
-    server_.reset();
-    impl_.reset();
+    service_.Start(options, sock_.Join("s.sock"));
   }
   DivergenceReply Divergence(const std::string& file) {
     {
       grpc::ClientContext ctx;
       FileRequest req;
       req.set_file(file);
-      auto reader = stub_->OpenFile(&ctx, req);
+      auto reader = service_.stub()->OpenFile(&ctx, req);
       OpenProgress p;
       while (reader->Read(&p)) {
       }
@@ -112,15 +99,13 @@ class ForeignRankingTest : public ::testing::Test {
     FileRequest req;
     req.set_file(file);
     DivergenceReply reply;
-    grpc::Status st = stub_->GetDivergence(&ctx, req, &reply);
+    grpc::Status st = service_.stub()->GetDivergence(&ctx, req, &reply);
     EXPECT_TRUE(st.ok()) << st.error_message();
     return reply;
   }
 
   TempDir logs_, cache_, sock_;
-  std::unique_ptr<GraphServiceImpl> impl_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<GraphService::Stub> stub_;
+  InProcessService service_;  // declared last: shut down before the folders
 };
 
 std::vector<std::string> Names(const DivergenceReply& r) {
