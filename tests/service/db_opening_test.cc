@@ -25,14 +25,11 @@ namespace fs = std::filesystem;
 using testing::InProcessService;
 using testing::TempDir;
 
-std::string Fixture(const std::string& name) {
-  const char* src = getenv("GA_SOURCE_DIR");
-  return std::string(src != nullptr ? src : ".") + "/tests/data/msprobe_outputs/" + name;
-}
+using testing::MsprobeOutput;
 
 // The graph ReadGraphs reads for listed name `file` of `fixture`: the indices the whole conversion gives.
 formats::GraphFile Reference(const std::string& fixture, const std::string& file) {
-  auto graphs = formats::ReadGraphs(Fixture(fixture));
+  auto graphs = formats::ReadGraphs(MsprobeOutput(fixture));
   EXPECT_TRUE(graphs.ok()) << graphs.error().ToString();
   if (!graphs.ok()) return {};
   for (formats::GraphFile& g : *graphs) {
@@ -63,7 +60,7 @@ class DbOpeningTest : public ::testing::Test {
   void SetUp() override {
     for (const auto& [name, fixture] : Files()) {
       fs::create_directories(fs::path(logs_.Join(name)).parent_path());
-      fs::copy_file(Fixture(fixture), logs_.Join(name));
+      fs::copy_file(MsprobeOutput(fixture), logs_.Join(name));
     }
     ServiceOptions options;
     options.logdir = logs_.path();
@@ -326,7 +323,7 @@ TEST_F(DbOpeningTest, TheIndexReplacesTheOpeningKeepingViewsAndIndices) {
 TEST(DbOpeningSize, OnlyAGraphOfTheOpeningSizeOpensFromItsOpening) {
   TempDir logs, cache;
   const std::string db = logs.Join("compare.vis.db");
-  fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), db);
+  fs::copy_file(MsprobeOutput("dist_gloo_compare_26.2.0.vis.db"), db);
   const uint64_t nodes = Reference("dist_gloo_compare_26.2.0.vis.db", "").npu.index.size();
   for (uint64_t size : {nodes + 1, nodes}) {
     SCOPED_TRACE(size);

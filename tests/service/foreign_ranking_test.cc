@@ -28,10 +28,7 @@ namespace fs = std::filesystem;
 using testing::InProcessService;
 using testing::TempDir;
 
-std::string Fixture(const std::string& name) {
-  const char* src = getenv("GA_SOURCE_DIR");
-  return std::string(src != nullptr ? src : ".") + "/tests/data/msprobe_outputs/" + name;
-}
+using testing::MsprobeOutput;
 
 // Runs `sql` on the database `db_path` (a copy: it is written).
 void ExecSql(const std::string& db_path, const std::string& sql) {
@@ -72,11 +69,11 @@ class ForeignRankingTest : public ::testing::Test {
     fs::create_directories(logs_.Join("run26"));
     fs::create_directories(logs_.Join("run81"));
     fs::create_directories(logs_.Join("unmatched"));
-    fs::copy_file(Fixture("dist_gloo_batch_26.2.0.vis.db"), logs_.Join("run26/compare_dist_gloo.vis.db"));
-    fs::copy_file(Fixture("dist_gloo_compare_8.1.2.vis"), logs_.Join("run81/compare_dist_gloo.vis"));
+    fs::copy_file(MsprobeOutput("dist_gloo_batch_26.2.0.vis.db"), logs_.Join("run26/compare_dist_gloo.vis.db"));
+    fs::copy_file(MsprobeOutput("dist_gloo_compare_8.1.2.vis"), logs_.Join("run81/compare_dist_gloo.vis"));
     // msprobe's compare with every match link taken out (a copy).
     std::string db = logs_.Join("unmatched/compare_unmatched.vis.db");
-    fs::copy_file(Fixture("dist_gloo_compare_26.2.0.vis.db"), db);
+    fs::copy_file(MsprobeOutput("dist_gloo_compare_26.2.0.vis.db"), db);
     ASSERT_NO_FATAL_FAILURE(ExecSql(db, "UPDATE tb_nodes SET matched_node_link = '[]'"));
     ServiceOptions options;
     options.logdir = logs_.path();
@@ -115,7 +112,7 @@ std::vector<std::string> Names(const DivergenceReply& r) {
 }
 
 TEST_F(ForeignRankingTest, EveryGraphOfADbIsRankedAsImportRanksIt) {
-  std::vector<std::vector<std::string>> want = ImportedRankings(Fixture("dist_gloo_batch_26.2.0.vis.db"));
+  std::vector<std::vector<std::string>> want = ImportedRankings(MsprobeOutput("dist_gloo_batch_26.2.0.vis.db"));
   const std::vector<std::string> ids = {"step0_rank0", "step0_rank1", "step1_rank0", "step1_rank1"};
   ASSERT_EQ(want.size(), ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -131,7 +128,7 @@ TEST_F(ForeignRankingTest, EveryGraphOfADbIsRankedAsImportRanksIt) {
 }
 
 TEST_F(ForeignRankingTest, AJsonVisOfMsprobe81IsRankedAsImportRanksIt) {
-  std::vector<std::vector<std::string>> want = ImportedRankings(Fixture("dist_gloo_compare_8.1.2.vis"));
+  std::vector<std::vector<std::string>> want = ImportedRankings(MsprobeOutput("dist_gloo_compare_8.1.2.vis"));
   ASSERT_EQ(want.size(), 1u);
   DivergenceReply r = Divergence("run81/compare_dist_gloo.vis");
   EXPECT_TRUE(r.ranked());
@@ -156,7 +153,7 @@ TEST(ImportedFileRerankTest, RankingAnewGivesTheStoredRanking) {
     SCOPED_TRACE(name);
     TempDir dir;
     size_t n = 0;
-    auto written = formats::ConvertGraphs(Fixture(name),
+    auto written = formats::ConvertGraphs(MsprobeOutput(name),
                                           [&](const vis::FileMeta&) { return dir.Join(std::to_string(n++) + ".vis"); });
     ASSERT_TRUE(written.ok()) << written.error().ToString();
     for (const std::string& path : *written) {

@@ -265,10 +265,7 @@ TEST_F(RankOverviewTest, RefusesBuildsAndUnknownFiles) {
   EXPECT_NE(st.error_message().find("build"), std::string::npos) << st.error_message();
 }
 
-std::string MsprobeOutput(const std::string& name) {
-  const char* src = getenv("GA_SOURCE_DIR");
-  return std::string(src != nullptr ? src : ".") + "/tests/data/msprobe_outputs/" + name;
-}
+using testing::MsprobeOutput;
 
 // msprobe 26.2.0's batch .vis.db (2 steps x 2 ranks in one file, rank 1
 // perturbed): the overview of any of its graphs covers the four, each cell

@@ -287,4 +287,9 @@ InProcessService::~InProcessService() {
   if (server_) server_->Shutdown();
 }
 
+std::string MsprobeOutput(const std::string& name) {
+  const char* src = getenv("GA_SOURCE_DIR");
+  return std::string(src != nullptr ? src : ".") + "/tests/data/msprobe_outputs/" + name;
+}
+
 }  // namespace graph_ascend::service::testing

@@ -89,4 +89,7 @@ class InProcessService {
   std::unique_ptr<GraphService::Stub> stub_;
 };
 
+// A file of tests/data/msprobe_outputs (msprobe's own .vis.db and JSON .vis), under GA_SOURCE_DIR.
+std::string MsprobeOutput(const std::string& name);
+
 }  // namespace graph_ascend::service::testing

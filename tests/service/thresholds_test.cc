@@ -24,10 +24,7 @@ using testing::TempDir;
 
 constexpr char kFile[] = "run81/compare_dist_gloo.vis";
 
-std::string Fixture(const std::string& name) {
-  const char* src = getenv("GA_SOURCE_DIR");
-  return std::string(src != nullptr ? src : ".") + "/tests/data/msprobe_outputs/" + name;
-}
+using testing::MsprobeOutput;
 
 std::string Read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -50,9 +47,9 @@ class ThresholdsTest : public ::testing::Test {
   void SetUp() override {
     fs::create_directories(logs_.Join("run81"));
     fs::create_directories(logs_.Join("run26"));
-    fs::copy_file(Fixture("dist_gloo_compare_8.1.2.vis"), logs_.Join(kFile));
-    fs::copy_file(Fixture("dist_gloo_build_8.1.2.vis"), logs_.Join("run81/build_dist_gloo.vis"));
-    fs::copy_file(Fixture("dist_gloo_batch_26.2.0.vis.db"), logs_.Join("run26/compare_dist_gloo.vis.db"));
+    fs::copy_file(MsprobeOutput("dist_gloo_compare_8.1.2.vis"), logs_.Join(kFile));
+    fs::copy_file(MsprobeOutput("dist_gloo_build_8.1.2.vis"), logs_.Join("run81/build_dist_gloo.vis"));
+    fs::copy_file(MsprobeOutput("dist_gloo_batch_26.2.0.vis.db"), logs_.Join("run26/compare_dist_gloo.vis.db"));
     Start();
   }
   void TearDown() override { Stop(); }
