@@ -438,7 +438,9 @@ Status VisDbWriter::AddVis(const std::string& vis_path, std::optional<vis::Gradi
   GA_RETURN_IF_ERROR(m.Key(meta, compare, &step, &rank));
   RowWriter rows(m.db.get(), m.nodes.get(), m.stacks.get(), m.path);
   GA_RETURN_IF_ERROR(rows.WriteSide(Streamed(**reader, meta, sides, vis::SIDE_NPU, details), meta, step, rank));
-  if (compare) GA_RETURN_IF_ERROR(rows.WriteSide(Streamed(**reader, meta, sides, vis::SIDE_BENCH, details), meta, step, rank));
+  if (compare) {
+    GA_RETURN_IF_ERROR(rows.WriteSide(Streamed(**reader, meta, sides, vis::SIDE_BENCH, details), meta, step, rank));
+  }
   return Status::Ok();
 }
 
