@@ -438,6 +438,7 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
       unlink(path.c_str());
       return rows;
     }
+    Timed("wrote the .vis.db rows");
   }
   if (options_.log) options_.log("wrote " + path);
   ++files_done_;
