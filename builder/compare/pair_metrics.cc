@@ -41,19 +41,6 @@ void PairMetrics::Open(uint32_t item) {
 
 void PairMetrics::GrowTexts(size_t more) { texts_.resize(std::max(texts_.size() * 2, text_size_ + more + 256)); }
 
-PairMetrics PairMetrics::Compact() const {
-  PairMetrics out;
-  out.items_ = items_;
-  out.first_.assign(first_.begin(), first_.begin() + filled_);
-  out.filled_ = filled_;
-  out.metrics_.assign(metrics_.begin(), metrics_.begin() + count_);
-  out.count_ = count_;
-  out.texts_.assign(texts_.data(), text_size_);
-  out.text_size_ = text_size_;
-  out.md5_result = md5_result;
-  return out;
-}
-
 const PairMetric* PairMetrics::Find(uint32_t k, MetricKind kind) const {
   for (const PairMetric* m = begin(k); m != end(k); ++m) {
     if (m->kind == kind) return m;

@@ -102,11 +102,6 @@ class PairMetrics {
   // MODE_MD5: the node's md5 result ("pass" or "Different"); empty otherwise.
   std::string_view md5_result;
 
-  // A copy holding only the room its metrics and texts take (the list a
-  // thread reuses keeps the room of its largest node): for metrics kept node
-  // by node.
-  PairMetrics Compact() const;
-
  private:
   uint32_t First(uint32_t k) const { return k < filled_ ? first_[k] : count_; }
   // Items [filled_, item] begin where the list ends now.

@@ -397,7 +397,7 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
   request.meta = pair->meta;
   request.threads = options_.threads;
   // The compared nodes' metrics, for the pair's details again once the file is written (pair_written).
-  std::vector<std::unique_ptr<compare::PairMetrics>> kept;
+  compare::KeptMetrics kept;
   if (options_.pair_written && pair->bench) request.kept_metrics = &kept;
   request.stage_done = [this](const std::string& what) { Timed(what); };
   vis::CkptSimilarity ckpt;
