@@ -181,10 +181,13 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
       // Not every file's rows from memory (linked ranks: none): each file streamed in order instead.
       if (!rowed.empty()) {
         writer.reset();
-        created = formats::VisDbWriter::Create(db);
-        if (created.ok()) writer = std::move(*created);
+        auto again = formats::VisDbWriter::Create(db);
+        if (again.ok()) {
+          writer = std::move(*again);
+        } else {
+          st = again.error();
+        }
       }
-      if (!created.ok()) st = created.error();
       for (const std::string& p : written->outputs) {
         if (!st.ok()) break;
         st = writer->AddVis(p);
