@@ -160,5 +160,21 @@ TEST(DbRowsTest, ParallelMergeFromMemoryIsTheVisRoute) {
   EXPECT_GE(ExpectSameRows(*config, 1), 2);
 }
 
+// A pair that fails leaves nothing (no .vis.db, no temporary, no scratch .vis), and the run's error is its
+// own, not that of a later pair stopped while it waited for its turn to write its rows.
+TEST(DbRowsTest, AFailedPairLeavesNothing) {
+  TempDir dir;
+  std::filesystem::copy(Sample("gpt_statistics/npu"), dir / "npu", std::filesystem::copy_options::recursive);
+  testing::WriteFile(dir / "npu/step0/rank0/dump.json", "{\"task\": \"statistics\", \"data\": {");
+  auto config = VisualizeConfig(dir / "npu", "");
+  ASSERT_TRUE(config.ok());
+  GraphOptions o = Options(2);
+  o.output_format = OutputFormat::kVisDb;
+  auto result = RunGraph(*config, dir / "out", o);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().ToString().find("step0/rank0/dump.json"), std::string::npos) << result.error().ToString();
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "out"));
+}
+
 }  // namespace
 }  // namespace graph_ascend::job
