@@ -438,7 +438,8 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
       unlink(path.c_str());
       return rows;
     }
-    std::string kept_mb = pair->bench ? ", the compare's metrics kept in " + std::to_string(kept.bytes() >> 20) + " MiB" : "";
+    std::string kept_mb =
+        pair->bench ? ", the compare's metrics kept in " + std::to_string(kept.bytes() >> 20) + " MiB" : "";
     Timed("wrote the .vis.db rows" + kept_mb);
   }
   if (options_.log) options_.log("wrote " + path);
