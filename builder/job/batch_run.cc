@@ -114,8 +114,34 @@ Result<GraphResult> RunBatch(const CompareConfig& config, const std::vector<std:
   uint64_t in_flight = 0;
   int running = 0;
   bool failed = false;
+  // pair_written, in plan order: a pair written before those ahead of it waits
+  // for its turn, its graphs in memory (within the budget: it is in flight).
+  // Ranks linked after the batch (WriteStepLinks rewrites their files) get none.
+  bool rows_in_order = static_cast<bool>(options.pair_written) &&
+                       std::none_of(units.begin(), units.end(), [](const Unit& u) { return u.linked; });
+  size_t turn = 0;  // the unit whose pair_written comes next
   auto work = [&](int worker) {
     GraphOptions worker_options = callbacks.For(worker, threads);
+    size_t current = 0;    // the unit this worker runs
+    bool stopped = false;  // its turn never came: another pair failed
+    worker_options.pair_written = nullptr;
+    if (rows_in_order) {
+      worker_options.pair_written = [&](const std::string& path, const auto& details) -> Status {
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          room.wait(lock, [&] { return failed || turn == current; });
+          if (turn != current) {
+            stopped = true;
+            return Error{output_dir, "", "the batch stopped"};
+          }
+        }
+        Status st = options.pair_written(path, details);
+        std::lock_guard<std::mutex> lock(mu);
+        ++turn;
+        room.notify_all();
+        return st;
+      };
+    }
     JobRunner runner(config, worker_options, output_dir);
     runner.set_files(units.size());
     for (;;) {
@@ -128,6 +154,8 @@ Result<GraphResult> RunBatch(const CompareConfig& config, const std::vector<std:
           return failed || next == units.size() || running == 0 || in_flight + units[next].estimate <= budget;
         });
         if (failed || next == units.size()) return;
+        current = next;
+        stopped = false;
         u = &units[next++];
         in_flight += u->estimate;
         ++running;
@@ -157,7 +185,8 @@ Result<GraphResult> RunBatch(const CompareConfig& config, const std::vector<std:
       }
       std::lock_guard<std::mutex> lock(mu);
       if (!st.ok()) {
-        u->error = st.error();
+        // The first error in plan order is the batch's: not a pair stopped waiting for its turn.
+        if (!stopped) u->error = st.error();
         failed = true;
       }
       in_flight -= u->estimate;

@@ -8,10 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "base/temp_files.h"
 #include "base/time_stamp.h"
-#include "formats/foreign_file.h"
+#include "formats/vis_db/vis_db.h"
 #include "graph/dump_export.h"
 #include "job/batch_run.h"
 #include "job/pair_runner.h"
@@ -135,9 +136,13 @@ Result<GraphResult> RunGraphVis(CompareConfig config_value, const std::string& o
                                 const GraphOptions& options, const Plan* planned);
 
 // --output_format db: the .vis files are written into a private folder inside
-// output_dir, then streamed block by block (formats::VisDbWriter::AddVis, the
-// graphs already freed) into one build_/compare_<ts>.vis.db holding every step
-// and rank (as msprobe 26.x names it); the folder is removed in every case.
+// output_dir, and one build_/compare_<ts>.vis.db holds every step and rank
+// (as msprobe 26.x names it); the folder is removed in every case. Each
+// pair's rows are written right after its .vis, from the graph still in
+// memory (GraphOptions::pair_written: the file's index and stacks read back,
+// the details made again, so no detail block is read). A batch whose ranks
+// are linked after it (the links rewrite the files) streams each finished
+// file instead, block by block (formats::VisDbWriter::AddVis).
 Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_dir, const GraphOptions& options,
                                const Plan* planned) {
   GA_RETURN_IF_ERROR(MakeOutputDir(output_dir));
@@ -150,14 +155,45 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
   vis_options.output_format = OutputFormat::kVis;
   if (vis_options.timestamp.empty()) vis_options.timestamp = LocalTimeStamp();
   bool compare = !config.bench_path.empty();
+  std::string db = output_dir + "/" + (compare ? "compare_" : "build_") + vis_options.timestamp + ".vis.db";
+  auto created = formats::VisDbWriter::Create(db);
+  if (!created.ok()) {
+    rmdir(scratch.c_str());
+    return created.error();
+  }
+  std::unique_ptr<formats::VisDbWriter> writer = std::move(*created);
+  std::mutex mu;                  // one pair's rows at a time (RunBatch also orders them)
+  std::vector<std::string> rowed;  // the files whose rows are written, in order
+  vis_options.pair_written = [&](const std::string& path, const formats::VisDbWriter::NodeDetails& details) -> Status {
+    std::lock_guard<std::mutex> lock(mu);
+    GA_RETURN_IF_ERROR(writer->AddVis(path, std::nullopt, details));
+    rowed.push_back(path);
+    return Status::Ok();
+  };
   auto written = RunGraphVis(std::move(config), scratch, vis_options, planned);
   Result<GraphResult> result = Error{};
   if (!written.ok()) {
     result = written.error();
   } else {
-    std::string db = output_dir + "/" + (compare ? "compare_" : "build_") + vis_options.timestamp + ".vis.db";
     if (options.stage) options.stage("writing .vis.db");
-    Status st = formats::ExportVisDb(written->outputs, db);
+    Status st = Status::Ok();
+    if (rowed != written->outputs) {
+      // Not every file's rows from memory (linked ranks: none): each file streamed in order instead.
+      if (!rowed.empty()) {
+        writer.reset();
+        auto again = formats::VisDbWriter::Create(db);
+        if (again.ok()) {
+          writer = std::move(*again);
+        } else {
+          st = again.error();
+        }
+      }
+      for (const std::string& p : written->outputs) {
+        if (!st.ok()) break;
+        st = writer->AddVis(p);
+      }
+    }
+    if (st.ok()) st = writer->Commit();
     if (st.ok()) {
       result = GraphResult{.outputs = {db}, .summary = {}};
     } else {
@@ -165,6 +201,7 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
     }
     for (const std::string& p : written->outputs) unlink(p.c_str());
   }
+  writer.reset();  // uncommitted, it leaves nothing
   rmdir(scratch.c_str());
   return result;
 }

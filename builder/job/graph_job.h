@@ -67,6 +67,14 @@ struct GraphOptions {
   std::function<void(const std::string&)> compare_log;
   // What was repaired in the input (a construct.json cycle): printed always.
   std::function<void(const Error&)> warn;
+  // --output_format db, set by RunGraph itself: called with each .vis just
+  // written, while its graphs are still in memory, and `details`, which gives
+  // node n's details of a side as the file holds them (keys whole). Called
+  // one pair at a time, in the order of GraphResult::outputs, or for no pair
+  // of the run (a batch whose ranks are linked afterwards). An error fails the run.
+  std::function<Status(const std::string& vis_path,
+                       const std::function<void(vis::Side side, uint32_t node, vis::NodeDetail* out)>& details)>
+      pair_written;
 };
 
 struct GraphResult {

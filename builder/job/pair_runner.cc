@@ -396,6 +396,9 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
   }
   request.meta = pair->meta;
   request.threads = options_.threads;
+  // The compared nodes' metrics, for the pair's details again once the file is written (pair_written).
+  compare::KeptMetrics kept;
+  if (options_.pair_written && pair->bench) request.kept_metrics = &kept;
   request.stage_done = [this](const std::string& what) { Timed(what); };
   vis::CkptSimilarity ckpt;
   if (options_.ckpt) {
@@ -420,6 +423,24 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
       unlink(path.c_str());  // compared with a damaged tensor file: not a result
       return damaged;
     }
+  }
+  if (options_.pair_written) {
+    Stage("writing .vis.db");
+    auto details = [pair, &kept](vis::Side side, uint32_t n, vis::NodeDetail* out) {
+      if (side == vis::SIDE_NPU) {
+        vis::KeptDetail(*pair->npu, &kept, n, out);
+      } else {
+        vis::KeptDetail(*pair->bench, nullptr, n, out);
+      }
+    };
+    Status rows = options_.pair_written(path, details);
+    if (!rows.ok()) {
+      unlink(path.c_str());
+      return rows;
+    }
+    std::string kept_mb =
+        pair->bench ? ", the compare's metrics kept in " + std::to_string(kept.bytes() >> 20) + " MiB" : "";
+    Timed("wrote the .vis.db rows" + kept_mb);
   }
   if (options_.log) options_.log("wrote " + path);
   ++files_done_;

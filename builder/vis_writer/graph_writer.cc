@@ -296,6 +296,8 @@ Status WriteDetails(VisWriter* w, Packers* packers, DetailChunks* buffers, const
             // The compare reads both sides' dumps; what it gives is written
             // beside the dump's items.
             req.compare_pair(n, &metrics);
+            // Distinct nodes on distinct threads: each slot has one writer.
+            if (req.kept_metrics) req.kept_metrics->Keep(n, metrics);
             if (direct.Append(*side, n, 2, &r.bytes, &size, &metrics)) {
               r.end.push_back(r.bytes.size());
               r.size.push_back(size);
@@ -465,6 +467,17 @@ void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out) {
   Trim(out->mutable_output(), static_cast<int>(e.output_count));
 }
 
+void KeptDetail(const graph::Side& side, const compare::KeptMetrics* kept, uint32_t node, NodeDetail* out) {
+  FillDetail(side, node, out);
+  // As WriteDetails stores them: a compared node's items get the metrics and md5 result of the compare.
+  if (kept != nullptr && kept->kept(node)) {
+    thread_local compare::PairMetrics metrics;  // reused from node to node
+    kept->Get(node, &metrics);
+    compare::StoreMetrics(metrics, out);
+  }
+  ResolveKeys(side.graph->Name(node), out);
+}
+
 Status WriteVis(const std::string& path, WriteRequest& req) {
   auto writer = VisWriter::Create(path);
   if (!writer.ok()) return writer.error();
@@ -473,6 +486,7 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
   Packers packers(*w, std::max(1, req.threads > 0 ? req.threads : DefaultThreads()));
   // Both sides of a compare share one pool: its plain strings are noted once.
   SideDetailWriter direct(*req.npu->pool);
+  if (req.kept_metrics) req.kept_metrics->Reset(req.npu->graph->size());
   auto chunks = std::make_unique<DetailChunks>();
   GA_RETURN_IF_ERROR(
       WriteDetails(w, &packers, chunks.get(), direct, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "compare/kept_metrics.h"
 #include "compare/pair_metrics.h"
 #include "graph/graph_builder.h"
 #include "vis.pb.h"
@@ -38,6 +39,10 @@ struct WriteRequest {
   // Threads that fill, compare, serialize and compress details (0: the
   // machine's cores). The file does not depend on it.
   int threads = 0;
+  // When not null: each compared NPU node's metrics are kept there (reset to
+  // the NPU nodes by WriteVis), so that its details can be made again after
+  // the write (KeptDetail) without comparing twice.
+  compare::KeptMetrics* kept_metrics = nullptr;
   // compare_pair must run on the calling thread, in node order (tensor
   // compares read .pt files through one source and log in order).
   bool serial_compare = false;
@@ -51,5 +56,11 @@ Status WriteVis(const std::string& path, WriteRequest& request);
 // them whole). Replaces what `out` held, reusing its messages (a detail
 // refilled node after node allocates little).
 void FillDetail(const graph::Side& side, uint32_t node, NodeDetail* out);
+
+// The details of `node` as the .vis that WriteVis wrote holds them, read back
+// and resolved (ResolveKeys): FillDetail, with the metrics kept for a
+// compared NPU node (`kept`: WriteRequest::kept_metrics, null for the bench
+// side or a build).
+void KeptDetail(const graph::Side& side, const compare::KeptMetrics* kept, uint32_t node, NodeDetail* out);
 
 }  // namespace graph_ascend::vis

@@ -500,6 +500,52 @@ TEST(WriteVisTest, DetailBlocksAreProtobufsBytes) {
   fs::remove_all(dir);
 }
 
+// The metrics a write keeps (WriteRequest::kept_metrics, compared on several
+// threads) give each node's details as the file holds them (KeptDetail), as
+// graph --output_format db writes its rows from them.
+TEST(WriteVisTest, KeptDetailsAreTheFilesDetails) {
+  StringPool pool;
+  auto pair = MatchedStatisticsPair(&pool);
+  ASSERT_TRUE(pair.ok()) << pair.error().message;
+  fs::path dir = fs::temp_directory_path() / ("kept_details_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string path = (dir / "c.vis").string();
+  compare::KeptMetrics kept;
+  WriteRequest req;
+  req.npu = pair->npu.get();
+  req.bench = pair->bench.get();
+  req.threads = 3;
+  req.compare_pair = [&](uint32_t n, compare::PairMetrics* metrics) { CompareMatched(*pair, n, metrics); };
+  req.kept_metrics = &kept;
+  ASSERT_TRUE(WriteVis(path, req).ok());
+  const graph::Graph& g = *pair->npu->graph;
+  size_t compared = 0;
+  for (uint32_t n = 0; n < g.size(); ++n) {
+    EXPECT_EQ(kept.kept(n), g.matched[n] != graph::kNoNode) << g.Name(n);
+    compared += kept.kept(n);
+  }
+  EXPECT_GT(compared, 100u);
+  auto reader = VisReader::Open(path);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  NodeDetail d;
+  for (auto [side_id, side] :
+       {std::pair<Side, graph::Side*>{SIDE_NPU, pair->npu.get()}, {SIDE_BENCH, pair->bench.get()}}) {
+    const graph::Graph& sg = *side->graph;
+    uint32_t n = 0;
+    for (const SectionRef* ref : (*reader)->Sections(SECTION_NODE_DETAILS, side_id)) {
+      auto block = (*reader)->ReadDetailBlock(side_id, ref->first(), [&sg](uint32_t k) { return sg.Name(k); });
+      ASSERT_TRUE(block.ok()) << block.error().message;
+      for (const NodeDetail& stored : block->detail()) {
+        KeptDetail(*side, side_id == SIDE_NPU ? &kept : nullptr, n, &d);
+        ASSERT_EQ(d.SerializeAsString(), stored.SerializeAsString()) << sg.Name(n);
+        ++n;
+      }
+    }
+    EXPECT_EQ(n, sg.size());
+  }
+  fs::remove_all(dir);
+}
+
 TEST(DetailWireTest, LeavesNonAsciiAndSuggestionsToProtobuf) {
   NodeDetail d;
   d.add_input()->set_key("caf\xc3\xa9");

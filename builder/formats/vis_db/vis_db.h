@@ -137,10 +137,16 @@ class VisDbWriter {
 
   // A graph held in memory.
   Status Add(const GraphFile& graph);
+  // The details of node `node` of a side as the .vis holds them, its items'
+  // keys whole (vis::ResolveKeys): from a graph still in memory.
+  using NodeDetails = std::function<void(vis::Side side, uint32_t node, vis::NodeDetail* out)>;
   // The graph of a graph-ascend .vis: its index and stacks read whole, its
   // details one stored block at a time. The rows are those Add() writes for
   // ReadVisFile's graph. `grading`, when given, replaces the file's default.
-  Status AddVis(const std::string& vis_path, std::optional<vis::Grading> grading = std::nullopt);
+  // `details`, when given, gives each node's details in place of the file's
+  // detail blocks (which are then not read): the file's graph still in memory.
+  Status AddVis(const std::string& vis_path, std::optional<vis::Grading> grading = std::nullopt,
+                const NodeDetails& details = {});
   // tb_config, the seven indexes, then the rename.
   Status Commit();
 

@@ -294,7 +294,9 @@ Status ReadVisSide(const vis::VisReader& reader, vis::Side id, VisSide* out) {
   return Status::Ok();
 }
 
-SideSource Streamed(const vis::VisReader& reader, const vis::FileMeta& meta, VisSide* sides, vis::Side id) {
+// `memory`, when not empty, gives the details in place of the file's blocks.
+SideSource Streamed(const vis::VisReader& reader, const vis::FileMeta& meta, VisSide* sides, vis::Side id,
+                    const VisDbWriter::NodeDetails& memory) {
   SideSource s;
   s.id = id;
   const int at = id == vis::SIDE_NPU ? 0 : 1;
@@ -303,6 +305,17 @@ SideSource Streamed(const vis::VisReader& reader, const vis::FileMeta& meta, Vis
   s.meta = id == vis::SIDE_NPU ? &meta.npu() : &meta.bench();
   s.stacks = &sides[at].stacks;
   const vis::SideIndex* index = s.index;
+  if (memory) {
+    s.details = [&memory, index, id](const std::function<Status(uint32_t, const vis::NodeDetail&)>& row) -> Status {
+      vis::NodeDetail d;  // reused: refilled node after node, it allocates little
+      for (uint32_t n = 0; n < index->size(); ++n) {
+        memory(id, n, &d);
+        GA_RETURN_IF_ERROR(row(n, d));
+      }
+      return Status::Ok();
+    };
+    return s;
+  }
   s.details = [&reader, index, id](const std::function<Status(uint32_t, const vis::NodeDetail&)>& row) -> Status {
     vis::NodeDetailBlock block;  // reused: a block refilled allocates little
     uint32_t next = 0;
@@ -410,7 +423,8 @@ Status VisDbWriter::Add(const GraphFile& g) {
   return Status::Ok();
 }
 
-Status VisDbWriter::AddVis(const std::string& vis_path, std::optional<vis::Grading> grading) {
+Status VisDbWriter::AddVis(const std::string& vis_path, std::optional<vis::Grading> grading,
+                           const NodeDetails& details) {
   Impl& m = *impl_;
   auto reader = vis::VisReader::Open(vis_path);
   if (!reader.ok()) return reader.error();
@@ -423,8 +437,10 @@ Status VisDbWriter::AddVis(const std::string& vis_path, std::optional<vis::Gradi
   int64_t step, rank;
   GA_RETURN_IF_ERROR(m.Key(meta, compare, &step, &rank));
   RowWriter rows(m.db.get(), m.nodes.get(), m.stacks.get(), m.path);
-  GA_RETURN_IF_ERROR(rows.WriteSide(Streamed(**reader, meta, sides, vis::SIDE_NPU), meta, step, rank));
-  if (compare) GA_RETURN_IF_ERROR(rows.WriteSide(Streamed(**reader, meta, sides, vis::SIDE_BENCH), meta, step, rank));
+  GA_RETURN_IF_ERROR(rows.WriteSide(Streamed(**reader, meta, sides, vis::SIDE_NPU, details), meta, step, rank));
+  if (compare) {
+    GA_RETURN_IF_ERROR(rows.WriteSide(Streamed(**reader, meta, sides, vis::SIDE_BENCH, details), meta, step, rank));
+  }
   return Status::Ok();
 }
 
