@@ -184,6 +184,8 @@ Result<GraphResult> RunBatch(const CompareConfig& config, const std::vector<std:
         st = ErrorOfException(std::current_exception(), u->job->npu_dir);
       }
       std::lock_guard<std::mutex> lock(mu);
+      // A pair that ended without writing its rows (no file of its own) passes its turn on.
+      if (rows_in_order && st.ok() && turn == current) ++turn;
       if (!st.ok()) {
         // The first error in plan order is the batch's: not a pair stopped waiting for its turn.
         if (!stopped) u->error = st.error();
