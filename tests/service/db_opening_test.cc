@@ -23,9 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::InProcessService;
-using testing::TempDir;
-
 using testing::MsprobeOutput;
+using testing::TempDir;
 
 // The graph ReadGraphs reads for listed name `file` of `fixture`: the indices the whole conversion gives.
 formats::GraphFile Reference(const std::string& fixture, const std::string& file) {

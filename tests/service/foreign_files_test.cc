@@ -20,9 +20,8 @@ namespace graph_ascend::service {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::TempDir;
-
 using testing::MsprobeOutput;
+using testing::TempDir;
 
 std::set<std::string> Listing(const std::string& dir) {
   std::set<std::string> out;

@@ -26,9 +26,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::InProcessService;
-using testing::TempDir;
-
 using testing::MsprobeOutput;
+using testing::TempDir;
 
 // Runs `sql` on the database `db_path` (a copy: it is written).
 void ExecSql(const std::string& db_path, const std::string& sql) {

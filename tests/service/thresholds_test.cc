@@ -20,11 +20,10 @@ namespace graph_ascend::service {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::MsprobeOutput;
 using testing::TempDir;
 
 constexpr char kFile[] = "run81/compare_dist_gloo.vis";
-
-using testing::MsprobeOutput;
 
 std::string Read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
