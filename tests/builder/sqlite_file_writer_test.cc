@@ -218,7 +218,9 @@ TEST(SqliteFileWriter, EveryValueKindStoredAndOrderedAsSqliteDoes) {
       Real(9223372036854775808.0), Real(-9223372036854775808.0), Int(std::numeric_limits<int64_t>::max() - 1),
       Real(0.5), Real(-0.0), Real(0.0), Real(1.0), Real(-1.5), Real(1e300), Real(-1e-300), Real(2.0),
       Text(""), Text("a"), Text(std::string("a\0b", 3)), Text(std::string("a\0", 2)), Text("a\x01"), Text("ab"),
-      Text("\xff"), Text("B"), Text("b"), Real(std::nan(""))};
+      Text("\xff"), Text("B"), Text("b"), Real(std::nan("")), Real(255.5), Real(256.0), Int(255), Int(256),
+      Real(4294967295.5), Real(4294967296.0), Int(4294967295LL), Int(4294967296LL), Real(-0.5), Real(1e-300),
+      Real(65535.75), Int(65536), Int(16777215), Real(16777216.25), Text(std::string("\0", 1))};
   std::vector<Row> rows;
   for (size_t i = 0; i < values.size(); ++i) {
     rows.push_back({Text("k" + std::to_string(i)), values[i], values[(i * 7) % values.size()], values[i]});
@@ -262,6 +264,31 @@ std::vector<Row> ManyRows(size_t n) {
 TEST(SqliteFileWriter, DeepTreesAtSmallPages) {
   // 20000 rows at 512-byte pages: four levels of leaves and interior pages.
   CheckSameAsSqlite(FourColumns(), ManyRows(20000), Pages(512));
+}
+
+TEST(SqliteFileWriter, KeysInOrderOrInAFewAscendingRuns) {
+  // Keys already ascending, or in a few ascending runs, are merged rather
+  // than sorted; past 32 runs they are sorted. Ties are ordered by rowid.
+  for (size_t runs : {1, 2, 5, 32, 33, 200}) {
+    for (size_t budget : {size_t{64} << 20, size_t{3000}}) {
+      Schema s;
+      s.create = "CREATE TABLE t (k TEXT PRIMARY KEY, a, b)";
+      s.columns = 3;
+      s.primary_key = 0;
+      s.indexes = {{"ia", "CREATE INDEX ia ON t (a)", {1}, "a, rowid"},
+                   {"iab", "CREATE INDEX iab ON t (b, a)", {2, 1}, "b, a, rowid"}};
+      std::vector<Row> rows;
+      const size_t n = 2000, per_run = n / runs;
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t a = static_cast<int64_t>((i % per_run) / 3);
+        char k[16];
+        snprintf(k, sizeof(k), "k%06zu", i);  // ascending: the primary key is one run
+        rows.push_back({Text(k), Int(a), i < n / 2 ? Null() : Text("b")});
+      }
+      SCOPED_TRACE(std::to_string(runs) + " runs, budget " + std::to_string(budget));
+      CheckSameAsSqlite(s, rows, Pages(1024, budget));
+    }
+  }
 }
 
 TEST(SqliteFileWriter, KeysPastTheBudgetSpillAndMerge) {

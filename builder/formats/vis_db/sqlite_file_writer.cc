@@ -121,7 +121,10 @@ struct SqliteFileWriter::Impl {
       total += i.keys->bytes();
       if (!largest || i.keys->bytes() > largest->keys->bytes()) largest = &i;
     }
-    if (total <= options.sort_memory || !largest) return Status::Ok();
+    // (A sorter's offsets are 32-bit: none holds 2 GB.)
+    if (!largest || (total <= options.sort_memory && largest->keys->bytes() < (size_t{1} << 31))) {
+      return Status::Ok();
+    }
     if (!runs) {
       auto r = RunFile::Create(tmp + ".sort");
       if (!r.ok()) return r.error();
@@ -207,7 +210,7 @@ Result<int> SqliteFileWriter::AddTable(const std::string& name, const std::strin
     index.table = t;
     index.columns = {text_primary_key};
     index.unique = true;
-    index.keys = std::make_unique<KeySorter>(true);
+    index.keys = std::make_unique<KeySorter>(1, true);
     table.indexes.push_back(m.indexes.size() - 1);
     m.schema.push_back({false, m.indexes.size() - 1});
   }
@@ -229,7 +232,7 @@ Status SqliteFileWriter::AddIndex(const std::string& name, int table, const std:
   index.sql = sql;
   index.table = static_cast<size_t>(table);
   index.columns = columns;
-  index.keys = std::make_unique<KeySorter>(false);
+  index.keys = std::make_unique<KeySorter>(columns.size(), false);
   m.tables[table].indexes.push_back(m.indexes.size() - 1);
   m.schema.push_back({false, m.indexes.size() - 1});
   return Status::Ok();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "formats/vis_db/sqlite_btree.h"
@@ -24,30 +25,74 @@ uint32_t Load32(const uint8_t* p) {
   return v;
 }
 
-// An entry: [u32 key length][u32 record length][key][record].
-std::string_view KeyOf(const uint8_t* e) { return {reinterpret_cast<const char*>(e + 8), Load32(e)}; }
-std::string_view RecordOf(const uint8_t* e) {
-  return {reinterpret_cast<const char*>(e + 8 + Load32(e)), Load32(e + 4)};
+uint64_t LoadBigEndian(const uint8_t* p, size_t bytes) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < bytes; ++i) v = (v << 8) | p[i];
+  return v;
 }
-size_t EntrySize(const uint8_t* e) { return 8 + size_t{Load32(e)} + Load32(e + 4); }
+
+// An entry: [u32 columns' length][columns][rowid: 1 + n bytes][a type byte a column].
+// The bytes compared: the columns and the rowid.
+size_t Compared(const uint8_t* e) {
+  const uint32_t columns = Load32(e);
+  return size_t{columns} + 1 + e[4 + columns];
+}
+size_t EntrySize(const uint8_t* e, size_t columns) { return 4 + Compared(e) + columns; }
+std::string_view KeyOf(const uint8_t* e, size_t columns) {
+  return {reinterpret_cast<const char*>(e + 4), Compared(e) + columns};
+}
+// The key without its rowid: what a unique index keeps unique.
+std::string_view Columns(const uint8_t* e) { return {reinterpret_cast<const char*>(e + 4), Load32(e)}; }
 
 bool KeyLess(const uint8_t* a, const uint8_t* b) {
-  const uint32_t la = Load32(a), lb = Load32(b);
-  const int c = memcmp(a + 8, b + 8, std::min(la, lb));
+  const size_t la = Compared(a), lb = Compared(b);
+  const int c = memcmp(a + 4, b + 4, std::min(la, lb));
   return c < 0 || (c == 0 && la < lb);
 }
 
-// The key without its rowid: what a unique index keeps unique.
-std::string_view Columns(const uint8_t* e) {
-  std::string_view k = KeyOf(e);
-  return k.substr(0, k.size() - 8);
+// Sorts keys by the 16 bytes after the prefix they all share, held beside
+// each pointer, and by the whole key only where those are equal: most
+// comparisons touch no key (a random read each).
+void SortByPrefix(std::vector<const uint8_t*>* keys) {
+  if (keys->size() < 2) return;
+  const uint8_t* first = (*keys)[0];
+  size_t shared = Compared(first);
+  for (const uint8_t* e : *keys) {
+    const size_t n = std::min(shared, Compared(e));
+    size_t i = 0;
+    while (i < n && first[4 + i] == e[4 + i]) ++i;
+    shared = i;
+  }
+  struct Ref {
+    uint64_t a, b;
+    const uint8_t* e;
+  };
+  auto load = [](const uint8_t* e, size_t from) {
+    const size_t size = Compared(e);
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; ++i) v = (v << 8) | (from + i < size ? e[4 + from + i] : 0);
+    return v;
+  };
+  std::vector<Ref> refs;
+  refs.reserve(keys->size());
+  for (const uint8_t* e : *keys) refs.push_back({load(e, shared), load(e, shared + 8), e});
+  std::sort(refs.begin(), refs.end(), [](const Ref& x, const Ref& y) {
+    if (x.a != y.a) return x.a < y.a;
+    if (x.b != y.b) return x.b < y.b;
+    return KeyLess(x.e, y.e);
+  });
+  for (size_t i = 0; i < refs.size(); ++i) (*keys)[i] = refs[i].e;
 }
+
+// Key tags: they order NULL < negative numbers < [0, 2^32) by integer bytes < 2^32 and more < text.
+constexpr uint8_t kNullTag = 0x00, kNegativeTag = 0x01, kSmallTag = 0x10, kLargeTag = 0x14, kTextTag = 0x20;
 
 // Reads one sorted run of the run file, or the sorted keys in memory.
 class Cursor {
  public:
   Cursor(const uint8_t* const* begin, const uint8_t* const* end) : next_(begin), end_(end) {}
-  Cursor(RunFile* file, uint64_t offset, uint64_t length) : file_(file), pos_(offset), stop_(offset + length) {
+  Cursor(RunFile* file, size_t columns, uint64_t offset, uint64_t length)
+      : file_(file), columns_(columns), pos_(offset), stop_(offset + length) {
     buffer_.resize(256 << 10);
   }
   // The current entry, nullptr past the last.
@@ -58,11 +103,12 @@ class Cursor {
       entry_ = next_ == end_ ? nullptr : *next_++;
       return Status::Ok();
     }
-    if (entry_) at_ += EntrySize(entry_);
+    if (entry_) at_ += EntrySize(entry_, columns_);
     entry_ = nullptr;
     if (at_ == have_ && pos_ == stop_) return Status::Ok();
-    GA_RETURN_IF_ERROR(Fill(8));
-    GA_RETURN_IF_ERROR(Fill(EntrySize(buffer_.data() + at_)));
+    GA_RETURN_IF_ERROR(Fill(4));
+    GA_RETURN_IF_ERROR(Fill(5 + size_t{Load32(buffer_.data() + at_)}));
+    GA_RETURN_IF_ERROR(Fill(EntrySize(buffer_.data() + at_, columns_)));
     entry_ = buffer_.data() + at_;
     return Status::Ok();
   }
@@ -89,6 +135,7 @@ class Cursor {
   const uint8_t* const* next_ = nullptr;
   const uint8_t* const* end_ = nullptr;
   RunFile* file_ = nullptr;
+  size_t columns_ = 0;
   uint64_t pos_ = 0, stop_ = 0;
   std::vector<uint8_t> buffer_;
   size_t at_ = 0, have_ = 0;
@@ -97,13 +144,14 @@ class Cursor {
 
 }  // namespace
 
-void AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::string* out) {
+size_t AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::string* out) {
+  const size_t start = out->size();
   for (const SqlValue& v : values) {
     if (v.kind == SqlValue::kNull || (v.kind == SqlValue::kReal && v.real != v.real)) {
-      out->push_back('\0');
+      out->push_back(static_cast<char>(kNullTag));
     } else if (v.kind == SqlValue::kText) {
       // Text ends with 00 00 and its zero bytes become 00 FF: a prefix sorts first.
-      out->push_back('\2');
+      out->push_back(static_cast<char>(kTextTag));
       std::string_view t = v.text;
       for (size_t zero; (zero = t.find('\0')) != std::string_view::npos; t.remove_prefix(zero + 1)) {
         out->append(t.substr(0, zero));
@@ -112,19 +160,117 @@ void AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::string*
       out->append(t);
       out->append("\0\0", 2);
     } else {
-      // A number: its nearest double, order-preserving, then how far an
-      // integer lies from it (beyond 2^53 integers share a double).
-      out->push_back('\1');
-      double d = v.kind == SqlValue::kReal ? v.real : static_cast<double>(v.integer);
-      __int128 off = v.kind == SqlValue::kReal ? 0 : static_cast<__int128>(v.integer) - static_cast<__int128>(d);
+      const bool real = v.kind == SqlValue::kReal;
+      double d = real ? v.real : static_cast<double>(v.integer);
       if (d == 0) d = 0;  // -0.0 equals 0
-      uint64_t bits = std::bit_cast<uint64_t>(d);
-      bits = (bits >> 63) ? ~bits : bits | (uint64_t{1} << 63);
-      AppendBigEndian(bits, 8, out);
-      AppendBigEndian(static_cast<uint64_t>(static_cast<int64_t>(off) + 32768), 2, out);
+      if (d >= 0 && d < 4294967296.0) {
+        // [0, 2^32), the common case, in few bytes: the integer part (its
+        // length in the tag), then 00, or 01 and the fraction's bits.
+        const double whole = real ? std::floor(d) : d;
+        const uint64_t w = real ? static_cast<uint64_t>(whole) : static_cast<uint64_t>(v.integer);
+        const size_t n = w < (1u << 8) ? 1 : w < (1u << 16) ? 2 : w < (1u << 24) ? 3 : 4;
+        out->push_back(static_cast<char>(kSmallTag + n - 1));
+        AppendBigEndian(w, n, out);
+        const double fraction = d - whole;
+        if (fraction == 0) {
+          out->push_back('\0');
+        } else {
+          out->push_back('\1');
+          AppendBigEndian(std::bit_cast<uint64_t>(fraction), 8, out);
+        }
+      } else {
+        // Any other number: its nearest double, order-preserving, then how far
+        // an integer lies from it (beyond 2^53 integers share a double).
+        const __int128 off = real ? 0 : static_cast<__int128>(v.integer) - static_cast<__int128>(d);
+        uint64_t bits = std::bit_cast<uint64_t>(d);
+        bits = (bits >> 63) ? ~bits : bits | (uint64_t{1} << 63);
+        out->push_back(static_cast<char>(d < 0 ? kNegativeTag : kLargeTag));
+        AppendBigEndian(bits, 8, out);
+        AppendBigEndian(static_cast<uint64_t>(static_cast<int64_t>(off) + 32768), 2, out);
+      }
     }
   }
-  AppendBigEndian(static_cast<uint64_t>(rowid) ^ (uint64_t{1} << 63), 8, out);
+  const size_t columns = out->size() - start;
+  // The rowid: its length, then its bytes.
+  const auto r = static_cast<uint64_t>(rowid);
+  size_t n = 1;
+  while (n < 8 && (r >> (8 * n)) != 0) ++n;
+  out->push_back(static_cast<char>(n));
+  AppendBigEndian(r, n, out);
+  for (const SqlValue& v : values) out->push_back(v.kind == SqlValue::kReal ? '\1' : '\0');
+  return columns;
+}
+
+bool DecodeSortKey(std::string_view key, size_t columns, std::vector<SqlValue>* values, int64_t* rowid,
+                   std::string* scratch) {
+  const auto* p = reinterpret_cast<const uint8_t*>(key.data());
+  const uint8_t* end = p + key.size();
+  if (key.size() < columns) return false;
+  const uint8_t* types = end - columns;
+  values->clear();
+  scratch->clear();
+  // Text views of scratch are made at the end: it may grow meanwhile.
+  std::vector<std::pair<size_t, size_t>> in_scratch;
+  for (size_t c = 0; c < columns; ++c) {
+    if (p >= types) return false;
+    const uint8_t tag = *p++;
+    const bool real = types[c] == 1;
+    if (tag == kNullTag) {
+      values->push_back(SqlValue::Null());
+    } else if (tag == kTextTag) {
+      const uint8_t* q = p;
+      bool escaped = false;
+      for (;;) {
+        q = static_cast<const uint8_t*>(memchr(q, 0, static_cast<size_t>(types - q)));
+        if (!q || q + 1 >= types) return false;
+        if (q[1] == 0) break;
+        escaped = true;
+        q += 2;
+      }
+      if (!escaped) {
+        values->push_back(SqlValue::Text({reinterpret_cast<const char*>(p), static_cast<size_t>(q - p)}));
+      } else {
+        const size_t at = scratch->size();
+        for (const uint8_t* r = p; r < q; ++r) {
+          scratch->push_back(static_cast<char>(*r));
+          if (*r == 0) ++r;  // 00 FF
+        }
+        in_scratch.push_back({values->size(), at});
+        values->push_back(SqlValue::Text({nullptr, scratch->size() - at}));
+      }
+      p = q + 2;
+    } else if (tag >= kSmallTag && tag < kLargeTag) {
+      const size_t n = tag - kSmallTag + 1;
+      if (types - p < static_cast<ptrdiff_t>(n + 1)) return false;
+      const uint64_t w = LoadBigEndian(p, n);
+      p += n;
+      double fraction = 0;
+      if (*p++ == 1) {
+        if (types - p < 8) return false;
+        fraction = std::bit_cast<double>(LoadBigEndian(p, 8));
+        p += 8;
+      }
+      values->push_back(real ? SqlValue::Real(static_cast<double>(w) + fraction)
+                             : SqlValue::Integer(static_cast<int64_t>(w)));
+    } else if (tag == kNegativeTag || tag == kLargeTag) {
+      if (types - p < 10) return false;
+      uint64_t bits = LoadBigEndian(p, 8);
+      bits = (bits >> 63) ? bits & ~(uint64_t{1} << 63) : ~bits;
+      const double d = std::bit_cast<double>(bits);
+      const int64_t off = static_cast<int64_t>(LoadBigEndian(p + 8, 2)) - 32768;
+      p += 10;
+      values->push_back(real ? SqlValue::Real(d)
+                             : SqlValue::Integer(static_cast<int64_t>(static_cast<__int128>(d) + off)));
+    } else {
+      return false;
+    }
+  }
+  if (p >= types) return false;
+  const size_t n = *p++;
+  if (n < 1 || n > 8 || types - p != static_cast<ptrdiff_t>(n)) return false;
+  *rowid = static_cast<int64_t>(LoadBigEndian(p, n));
+  for (auto [v, at] : in_scratch) (*values)[v].text = std::string_view(scratch->data() + at, (*values)[v].text.size());
+  return true;
 }
 
 RunFile::RunFile(const std::string& path, int fd) : path_(path), temp_(path), fd_(fd) {}
@@ -170,35 +316,61 @@ Result<size_t> RunFile::Read(uint64_t offset, uint8_t* out, size_t n) {
 
 void KeySorter::Add(std::span<const SqlValue> values, int64_t rowid) {
   const size_t at = arena_.size();
-  offsets_.push_back(at);
-  arena_.append(8, '\0');
-  AppendSortKey(values, rowid, &arena_);
-  const uint32_t key = static_cast<uint32_t>(arena_.size() - at - 8);
-  record_.clear();
-  AppendRecord(values, true, rowid, &record_);
-  arena_.append(record_);
-  const uint32_t record = static_cast<uint32_t>(record_.size());
-  memcpy(arena_.data() + at, &key, 4);
-  memcpy(arena_.data() + at + 4, &record, 4);
+  arena_.append(4, '\0');
+  const auto columns = static_cast<uint32_t>(AppendSortKey(values, rowid, &arena_));
+  memcpy(arena_.data() + at, &columns, 4);
+  if (runs_known_ && !offsets_.empty()) {
+    const auto* base = reinterpret_cast<const uint8_t*>(arena_.data());
+    if (KeyLess(base + at, base + offsets_.back())) {
+      if (run_starts_.size() < 32) {
+        run_starts_.push_back(static_cast<uint32_t>(offsets_.size()));
+      } else {
+        runs_known_ = false;
+      }
+    }
+  }
+  offsets_.push_back(static_cast<uint32_t>(at));
 }
 
 std::vector<const uint8_t*> KeySorter::Sorted() {
   std::vector<const uint8_t*> sorted;
   sorted.reserve(offsets_.size());
   const auto* base = reinterpret_cast<const uint8_t*>(arena_.data());
-  for (uint64_t o : offsets_) sorted.push_back(base + o);
-  std::sort(sorted.begin(), sorted.end(), KeyLess);
+  for (uint32_t o : offsets_) sorted.push_back(base + o);
+  if (!runs_known_) {
+    SortByPrefix(&sorted);
+    return sorted;
+  }
+  // Merge the ascending runs pairwise.
+  std::vector<size_t> starts(run_starts_.begin(), run_starts_.end());
+  starts.insert(starts.begin(), 0);
+  while (starts.size() > 1) {
+    std::vector<size_t> merged;
+    for (size_t i = 0; i < starts.size(); i += 2) {
+      merged.push_back(starts[i]);
+      if (i + 1 == starts.size()) break;
+      const size_t end = i + 2 < starts.size() ? starts[i + 2] : sorted.size();
+      std::inplace_merge(sorted.begin() + starts[i], sorted.begin() + starts[i + 1], sorted.begin() + end, KeyLess);
+    }
+    starts.swap(merged);
+  }
   return sorted;
+}
+
+void KeySorter::Clear() {
+  std::string().swap(arena_);
+  std::vector<uint32_t>().swap(offsets_);
+  run_starts_.clear();
+  runs_known_ = true;
 }
 
 Status KeySorter::Spill(RunFile* runs) {
   const uint64_t offset = runs->size();
   for (const uint8_t* e : Sorted()) {
-    GA_RETURN_IF_ERROR(runs->Append({reinterpret_cast<const char*>(e), EntrySize(e)}));
+    GA_RETURN_IF_ERROR(runs->Append({reinterpret_cast<const char*>(e), EntrySize(e, columns_)}));
   }
   runs_.push_back({offset, runs->size() - offset});
-  std::string().swap(arena_);
-  std::vector<uint64_t>().swap(offsets_);
+  Clear();
   return Status::Ok();
 }
 
@@ -207,7 +379,7 @@ Status KeySorter::Merge(RunFile* runs, const std::function<Status(std::string_vi
   const std::vector<const uint8_t*> memory = Sorted();
   std::vector<Cursor> cursors;
   cursors.reserve(runs_.size() + 1);
-  for (const Run& r : runs_) cursors.emplace_back(runs, r.offset, r.length);
+  for (const Run& r : runs_) cursors.emplace_back(runs, columns_, r.offset, r.length);
   cursors.emplace_back(memory.data(), memory.data() + memory.size());
   auto later = [](const Cursor* a, const Cursor* b) { return KeyLess(b->entry(), a->entry()); };
   std::vector<Cursor*> heap;
@@ -218,6 +390,7 @@ Status KeySorter::Merge(RunFile* runs, const std::function<Status(std::string_vi
   std::make_heap(heap.begin(), heap.end(), later);
   std::string previous;  // a unique index's last columns, when they may be overwritten (runs)
   const uint8_t* last = nullptr;
+  int64_t rowid = 0;
   while (!heap.empty()) {
     Cursor* c;
     if (heap.size() == 1) {
@@ -227,15 +400,20 @@ Status KeySorter::Merge(RunFile* runs, const std::function<Status(std::string_vi
       c = heap.back();
     }
     const uint8_t* e = c->entry();
+    if (!DecodeSortKey(KeyOf(e, columns_), columns_, &values_, &rowid, &scratch_)) {
+      return Error{"", "", "a damaged index key"};
+    }
+    record_.clear();
+    AppendRecord(values_, true, rowid, &record_);
     if (unique_) {
       std::string_view columns = Columns(e);
       if (last && (runs_.empty() ? Columns(last) : std::string_view(previous)) == columns) {
-        return duplicate(RecordOf(e));
+        return duplicate(record_);
       }
       if (!runs_.empty()) previous.assign(columns);
       last = e;
     }
-    GA_RETURN_IF_ERROR(key(RecordOf(e)));
+    GA_RETURN_IF_ERROR(key(record_));
     GA_RETURN_IF_ERROR(c->Advance());
     if (!c->entry()) {
       heap.pop_back();
@@ -244,8 +422,7 @@ Status KeySorter::Merge(RunFile* runs, const std::function<Status(std::string_vi
     }
   }
   runs_.clear();
-  std::string().swap(arena_);
-  std::vector<uint64_t>().swap(offsets_);
+  Clear();
   return Status::Ok();
 }
 

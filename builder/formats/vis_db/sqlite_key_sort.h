@@ -16,11 +16,20 @@
 
 namespace graph_ascend::formats::sqlite_file {
 
-// Appends a key whose bytes compare (memcmp, then length) as SQLite compares
-// the record of `values` and `rowid`: NULL < numbers (integers and reals by
-// value) < text (BINARY: memcmp, then length), column by column, then the
-// rowid. Its last 8 bytes are the rowid's.
-void AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::string* out);
+// A key's bytes compare (memcmp) as SQLite compares the record of its
+// values and rowid: NULL < numbers (integers and reals by value) < text
+// (BINARY: memcmp, then length), column by column, then the rowid. The key
+// holds the values themselves (a byte a column after the rowid tells an
+// integer from a real), so that the record is made again from it: each
+// index's keys are held once, compactly.
+//
+// Appends the key of `values` and `rowid` (rowid >= 0): the columns' part,
+// then the rowid's, then the columns' types. Returns the columns' length.
+size_t AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::string* out);
+// The values and rowid of a key of `columns` columns; texts are views of the
+// key or, when they hold zero bytes, of `scratch`. False when damaged.
+bool DecodeSortKey(std::string_view key, size_t columns, std::vector<SqlValue>* values, int64_t* rowid,
+                   std::string* scratch);
 
 // The sorted runs of every index, one after the other in one temporary file
 // (removed when destroyed, and on SIGINT/SIGTERM).
@@ -46,10 +55,10 @@ class RunFile {
 // The keys of one index.
 class KeySorter {
  public:
-  explicit KeySorter(bool unique) : unique_(unique) {}
+  KeySorter(size_t columns, bool unique) : columns_(columns), unique_(unique) {}
   void Add(std::span<const SqlValue> values, int64_t rowid);
   // Memory held by the keys.
-  size_t bytes() const { return arena_.size() + 8 * offsets_.size(); }
+  size_t bytes() const { return arena_.size() + 4 * offsets_.size(); }
   // Sorts the keys held and moves them to `runs` as one run.
   Status Spill(RunFile* runs);
   // Calls `key` with each key's record in order. In a unique index, a key
@@ -58,15 +67,22 @@ class KeySorter {
                const std::function<Error(std::string_view)>& duplicate);
 
  private:
+  // The keys held, sorted: keys often come in order, or in a few ordered
+  // runs (one a graph's side), which are merged instead of sorted.
   std::vector<const uint8_t*> Sorted();
+  void Clear();
+  size_t columns_;
   bool unique_;
-  std::string arena_;  // [u32 key length][u32 record length][key][record] a key
-  std::vector<uint64_t> offsets_;
-  std::string record_;
+  std::string arena_;  // [u32 columns' length][key] a key
+  std::vector<uint32_t> offsets_;
+  std::vector<uint32_t> run_starts_;  // where the keys stop ascending; empty past kMaxRuns
+  bool runs_known_ = true;
   struct Run {
     uint64_t offset, length;
   };
   std::vector<Run> runs_;
+  std::vector<SqlValue> values_;
+  std::string record_, scratch_;
 };
 
 }  // namespace graph_ascend::formats::sqlite_file
