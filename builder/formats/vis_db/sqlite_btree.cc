@@ -63,14 +63,14 @@ uint64_t SerialType(const SqlValue& v, size_t* body) {
   return 0;
 }
 
-void AppendBigEndian(uint64_t v, size_t bytes, std::string* out) {
-  for (size_t i = bytes; i-- > 0;) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-
 }  // namespace
 
 void AppendVarint(uint64_t v, std::string* out) {
   uint8_t buf[9];
+  out->append(reinterpret_cast<char*>(buf), PutVarint(v, buf));
+}
+
+size_t PutVarint(uint64_t v, uint8_t* buf) {
   if (v >> 56) {
     buf[8] = static_cast<uint8_t>(v);
     v >>= 8;
@@ -78,15 +78,14 @@ void AppendVarint(uint64_t v, std::string* out) {
       buf[i] = static_cast<uint8_t>((v & 0x7f) | 0x80);
       v >>= 7;
     }
-    out->append(reinterpret_cast<char*>(buf), 9);
-    return;
+    return 9;
   }
   size_t n = VarintLength(v);
   for (size_t i = n; i-- > 0;) {
     buf[i] = static_cast<uint8_t>((v & 0x7f) | (i + 1 < n ? 0x80 : 0));
     v >>= 7;
   }
-  out->append(reinterpret_cast<char*>(buf), n);
+  return n;
 }
 
 size_t ReadVarint(const uint8_t* p, size_t n, uint64_t* v) {
@@ -106,35 +105,49 @@ size_t ReadVarint(const uint8_t* p, size_t n, uint64_t* v) {
 }
 
 void AppendRecord(std::span<const SqlValue> values, bool with_rowid, int64_t rowid, std::string* out) {
-  size_t types = 0, body = 0, n;
-  for (const SqlValue& v : values) {
-    types += VarintLength(SerialType(v, &n));
-    body += n;
+  // Each value's serial type and body length, found once.
+  constexpr size_t kFew = 32;
+  uint64_t few_types[kFew];
+  size_t few_bodies[kFew];
+  std::vector<uint64_t> many_types;
+  std::vector<size_t> many_bodies;
+  const size_t count = values.size() + (with_rowid ? 1 : 0);
+  uint64_t* types = few_types;
+  size_t* bodies = few_bodies;
+  if (count > kFew) {
+    many_types.resize(count);
+    many_bodies.resize(count);
+    types = many_types.data();
+    bodies = many_bodies.data();
   }
-  if (with_rowid) {
-    types += VarintLength(IntegerType(rowid, &n));
-    body += n;
+  size_t type_bytes = 0, body_bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    types[i] = i < values.size() ? SerialType(values[i], &bodies[i]) : IntegerType(rowid, &bodies[i]);
+    type_bytes += VarintLength(types[i]);
+    body_bytes += bodies[i];
   }
   // The header's length counts its own varint.
-  size_t header = types + 1;
-  while (types + VarintLength(header) != header) header = types + VarintLength(header);
-  out->reserve(out->size() + header + body);
-  AppendVarint(header, out);
-  for (const SqlValue& v : values) AppendVarint(SerialType(v, &n), out);
-  if (with_rowid) AppendVarint(IntegerType(rowid, &n), out);
-  auto put = [out](const SqlValue& v) {
-    size_t bytes;
-    uint64_t type = SerialType(v, &bytes);
+  size_t header = type_bytes + 1;
+  while (type_bytes + VarintLength(header) != header) header = type_bytes + VarintLength(header);
+  const size_t start = out->size();
+  out->resize(start + header + body_bytes);
+  auto* p = reinterpret_cast<uint8_t*>(out->data() + start);
+  p += PutVarint(header, p);
+  for (size_t i = 0; i < count; ++i) p += PutVarint(types[i], p);
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t type = types[i];
+    const size_t n = bodies[i];
     if (type == 7) {
-      AppendBigEndian(std::bit_cast<uint64_t>(v.real), 8, out);
+      const uint64_t bits = std::bit_cast<uint64_t>(values[i].real);
+      for (size_t b = 0; b < 8; ++b) p[b] = static_cast<uint8_t>(bits >> (8 * (7 - b)));
     } else if (type >= 1 && type <= 6) {
-      AppendBigEndian(static_cast<uint64_t>(v.integer), bytes, out);
-    } else if (type >= 13) {
-      out->append(v.text);
+      const auto v = static_cast<uint64_t>(i < values.size() ? values[i].integer : rowid);
+      for (size_t b = 0; b < n; ++b) p[b] = static_cast<uint8_t>(v >> (8 * (n - 1 - b)));
+    } else if (type >= 13 && n > 0) {
+      memcpy(p, values[i].text.data(), n);
     }
-  };
-  for (const SqlValue& v : values) put(v);
-  if (with_rowid) put(SqlValue::Integer(rowid));
+    p += n;
+  }
 }
 
 std::string FirstColumnText(std::string_view record) {
@@ -165,7 +178,6 @@ PageFile::PageFile(int fd, std::string path, uint32_t page_size)
 uint8_t* PageFile::Add() {
   if (used_ == buffer_.size()) Flush();
   uint8_t* page = buffer_.data() + used_;
-  memset(page, 0, page_size_);
   used_ += page_size_;
   ++next_;
   return page;
@@ -213,23 +225,37 @@ uint32_t BtreeBuilder::PayloadOnPage(uint64_t payload) const {
   return static_cast<uint32_t>(k <= most ? k : least);
 }
 
-void BtreeBuilder::AppendPayload(std::string_view record, std::string* cell) {
+size_t BtreeBuilder::CellSize(size_t head, size_t payload) const {
+  const uint32_t local = PayloadOnPage(payload);
+  return head + local + (local < payload ? 4 : 0);
+}
+
+// Writes the cell of `head` (its varints) and `record` at the top of `p`
+// (the caller checked that it fits), its overflow pages to the file.
+void BtreeBuilder::PlaceCell(Page* p, std::string_view head, std::string_view record) {
   const uint32_t local = PayloadOnPage(record.size());
-  cell->append(record.substr(0, local));
-  if (local == record.size()) return;
-  std::string_view rest = record.substr(local);
-  uint8_t first[4];
-  Put4(first, file_->next());
-  const size_t per_page = usable_ - 4;
-  while (!rest.empty()) {
-    const size_t n = std::min(rest.size(), per_page);
-    const uint32_t self = file_->next();
-    uint8_t* page = file_->Add();
-    Put4(page, rest.size() > n ? self + 1 : 0);
-    memcpy(page + 4, rest.data(), n);
-    rest.remove_prefix(n);
+  uint32_t first = 0;
+  if (local < record.size()) {
+    std::string_view rest = record.substr(local);
+    first = file_->next();
+    const size_t per_page = usable_ - 4;
+    while (!rest.empty()) {
+      const size_t n = std::min(rest.size(), per_page);
+      const uint32_t self = file_->next();
+      uint8_t* page = file_->Add();
+      Put4(page, rest.size() > n ? self + 1 : 0);
+      memcpy(page + 4, rest.data(), n);
+      memset(page + 4 + n, 0, per_page - n);
+      rest.remove_prefix(n);
+    }
   }
-  cell->append(reinterpret_cast<char*>(first), 4);
+  const size_t size = head.size() + local + (first ? 4 : 0);
+  p->top -= static_cast<uint32_t>(size);
+  uint8_t* out = p->bytes.data() + p->top;
+  memcpy(out, head.data(), head.size());
+  memcpy(out + head.size(), record.data(), local);
+  if (first) Put4(out + head.size() + local, first);
+  p->offsets.push_back(p->top);
 }
 
 bool BtreeBuilder::Fits(const Page& p, bool leaf, size_t cell) const {
@@ -261,14 +287,17 @@ uint32_t BtreeBuilder::Write(Page* p, bool leaf, uint32_t right, uint8_t* page1)
   }
   const uint32_t h = page1 ? 100 : 0;
   out[h] = leaf ? (index_ ? 0x0A : 0x0D) : (index_ ? 0x02 : 0x05);
+  Put2(out + h + 1, 0);  // no freeblock
   Put2(out + h + 3, static_cast<uint32_t>(p->offsets.size()));
   Put2(out + h + 5, p->top == 65536 ? 0 : p->top);  // 0 stands for 65536
+  out[h + 7] = 0;                                    // no fragmented bytes
   if (!leaf) Put4(out + h + 8, right);
   uint8_t* pointer = out + h + (leaf ? 8 : 12);
   for (uint32_t offset : p->offsets) {
     Put2(pointer, offset);
     pointer += 2;
   }
+  memset(pointer, 0, static_cast<size_t>(out + p->top - pointer));
   memcpy(out + p->top, p->bytes.data() + p->top, usable_ - p->top);
   Reset(p);
   return number;
@@ -298,29 +327,27 @@ Status BtreeBuilder::PushUp(size_t level, uint32_t child, std::string_view body)
 
 Status BtreeBuilder::AddRow(int64_t rowid, std::string_view record) {
   if (levels_.empty()) Reset(&levels_.emplace_back());
-  cell_.clear();
-  AppendVarint(record.size(), &cell_);
-  AppendVarint(static_cast<uint64_t>(rowid), &cell_);
-  AppendPayload(record, &cell_);
-  if (!Fits(levels_[0], true, cell_.size())) {
+  uint8_t head[18];
+  size_t n = PutVarint(record.size(), head);
+  n += PutVarint(static_cast<uint64_t>(rowid), head + n);
+  if (!Fits(levels_[0], true, CellSize(n, record.size()))) {
     if (levels_[0].offsets.empty()) return Error{"", "rowid " + std::to_string(rowid), "a row too large for the page"};
     std::string key;
     AppendVarint(static_cast<uint64_t>(levels_[0].last_rowid), &key);
     const uint32_t leaf = Write(&levels_[0], true, 0, nullptr);
     GA_RETURN_IF_ERROR(PushUp(1, leaf, key));
   }
-  Put(&levels_[0], cell_);
+  PlaceCell(&levels_[0], {reinterpret_cast<char*>(head), n}, record);
   levels_[0].last_rowid = rowid;
   return Status::Ok();
 }
 
 Status BtreeBuilder::AddKey(std::string_view record) {
   if (levels_.empty()) Reset(&levels_.emplace_back());
-  cell_.clear();
-  AppendVarint(record.size(), &cell_);
-  AppendPayload(record, &cell_);
+  uint8_t head[9];
+  const size_t n = PutVarint(record.size(), head);
   Page* leaf = &levels_[0];
-  if (!Fits(*leaf, true, cell_.size())) {
+  if (!Fits(*leaf, true, CellSize(n, record.size()))) {
     if (leaf->offsets.size() < 2) return Error{"", "", "an index key too large for the page size"};
     // The leaf's last key goes up, between this leaf and the next (index
     // b-trees hold each key once, interior keys included).
@@ -332,7 +359,7 @@ Status BtreeBuilder::AddKey(std::string_view record) {
     GA_RETURN_IF_ERROR(PushUp(1, page, popped_));
     leaf = &levels_[0];
   }
-  Put(leaf, cell_);
+  PlaceCell(leaf, {reinterpret_cast<char*>(head), n}, record);
   return Status::Ok();
 }
 

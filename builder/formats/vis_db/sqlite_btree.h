@@ -16,6 +16,8 @@ namespace graph_ascend::formats::sqlite_file {
 
 // SQLite's variable-length integer (1 to 9 bytes, big-endian).
 void AppendVarint(uint64_t v, std::string* out);
+// Writes it at `out` (9 bytes free); returns its length.
+size_t PutVarint(uint64_t v, uint8_t* out);
 // Reads one at `p` (at most `n` bytes there); returns its length, 0 if cut.
 size_t ReadVarint(const uint8_t* p, size_t n, uint64_t* v);
 
@@ -35,7 +37,8 @@ class PageFile {
   // The number the next page will get.
   uint32_t next() const { return next_; }
   uint32_t pages() const { return next_ - 1; }
-  // A zeroed page to fill, numbered next(); written by the following call.
+  // A page to fill, every byte (it is not zeroed), numbered next(); written
+  // by the following call.
   uint8_t* Add();
   // Writes what Add() gave, then page 1 at the start.
   Status Finish(const uint8_t* page1);
@@ -76,8 +79,8 @@ class BtreeBuilder {
     int64_t last_rowid = 0;         // a table leaf's
   };
   uint32_t PayloadOnPage(uint64_t payload) const;
-  // The cell's local part and overflow pointer after `prefix` bytes of `cell`.
-  void AppendPayload(std::string_view record, std::string* cell);
+  size_t CellSize(size_t head, size_t payload) const;
+  void PlaceCell(Page* p, std::string_view head, std::string_view record);
   bool Fits(const Page& p, bool leaf, size_t cell) const;
   void Put(Page* p, std::string_view cell);
   void Reset(Page* p);
@@ -89,7 +92,7 @@ class BtreeBuilder {
   uint32_t reserve_;
   uint32_t usable_;
   std::vector<Page> levels_;  // [0] the leaf being filled
-  std::string cell_, popped_;
+  std::string popped_;
 };
 
 }  // namespace graph_ascend::formats::sqlite_file
