@@ -92,7 +92,9 @@ void WriteReference(const std::string& path, const Schema& s, const std::vector<
       const Value& v = r[c];
       if (v.kind == SqlValue::kInteger) sqlite3_bind_int64(st, c + 1, v.i);
       if (v.kind == SqlValue::kReal) sqlite3_bind_double(st, c + 1, v.r);
-      if (v.kind == SqlValue::kText) sqlite3_bind_text(st, c + 1, v.t.data(), static_cast<int>(v.t.size()), SQLITE_STATIC);
+      if (v.kind == SqlValue::kText) {
+        sqlite3_bind_text(st, c + 1, v.t.data(), static_cast<int>(v.t.size()), SQLITE_STATIC);
+      }
       if (v.kind == SqlValue::kNull) sqlite3_bind_null(st, c + 1);
     }
     ASSERT_EQ(sqlite3_step(st), SQLITE_DONE) << sqlite3_errmsg(db);
@@ -350,7 +352,8 @@ TEST(SqliteFileWriter, SeveralTablesInterleaved) {
   ASSERT_TRUE((*w)->Commit().ok());
   EXPECT_EQ(IntegrityCheck(path), "t2:ok|");
   EXPECT_EQ(Query(path, "SELECT count(*), sum(n) FROM a"), std::vector<std::string>{"i3000|i4498500|"});
-  EXPECT_EQ(Query(path, "SELECT n FROM a WHERE id = 'id7'"), std::vector<std::string>{"i" + std::to_string(2753) + "|"});
+  // The row whose id is 'id7' (i * 7919 % 3000 == 7), found through the primary key's index.
+  EXPECT_EQ(Query(path, "SELECT n FROM a WHERE id = 'id7'"), std::vector<std::string>{"i2753|"});
   EXPECT_EQ(Query(path, "SELECT count(*) FROM b INDEXED BY bx WHERE y > 'id2'"),
             Query(path, "SELECT count(*) FROM b NOT INDEXED WHERE y > 'id2'"));
   EXPECT_EQ(Query(path, "SELECT type, name, tbl_name, sql IS NULL FROM sqlite_master ORDER BY rowid"),

@@ -164,7 +164,9 @@ std::string FirstColumnText(std::string_view record) {
     static const size_t kBytes[] = {0, 1, 2, 3, 4, 6, 8};
     size_t n = std::min(kBytes[type], body.size());
     int64_t v = n && (static_cast<uint8_t>(body[0]) & 0x80) ? -1 : 0;
-    for (size_t i = 0; i < n; ++i) v = static_cast<int64_t>((static_cast<uint64_t>(v) << 8) | static_cast<uint8_t>(body[i]));
+    for (size_t i = 0; i < n; ++i) {
+      v = static_cast<int64_t>((static_cast<uint64_t>(v) << 8) | static_cast<uint8_t>(body[i]));
+    }
     return std::to_string(v);
   }
   return "?";

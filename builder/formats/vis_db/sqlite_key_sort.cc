@@ -15,10 +15,6 @@
 namespace graph_ascend::formats::sqlite_file {
 namespace {
 
-void AppendBigEndian(uint64_t v, size_t bytes, std::string* out) {
-  for (size_t i = bytes; i-- > 0;) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-
 uint32_t Load32(const uint8_t* p) {
   uint32_t v;
   memcpy(&v, p, 4);
@@ -145,20 +141,44 @@ class Cursor {
 }  // namespace
 
 size_t AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::string* out) {
+  // Room for the longest encoding of each value, written in place, then cut.
+  size_t most = 9 + values.size();
+  for (const SqlValue& v : values) {
+    if (v.kind != SqlValue::kText) {
+      most += 11;
+      continue;
+    }
+    most += 3 + v.text.size();
+    if (v.text.empty()) continue;
+    for (const char* z = v.text.data(); (z = static_cast<const char*>(memchr(
+                                             z, 0, static_cast<size_t>(v.text.data() + v.text.size() - z)))) != nullptr;
+         ++z) {
+      ++most;  // a zero byte takes two
+    }
+  }
   const size_t start = out->size();
+  out->resize(start + most);
+  auto* p = reinterpret_cast<uint8_t*>(out->data() + start);
+  auto put = [&p](uint64_t v, size_t bytes) {
+    for (size_t i = bytes; i-- > 0;) *p++ = static_cast<uint8_t>(v >> (8 * i));
+  };
   for (const SqlValue& v : values) {
     if (v.kind == SqlValue::kNull || (v.kind == SqlValue::kReal && v.real != v.real)) {
-      out->push_back(static_cast<char>(kNullTag));
+      *p++ = kNullTag;
     } else if (v.kind == SqlValue::kText) {
       // Text ends with 00 00 and its zero bytes become 00 FF: a prefix sorts first.
-      out->push_back(static_cast<char>(kTextTag));
+      *p++ = kTextTag;
       std::string_view t = v.text;
       for (size_t zero; (zero = t.find('\0')) != std::string_view::npos; t.remove_prefix(zero + 1)) {
-        out->append(t.substr(0, zero));
-        out->append("\0\xff", 2);
+        memcpy(p, t.data(), zero);
+        p += zero;
+        *p++ = 0;
+        *p++ = 0xff;
       }
-      out->append(t);
-      out->append("\0\0", 2);
+      if (!t.empty()) memcpy(p, t.data(), t.size());
+      p += t.size();
+      *p++ = 0;
+      *p++ = 0;
     } else {
       const bool real = v.kind == SqlValue::kReal;
       double d = real ? v.real : static_cast<double>(v.integer);
@@ -169,14 +189,14 @@ size_t AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::strin
         const double whole = real ? std::floor(d) : d;
         const uint64_t w = real ? static_cast<uint64_t>(whole) : static_cast<uint64_t>(v.integer);
         const size_t n = w < (1u << 8) ? 1 : w < (1u << 16) ? 2 : w < (1u << 24) ? 3 : 4;
-        out->push_back(static_cast<char>(kSmallTag + n - 1));
-        AppendBigEndian(w, n, out);
+        *p++ = static_cast<uint8_t>(kSmallTag + n - 1);
+        put(w, n);
         const double fraction = d - whole;
         if (fraction == 0) {
-          out->push_back('\0');
+          *p++ = 0;
         } else {
-          out->push_back('\1');
-          AppendBigEndian(std::bit_cast<uint64_t>(fraction), 8, out);
+          *p++ = 1;
+          put(std::bit_cast<uint64_t>(fraction), 8);
         }
       } else {
         // Any other number: its nearest double, order-preserving, then how far
@@ -184,20 +204,21 @@ size_t AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::strin
         const __int128 off = real ? 0 : static_cast<__int128>(v.integer) - static_cast<__int128>(d);
         uint64_t bits = std::bit_cast<uint64_t>(d);
         bits = (bits >> 63) ? ~bits : bits | (uint64_t{1} << 63);
-        out->push_back(static_cast<char>(d < 0 ? kNegativeTag : kLargeTag));
-        AppendBigEndian(bits, 8, out);
-        AppendBigEndian(static_cast<uint64_t>(static_cast<int64_t>(off) + 32768), 2, out);
+        *p++ = d < 0 ? kNegativeTag : kLargeTag;
+        put(bits, 8);
+        put(static_cast<uint64_t>(static_cast<int64_t>(off) + 32768), 2);
       }
     }
   }
-  const size_t columns = out->size() - start;
+  const size_t columns = static_cast<size_t>(p - reinterpret_cast<uint8_t*>(out->data() + start));
   // The rowid: its length, then its bytes.
   const auto r = static_cast<uint64_t>(rowid);
   size_t n = 1;
   while (n < 8 && (r >> (8 * n)) != 0) ++n;
-  out->push_back(static_cast<char>(n));
-  AppendBigEndian(r, n, out);
-  for (const SqlValue& v : values) out->push_back(v.kind == SqlValue::kReal ? '\1' : '\0');
+  *p++ = static_cast<uint8_t>(n);
+  put(r, n);
+  for (const SqlValue& v : values) *p++ = v.kind == SqlValue::kReal ? 1 : 0;
+  out->resize(static_cast<size_t>(p - reinterpret_cast<uint8_t*>(out->data())));
   return columns;
 }
 
@@ -296,7 +317,9 @@ Status RunFile::Flush() {
   while (done < buffer_.size()) {
     ssize_t n = pwrite(fd_, buffer_.data() + done, buffer_.size() - done, static_cast<off_t>(size_ + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Error{path_, "byte " + std::to_string(size_ + done), std::string("cannot write: ") + strerror(errno)};
+    if (n <= 0) {
+      return Error{path_, "byte " + std::to_string(size_ + done), std::string("cannot write: ") + strerror(errno)};
+    }
     done += static_cast<size_t>(n);
   }
   size_ += done;

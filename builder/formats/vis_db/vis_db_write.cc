@@ -241,7 +241,10 @@ class RowWriter {
       v[kRank] = SqlValue::Integer(rank);
       v[kIsDistributed] = SqlValue::Integer(name_.rfind("Distributed.", 0) == 0 ? 1 : 0);
       Status s = tables_.file->Append(tables_.nodes, row_);
-      if (!s.ok()) s.error().where = "table tb_nodes, node '" + name_ + "'" + (s.error().where.empty() ? "" : ", ") + s.error().where;
+      if (!s.ok()) {
+        Error& e = s.error();
+        e.where = "table tb_nodes, node '" + name_ + "'" + (e.where.empty() ? "" : ", ") + e.where;
+      }
       return s;
     }));
     if (expected != idx.size()) {
