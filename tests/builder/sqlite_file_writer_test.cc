@@ -263,9 +263,35 @@ std::vector<Row> ManyRows(size_t n) {
   return rows;
 }
 
+// The levels of b-tree `name`, read from the file: from its root down its
+// leftmost children to a leaf.
+int Levels(const std::string& path, const std::string& name) {
+  auto root = Query(path, "SELECT rootpage FROM sqlite_master WHERE name = '" + name + "'");
+  const std::string bytes = testing::ReadFile(path);
+  if (root.size() != 1 || bytes.size() < 100) return 0;
+  auto byte = [&bytes](size_t at) -> uint32_t { return at < bytes.size() ? static_cast<uint8_t>(bytes[at]) : 0; };
+  uint32_t page_size = (byte(16) << 8) | byte(17);
+  if (page_size == 1) page_size = 65536;
+  uint32_t page = static_cast<uint32_t>(std::stoul(root[0].substr(1)));
+  for (int levels = 1; levels < 64; ++levels) {
+    const size_t at = size_t{page - 1} * page_size + (page == 1 ? 100 : 0);
+    if (byte(at) == 0x0A || byte(at) == 0x0D) return levels;   // a leaf
+    const size_t first = (byte(at + 12) << 8) | byte(at + 13);  // the first cell: its left child first
+    const size_t cell = size_t{page - 1} * page_size + first;
+    page = (byte(cell) << 24) | (byte(cell + 1) << 16) | (byte(cell + 2) << 8) | byte(cell + 3);
+  }
+  return 0;
+}
+
 TEST(SqliteFileWriter, DeepTreesAtSmallPages) {
-  // 20000 rows at 512-byte pages: four levels of leaves and interior pages.
+  // 20000 rows at 512-byte pages: three levels and more, tables and indexes.
   CheckSameAsSqlite(FourColumns(), ManyRows(20000), Pages(512));
+  TempDir dir;
+  ASSERT_TRUE(WriteOurs(dir / "deep.db", FourColumns(), ManyRows(20000), Pages(512)).ok());
+  EXPECT_GE(Levels(dir / "deep.db", "t"), 3);
+  EXPECT_GE(Levels(dir / "deep.db", "sqlite_autoindex_t_1"), 3);
+  EXPECT_GE(Levels(dir / "deep.db", "ia"), 3);
+  EXPECT_GE(Levels(dir / "deep.db", "ic"), 3);
 }
 
 TEST(SqliteFileWriter, KeysInOrderOrInAFewAscendingRuns) {
