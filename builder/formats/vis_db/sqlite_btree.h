@@ -67,8 +67,9 @@ class BtreeBuilder {
   // A table row (rowids increasing) or an index key, as a record.
   Status AddRow(int64_t rowid, std::string_view record);
   Status AddKey(std::string_view record);
-  // Writes the pages held; returns the root's page number (1 when
-  // `root_is_page1`: its page is copied into *page1 instead of the file).
+  // Writes the pages held; returns the root's page number (1 when `page1`
+  // is given: the root is laid out there, after the file header, instead of
+  // going to the file). An empty tree is one empty leaf.
   uint32_t Finish(uint8_t* page1 = nullptr);
 
  private:

@@ -14,9 +14,9 @@
 // rows are never held. Index keys (the indexed columns and the rowid) are
 // collected, sorted as SQLite orders them (NULL < numbers < text, BINARY
 // collation, then the rowid) and written at Commit(); past `sort_memory`
-// bytes of keys, sorted runs spill to a temporary file beside the output and
-// are merged at Commit(). A repeated primary key is an error at Commit()
-// naming the table and the key.
+// bytes of keys, the largest index's keys spill as a sorted run to
+// "<path>.tmp-<pid>.sort" and the runs are merged at Commit(). A repeated
+// primary key is an error at Commit() naming the table and the key.
 //
 // The file: `page_size` pages, UTF-8, schema format 4, no freelist, every
 // page used once, the header's counters valid for the linked SQLite version.
