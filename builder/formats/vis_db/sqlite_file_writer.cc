@@ -252,6 +252,11 @@ Status SqliteFileWriter::Append(int t, std::span<const SqlValue> row) {
   const int64_t rowid = ++table.rows;
   m.record.clear();
   sqlite_file::AppendRecord(row, false, 0, &m.record);
+  // SQLite reads no row over SQLITE_MAX_LENGTH (10^9 bytes by default): its INSERT refused one.
+  if (m.record.size() > 1000000000) {
+    return Error{m.path, "table " + table.name + ", row " + std::to_string(rowid),
+                 "a row of " + std::to_string(m.record.size()) + " bytes, over SQLite's limit of 10^9"};
+  }
   GA_RETURN_IF_ERROR(m.Placed(table.tree->AddRow(rowid, m.record), "table " + table.name));
   for (size_t i : table.indexes) {
     Impl::Index& index = m.indexes[i];
