@@ -85,7 +85,8 @@ class SqliteFileWriter {
   // Declares an index of `table` on `columns` (BINARY collation, ascending).
   Status AddIndex(const std::string& name, int table, const std::string& sql, const std::vector<int>& columns);
 
-  // Appends a row of `table` (as many values as it has columns).
+  // Appends a row of `table` (as many values as it has columns). A row's
+  // record over 10^9 bytes (SQLite's default SQLITE_MAX_LENGTH) is an error.
   Status Append(int table, std::span<const SqlValue> row);
 
   // Writes the indexes, sqlite_schema and the header, then renames.
