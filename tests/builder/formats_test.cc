@@ -121,6 +121,20 @@ int64_t CountRows(const std::string& db_path, const std::string& sql) {
   return n;
 }
 
+// PRAGMA integrity_check's answer ("ok"): the b-trees, the page accounting and every index against its table.
+std::string IntegrityCheck(const std::string& db_path) {
+  sqlite3* db = nullptr;
+  std::string uri = "file:" + db_path + "?immutable=1";
+  EXPECT_EQ(sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  std::string out;
+  if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, nullptr) == SQLITE_OK) {
+    while (sqlite3_step(s) == SQLITE_ROW) out += reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return out;
+}
 
 class RoundTrip : public ::testing::TestWithParam<const char*> {};
 
@@ -130,6 +144,7 @@ TEST_P(RoundTrip, VisThroughDbAndBack) {
     GraphFile ours = Ok(ReadVisFile(vis_path));
     ASSERT_GT(ours.npu.index.size(), 1u);
     ASSERT_TRUE(WriteVisDb({&ours}, dir / "g.vis.db").ok());
+    EXPECT_EQ(IntegrityCheck(dir / "g.vis.db"), "ok");
     auto back = Ok(ReadVisDb(dir / "g.vis.db"));
     ASSERT_EQ(back.size(), 1u);
     ExpectSameGraph(ours, back[0].graph);
@@ -182,6 +197,7 @@ TEST(VisDbTest, BatchOfRanksIntoOneDbAndOutAgain) {
   std::vector<const GraphFile*> refs;
   for (const GraphFile& g : ours) refs.push_back(&g);
   ASSERT_TRUE(WriteVisDb(refs, dir / "batch.vis.db").ok());
+  EXPECT_EQ(IntegrityCheck(dir / "batch.vis.db"), "ok");
   EXPECT_EQ(CountRows(dir / "batch.vis.db", "SELECT COUNT(*) FROM (SELECT DISTINCT step, rank FROM tb_nodes)"),
             static_cast<int64_t>(files.size()));
   EXPECT_EQ(CountRows(dir / "batch.vis.db", "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index'"), 7 + 3);

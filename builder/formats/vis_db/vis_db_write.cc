@@ -1,17 +1,13 @@
 // The .vis.db writer: the 26.x schema with its seven indexes (vis_db.h).
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <functional>
+#include <limits>
 #include <set>
 
-#include "base/temp_files.h"
 #include "compare/legend.h"
 #include "formats/model/foreign_item.h"
-#include "formats/vis_db/sqlite_db.h"
+#include "formats/vis_db/sqlite_file_writer.h"
 #include "formats/vis_db/vis_db.h"
 #include "json/json_reader.h"
 #include "vis/vis_file.h"
@@ -28,37 +24,50 @@ const char kCreateNodes[] =
     "    matched_node_link TEXT,\n    stack_id TEXT,\n    parallel_merge_info TEXT,\n"
     "    matched_distributed TEXT,\n    modified INTEGER NOT NULL,\n    input_data TEXT,\n    output_data TEXT,\n"
     "    data_source TEXT,\n    dump_data_dir TEXT,\n    step INTEGER NOT NULL,\n    rank INTEGER NOT NULL,\n"
-    "    is_distributed INTEGER\n);";
+    "    is_distributed INTEGER\n)";
 const char kCreateConfig[] =
     "CREATE TABLE tb_config (\n"
     "    id TEXT PRIMARY KEY,\n    graph_type TEXT NOT NULL,\n    task TEXT,\n    tool_tip TEXT,\n"
     "    micro_steps INTEGER,\n    overflow_check INTEGER,\n    node_colors TEXT NOT NULL,\n"
-    "    rank_list TEXT NOT NULL,\n    step_list TEXT NOT NULL\n);";
-const char kCreateStack[] = "CREATE TABLE tb_stack (\n    id TEXT PRIMARY KEY,\n    stack_info TEXT\n);";
-const char kCreateIndexes[] =
-    "CREATE INDEX index1 ON tb_nodes (step, rank, data_source, up_node, node_order);"
-    "CREATE INDEX index2 ON tb_nodes (step, rank, data_source, node_name);"
-    "CREATE INDEX index3 ON tb_nodes (step, rank, data_source, node_order);"
-    "CREATE INDEX index4 ON tb_nodes (step, rank, node_order);"
-    "CREATE INDEX index5 ON tb_nodes (step, rank, micro_step_id, node_order);"
-    "CREATE INDEX index6 ON tb_nodes (step, rank, modified, matched_node_link);"
-    "CREATE INDEX index7 ON tb_nodes (is_distributed);";
+    "    rank_list TEXT NOT NULL,\n    step_list TEXT NOT NULL\n)";
+const char kCreateStack[] = "CREATE TABLE tb_stack (\n    id TEXT PRIMARY KEY,\n    stack_info TEXT\n)";
+// tb_nodes' columns, as the indexes name them.
+enum NodeColumn {
+  kId, kGraphId, kNodeOrder, kNodeName, kNodeType, kUpNode, kSubNodes, kPrecisionIndex, kOverflowLevel,
+  kMicroStepId, kMatchedNodeLink, kStackId, kParallelMergeInfo, kMatchedDistributed, kModified, kInputData,
+  kOutputData, kDataSource, kDumpDataDir, kStep, kRank, kIsDistributed, kNodeColumns
+};
+struct NodeIndex {
+  const char* name;
+  const char* sql;
+  std::vector<int> columns;
+};
+const NodeIndex kNodeIndexes[] = {
+    {"index1", "CREATE INDEX index1 ON tb_nodes (step, rank, data_source, up_node, node_order)",
+     {kStep, kRank, kDataSource, kUpNode, kNodeOrder}},
+    {"index2", "CREATE INDEX index2 ON tb_nodes (step, rank, data_source, node_name)",
+     {kStep, kRank, kDataSource, kNodeName}},
+    {"index3", "CREATE INDEX index3 ON tb_nodes (step, rank, data_source, node_order)",
+     {kStep, kRank, kDataSource, kNodeOrder}},
+    {"index4", "CREATE INDEX index4 ON tb_nodes (step, rank, node_order)", {kStep, kRank, kNodeOrder}},
+    {"index5", "CREATE INDEX index5 ON tb_nodes (step, rank, micro_step_id, node_order)",
+     {kStep, kRank, kMicroStepId, kNodeOrder}},
+    {"index6", "CREATE INDEX index6 ON tb_nodes (step, rank, modified, matched_node_link)",
+     {kStep, kRank, kModified, kMatchedNodeLink}},
+    {"index7", "CREATE INDEX index7 ON tb_nodes (is_distributed)", {kIsDistributed}},
+};
 
-void BindText(sqlite3_stmt* s, int col, const std::string& text) {
-  sqlite3_bind_text(s, col, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-}
-
-// `text` must stay as it is until the statement is stepped (the row's buffers, the side's ids).
-void BindStatic(sqlite3_stmt* s, int col, const std::string& text) {
-  sqlite3_bind_text(s, col, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
-}
-
-Status StepRow(sqlite3* db, sqlite3_stmt* s, const std::string& path, const std::string& where) {
-  int rc = sqlite3_step(s);
-  sqlite3_reset(s);
-  sqlite3_clear_bindings(s);
-  if (rc != SQLITE_DONE) return DbError(path, db, where);
-  return Status::Ok();
+// A real in an INTEGER column, as SQLite's INTEGER affinity stores it: a
+// whole number within int64 (its two ends excepted) becomes an integer.
+SqlValue IntegerColumn(double x) {
+  if (x > -9223372036854775808.0 && x < 9223372036854775808.0) {
+    const auto i = static_cast<int64_t>(x);
+    if (static_cast<double>(i) == x && i > std::numeric_limits<int64_t>::min() &&
+        i < std::numeric_limits<int64_t>::max()) {
+      return SqlValue::Integer(i);
+    }
+  }
+  return SqlValue::Real(x);
 }
 
 // A file whose default grading is msprobe 26's (graph_visualize) goes into the
@@ -132,11 +141,16 @@ struct SideSource {
   std::function<Status(const std::function<Status(uint32_t, const vis::NodeDetail&)>& row)> details;
 };
 
+// The tables of the file, as SqliteFileWriter numbers them.
+struct DbTables {
+  SqliteFileWriter* file = nullptr;
+  int nodes = 0, config = 0, stacks = 0;
+};
+
 // The rows of one graph's sides; `meta` is the graph's FileMeta (mode, grading).
 class RowWriter {
  public:
-  RowWriter(sqlite3* db, sqlite3_stmt* nodes, sqlite3_stmt* stacks, const std::string& path)
-      : db_(db), nodes_(nodes), stacks_(stacks), path_(path) {}
+  RowWriter(const DbTables& tables, const std::string& path) : tables_(tables), path_(path) {}
 
   Status WriteSide(const SideSource& side, const vis::FileMeta& meta, int64_t step, int64_t rank) {
     const vis::SideIndex& idx = *side.index;
@@ -154,20 +168,20 @@ class RowWriter {
         return Error{path_, "node " + std::to_string(n), "details out of node order"};
       }
       ++expected;
-      sqlite3_stmt* s = nodes_;
-      // Every text is bound in place (BindStatic): graph_id, source and the row buffers below live
-      // until the row is stepped, and are rewritten only for the next row.
+      // The texts are views of graph_id, source and the row buffers below, which
+      // live until the row is appended and are rewritten only for the next row.
+      SqlValue* v = row_;
       name_.assign(idx.Name(n));
       id_.assign(graph_id).append("_").append(name_);
-      BindStatic(s, 1, id_);
-      BindStatic(s, 2, graph_id);
-      sqlite3_bind_int64(s, 3, static_cast<int64_t>(n));
-      BindStatic(s, 4, name_);
+      v[kId] = SqlValue::Text(id_);
+      v[kGraphId] = SqlValue::Text(graph_id);
+      v[kNodeOrder] = SqlValue::Integer(static_cast<int64_t>(n));
+      v[kNodeName] = SqlValue::Text(name_);
       type_ = std::to_string(idx.node_type[n]);
-      BindStatic(s, 5, type_);
+      v[kNodeType] = SqlValue::Text(type_);
       parent_.clear();
       if (idx.parent[n] >= 0) parent_.assign(idx.Name(static_cast<uint32_t>(idx.parent[n])));
-      BindStatic(s, 6, parent_);
+      v[kUpNode] = SqlValue::Text(parent_);
       // sub_nodes: StringListJson of the children's names, "" for none.
       children_.clear();
       for (uint32_t c = idx.child_offset[n]; c < idx.child_offset[n + 1]; ++c) {
@@ -175,25 +189,22 @@ class RowWriter {
         json::AppendQuoted(idx.Name(idx.children[c]), &children_, true);
       }
       if (!children_.empty()) children_.push_back(']');
-      BindStatic(s, 7, children_);
+      v[kSubNodes] = SqlValue::Text(children_);
       double p = grades ? idx.grade[n] : idx.precision[n];
       if (side.id != vis::SIDE_NPU || std::isnan(p)) {
-        sqlite3_bind_null(s, 8);
+        v[kPrecisionIndex] = SqlValue::Null();
       } else if (!(idx.flags[n] & vis::FLAG_PRECISION_FLOAT) && p == std::floor(p) && std::fabs(p) < 1e15) {
-        sqlite3_bind_int64(s, 8, static_cast<int64_t>(p));
+        v[kPrecisionIndex] = SqlValue::Integer(static_cast<int64_t>(p));
       } else {
-        sqlite3_bind_double(s, 8, p);
+        v[kPrecisionIndex] = IntegerColumn(p);
       }
-      if (const char* level = OverflowName(idx.overflow[n])) {
-        sqlite3_bind_text(s, 9, level, -1, SQLITE_STATIC);
-      } else {
-        sqlite3_bind_null(s, 9);
-      }
+      const char* level = OverflowName(idx.overflow[n]);
+      v[kOverflowLevel] = level ? SqlValue::Text(level) : SqlValue::Null();
       // A node's micro step is its top-level ancestor's (our .vis stores it
       // there only); msprobe 26's plugin filters every row by micro_step_id.
       int32_t micro = idx.micro_step[n];
       for (int32_t up = idx.parent[n]; micro < 0 && up >= 0; up = idx.parent[up]) micro = idx.micro_step[up];
-      sqlite3_bind_int64(s, 10, std::max<int32_t>(0, micro));
+      v[kMicroStepId] = SqlValue::Integer(std::max<int32_t>(0, micro));
       // matched_node_link: StringListJson of the match's ancestors and the match, "[]" for none.
       link_.assign("[");
       int32_t m = idx.matched[n];
@@ -205,35 +216,36 @@ class RowWriter {
         json::AppendQuoted(other.Name(static_cast<uint32_t>(m)), &link_, true);
       }
       link_.push_back(']');
-      BindStatic(s, 11, link_);
+      v[kMatchedNodeLink] = SqlValue::Text(link_);
       size_t stack = d.stack_id() >= 0 && static_cast<size_t>(d.stack_id()) < side.stacks->size()
                          ? static_cast<size_t>(d.stack_id())
                          : empty_stack;
       if (stack == empty_stack) empty_used = true;
       stack_.assign(graph_id).append("_").append(std::to_string(stack));
-      BindStatic(s, 12, stack_);
+      v[kStackId] = SqlValue::Text(stack_);
       list_.assign(d.parallel_merge_info().begin(), d.parallel_merge_info().end());
       merge_ = list_.empty() ? "" : StringListJson(list_);
-      BindStatic(s, 13, merge_);
+      v[kParallelMergeInfo] = SqlValue::Text(merge_);
       distributed_ = DistributedJson(d);
-      BindStatic(s, 14, distributed_);
-      sqlite3_bind_int64(s, 15, 0);
+      v[kMatchedDistributed] = SqlValue::Text(distributed_);
+      v[kModified] = SqlValue::Integer(0);
       input_.clear();
       AppendItemsJson(d.input(), meta.mode(), name_, &input_);
-      BindStatic(s, 16, input_);
+      v[kInputData] = SqlValue::Text(input_);
       output_.clear();
       AppendItemsJson(d.output(), meta.mode(), name_, &output_);
-      BindStatic(s, 17, output_);
-      BindStatic(s, 18, source);
-      if (side.meta->has_dump_data_dir()) {
-        BindStatic(s, 19, side.meta->dump_data_dir());
-      } else {
-        sqlite3_bind_null(s, 19);
+      v[kOutputData] = SqlValue::Text(output_);
+      v[kDataSource] = SqlValue::Text(source);
+      v[kDumpDataDir] = side.meta->has_dump_data_dir() ? SqlValue::Text(side.meta->dump_data_dir()) : SqlValue::Null();
+      v[kStep] = SqlValue::Integer(step);
+      v[kRank] = SqlValue::Integer(rank);
+      v[kIsDistributed] = SqlValue::Integer(name_.rfind("Distributed.", 0) == 0 ? 1 : 0);
+      Status s = tables_.file->Append(tables_.nodes, row_);
+      if (!s.ok()) {
+        Error& e = s.error();
+        e.where = "table tb_nodes, node '" + name_ + "'" + (e.where.empty() ? "" : ", ") + e.where;
       }
-      sqlite3_bind_int64(s, 20, step);
-      sqlite3_bind_int64(s, 21, rank);
-      sqlite3_bind_int64(s, 22, name_.rfind("Distributed.", 0) == 0 ? 1 : 0);
-      return StepRow(db_, s, path_, "table tb_nodes, node '" + name_ + "'");
+      return s;
     }));
     if (expected != idx.size()) {
       return Error{path_, source + " node details",
@@ -241,20 +253,21 @@ class RowWriter {
     }
     for (size_t k = 0; k <= side.stacks->size(); ++k) {
       if (k == empty_stack && !empty_used) break;
-      BindText(stacks_, 1, graph_id + "_" + std::to_string(k));
-      BindText(stacks_, 2, StringListJson(k < side.stacks->size() ? (*side.stacks)[k] : std::vector<std::string>{}));
-      GA_RETURN_IF_ERROR(StepRow(db_, stacks_, path_, "table tb_stack"));
+      const std::string id = graph_id + "_" + std::to_string(k);
+      const std::string frames =
+          StringListJson(k < side.stacks->size() ? (*side.stacks)[k] : std::vector<std::string>{});
+      const SqlValue row[] = {SqlValue::Text(id), SqlValue::Text(frames)};
+      GA_RETURN_IF_ERROR(tables_.file->Append(tables_.stacks, row));
     }
     return Status::Ok();
   }
 
  private:
-  sqlite3* db_;
-  sqlite3_stmt* nodes_;
-  sqlite3_stmt* stacks_;
+  const DbTables& tables_;
   const std::string& path_;
+  SqlValue row_[kNodeColumns];
   std::string name_;               // reused from row to row
-  // The row's texts, reused from row to row (bound in place until the row is stepped).
+  // The row's texts, reused from row to row (viewed by row_ until the row is appended).
   std::string id_, type_, parent_, children_, link_, stack_, merge_, distributed_, input_, output_;
   std::vector<std::string> list_;  // reused from row to row
 };
@@ -343,18 +356,15 @@ SideSource Streamed(const vis::VisReader& reader, const vis::FileMeta& meta, Vis
 
 struct VisDbWriter::Impl {
   std::string path;
-  std::string tmp;
-  TemporaryFile temp, temp_journal;
-  Db db;
-  Stmt nodes, stacks;
+  std::unique_ptr<SqliteFileWriter> file;  // its temporary file goes with it unless committed
+  DbTables tables;
   std::set<std::pair<int64_t, int64_t>> keys;
   std::set<int64_t> steps, ranks;
   bool first = true;
   bool compare = false;
   vis::FileMeta meta;  // the first graph's, for tb_config
-  bool committed = false;
 
-  Impl(std::string p, std::string t) : path(std::move(p)), tmp(std::move(t)), temp(tmp), temp_journal(tmp + "-journal") {}
+  explicit Impl(std::string p) : path(std::move(p)) {}
 
   // The graph's step and rank, checked against those written; the first graph's meta kept for tb_config.
   Status Key(const vis::FileMeta& m, bool is_compare, int64_t* step, int64_t* rank) {
@@ -377,47 +387,36 @@ struct VisDbWriter::Impl {
 
 VisDbWriter::VisDbWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-VisDbWriter::~VisDbWriter() {
-  if (impl_->committed) return;
-  impl_->nodes.reset();
-  impl_->stacks.reset();
-  impl_->db.reset();
-  unlink(impl_->tmp.c_str());
-  unlink((impl_->tmp + "-journal").c_str());
-}
+VisDbWriter::~VisDbWriter() = default;
 
 Result<std::unique_ptr<VisDbWriter>> VisDbWriter::Create(const std::string& path) {
-  // Removed on SIGINT/SIGTERM too (base/temp_files.h), with SQLite's journal.
-  auto impl = std::make_unique<Impl>(path, path + ".tmp-" + std::to_string(getpid()));
-  unlink(impl->tmp.c_str());
-  std::unique_ptr<VisDbWriter> w(new VisDbWriter(std::move(impl)));
-  Impl& m = *w->impl_;
-  sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(m.tmp.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  m.db.reset(raw);
-  if (rc != SQLITE_OK) return DbError(path, raw, "create");
-  // One transaction, its journal in memory: every page is new, so the journal stays empty.
-  // 64 KiB pages: a row (items and all, 2 KB on average) lies on its page instead of spilling
-  // into overflow pages, so each CREATE INDEX scans the table in 1/16 of the reads (issue 29:
-  // the seven index builds went from 1.6 to 0.9 s at 10^5 nodes a side). Readers take any page size.
-  GA_RETURN_IF_ERROR(Exec(raw, path, "PRAGMA page_size=65536; PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;"));
-  GA_RETURN_IF_ERROR(Exec(raw, path, std::string(kCreateNodes) + kCreateConfig + kCreateStack));
-  GA_RETURN_IF_ERROR(Exec(raw, path, "BEGIN"));
-  auto nodes =
-      Prepare(raw, path, "INSERT INTO tb_nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "table tb_nodes");
+  auto impl = std::make_unique<Impl>(path);
+  // The file is written as SQLite's format, not through SQLite: tables stream
+  // page by page and each index is one sort at Commit (issue 29). 64 KiB
+  // pages, as SQLite wrote them before: a row (items and all, 2 KB on
+  // average) lies on its page instead of in overflow pages.
+  SqliteFileWriter::Options options;
+  options.page_size = 65536;
+  auto file = SqliteFileWriter::Create(path, options);
+  if (!file.ok()) return file.error();
+  impl->file = std::move(*file);
+  SqliteFileWriter& f = *impl->file;
+  auto nodes = f.AddTable("tb_nodes", kCreateNodes, kNodeColumns, kId);
   if (!nodes.ok()) return nodes.error();
-  m.nodes = std::move(*nodes);
-  auto stacks = Prepare(raw, path, "INSERT INTO tb_stack VALUES (?,?)", "table tb_stack");
+  auto config = f.AddTable("tb_config", kCreateConfig, 9, 0);
+  if (!config.ok()) return config.error();
+  auto stacks = f.AddTable("tb_stack", kCreateStack, 2, 0);
   if (!stacks.ok()) return stacks.error();
-  m.stacks = std::move(*stacks);
-  return w;
+  for (const NodeIndex& i : kNodeIndexes) GA_RETURN_IF_ERROR(f.AddIndex(i.name, *nodes, i.sql, i.columns));
+  impl->tables = DbTables{&f, *nodes, *config, *stacks};
+  return std::unique_ptr<VisDbWriter>(new VisDbWriter(std::move(impl)));
 }
 
 Status VisDbWriter::Add(const GraphFile& g) {
   Impl& m = *impl_;
   int64_t step, rank;
   GA_RETURN_IF_ERROR(m.Key(g.meta, g.compare(), &step, &rank));
-  RowWriter rows(m.db.get(), m.nodes.get(), m.stacks.get(), m.path);
+  RowWriter rows(m.tables, m.path);
   GA_RETURN_IF_ERROR(rows.WriteSide(InMemory(g, vis::SIDE_NPU), g.meta, step, rank));
   if (g.compare()) GA_RETURN_IF_ERROR(rows.WriteSide(InMemory(g, vis::SIDE_BENCH), g.meta, step, rank));
   return Status::Ok();
@@ -436,7 +435,7 @@ Status VisDbWriter::AddVis(const std::string& vis_path, std::optional<vis::Gradi
   if (compare) GA_RETURN_IF_ERROR(ReadVisSide(**reader, vis::SIDE_BENCH, &sides[1]));
   int64_t step, rank;
   GA_RETURN_IF_ERROR(m.Key(meta, compare, &step, &rank));
-  RowWriter rows(m.db.get(), m.nodes.get(), m.stacks.get(), m.path);
+  RowWriter rows(m.tables, m.path);
   GA_RETURN_IF_ERROR(rows.WriteSide(Streamed(**reader, meta, sides, vis::SIDE_NPU, details), meta, step, rank));
   if (compare) {
     GA_RETURN_IF_ERROR(rows.WriteSide(Streamed(**reader, meta, sides, vis::SIDE_BENCH, details), meta, step, rank));
@@ -448,40 +447,27 @@ Status VisDbWriter::Commit() {
   Impl& m = *impl_;
   const std::string& path = m.path;
   if (m.first) return Error{path, "", "no graph to write"};
-  sqlite3* db = m.db.get();
   const vis::FileMeta& meta = m.meta;
   const bool compare = m.compare;
-  auto config = Prepare(db, path, "INSERT INTO tb_config VALUES (?,?,?,?,?,?,?,?,?)", "table tb_config");
-  if (!config.ok()) return config.error();
-  sqlite3_stmt* c = config->get();
-  BindText(c, 1, "1");
-  BindText(c, 2, compare ? "compare" : "build");
-  BindText(c, 3, compare ? compare::TaskName(meta.mode()) : "");
-  if (compare && meta.tooltips_size() > 0) {
-    BindText(c, 4, TooltipJson(meta));
-  } else {
-    sqlite3_bind_null(c, 4);
-  }
-  sqlite3_bind_int64(c, 5, std::max<uint32_t>(1, meta.micro_steps()));
-  sqlite3_bind_int64(c, 6, meta.overflow_checked() ? 1 : 0);
-  BindText(c, 7, ColorsJson(meta));
-  BindText(c, 8, IntListJson(m.ranks));
-  BindText(c, 9, IntListJson(m.steps));
-  GA_RETURN_IF_ERROR(StepRow(db, c, path, "table tb_config"));
-  config->reset();
-  // The indexes after the rows: one sort each costs less than keeping seven b-trees while inserting.
-  GA_RETURN_IF_ERROR(Exec(db, path, kCreateIndexes));
-  GA_RETURN_IF_ERROR(Exec(db, path, "COMMIT"));
-  m.nodes.reset();
-  m.stacks.reset();
-  if (sqlite3_close(m.db.release()) != SQLITE_OK) return Error{path, "", "SQLite: cannot close the file"};
-  if (rename(m.tmp.c_str(), path.c_str()) != 0) {
-    return Error{path, "", std::string("cannot rename temporary file: ") + strerror(errno)};
-  }
-  m.committed = true;
-  m.temp.Release();
-  m.temp_journal.Release();
-  return Status::Ok();
+  const std::string task = compare ? compare::TaskName(meta.mode()) : "";
+  const std::string tooltips = TooltipJson(meta);
+  const std::string colors = ColorsJson(meta);
+  const std::string ranks = IntListJson(m.ranks);
+  const std::string steps = IntListJson(m.steps);
+  const SqlValue config[] = {
+      SqlValue::Text("1"),
+      SqlValue::Text(compare ? "compare" : "build"),
+      SqlValue::Text(task),
+      compare && meta.tooltips_size() > 0 ? SqlValue::Text(tooltips) : SqlValue::Null(),
+      SqlValue::Integer(std::max<uint32_t>(1, meta.micro_steps())),
+      SqlValue::Integer(meta.overflow_checked() ? 1 : 0),
+      SqlValue::Text(colors),
+      SqlValue::Text(ranks),
+      SqlValue::Text(steps),
+  };
+  GA_RETURN_IF_ERROR(m.file->Append(m.tables.config, config));
+  // The seven indexes and the primary keys' are sorted and written here, then the rename.
+  return m.file->Commit();
 }
 
 Status WriteVisDb(const std::vector<const GraphFile*>& graphs, const std::string& path) {
