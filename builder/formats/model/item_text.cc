@@ -10,15 +10,45 @@
 
 #include "base/py_format.h"
 #include "compare/item_view.h"
+#include "json/json_reader.h"
 
 namespace graph_ascend::vis {
 namespace {
 
 using compare::PyStr;
 
+// §10.5's rounding of a decimal text: "^\d{1,20}\.\d{1,20}%?$" with more than 6 decimals
+// (the body without its '%').
+bool RoundsDecimals(std::string_view s) {
+  size_t dot = s.find('.');
+  if (dot == std::string_view::npos || dot < 1 || dot > 20) return false;
+  std::string_view body = s;
+  if (body.back() == '%') body.remove_suffix(1);
+  std::string_view intpart = body.substr(0, dot), frac = body.substr(dot + 1);
+  auto digits = [](std::string_view x) {
+    if (x.empty() || x.size() > 20) return false;
+    for (char c : x) {
+      if (c < '0' || c > '9') return false;
+    }
+    return true;
+  };
+  return frac.size() > 6 && digits(intpart) && digits(frac);
+}
+
+// Whether §10.5 leaves a string value as it is (most do: "torch.float32", "[2, 3]", "0.0%").
+bool TextKept(std::string_view s) {
+  if (s == " ") return false;
+  // A quote or "None" anywhere; a decimal only from the first byte on.
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\'' || (s[i] == 'N' && s.substr(i, 4) == "None")) return false;
+  }
+  return s.empty() || s[0] < '0' || s[0] > '9' || !RoundsDecimals(s);
+}
+
 // §10.5 for a string value, into `out` (replaced).
 void FormatTextTo(std::string_view s, std::string* out) {
   out->assign(s);
+  if (TextKept(s)) return;
   if (out->find('\'') != std::string::npos) out->erase(std::remove(out->begin(), out->end(), '\''), out->end());
   for (size_t at = out->find("None"); at != std::string::npos; at = out->find("None", at + 4)) {
     out->replace(at, 4, "null");
@@ -27,18 +57,11 @@ void FormatTextTo(std::string_view s, std::string* out) {
     out->assign("null");
     return;
   }
-  // "^\d{1,20}\.\d{1,20}%?$" with more than 6 decimals -> 6 decimals.
-  size_t dot = out->find('.');
-  if (dot == std::string::npos || dot < 1 || dot > 20) return;
-  bool percent = out->back() == '%';
-  std::string_view body(*out);
-  if (percent) body.remove_suffix(1);
-  std::string_view intpart = body.substr(0, dot), frac = body.substr(dot + 1);
-  auto digits = [](std::string_view x) {
-    return !x.empty() && x.size() <= 20 && x.find_first_not_of("0123456789") == std::string_view::npos;
-  };
-  if (digits(intpart) && digits(frac) && frac.size() > 6) {
+  if (RoundsDecimals(*out)) {
     // Digits only: from_chars and to_chars give what strtod and %.6f give.
+    bool percent = out->back() == '%';
+    std::string_view body(*out);
+    if (percent) body.remove_suffix(1);
     double x = 0;
     std::from_chars(body.data(), body.data() + body.size(), x);
     char buf[400];
@@ -54,50 +77,10 @@ std::string FormatText(std::string_view s) {
   return out;
 }
 
-// repr(float(D)) for D = "[-]I.FFFFFF" (to_chars' fixed text, 1e-4 <= |D| < 1e16 or 0), without
-// reading D back, when D has at most 15 significant digits: distinct decimals of 15 digits or fewer
-// are distinct doubles, so D without its trailing zeros is the shortest text of its double, and in
-// this range repr writes it without an exponent ("0.0001", "3.0", "-0.0"). False for longer D.
-bool RoundedRepr(const char* begin, const char* end, std::string* out) {
-  const char* digits = begin + (*begin == '-');
-  const char* dot = end - 7;
-  const char* last = end;  // past the last fraction digit kept
-  while (last > dot + 1 && last[-1] == '0') --last;
-  size_t significant;
-  if (dot - digits == 1 && *digits == '0') {
-    const char* first = dot + 1;  // the fraction's leading zeros are not significant
-    while (first < last && *first == '0') ++first;
-    significant = static_cast<size_t>(last - first);
-  } else {
-    significant = static_cast<size_t>((dot - digits) + (last - dot - 1));
-  }
-  if (significant > 15) return false;
-  out->assign(begin, last);
-  if (last == dot + 1) out->push_back('0');
-  return true;
-}
-
 // §10.5 for a float: "{:.6e}" when repr has an exponent, else repr(round(x, 6)); into `out` (replaced).
-// Written in place: PyRepr, PyExp6 and PyRound6 give the same text.
 void FormatFloatTo(double x, std::string* out) {
-  char repr[kPyReprMax];
-  size_t n = PyReprTo(x, repr);
-  if (std::isfinite(x) && memchr(repr, 'e', n) != nullptr) {
-    char buf[64];
-    out->assign(buf, std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific, 6).ptr);
-    return;
-  }
-  if (std::isfinite(x)) {
-    // Python rounds the exact binary value half-even at 6 decimals: %.6f's correctly rounded
-    // decimal D, read back. repr has no exponent here, so x is 0 or 1e-4 <= |x| < 1e16.
-    char buf[400];
-    char* end = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed, 6).ptr;
-    if (RoundedRepr(buf, end, out)) return;
-    double rounded = 0;
-    std::from_chars(buf, end, rounded);
-    n = PyReprTo(rounded, repr);
-  }
-  out->assign(repr, n);
+  char buf[kPyReprMax];
+  out->assign(buf, PyRound6OrExp6To(x, buf));
 }
 
 void FormatValueTo(const Value* v, std::string* out) {
@@ -116,11 +99,33 @@ void FormatValueTo(const Value* v, std::string* out) {
   }
 }
 
-void FormatMetricTo(const Metric& m, std::string* out) {
-  // Numbers the reference kept as Python numbers (differences, tensor
-  // metrics) are formatted as numbers; everything else ("20.0%", "N/A",
-  // "pass", "True") as text.
+// How §10.5 writes a metric. Numbers the reference kept as Python numbers (differences,
+// tensor metrics) are formatted as numbers; everything else ("20.0%", "N/A", "pass",
+// "True") as text.
+enum class MetricForm { kText, kInteger, kFloat };
+
+MetricForm MetricFormOf(const Metric& m) {
   const std::string& t = m.text();
+  if (!m.has_value() || t.empty()) return MetricForm::kText;
+  // Most texts are "-?D+(.D+)?(e[+-]?D+)?%?" (strtod reads them up to the '%') or "N/A".
+  if (std::string_view(t) == "N/A") return MetricForm::kText;
+  auto digits = [&t](size_t* i) {
+    size_t from = *i;
+    while (*i < t.size() && t[*i] >= '0' && t[*i] <= '9') ++*i;
+    return *i > from;
+  };
+  size_t i = t[0] == '-';
+  bool integer = digits(&i), number = integer;
+  if (number && i < t.size() && t[i] == '.') integer = false, number = digits(&++i);
+  if (number && i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    integer = false, number = digits(&i);
+  }
+  if (number) {
+    if (i == t.size()) return integer ? MetricForm::kInteger : MetricForm::kFloat;
+    if (i + 1 == t.size() && t[i] == '%') return MetricForm::kText;
+  }
   // Whether strtod reads all of t: from_chars reads a subset of what strtod
   // does, at a fraction of the cost; strtod decides the rest.
   double parsed = 0;
@@ -133,10 +138,17 @@ void FormatMetricTo(const Metric& m, std::string* out) {
     strtod(t.c_str(), &end);
     whole = end != nullptr && *end == '\0';
   }
-  bool numeric = m.has_value() && !t.empty() && whole;
-  if (!numeric) return FormatTextTo(t, out);
-  if (t.find_first_not_of("-0123456789") == std::string::npos) return out->assign(t), void();
-  FormatFloatTo(m.value(), out);
+  if (!whole) return MetricForm::kText;
+  // An integer's text is written as it is.
+  return t.find_first_not_of("-0123456789") == std::string::npos ? MetricForm::kInteger : MetricForm::kFloat;
+}
+
+void FormatMetricTo(const Metric& m, std::string* out) {
+  switch (MetricFormOf(m)) {
+    case MetricForm::kText: FormatTextTo(m.text(), out); return;
+    case MetricForm::kInteger: out->assign(m.text()); return;
+    case MetricForm::kFloat: FormatFloatTo(m.value(), out); return;
+  }
 }
 
 const char* PyTypeName(const Value* v) {
@@ -151,7 +163,219 @@ const char* PyTypeName(const Value* v) {
   }
 }
 
+// Appends to a string through a buffer on the stack: an item is many pieces of a few bytes
+// ("Max", "\": \"", "0.123456"), cheaper gathered than appended one by one.
+class Gathered {
+ public:
+  explicit Gathered(std::string* out) : out_(out) {}
+  ~Gathered() { Flush(); }
+  Gathered(const Gathered&) = delete;
+  Gathered& operator=(const Gathered&) = delete;
+
+  void Put(std::string_view s) {
+    if (s.size() > kSize - n_) {
+      Flush();
+      if (s.size() > kSize) return out_->append(s), void();
+    }
+    memcpy(buf_ + n_, s.data(), s.size());
+    n_ += s.size();
+  }
+  // `s` as a JSON string, ASCII escapes.
+  void Quoted(std::string_view s) {
+    if (s.size() + 2 <= kSize && json::NeedsNoEscape(s, true)) {
+      if (s.size() + 2 > kSize - n_) Flush();
+      buf_[n_] = '"';
+      memcpy(buf_ + n_ + 1, s.data(), s.size());
+      buf_[n_ + 1 + s.size()] = '"';
+      n_ += s.size() + 2;
+      return;
+    }
+    Flush();
+    json::AppendQuoted(s, out_, true);
+  }
+  // PyRound6OrExp6To's text of x, quoted (it needs no escape).
+  void QuotedFloat(double x) {
+    if (kPyReprMax + 2 > kSize - n_) Flush();
+    buf_[n_] = '"';
+    size_t n = PyRound6OrExp6To(x, buf_ + n_ + 1);
+    buf_[n_ + 1 + n] = '"';
+    n_ += n + 2;
+  }
+  void Flush() {
+    out_->append(buf_, n_);
+    n_ = 0;
+  }
+
+ private:
+  static constexpr size_t kSize = 4096;
+  std::string* out_;
+  char buf_[kSize];
+  size_t n_ = 0;
+};
+
+// FormatTextTo's text, quoted; `scratch` holds it on the way when it is not `s`.
+void PutText(std::string_view s, Gathered* out, std::string* scratch) {
+  if (TextKept(s)) return out->Quoted(s);
+  FormatTextTo(s, scratch);
+  out->Quoted(*scratch);
+}
+
+// FormatValueTo's text, quoted.
+void PutValue(const Value& v, Gathered* out, std::string* scratch) {
+  switch (v.kind_case()) {
+    case Value::kNumber: return out->QuotedFloat(v.number());
+    case Value::kText: return PutText(v.text(), out, scratch);
+    case Value::kJson: return PutText(PyStr(&v), out, scratch);
+    default: break;
+  }
+  FormatValueTo(&v, scratch);
+  out->Quoted(*scratch);
+}
+
+// FormatMetricTo's text, quoted.
+void PutMetric(const Metric& m, Gathered* out, std::string* scratch) {
+  switch (MetricFormOf(m)) {
+    case MetricForm::kText: return PutText(m.text(), out, scratch);
+    case MetricForm::kInteger: return out->Quoted(m.text());
+    case MetricForm::kFloat: return out->QuotedFloat(m.value());
+  }
+}
+
+// The keys FormatItemTo adds when the item lacks them, in the order it adds them.
+enum DefaultKey { kDataName, kRequiresGrad, kMax, kMin, kMean, kNorm, kMd5, kNoDefault };
+
+DefaultKey DefaultKeyOf(std::string_view k) {
+  switch (k.size()) {
+    case 3: return k == "Max" ? kMax : k == "Min" ? kMin : k == "md5" ? kMd5 : kNoDefault;
+    case 4: return k == "Mean" ? kMean : k == "Norm" ? kNorm : kNoDefault;
+    case 9: return k == "data_name" ? kDataName : kNoDefault;
+    case 13: return k == "requires_grad" ? kRequiresGrad : kNoDefault;
+    default: return kNoDefault;
+  }
+}
+
+// Whether FormatItemTo's pairs of `item` are its fields in order, less the ones it erases,
+// then the defaults it adds, then its metrics: an item with a dtype (no §4.2 leaf rule
+// applies), not a process group, every field and metric name once, and no metric named
+// as a default. Sets *max to its "Max" field (null when none).
+bool OnePass(const Item& item, const Field** max) {
+  if (item.is_null()) return false;
+  constexpr int kMaxNames = 48;
+  const std::string* names[kMaxNames];  // left uninitialised: [0, count) are set
+  int count = 0;
+  uint64_t sizes = 0;  // bit s: a name of s bytes (s < 64) was seen
+  auto once = [&](const std::string& name) {
+    if (count == kMaxNames) return false;
+    uint64_t bit = uint64_t{1} << (name.size() & 63);
+    if (sizes & bit) {
+      for (int i = 0; i < count; ++i) {
+        if (*names[i] == name) return false;
+      }
+    }
+    sizes |= bit;
+    names[count++] = &name;
+    return true;
+  };
+  bool has_dtype = false;
+  *max = nullptr;
+  for (const Field& f : item.field()) {
+    const std::string& name = f.name();
+    if (!once(name)) return false;
+    std::string_view n = name;
+    const Value& v = f.value();
+    if (n == "dtype") {
+      has_dtype = !compare::IsNull(&v) && !(v.kind_case() == Value::kText && v.text().empty());
+    } else if (n == "type") {
+      if (v.kind_case() == Value::kText && v.text() == "torch.ProcessGroup") return false;
+    } else if (n == "Max") {
+      *max = &f;
+    }
+  }
+  if (!has_dtype) return false;
+  for (const Metric& m : item.metric()) {
+    if (!once(m.name()) || DefaultKeyOf(m.name()) != kNoDefault) return false;
+  }
+  return true;
+}
+
+// Whether FormatValueTo writes "null" for `v`.
+bool FormatsAsNull(const Value& v, std::string* scratch) {
+  switch (v.kind_case()) {
+    case Value::kBoolean:
+    case Value::kInteger:
+    case Value::kNumber: return false;
+    default: FormatValueTo(&v, scratch); return *scratch == "null";
+  }
+}
+
 }  // namespace
+
+void AppendItemJson(const Item& item, CompareMode mode, std::string_view node_name, std::string* out) {
+  thread_local ItemText row;  // the rest: its strings keep their buffers from item to item
+  thread_local std::string scratch;
+  const Field* max = nullptr;
+  if (!OnePass(item, &max)) {
+    FormatItemTo(item, mode, node_name, &row);
+    out->push_back('{');
+    bool first = true;
+    for (const auto& [k, v] : row) {
+      if (!first) out->append(", ");
+      first = false;
+      json::AppendQuoted(k, out, true);
+      out->append(": ");
+      json::AppendQuoted(v, out, true);
+    }
+    out->push_back('}');
+    return;
+  }
+  // A missing or null Max makes the item {"value": "null"} whatever else it holds.
+  if (max == nullptr || FormatsAsNull(max->value(), &scratch)) {
+    out->append("{\"value\": \"null\"}");
+    return;
+  }
+  const bool md5 = mode == MODE_MD5;
+  const bool batch = node_name.find("batch_isend_irecv") != std::string_view::npos;
+  Gathered text(out);
+  text.Put("{");
+  bool first = true;
+  auto key = [&](std::string_view k) {
+    if (!first) text.Put(", ");
+    first = false;
+    text.Quoted(k);
+    text.Put(": ");
+  };
+  uint32_t present = 0;  // bit k: default key k is a field
+  for (const Field& f : item.field()) {
+    std::string_view name = f.name();
+    DefaultKey d = DefaultKeyOf(name);
+    if (d != kNoDefault) present |= 1u << d;
+    if (d == kMd5 && !md5) continue;
+    if (batch && (name == "op" || name == "peer" || name == "tag" || name == "group_id")) continue;
+    key(name);
+    if (d == kDataName) {
+      const Value& v = f.value();
+      std::string_view s = v.text();
+      if (v.kind_case() != Value::kText || !TextKept(s)) {
+        FormatValueTo(&v, &scratch);
+        s = scratch;
+      }
+      text.Quoted(s == "null" || s.empty() ? "-1" : s);
+    } else {
+      PutValue(f.value(), &text, &scratch);
+    }
+  }
+  if (!(present & (1u << kDataName))) key("data_name"), text.Put("\"-1\"");
+  static const char* const kNames[] = {"data_name", "requires_grad", "Max", "Min", "Mean", "Norm"};
+  for (DefaultKey d : {kRequiresGrad, kMin, kMean, kNorm}) {  // Max is a field
+    if (!(present & (1u << d))) key(kNames[d]), text.Put("\"null\"");
+  }
+  if (md5 && !(present & (1u << kMd5))) key("md5"), text.Quoted(compare::ItemMd5(item));
+  for (const Metric& m : item.metric()) {
+    key(m.name());
+    PutMetric(m, &text, &scratch);
+  }
+  text.Put("}");
+}
 
 // An ordered dict of formatted strings whose storage outlives it: emptied
 // and refilled item after item, its strings keep their buffers.
