@@ -381,6 +381,45 @@ size_t PyRound6OrExp6To(double x, char* out) {
   return PyReprTo(rounded, out);
 }
 
+size_t PyFixed6To(double x, char* out) {
+  uint64_t d;
+  int exponent;
+  if (std::isfinite(x) && x != 0 && ShortestDecimal(std::fabs(x), &d, &exponent)) {
+    d = StripZeros(d, &exponent);
+    int n = DecimalLength(d);
+    int keep = n + exponent + 6;  // the digits down to the sixth decimal
+    uint64_t q = 0;                // |x| rounded to six decimals, in millionths
+    bool known = false;
+    if (exponent >= -6) {
+      // As in PyRound6OrExp6To: no digit to drop, x's digits are the nearest below 2^33.
+      known = std::fabs(x) < 0x1p33;
+      if (known) q = d * kPow10[exponent + 6];
+    } else if (keep > 0) {
+      known = RoundShortest(d, n, keep, &q);
+    }
+    if (known) {
+      char* o = out;
+      if (x < 0) *o++ = '-';
+      uint64_t whole = q / 1000000, millionths = q % 1000000;
+      if (whole == 0) {
+        *o++ = '0';
+      } else {
+        int wn = DecimalLength(whole);
+        WriteDigits(whole, wn, o);
+        o += wn;
+      }
+      *o++ = '.';
+      memset(o, '0', 6);
+      if (millionths != 0) {
+        int fn = DecimalLength(millionths);
+        WriteDigits(millionths, fn, o + 6 - fn);
+      }
+      return o + 6 - out;
+    }
+  }
+  return std::to_chars(out, out + kPyFixed6Max, x, std::chars_format::fixed, 6).ptr - out;
+}
+
 std::string Crc32Hex(const std::string& s) {
   static const std::array<uint32_t, 256> table = [] {
     std::array<uint32_t, 256> t{};

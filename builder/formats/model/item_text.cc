@@ -20,8 +20,9 @@ using compare::PyStr;
 // §10.5's rounding of a decimal text: "^\d{1,20}\.\d{1,20}%?$" with more than 6 decimals
 // (the body without its '%').
 bool RoundsDecimals(std::string_view s) {
-  size_t dot = s.find('.');
-  if (dot == std::string_view::npos || dot < 1 || dot > 20) return false;
+  size_t dot = 0;
+  while (dot < s.size() && dot <= 20 && s[dot] != '.') ++dot;
+  if (dot == s.size() || dot < 1 || dot > 20) return false;
   std::string_view body = s;
   if (body.back() == '%') body.remove_suffix(1);
   std::string_view intpart = body.substr(0, dot), frac = body.substr(dot + 1);
@@ -64,9 +65,8 @@ void FormatTextTo(std::string_view s, std::string* out) {
     if (percent) body.remove_suffix(1);
     double x = 0;
     std::from_chars(body.data(), body.data() + body.size(), x);
-    char buf[400];
-    char* end = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed, 6).ptr;
-    out->assign(buf, end);
+    char buf[kPyFixed6Max];
+    out->assign(buf, PyFixed6To(x, buf));
     if (percent) out->push_back('%');
   }
 }
