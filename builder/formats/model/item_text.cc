@@ -254,12 +254,23 @@ DefaultKey DefaultKeyOf(std::string_view k) {
   }
 }
 
-// Whether FormatItemTo's pairs of `item` are its fields in order, less the ones it erases,
-// then the defaults it adds, then its metrics: an item with a dtype (no §4.2 leaf rule
-// applies), not a process group, every field and metric name once, and no metric named
-// as a default. Sets *max to its "Max" field (null when none).
-bool OnePass(const Item& item, const Field** max) {
-  if (item.is_null()) return false;
+// How FormatItemTo's pairs of an item follow from its fields, when they do in one pass.
+enum class Pass {
+  kNone,  // FormatItemTo's way
+  // The fields in order, less the ones erased, then the defaults added, then the metrics:
+  // an item with a dtype (no §4.2 leaf rule applies).
+  kFields,
+  // The same, but for §4.2's plain argument (no dtype; not a torch.Size, slice, ellipsis,
+  // process group, nor a rank argument): every statistic its value's text, its dtype
+  // Python's type name and its shape "[]", in place or added after the defaults.
+  kArgument,
+};
+
+// The Pass of `item`: every field and metric name once, no metric named as a default,
+// "dtype" or "shape", and not a process group. Sets *max and *value to its "Max" and
+// "value" fields (null when none).
+Pass PassOf(const Item& item, const Field** max, const Field** value) {
+  if (item.is_null()) return Pass::kNone;
   constexpr int kMaxNames = 48;
   const std::string* names[kMaxNames];  // left uninitialised: [0, count) are set
   int count = 0;
@@ -277,25 +288,36 @@ bool OnePass(const Item& item, const Field** max) {
     return true;
   };
   bool has_dtype = false;
-  *max = nullptr;
+  std::string_view type;
+  *max = *value = nullptr;
   for (const Field& f : item.field()) {
     const std::string& name = f.name();
-    if (!once(name)) return false;
+    if (!once(name)) return Pass::kNone;
     std::string_view n = name;
     const Value& v = f.value();
     if (n == "dtype") {
       has_dtype = !compare::IsNull(&v) && !(v.kind_case() == Value::kText && v.text().empty());
     } else if (n == "type") {
-      if (v.kind_case() == Value::kText && v.text() == "torch.ProcessGroup") return false;
+      if (v.kind_case() == Value::kText) type = v.text();
     } else if (n == "Max") {
       *max = &f;
+    } else if (n == "value") {
+      *value = &f;
     }
   }
-  if (!has_dtype) return false;
+  if (type == "torch.ProcessGroup") return Pass::kNone;
   for (const Metric& m : item.metric()) {
-    if (!once(m.name()) || DefaultKeyOf(m.name()) != kNoDefault) return false;
+    std::string_view n = m.name();
+    if (!once(m.name()) || DefaultKeyOf(n) != kNoDefault || n == "dtype" || n == "shape") return Pass::kNone;
   }
-  return true;
+  if (has_dtype) return Pass::kFields;
+  std::string_view key = item.key();
+  std::string_view last = key.substr(key.rfind('.') + 1);
+  if (type == "torch.Size" || type == "slice" || type == "ellipsis" || last == "src" || last == "dst" ||
+      last == "group_src" || last == "group_dst") {
+    return Pass::kNone;
+  }
+  return Pass::kArgument;
 }
 
 // Whether FormatValueTo writes "null" for `v`.
@@ -312,9 +334,11 @@ bool FormatsAsNull(const Value& v, std::string* scratch) {
 
 void AppendItemJson(const Item& item, CompareMode mode, std::string_view node_name, std::string* out) {
   thread_local ItemText row;  // the rest: its strings keep their buffers from item to item
-  thread_local std::string scratch;
+  thread_local std::string scratch, stat, type_name;
   const Field* max = nullptr;
-  if (!OnePass(item, &max)) {
+  const Field* value = nullptr;
+  const Pass pass = PassOf(item, &max, &value);
+  if (pass == Pass::kNone) {
     FormatItemTo(item, mode, node_name, &row);
     out->push_back('{');
     bool first = true;
@@ -328,8 +352,21 @@ void AppendItemJson(const Item& item, CompareMode mode, std::string_view node_na
     out->push_back('}');
     return;
   }
-  // A missing or null Max makes the item {"value": "null"} whatever else it holds.
-  if (max == nullptr || FormatsAsNull(max->value(), &scratch)) {
+  // A null Max (missing, or an argument's null value) makes the item {"value": "null"}
+  // whatever else it holds.
+  const bool argument = pass == Pass::kArgument;
+  bool null_max;
+  if (argument) {
+    null_max = value == nullptr;
+    if (!null_max) {
+      FormatValueTo(&value->value(), &stat);
+      null_max = stat == "null";
+      FormatTextTo(PyTypeName(&value->value()), &type_name);
+    }
+  } else {
+    null_max = max == nullptr || FormatsAsNull(max->value(), &scratch);
+  }
+  if (null_max) {
     out->append("{\"value\": \"null\"}");
     return;
   }
@@ -345,6 +382,7 @@ void AppendItemJson(const Item& item, CompareMode mode, std::string_view node_na
     text.Put(": ");
   };
   uint32_t present = 0;  // bit k: default key k is a field
+  bool has_dtype = false, has_shape = false;
   for (const Field& f : item.field()) {
     std::string_view name = f.name();
     DefaultKey d = DefaultKeyOf(name);
@@ -360,15 +398,32 @@ void AppendItemJson(const Item& item, CompareMode mode, std::string_view node_na
         s = scratch;
       }
       text.Quoted(s == "null" || s.empty() ? "-1" : s);
+    } else if (argument && d >= kMax && d <= kNorm) {
+      text.Quoted(stat);
+    } else if (argument && name == "dtype") {
+      has_dtype = true;
+      text.Quoted(type_name);
+    } else if (argument && name == "shape") {
+      has_shape = true;
+      text.Put("\"[]\"");
     } else {
       PutValue(f.value(), &text, &scratch);
     }
   }
   if (!(present & (1u << kDataName))) key("data_name"), text.Put("\"-1\"");
-  static const char* const kNames[] = {"data_name", "requires_grad", "Max", "Min", "Mean", "Norm"};
-  for (DefaultKey d : {kRequiresGrad, kMin, kMean, kNorm}) {  // Max is a field
-    if (!(present & (1u << d))) key(kNames[d]), text.Put("\"null\"");
+  if (!(present & (1u << kRequiresGrad))) key("requires_grad"), text.Put("\"null\"");
+  static const char* const kStats[] = {"Max", "Min", "Mean", "Norm"};
+  for (int d = kMax; d <= kNorm; ++d) {  // an argument's are its value, a tensor's Max is a field
+    if (present & (1u << d)) continue;
+    key(kStats[d - kMax]);
+    if (argument) {
+      text.Quoted(stat);
+    } else {
+      text.Put("\"null\"");
+    }
   }
+  if (argument && !has_dtype) key("dtype"), text.Quoted(type_name);
+  if (argument && !has_shape) key("shape"), text.Put("\"[]\"");
   if (md5 && !(present & (1u << kMd5))) key("md5"), text.Quoted(compare::ItemMd5(item));
   for (const Metric& m : item.metric()) {
     key(m.name());
