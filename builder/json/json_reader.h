@@ -320,8 +320,4 @@ class JsonReader {
 // Writes `s` as a JSON string literal (with quotes) to `out`.
 void AppendQuoted(std::string_view s, std::string* out, bool ascii_only = false);
 
-// Whether AppendQuoted writes `s` as it is between the quotes: no control character, '"' or
-// '\\', nor a byte above 0x7f when ascii_only.
-bool NeedsNoEscape(std::string_view s, bool ascii_only);
-
 }  // namespace graph_ascend::json

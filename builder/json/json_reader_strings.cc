@@ -143,33 +143,6 @@ bool JsonReader::ParseEscaped(size_t start, size_t i, std::string* scratch, std:
   return Fail(start - 1, "unterminated string (truncated file?)");
 }
 
-bool NeedsNoEscape(std::string_view s, bool ascii_only) {
-  // Most texts are short ("Max", "torch.float32"): a word at a time, the last one (or, under
-  // eight bytes, two overlapping halves) read again instead of byte by byte.
-  const char* p = s.data();
-  size_t n = s.size();
-  uint64_t stops = 0;
-  if (n >= 8) {
-    for (size_t i = 0; i + 8 < n; i += 8) stops |= StringStops(Load64(p + i));
-    stops |= StringStops(Load64(p + n - 8));
-  } else if (n >= 4) {
-    uint32_t a, b;
-    memcpy(&a, p, 4);
-    memcpy(&b, p + n - 4, 4);
-    stops = StringStops(a | uint64_t{b} << 32);
-  } else if (n > 0) {
-    uint64_t w = kOnes * 'a';  // plain padding
-    memcpy(&w, p, n);
-    stops = StringStops(w);
-  }
-  if (stops == 0) return true;
-  if (ascii_only) return false;
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\') return false;
-  }
-  return true;
-}
-
 void AppendQuoted(std::string_view s, std::string* out, bool ascii_only) {
   static const char* kHex = "0123456789abcdef";
   out->push_back('"');

@@ -163,6 +163,46 @@ const char* PyTypeName(const Value* v) {
   }
 }
 
+// A text's bytes that matter here, a word at a time (the short texts of an item in one or two
+// words: the last word read again, or padded with 'a' under eight bytes).
+struct TextBytes {
+  bool escaped = false;  // JSON needs an escape: a control character, '"', '\\', non-ASCII
+  bool quote_or_n = false;  // a '\'' or an 'N' ("None"), which §10.5 changes
+};
+
+TextBytes LookAt(std::string_view s) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto zero_byte = [](uint64_t w) { return (w - kOnes) & ~w; };
+  uint64_t escaped = 0, quote_or_n = 0;
+  auto look = [&](uint64_t w) {
+    escaped |= zero_byte(w ^ (kOnes * '"')) | zero_byte(w ^ (kOnes * '\\')) | ((w - kOnes * 0x20) & ~w) | w;
+    quote_or_n |= zero_byte(w ^ (kOnes * '\'')) | zero_byte(w ^ (kOnes * 'N'));
+  };
+  const char* p = s.data();
+  size_t n = s.size();
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      uint64_t w;
+      memcpy(&w, p + i, 8);
+      look(w);
+    }
+    uint64_t w;
+    memcpy(&w, p + n - 8, 8);
+    look(w);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + n - 4, 4);
+    look(a | uint64_t{b} << 32);
+  } else if (n > 0) {
+    uint64_t w = kOnes * 'a';
+    w = (w & ~uint64_t{0xffffff}) | static_cast<unsigned char>(p[0]) |
+        uint64_t{static_cast<unsigned char>(p[n / 2])} << 8 | uint64_t{static_cast<unsigned char>(p[n - 1])} << 16;
+    look(w);
+  }
+  return {(escaped & kHigh) != 0, (quote_or_n & kHigh) != 0};
+}
+
 // Appends to a string through a buffer on the stack: an item is many pieces of a few bytes
 // ("Max", "\": \"", "0.123456"), cheaper gathered than appended one by one.
 class Gathered {
@@ -181,8 +221,10 @@ class Gathered {
     n_ += s.size();
   }
   // `s` as a JSON string, ASCII escapes.
-  void Quoted(std::string_view s) {
-    if (s.size() + 2 <= kSize && json::NeedsNoEscape(s, true)) {
+  void Quoted(std::string_view s) { Quoted(s, LookAt(s).escaped); }
+  // The same, `escaped` being LookAt(s).escaped.
+  void Quoted(std::string_view s, bool escaped) {
+    if (!escaped && s.size() + 2 <= kSize) {
       if (s.size() + 2 > kSize - n_) Flush();
       buf_[n_] = '"';
       memcpy(buf_ + n_ + 1, s.data(), s.size());
@@ -215,7 +257,10 @@ class Gathered {
 
 // FormatTextTo's text, quoted; `scratch` holds it on the way when it is not `s`.
 void PutText(std::string_view s, Gathered* out, std::string* scratch) {
-  if (TextKept(s)) return out->Quoted(s);
+  // TextKept's test, from the one look: no quote nor "None", not " ", no decimal to round.
+  TextBytes bytes = LookAt(s);
+  bool decimal = !s.empty() && s[0] >= '0' && s[0] <= '9' && RoundsDecimals(s);
+  if (!bytes.quote_or_n && s != " " && !decimal) return out->Quoted(s, bytes.escaped);
   FormatTextTo(s, scratch);
   out->Quoted(*scratch);
 }
