@@ -210,7 +210,8 @@ TEST(ItemsJsonTest, OnePassGivesFormatItemsPairs) {
   const std::vector<vis::Value> values = [&] {
     std::vector<vis::Value> v = {text("torch.float32"), text(""), text("None"), text(" "), text("a'b"),
                                  text("0.12345678%"), text("12.3456789"), text("-1"), text("\x01\"\\"),
-                                 text("torch.ProcessGroup"), text("torch.Size"), text("ellipsis"), text("slice"), text("null")};
+                                 text("torch.ProcessGroup"), text("torch.Size"), text("ellipsis"),
+                                 text("slice"),         text("null")};
     vis::Value x;
     for (double d : {0.1234565, -0.0, 1e-5, 2.5, 1e17, std::nan("")}) x.set_number(d), v.push_back(x);
     x.set_integer(-7), v.push_back(x);
@@ -238,9 +239,13 @@ TEST(ItemsJsonTest, OnePassGivesFormatItemsPairs) {
       AddField(&item, "type", text("torch.Tensor"));
       AddField(&item, "dtype", text("torch.float32"));
       AddField(&item, "shape", values[pick(values.size())]);
-      for (const char* s : {"Max", "Min", "Mean", "Norm"}) AddField(&item, s, Num(static_cast<double>(rng() % 1000) / 7));
+      for (const char* s : {"Max", "Min", "Mean", "Norm"}) {
+        AddField(&item, s, Num(static_cast<double>(rng() % 1000) / 7));
+      }
     }
-    for (size_t k = pick(usual ? 3 : 7); k > 0; --k) AddField(&item, names[pick(names.size())], values[pick(values.size())]);
+    for (size_t k = pick(usual ? 3 : 7); k > 0; --k) {
+      AddField(&item, names[pick(names.size())], values[pick(values.size())]);
+    }
     for (size_t k = pick(4); k > 0; --k) {
       vis::Metric* m = item.add_metric();
       m->set_name(pick(4) == 0 ? metric_names[pick(metric_names.size())] : metric_names[pick(3)]);
