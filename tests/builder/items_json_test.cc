@@ -211,7 +211,7 @@ TEST(ItemsJsonTest, OnePassGivesFormatItemsPairs) {
     std::vector<vis::Value> v = {text("torch.float32"), text(""), text("None"), text(" "), text("a'b"),
                                  text("0.12345678%"), text("12.3456789"), text("-1"), text("\x01\"\\"),
                                  text("torch.ProcessGroup"), text("torch.Size"), text("ellipsis"),
-                                 text("slice"),         text("null")};
+                                 text("slice"), text("null")};
     vis::Value x;
     for (double d : {0.1234565, -0.0, 1e-5, 2.5, 1e17, std::nan("")}) x.set_number(d), v.push_back(x);
     x.set_integer(-7), v.push_back(x);
