@@ -20,6 +20,7 @@
 
 #include "base/py_format.h"
 #include "formats/model/foreign_item.h"
+#include "formats/model/item_json.h"
 #include "formats/model/item_text.h"
 #include "json/json_reader.h"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "compare/legend.h"
-#include "formats/model/item_text.h"
+#include "formats/model/item_json.h"
 
 namespace graph_ascend::formats {
 namespace {

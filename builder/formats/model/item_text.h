@@ -38,11 +38,6 @@ class ItemText {
 // FormatItem into `row` (emptied first).
 void FormatItemTo(const Item& item, CompareMode mode, std::string_view node_name, ItemText* row);
 
-// FormatItemTo's pairs as json.dumps writes them ({"k": "v", ...}, ASCII escapes),
-// appended to `out`. The usual items (with a dtype, every name once) are written in one
-// pass, their numbers without escaping; the rest through FormatItemTo.
-void AppendItemJson(const Item& item, CompareMode mode, std::string_view node_name, std::string* out);
-
 // One item as msprobe exports it: ordered key/value strings; a single
 // ("value", "null") for null items.
 std::vector<std::pair<std::string, std::string>> FormatItem(const Item& item, CompareMode mode,
