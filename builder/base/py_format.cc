@@ -246,6 +246,38 @@ char* Layout(uint64_t d, int n, int decpt, char* o) {
   return o + n + 1;
 }
 
+// "{:.6e}"'s layout of the 7 digits q of a value 0.DIGITS * 10^decpt at `o`
+// ("1.234567e-05"). Returns the end.
+char* LayoutExp6(uint64_t q, int decpt, char* o) {
+  WriteDigits(q, 7, o + 1);
+  o[0] = o[1];
+  o[1] = '.';
+  o += 8;
+  *o++ = 'e';
+  int e = decpt - 1;
+  *o++ = e < 0 ? '-' : '+';
+  if (e < 0) e = -e;
+  if (e >= 100) {
+    *o++ = static_cast<char>('0' + e / 100);
+    e %= 100;
+  }
+  memcpy(o, kDigitQuads.data() + 4 * e + 2, 2);
+  return o + 2;
+}
+
+// The shortest digits d (n of them) of x, rounded to their first `keep`
+// (1 <= keep < n), half up: rounding x itself there gives the same unless
+// the dropped digits are exactly a half (then false). A tie of x's exact
+// value H = the kept digits and a 5 would have fewer digits than d, or as
+// many and be nearer x, were it on the other side of x than d: the shortest
+// digits would be H's.
+bool RoundShortest(uint64_t d, int n, int keep, uint64_t* q) {
+  uint64_t p = kPow10[n - keep], r = d % p;
+  if (r == p / 2) return false;
+  *q = d / p + (r > p / 2);
+  return true;
+}
+
 }  // namespace
 
 size_t PyReprTo(double x, char* out) {
@@ -298,6 +330,94 @@ std::string PyExp6(double x) {
   char buf[64];
   // to_chars writes %.6e's text (two exponent digits at least), exactly.
   return std::string(buf, std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific, 6).ptr);
+}
+
+size_t PyRound6OrExp6To(double x, char* out) {
+  if (!std::isfinite(x) || x == 0) return PyReprTo(x, out);  // "nan", "-inf", "-0.0": no exponent, round keeps them
+  char* o = out;
+  if (x < 0) *o++ = '-';
+  uint64_t d;
+  int exponent;  // the shortest digits of |x|: d * 10^exponent
+  if (ShortestDecimal(std::fabs(x), &d, &exponent)) {
+    d = StripZeros(d, &exponent);
+    int n = DecimalLength(d);
+    int decpt = exponent + n;
+    if (decpt <= -4 || decpt > 16) {
+      // repr has an exponent: 7 significant digits.
+      if (n <= 7) return LayoutExp6(d * kPow10[7 - n], decpt, o) - out;
+      uint64_t q;
+      if (RoundShortest(d, n, 7, &q)) {
+        if (q == kPow10[7]) q = kPow10[6], ++decpt;  // 9.9999995 -> 1.000000e+01
+        return LayoutExp6(q, decpt, o) - out;
+      }
+    } else if (exponent >= -6) {
+      // Six decimals or fewer: round(x, 6) is x where the doubles are closer than 1e-6
+      // (below 2^33), the other six-decimal numbers being 1e-6 from x's digits.
+      if (std::fabs(x) < 0x1p33) return Layout(d, n, decpt, o) - out;
+    } else {
+      // decpt > -4: six decimals keep 3 digits at least.
+      uint64_t q;
+      if (RoundShortest(d, n, n + exponent + 6, &q) && q < kPow10[15]) {
+        // A decimal of 15 digits or fewer is the shortest text of its double: the repr of
+        // round(x, 6) is that decimal, q * 10^-6, in fixed notation (1e-4 <= it < 1e16).
+        int e = -6;
+        q = StripZeros(q, &e);
+        int qn = DecimalLength(q);
+        return Layout(q, qn, e + qn, o) - out;
+      }
+    }
+  }
+  // The rest (ties, long results, subnormals, |x| >= 2^33 with few decimals): as PyExp6 and
+  // PyRound6 do it.
+  char repr[kPyReprMax];
+  size_t n = PyReprTo(x, repr);
+  if (memchr(repr, 'e', n) != nullptr) {
+    return std::to_chars(out, out + kPyReprMax, x, std::chars_format::scientific, 6).ptr - out;
+  }
+  char buf[400];
+  char* end = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed, 6).ptr;
+  double rounded = 0;
+  std::from_chars(buf, end, rounded);
+  return PyReprTo(rounded, out);
+}
+
+size_t PyFixed6To(double x, char* out) {
+  uint64_t d;
+  int exponent;
+  if (std::isfinite(x) && x != 0 && ShortestDecimal(std::fabs(x), &d, &exponent)) {
+    d = StripZeros(d, &exponent);
+    int n = DecimalLength(d);
+    int keep = n + exponent + 6;  // the digits down to the sixth decimal
+    uint64_t q = 0;                // |x| rounded to six decimals, in millionths
+    bool known = false;
+    if (exponent >= -6) {
+      // As in PyRound6OrExp6To: no digit to drop, x's digits are the nearest below 2^33.
+      known = std::fabs(x) < 0x1p33;
+      if (known) q = d * kPow10[exponent + 6];
+    } else if (keep > 0) {
+      known = RoundShortest(d, n, keep, &q);
+    }
+    if (known) {
+      char* o = out;
+      if (x < 0) *o++ = '-';
+      uint64_t whole = q / 1000000, millionths = q % 1000000;
+      if (whole == 0) {
+        *o++ = '0';
+      } else {
+        int wn = DecimalLength(whole);
+        WriteDigits(whole, wn, o);
+        o += wn;
+      }
+      *o++ = '.';
+      memset(o, '0', 6);
+      if (millionths != 0) {
+        int fn = DecimalLength(millionths);
+        WriteDigits(millionths, fn, o + 6 - fn);
+      }
+      return o + 6 - out;
+    }
+  }
+  return std::to_chars(out, out + kPyFixed6Max, x, std::chars_format::fixed, 6).ptr - out;
 }
 
 std::string Crc32Hex(const std::string& s) {

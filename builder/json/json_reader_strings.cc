@@ -152,9 +152,17 @@ void AppendQuoted(std::string_view s, std::string* out, bool ascii_only) {
   auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
   for (size_t i = 0; i < s.size(); ++i) {
     // Eight plain bytes at once: none below 0x20, none '"' or '\\', none above 0x7f when ascii_only.
-    while (i + 8 <= s.size()) {
+    // Past the end the last eight bytes are looked at again, or, in a shorter string, plain ones.
+    while (i < s.size()) {
       uint64_t v;
-      memcpy(&v, s.data() + i, 8);
+      if (i + 8 <= s.size()) {
+        memcpy(&v, s.data() + i, 8);
+      } else if (s.size() >= 8) {
+        memcpy(&v, s.data() + s.size() - 8, 8);
+      } else {
+        v = kOnes * 'a';
+        memcpy(&v, s.data() + i, s.size() - i);
+      }
       uint64_t special = ((v - kOnes * 0x20) & ~v & kHigh) | has_zero(v ^ (kOnes * '"')) |
                          has_zero(v ^ (kOnes * '\\')) | (ascii_only ? v & kHigh : 0);
       if (special) break;

@@ -20,7 +20,9 @@
 
 #include "base/py_format.h"
 #include "formats/model/foreign_item.h"
+#include "formats/model/item_json.h"
 #include "formats/model/item_text.h"
+#include "json/json_reader.h"
 
 namespace graph_ascend::formats {
 namespace {
@@ -177,6 +179,88 @@ TEST(ItemsJsonTest, ReusedRowGivesWhatAFreshOneGives) {
                                             {"group_ranks", "[0, 1]"},
                                             {"group_id", "77849d8c"},
                                             {"data_name", "-1"}}));
+}
+
+// AppendItemJson writes the usual items in one pass and the rest through FormatItemTo: both
+// must give FormatItem's pairs as json.dumps writes them. Items drawn from the pieces each rule
+// of FormatItemTo looks at (a dtype or none, null or empty; Max missing or null; data_name
+// null, empty or missing; md5 in md5 mode or not; names twice; metrics named as fields or
+// defaults; process groups, torch.Size, ellipsis, src; batch_isend_irecv's erased fields;
+// texts with quotes, None, long decimals, escapes).
+TEST(ItemsJsonTest, OnePassGivesFormatItemsPairs) {
+  auto reference = [](const vis::Item& item, vis::CompareMode mode, const std::string& node) {
+    std::string out = "{";
+    bool first = true;
+    for (const auto& [k, v] : vis::FormatItem(item, mode, node)) {
+      if (!first) out += ", ";
+      first = false;
+      json::AppendQuoted(k, &out, true);
+      out += ": ";
+      json::AppendQuoted(v, &out, true);
+    }
+    return out + "}";
+  };
+  auto text = [](const std::string& t) {
+    vis::Value v;
+    v.set_text(t);
+    return v;
+  };
+  const std::vector<std::string> names = {"type", "dtype", "shape", "Max", "Min", "Mean", "Norm", "requires_grad",
+                                          "data_name", "md5", "value", "op", "peer", "tag", "group_id", "group_ranks",
+                                          "Max diff", "k\"ey\xc3\xa9"};
+  const std::vector<vis::Value> values = [&] {
+    std::vector<vis::Value> v = {text("torch.float32"), text(""), text("None"), text(" "), text("a'b"),
+                                 text("0.12345678%"), text("12.3456789"), text("-1"), text("\x01\"\\"),
+                                 text("torch.ProcessGroup"), text("torch.Size"), text("ellipsis"),
+                                 text("slice"), text("null")};
+    vis::Value x;
+    for (double d : {0.1234565, -0.0, 1e-5, 2.5, 1e17, std::nan("")}) x.set_number(d), v.push_back(x);
+    x.set_integer(-7), v.push_back(x);
+    x.set_boolean(true), v.push_back(x);
+    x.set_null(true), v.push_back(x);
+    x.set_json("[2, 3]"), v.push_back(x);
+    x.set_json("{\"a\": None}"), v.push_back(x);
+    v.emplace_back();  // no kind
+    return v;
+  }();
+  const std::vector<std::string> metric_names = {"Max diff", "MaxRelativeErr", "Cosine", "Max", "dtype", "md5"};
+  const std::vector<std::pair<std::string, double>> metric_texts = {
+      {"0.0", 0}, {"0.0%", 0}, {"N/A", 0}, {"12", 12}, {"1.5e-05", 1.5e-5}, {"0.123456789%", 0.00123}, {"True", 1},
+      {"nan", 0}, {"-3", -3}, {"", 0}, {"1e", 1}, {" 2.5", 2.5}};
+  std::mt19937_64 rng(29);
+  auto pick = [&rng](size_t n) { return static_cast<size_t>(rng() % n); };
+  for (int i = 0; i < 40000; ++i) {
+    vis::Item item;
+    const char* keys[] = {"T.x.0.forward.input.0", "D.send.0.forward.input.dst", "F.x.0.forward.output.0"};
+    item.set_key(keys[pick(3)]);
+    if (pick(50) == 0) item.set_is_null(true);
+    // Mostly a tensor's fields in their order, with a few changes.
+    bool usual = pick(3) != 0;
+    if (usual) {
+      AddField(&item, "type", text("torch.Tensor"));
+      AddField(&item, "dtype", text("torch.float32"));
+      AddField(&item, "shape", values[pick(values.size())]);
+      for (const char* s : {"Max", "Min", "Mean", "Norm"}) {
+        AddField(&item, s, Num(static_cast<double>(rng() % 1000) / 7));
+      }
+    }
+    for (size_t k = pick(usual ? 3 : 7); k > 0; --k) {
+      AddField(&item, names[pick(names.size())], values[pick(values.size())]);
+    }
+    for (size_t k = pick(4); k > 0; --k) {
+      vis::Metric* m = item.add_metric();
+      m->set_name(pick(4) == 0 ? metric_names[pick(metric_names.size())] : metric_names[pick(3)]);
+      const auto& [t, v] = metric_texts[pick(metric_texts.size())];
+      m->set_text(t);
+      m->set_value(v);
+      m->set_has_value(pick(5) != 0);
+    }
+    vis::CompareMode mode = pick(3) == 0 ? vis::MODE_MD5 : vis::MODE_STATISTICS;
+    std::string node = pick(5) == 0 ? "Distributed.batch_isend_irecv.0.forward" : "T.x.0.forward";
+    std::string got;
+    vis::AppendItemJson(item, mode, node, &got);
+    ASSERT_EQ(got, reference(item, mode, node)) << item.DebugString() << mode << node;
+  }
 }
 
 }  // namespace

@@ -155,5 +155,117 @@ TEST(PyRound6Test, SameAsPrintfThenStrtod) {
   EXPECT_EQ(PyRound6(1e300), reference(1e300));
 }
 
+// msprobe's float text, "{:.6e}" when repr has an exponent, else repr(round(x, 6)), from the
+// shortest digits: Python's texts (python3 -c 'for x in [...]: print(repr(x),
+// f"{x:.6e}" if "e" in repr(x) else repr(round(x, 6)), "%.6f" % x)') at the places where the
+// short way hands over to the long one: digits ending exactly at a half (0.0078125 = 2^-7,
+// 1.2345675e16), carries (0.9999995, 9.99999951e-05), 2^33, 2^52, 1e16, 1e-4, subnormals.
+TEST(PyRound6OrExp6Test, EdgesAsPythonWritesThem) {
+  const struct {
+    double x;
+    const char* python;  // msprobe's rule
+    const char* fixed6;  // "%.6f"
+  } cases[] = {
+      {0.0078125, "0.007812", "0.007812"},
+      {-0.0078125, "-0.007812", "-0.007812"},
+      {5e-07, "5.000000e-07", "0.000000"},
+      {0.00010000005, "0.0001", "0.000100"},
+      {0.0001, "0.0001", "0.000100"},
+      {9.999995e-05, "9.999995e-05", "0.000100"},
+      {9.9999995e-05, "9.999999e-05", "0.000100"},
+      {9.99999951e-05, "1.000000e-04", "0.000100"},
+      {-9.99999951e-05, "-1.000000e-04", "-0.000100"},
+      {0.00099999951, "0.001", "0.001000"},
+      {1.2345675e+16, "1.234568e+16", "12345675000000000.000000"},
+      {1.2345665e+16, "1.234566e+16", "12345665000000000.000000"},
+      {9.9999999e+16, "1.000000e+17", "99999999000000000.000000"},
+      {9999999500000000.0, "9999999500000000.0", "9999999500000000.000000"},
+      {8589934592.0, "8589934592.0", "8589934592.000000"},
+      {8589934591.999999, "8589934591.999999", "8589934591.999999"},
+      {8589934592.000002, "8589934592.000002", "8589934592.000002"},
+      {4294967296.000001, "4294967296.000001", "4294967296.000001"},
+      {0.1234565, "0.123456", "0.123456"},
+      {0.1234575, "0.123457", "0.123457"},
+      {1.0000005, "1.000001", "1.000001"},
+      {2.5000005, "2.500001", "2.500001"},
+      {0.9999995, "1.0", "1.000000"},
+      {0.99999949999, "0.999999", "0.999999"},
+      {999999.9999995, "999999.999999", "999999.999999"},
+      {99999999.9999996, "100000000.0", "100000000.000000"},
+      {123456789.0000005, "123456789.000001", "123456789.000001"},
+      {1e-05, "1.000000e-05", "0.000010"},
+      {1.5e-300, "1.500000e-300", "0.000000"},
+      {5e-324, "4.940656e-324", "0.000000"},
+      {2.2250738585072014e-308, "2.225074e-308", "0.000000"},
+      {4.4e-37, "4.400000e-37", "0.000000"},
+      {3.9e-37, "3.900000e-37", "0.000000"},
+      {4503599627370496.0, "4503599627370496.0", "4503599627370496.000000"},
+      {4503599627370497.0, "4503599627370497.0", "4503599627370497.000000"},
+      {9007199254740992.0, "9007199254740992.0", "9007199254740992.000000"},
+      {1e+16, "1.000000e+16", "10000000000000000.000000"},
+      {9999999999999998.0, "9999999999999998.0", "9999999999999998.000000"},
+      {1.00000005e-05, "1.000000e-05", "0.000010"},
+      {0.0001234565, "0.000123", "0.000123"},
+      {0.000123456, "0.000123", "0.000123"},
+      {12345678.1234565, "12345678.123457", "12345678.123457"},
+      {1.5e-06, "1.500000e-06", "0.000002"},
+      {1.49e-06, "1.490000e-06", "0.000001"},
+      {5.1e-07, "5.100000e-07", "0.000001"},
+      {2.5e-06, "2.500000e-06", "0.000003"},
+      {1234567890.123456, "1234567890.123456", "1234567890.123456"},
+      {-0.0, "-0.0", "-0.000000"},
+      {0.0, "0.0", "0.000000"},
+  };
+  for (const auto& c : cases) {
+    char out[kPyFixed6Max];
+    EXPECT_EQ(std::string(out, PyRound6OrExp6To(c.x, out)), c.python) << PyRepr(c.x);
+    EXPECT_EQ(std::string(out, PyFixed6To(c.x, out)), c.fixed6) << PyRepr(c.x);
+  }
+}
+
+// The short ways against the long ones (to_chars, from_chars, printf) over every exponent, the
+// decimals of 7 to 9 digits whose last is a 5 (the ties of the rounding, and the doubles beside
+// them), and the magnitudes where the short way stops (1e-4, 2^33, 2^52, 1e16).
+TEST(PyRound6OrExp6Test, SameAsTheLongWay) {
+  auto rule = [](double x) { return PyRepr(x).find('e') != std::string::npos ? PyExp6(x) : PyRound6(x); };
+  auto fixed6 = [](double x) {
+    char buf[400];
+    snprintf(buf, sizeof(buf), "%.6f", x);
+    return std::string(buf);
+  };
+  auto same = [&](double x) {
+    char out[kPyFixed6Max];
+    std::string got(out, PyRound6OrExp6To(x, out)), want = rule(x);
+    EXPECT_EQ(got, want) << PyRepr(x);
+    std::string got6(out, PyFixed6To(x, out)), want6 = fixed6(x);
+    EXPECT_EQ(got6, want6) << PyRepr(x);
+    return got == want && got6 == want6;
+  };
+  std::mt19937_64 rng(33);
+  for (int i = 0; i < 200000; ++i) {
+    double x = FromBits(rng());
+    if (std::isfinite(x) && std::fabs(x) < 1e300) ASSERT_TRUE(same(x));
+  }
+  for (int i = 0; i < 300000; ++i) {
+    int digits = 7 + static_cast<int>(rng() % 3);
+    uint64_t m = (rng() % static_cast<uint64_t>(std::pow(10.0, digits - 1))) * 10 + 5;
+    int e = static_cast<int>(rng() % 30) - 18;
+    std::string text = std::to_string(m) + "e" + std::to_string(e);
+    double tie = std::strtod(text.c_str(), nullptr);
+    for (double x : {tie, -tie, std::nextafter(tie, 0.0), std::nextafter(tie, INFINITY)}) ASSERT_TRUE(same(x)) << text;
+  }
+  for (double edge : {1e-4, 0x1p33, 0x1p52, 1e16, 1e-6, 5e-7}) {
+    double x = edge;
+    for (int k = 0; k < 2000; ++k, x = std::nextafter(x, 0.0)) ASSERT_TRUE(same(x));
+    x = edge;
+    for (int k = 0; k < 2000; ++k, x = std::nextafter(x, INFINITY)) ASSERT_TRUE(same(x));
+  }
+  std::uniform_real_distribution<double> unit(1, 10);
+  for (int i = 0; i < 200000; ++i) {
+    double x = unit(rng) * std::pow(10.0, static_cast<int>(rng() % 24) - 6);
+    ASSERT_TRUE(same(x));
+  }
+}
+
 }  // namespace
 }  // namespace graph_ascend

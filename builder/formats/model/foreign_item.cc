@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "compare/legend.h"
-#include "formats/model/item_text.h"
+#include "formats/model/item_json.h"
 
 namespace graph_ascend::formats {
 namespace {
@@ -201,22 +201,12 @@ Status ReadItems(json::JsonReader& r, bool output, google::protobuf::RepeatedPtr
 
 void AppendItemsJson(const google::protobuf::RepeatedPtrField<vis::Item>& items, vis::CompareMode mode,
                      std::string_view node, std::string* out) {
-  thread_local vis::ItemText row;  // its strings keep their buffers from item to item
   out->push_back('{');
   for (int i = 0; i < items.size(); ++i) {
     if (i) out->append(", ");
     json::AppendQuoted(items[i].key(), out, true);
-    out->append(": {");
-    vis::FormatItemTo(items[i], mode, node, &row);
-    bool first = true;
-    for (const auto& [k, v] : row) {
-      if (!first) out->append(", ");
-      first = false;
-      json::AppendQuoted(k, out, true);
-      out->append(": ");
-      json::AppendQuoted(v, out, true);
-    }
-    out->push_back('}');
+    out->append(": ");
+    vis::AppendItemJson(items[i], mode, node, out);
   }
   out->push_back('}');
 }
