@@ -244,7 +244,9 @@ TEST(PyRound6OrExp6Test, SameAsTheLongWay) {
   std::mt19937_64 rng(33);
   for (int i = 0; i < 200000; ++i) {
     double x = FromBits(rng());
-    if (std::isfinite(x) && std::fabs(x) < 1e300) ASSERT_TRUE(same(x));
+    if (std::isfinite(x) && std::fabs(x) < 1e300) {
+      ASSERT_TRUE(same(x));
+    }
   }
   for (int i = 0; i < 300000; ++i) {
     int digits = 7 + static_cast<int>(rng() % 3);
