@@ -177,21 +177,16 @@ Result<GraphResult> RunGraphDb(CompareConfig config, const std::string& output_d
   } else {
     if (options.stage) options.stage("writing .vis.db");
     Status st = Status::Ok();
-    if (rowed != written->outputs) {
-      // Not every file's rows from memory (linked ranks: none): each file streamed in order instead.
-      if (!rowed.empty()) {
-        writer.reset();
-        auto again = formats::VisDbWriter::Create(db);
-        if (again.ok()) {
-          writer = std::move(*again);
-        } else {
-          st = again.error();
-        }
-      }
+    if (rowed.empty()) {
+      // No file's rows from memory (linked ranks): each whole file streamed in order instead.
       for (const std::string& p : written->outputs) {
         if (!st.ok()) break;
         st = writer->AddVis(p);
       }
+    } else if (rowed != written->outputs) {
+      // The files whose rows were written hold no details (WriteRequest::details): they cannot be streamed again.
+      st = Error{db, "", "internal error: the rows of " + std::to_string(rowed.size()) + " of " +
+                             std::to_string(written->outputs.size()) + " graphs were written from memory"};
     }
     if (st.ok()) st = writer->Commit();
     if (st.ok()) {

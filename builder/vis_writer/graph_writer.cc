@@ -337,6 +337,26 @@ Status WriteDetails(VisWriter* w, Packers* packers, DetailChunks* buffers, const
   return WriteBlocks(w, SECTION_NODE_DETAILS, "node details", side_id, &blocks);
 }
 
+// WriteRequest::details false: the compare of each matched NPU node, its
+// metrics kept, and no detail written; chunks claimed in node order (one
+// thread for a serial compare), as WriteDetails claims them.
+void CompareWithoutDetails(const graph::Side& side, const WriteRequest& req, int threads) {
+  const graph::Graph& g = *side.graph;
+  if (!req.compare_pair) return;
+  std::atomic<uint32_t> next_chunk{0};
+  const uint32_t chunks = (g.size() + kChunkNodes - 1) / kChunkNodes;
+  RunOnThreads(req.serial_compare ? 1 : threads, [&](int) {
+    compare::PairMetrics metrics;
+    for (uint32_t c; (c = next_chunk.fetch_add(1)) < chunks;) {
+      for (uint32_t n = c * kChunkNodes, end = std::min(g.size(), n + kChunkNodes); n < end; ++n) {
+        if (g.matched[n] == graph::kNoNode) continue;
+        req.compare_pair(n, &metrics);
+        if (req.kept_metrics) req.kept_metrics->Keep(n, metrics);
+      }
+    }
+  });
+}
+
 Status WriteIndex(VisWriter* w, Packers* packers, Side side_id, const graph::Side& side) {
   const graph::Graph& g = *side.graph;
   uint32_t chunks = (g.size() + kIndexChunkNodes - 1) / kIndexChunkNodes;
@@ -488,12 +508,20 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
   SideDetailWriter direct(*req.npu->pool);
   if (req.kept_metrics) req.kept_metrics->Reset(req.npu->graph->size());
   auto chunks = std::make_unique<DetailChunks>();
-  GA_RETURN_IF_ERROR(
-      WriteDetails(w, &packers, chunks.get(), direct, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
+  if (!req.details) {
+    if (compare) CompareWithoutDetails(*req.npu, req, packers.threads());
+  } else {
+    GA_RETURN_IF_ERROR(
+        WriteDetails(w, &packers, chunks.get(), direct, SIDE_NPU, req.npu, req.bench, req, 0, compare ? 0.5 : 0.9));
+  }
   auto done = [&req](const char* what) {
     if (req.stage_done) req.stage_done(what);
   };
-  done(compare ? "compared and wrote the npu details" : "wrote the details");
+  if (req.details) {
+    done(compare ? "compared and wrote the npu details" : "wrote the details");
+  } else if (compare) {
+    done("compared");
+  }
   if (req.after_compare) req.after_compare();
   if (compare && req.rank_divergence) {
     DivergenceRanking ranking = req.rank_divergence();
@@ -520,7 +548,7 @@ Status WriteVis(const std::string& path, WriteRequest& req) {
     done("ranked the divergences");
   }
   if (req.ckpt) GA_RETURN_IF_ERROR(w->WriteCkpt(*req.ckpt));
-  if (compare) {
+  if (compare && req.details) {
     std::unique_ptr<SideDetailWriter> own;
     if (req.bench->pool != req.npu->pool) own = std::make_unique<SideDetailWriter>(*req.bench->pool);
     GA_RETURN_IF_ERROR(

@@ -43,6 +43,11 @@ struct WriteRequest {
   // the NPU nodes by WriteVis), so that its details can be made again after
   // the write (KeptDetail) without comparing twice.
   compare::KeptMetrics* kept_metrics = nullptr;
+  // False: the compare runs (its metrics kept) but no node details are
+  // written, only the index, stacks, ranking and meta: a scratch file whose
+  // details the caller makes again from memory (KeptDetail), as the .vis.db
+  // path does. Such a file is not a whole .vis: never hand it to a user.
+  bool details = true;
   // compare_pair must run on the calling thread, in node order (tensor
   // compares read .pt files through one source and log in order).
   bool serial_compare = false;

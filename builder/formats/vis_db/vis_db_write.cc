@@ -397,6 +397,9 @@ Result<std::unique_ptr<VisDbWriter>> VisDbWriter::Create(const std::string& path
   // average) lies on its page instead of in overflow pages.
   SqliteFileWriter::Options options;
   options.page_size = 65536;
+  // The index keys of a 10^5-node-a-side graph (~100 MB) sorted in memory: a spill and its merge were
+  // ~5 % of the db path's CPU there, and the peak stays within 2.5x the .vis path's.
+  options.sort_memory = size_t{128} << 20;
   auto file = SqliteFileWriter::Create(path, options);
   if (!file.ok()) return file.error();
   impl->file = std::move(*file);
