@@ -15,53 +15,24 @@
 #include "cli_runner.h"
 #include "formats/foreign_file.h"
 #include "job/graph_job.h"
+#include "sqlite_rows.h"
 #include "test_files.h"
 
 namespace graph_ascend::job {
 namespace {
 
 using testing::Sample;
+using testing::SqlRows;
 using testing::TempDir;
 
 // Every row of every table, in rowid order, each value with its SQLite type; the schema first.
 std::vector<std::string> Rows(const std::string& path) {
-  std::vector<std::string> out;
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    ADD_FAILURE() << "cannot open " << path;
-    sqlite3_close(db);
-    return out;
+  std::vector<std::string> out = SqlRows(path, "SELECT type, name, sql FROM sqlite_master ORDER BY name");
+  for (const std::string& t : SqlRows(path, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")) {
+    // "t<bytes>:<name>|"
+    const std::string table = t.substr(t.find(':') + 1, t.size() - t.find(':') - 2);
+    for (std::string& row : SqlRows(path, "SELECT * FROM " + table + " ORDER BY rowid")) out.push_back(table + " " + row);
   }
-  auto query = [&](const std::string& sql) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
-      ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db);
-      return std::vector<std::string>{};
-    }
-    std::vector<std::string> rows;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-      std::string row;
-      for (int c = 0; c < sqlite3_column_count(s); ++c) {
-        row += std::to_string(sqlite3_column_type(s, c)) + ":";
-        if (const unsigned char* text = sqlite3_column_text(s, c)) {
-          row.append(reinterpret_cast<const char*>(text), sqlite3_column_bytes(s, c));
-        }
-        row += "|";
-      }
-      rows.push_back(std::move(row));
-    }
-    sqlite3_finalize(s);
-    return rows;
-  };
-  std::vector<std::string> tables;
-  for (const std::string& row : query("SELECT type, name, sql FROM sqlite_master ORDER BY name")) {
-    out.push_back(row);
-    if (row.rfind("3:table|", 0) == 0) tables.push_back(row.substr(10, row.find('|', 10) - 10));
-  }
-  for (const std::string& t : tables) {
-    for (std::string& row : query("SELECT * FROM " + t + " ORDER BY rowid")) out.push_back(t + " " + row);
-  }
-  sqlite3_close(db);
   return out;
 }
 

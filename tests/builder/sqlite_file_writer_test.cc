@@ -15,12 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "sqlite_rows.h"
 #include "test_files.h"
 
 namespace graph_ascend::formats {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::SqlRows;
 using testing::TempDir;
 
 // A value the test owns (SqlValue's text is a view).
@@ -105,55 +107,9 @@ void WriteReference(const std::string& path, const Schema& s, const std::vector<
   sqlite3_close(db);
 }
 
-// Every row of `sql`, each value with its type, texts byte for byte.
-std::vector<std::string> Query(const std::string& path, const std::string& sql) {
-  std::vector<std::string> out;
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    ADD_FAILURE() << "cannot open " << path;
-    sqlite3_close(db);
-    return out;
-  }
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
-    ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db);
-    sqlite3_close(db);
-    return out;
-  }
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    std::string line;
-    for (int c = 0; c < sqlite3_column_count(st); ++c) {
-      switch (sqlite3_column_type(st, c)) {
-        case SQLITE_INTEGER: line += "i" + std::to_string(sqlite3_column_int64(st, c)); break;
-        case SQLITE_FLOAT: {
-          char buf[40];
-          snprintf(buf, sizeof(buf), "r%.17g", sqlite3_column_double(st, c));
-          line += buf;
-          break;
-        }
-        case SQLITE_TEXT: {
-          const char* p = reinterpret_cast<const char*>(sqlite3_column_text(st, c));
-          line += "t" + std::to_string(sqlite3_column_bytes(st, c)) + ":" +
-                  std::string(p, static_cast<size_t>(sqlite3_column_bytes(st, c)));
-          break;
-        }
-        case SQLITE_NULL: line += "n"; break;
-        default: line += "?";
-      }
-      line += "|";
-    }
-    out.push_back(line);
-  }
-  if (rc != SQLITE_DONE) ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return out;
-}
-
 std::string IntegrityCheck(const std::string& path) {
   std::string out;
-  for (const std::string& line : Query(path, "PRAGMA integrity_check")) out += line;
+  for (const std::string& line : SqlRows(path, "PRAGMA integrity_check")) out += line;
   return out;
 }
 
@@ -167,15 +123,15 @@ void CheckSameAsSqlite(const Schema& s, const std::vector<Row>& rows, SqliteFile
   WriteReference(theirs, s, rows);
   EXPECT_EQ(IntegrityCheck(ours), "t2:ok|");
   const std::string all = "SELECT rowid, * FROM " + s.table + " ORDER BY rowid";
-  auto got = Query(ours, all);
+  auto got = SqlRows(ours, all);
   EXPECT_EQ(got.size(), rows.size());
-  EXPECT_TRUE(got == Query(theirs, all)) << "the rows differ";
+  EXPECT_TRUE(got == SqlRows(theirs, all)) << "the rows differ";
   for (const Schema::Index& i : s.indexes) {
     const std::string scan = "SELECT rowid FROM " + s.table + " INDEXED BY " + i.name + " ORDER BY " + i.order;
-    EXPECT_TRUE(Query(ours, scan) == Query(theirs, scan)) << i.name << ": the index order differs";
+    EXPECT_TRUE(SqlRows(ours, scan) == SqlRows(theirs, scan)) << i.name << ": the index order differs";
   }
   const std::string master = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid";
-  EXPECT_EQ(Query(ours, master), Query(theirs, master));
+  EXPECT_EQ(SqlRows(ours, master), SqlRows(theirs, master));
   // Nothing but the file: no temporary, no sorted runs.
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir.path())) files += e.path().filename() == "ours.db" ? 1 : 0;
@@ -266,7 +222,7 @@ std::vector<Row> ManyRows(size_t n) {
 // The levels of b-tree `name`, read from the file: from its root down its
 // leftmost children to a leaf.
 int Levels(const std::string& path, const std::string& name) {
-  auto root = Query(path, "SELECT rootpage FROM sqlite_master WHERE name = '" + name + "'");
+  auto root = SqlRows(path, "SELECT rootpage FROM sqlite_master WHERE name = '" + name + "'");
   const std::string bytes = testing::ReadFile(path);
   if (root.size() != 1 || bytes.size() < 100) return 0;
   auto byte = [&bytes](size_t at) -> uint32_t { return at < bytes.size() ? static_cast<uint8_t>(bytes[at]) : 0; };
@@ -377,12 +333,12 @@ TEST(SqliteFileWriter, SeveralTablesInterleaved) {
   }
   ASSERT_TRUE((*w)->Commit().ok());
   EXPECT_EQ(IntegrityCheck(path), "t2:ok|");
-  EXPECT_EQ(Query(path, "SELECT count(*), sum(n) FROM a"), std::vector<std::string>{"i3000|i4498500|"});
+  EXPECT_EQ(SqlRows(path, "SELECT count(*), sum(n) FROM a"), std::vector<std::string>{"i3000|i4498500|"});
   // The row whose id is 'id7' (i * 7919 % 3000 == 7), found through the primary key's index.
-  EXPECT_EQ(Query(path, "SELECT n FROM a WHERE id = 'id7'"), std::vector<std::string>{"i2753|"});
-  EXPECT_EQ(Query(path, "SELECT count(*) FROM b INDEXED BY bx WHERE y > 'id2'"),
-            Query(path, "SELECT count(*) FROM b NOT INDEXED WHERE y > 'id2'"));
-  EXPECT_EQ(Query(path, "SELECT type, name, tbl_name, sql IS NULL FROM sqlite_master ORDER BY rowid"),
+  EXPECT_EQ(SqlRows(path, "SELECT n FROM a WHERE id = 'id7'"), std::vector<std::string>{"i2753|"});
+  EXPECT_EQ(SqlRows(path, "SELECT count(*) FROM b INDEXED BY bx WHERE y > 'id2'"),
+            SqlRows(path, "SELECT count(*) FROM b NOT INDEXED WHERE y > 'id2'"));
+  EXPECT_EQ(SqlRows(path, "SELECT type, name, tbl_name, sql IS NULL FROM sqlite_master ORDER BY rowid"),
             (std::vector<std::string>{"t5:table|t1:a|t1:a|i0|", "t5:index|t20:sqlite_autoindex_a_1|t1:a|i1|",
                                       "t5:table|t1:b|t1:b|i0|", "t5:index|t2:bx|t1:b|i0|"}));
 }
