@@ -5,7 +5,6 @@
 // before the whole file is written are those it then holds.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +27,7 @@ namespace graph_ascend::service {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ExecSql;
 using testing::MsprobeOutput;
 using testing::TempDir;
 // The whole file of a graph opened hierarchy first is written on a thread of
@@ -249,15 +249,6 @@ void ExpectDetailsBeforeTheFillAsAfter(const std::string& db, const std::string&
       ASSERT_EQ(again->SerializeAsString(), early[side == vis::SIDE_BENCH][n]) << g->name(n);
     }
   }
-}
-
-void ExecSql(const std::string& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-  sqlite3_free(err);
-  sqlite3_close(h);
 }
 
 TEST(ForeignFilesOpen, NodeDetailsBeforeTheFillAreTheFilledOnes) {

@@ -4,7 +4,6 @@
 // searched and shown. The log directory is never written.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -20,6 +19,7 @@ namespace graph_ascend::service {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ExecSql;
 using testing::MsprobeOutput;
 using testing::TempDir;
 
@@ -259,17 +259,9 @@ TEST_F(ForeignFilesTest, ADbGraphOpensHierarchyFirstAndItsDetailsFollow) {
 TEST_F(ForeignFilesTest, DamagedItemsOfADbAreAnErrorOfTheDetailsNamingTheFile) {
   std::string db = logs_.Join("run26/damaged.vis.db");
   fs::copy_file(MsprobeOutput("dist_gloo_compare_26.2.0.vis.db"), db);
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(h,
-                         "PRAGMA journal_mode=DELETE; UPDATE tb_nodes SET input_data = '{\"x\": {\"Max\": ' "
-                         "WHERE node_name = 'Distributed.all_reduce.0.forward'",
-                         nullptr, nullptr, &err),
-            SQLITE_OK)
-      << (err ? err : "");
-  sqlite3_free(err);
-  sqlite3_close(h);
+  ExecSql(db,
+          "PRAGMA journal_mode=DELETE; UPDATE tb_nodes SET input_data = '{\"x\": {\"Max\": ' "
+          "WHERE node_name = 'Distributed.all_reduce.0.forward'");
   grpc::Status st = Open("run26/damaged.vis.db");
   ASSERT_TRUE(st.ok()) << st.error_message();
   // The damaged node itself: read from the .vis.db while the whole file is
@@ -372,15 +364,6 @@ TEST_F(ForeignFilesTest, MicroStepsAndLinksOfADb) {
 // reads a .vis.db hierarchy first): an error naming the file and the place,
 // never a crash, and the server goes on serving the good files.
 TEST_F(ForeignFilesTest, DamagedFilesAreAnErrorNamingTheFile) {
-  auto exec = [](const std::string& db, const std::string& sql) {
-    sqlite3* h = nullptr;
-    ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-    char* err = nullptr;
-    EXPECT_EQ(sqlite3_exec(h, ("PRAGMA journal_mode=DELETE; " + sql).c_str(), nullptr, nullptr, &err), SQLITE_OK)
-        << (err ? err : "");
-    sqlite3_free(err);
-    sqlite3_close(h);
-  };
   auto read = [](const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -389,16 +372,17 @@ TEST_F(ForeignFilesTest, DamagedFilesAreAnErrorNamingTheFile) {
   const std::string db = read(MsprobeOutput("dist_gloo_compare_26.2.0.vis.db"));
   std::ofstream(logs_.Join("bad/truncated.vis.db"), std::ios::binary) << db.substr(0, db.size() / 2);
   fs::copy_file(MsprobeOutput("dist_gloo_compare_26.2.0.vis.db"), logs_.Join("bad/no_table.vis.db"));
-  exec(logs_.Join("bad/no_table.vis.db"), "DROP TABLE tb_config");
+  ExecSql(logs_.Join("bad/no_table.vis.db"), "PRAGMA journal_mode=DELETE; DROP TABLE tb_config");
   fs::copy_file(MsprobeOutput("dist_gloo_compare_26.2.0.vis.db"), logs_.Join("bad/no_column.vis.db"));
-  exec(logs_.Join("bad/no_column.vis.db"), "ALTER TABLE tb_nodes DROP COLUMN sub_nodes");
+  ExecSql(logs_.Join("bad/no_column.vis.db"),
+          "PRAGMA journal_mode=DELETE; ALTER TABLE tb_nodes DROP COLUMN sub_nodes");
   const std::string json = read(MsprobeOutput("dist_gloo_compare_8.1.2.vis"));
   std::ofstream(logs_.Join("bad/half.vis"), std::ios::binary) << json.substr(0, json.size() / 2);
   // A matched_node_link naming no node of the other side (the server died of SIGSEGV).
   fs::copy_file(MsprobeOutput("dist_gloo_compare_26.2.0.vis.db"), logs_.Join("bad/link.vis.db"));
-  exec(logs_.Join("bad/link.vis.db"),
-       "UPDATE tb_nodes SET matched_node_link = '[\"Module.no_such_node\"]' "
-       "WHERE node_name = 'Distributed.all_reduce.0.forward' AND data_source = 'NPU'");
+  ExecSql(logs_.Join("bad/link.vis.db"),
+          "PRAGMA journal_mode=DELETE; UPDATE tb_nodes SET matched_node_link = '[\"Module.no_such_node\"]' "
+          "WHERE node_name = 'Distributed.all_reduce.0.forward' AND data_source = 'NPU'");
   // The first link of the file (a list of names, the peer last) names no node.
   std::string relinked = json;
   size_t at = relinked.find("\"matched_node_link\": [");

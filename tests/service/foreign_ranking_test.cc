@@ -6,7 +6,6 @@
 // ranked answers why, in full.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <filesystem>
 #include <shared_mutex>
@@ -25,19 +24,10 @@ namespace graph_ascend::service {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ExecSql;
 using testing::InProcessService;
 using testing::MsprobeOutput;
 using testing::TempDir;
-
-// Runs `sql` on the database `db_path` (a copy: it is written).
-void ExecSql(const std::string& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-  sqlite3_free(err);
-  sqlite3_close(db);
-}
 
 // The entries' names of each graph of `source` as the import writes them, in ReadGraphs' order.
 std::vector<std::vector<std::string>> ImportedRankings(const std::string& source) {

@@ -6,6 +6,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <cmath>
@@ -290,6 +291,15 @@ InProcessService::~InProcessService() {
 std::string MsprobeOutput(const std::string& name) {
   const char* src = getenv("GA_SOURCE_DIR");
   return std::string(src != nullptr ? src : ".") + "/tests/data/msprobe_outputs/" + name;
+}
+
+void ExecSql(const std::string& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(h);
 }
 
 }  // namespace graph_ascend::service::testing

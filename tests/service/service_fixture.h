@@ -92,4 +92,7 @@ class InProcessService {
 // A file of tests/data/msprobe_outputs (msprobe's own .vis.db and JSON .vis), under GA_SOURCE_DIR.
 std::string MsprobeOutput(const std::string& name);
 
+// Runs `sql` on the SQLite file `db` (a copy: it is written); a failure is a test failure.
+void ExecSql(const std::string& db, const std::string& sql);
+
 }  // namespace graph_ascend::service::testing
