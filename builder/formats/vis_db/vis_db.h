@@ -127,8 +127,9 @@ class VisDbNodes {
 // Writes one .vis.db graph by graph, each graph's rows as its nodes come
 // (SqliteFileWriter: SQLite's file format without SQLite, the table pages as
 // they fill, the index keys sorted at Commit): a graph streamed from a .vis
-// never has its details all in memory. A repeated node id is an error at Commit. Temporary file + rename at Commit(); destroyed
-// before, it leaves nothing. Each graph's step and rank come from its
+// never has its details all in memory. A repeated node id is an error at
+// Commit. Temporary file + rename at Commit(); destroyed before, it leaves
+// nothing. Each graph's step and rank come from its
 // FileMeta ("step2" -> 2, "" -> 0); two graphs with the same step and rank
 // are an error. tb_config is the first graph's.
 class VisDbWriter {

@@ -191,13 +191,8 @@ class RowWriter {
       if (!children_.empty()) children_.push_back(']');
       v[kSubNodes] = SqlValue::Text(children_);
       double p = grades ? idx.grade[n] : idx.precision[n];
-      if (side.id != vis::SIDE_NPU || std::isnan(p)) {
-        v[kPrecisionIndex] = SqlValue::Null();
-      } else if (!(idx.flags[n] & vis::FLAG_PRECISION_FLOAT) && p == std::floor(p) && std::fabs(p) < 1e15) {
-        v[kPrecisionIndex] = SqlValue::Integer(static_cast<int64_t>(p));
-      } else {
-        v[kPrecisionIndex] = IntegerColumn(p);
-      }
+      // A whole number (an 8.x index, a 26 grade, or a float one) is stored as an integer.
+      v[kPrecisionIndex] = side.id != vis::SIDE_NPU || std::isnan(p) ? SqlValue::Null() : IntegerColumn(p);
       const char* level = OverflowName(idx.overflow[n]);
       v[kOverflowLevel] = level ? SqlValue::Text(level) : SqlValue::Null();
       // A node's micro step is its top-level ancestor's (our .vis stores it
