@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace graph_ascend::vis {
 
@@ -13,6 +14,45 @@ std::vector<uint32_t> SideIndex::Ancestors(uint32_t n) const {
   }
   std::reverse(out.begin(), out.end());
   return out;
+}
+
+const PartialSideIndex::Known* PartialSideIndex::Find(uint32_t index) const {
+  auto it = std::lower_bound(known.begin(), known.end(), index,
+                             [](const Known& k, uint32_t i) { return k.index < i; });
+  return it != known.end() && it->index == index ? &*it : nullptr;
+}
+
+SideIndex PartialSideIndex::Dense() const {
+  SideIndex idx;
+  idx.name_offset.assign(size + 1, 0);
+  idx.node_type.assign(size, static_cast<uint8_t>(NODE_MODULE));
+  idx.parent.assign(size, -1);
+  idx.child_offset.assign(size + 1, 0);
+  idx.micro_step.assign(size, -1);
+  idx.precision.assign(size, std::numeric_limits<double>::quiet_NaN());
+  idx.overflow.assign(size, 0);
+  idx.matched.assign(size, -1);
+  idx.flags.assign(size, 0);
+  size_t k = 0;
+  for (uint32_t n = 0; n < size; ++n) {
+    const Known* node = k < known.size() && known[k].index == n ? &known[k++] : nullptr;
+    if (node != nullptr) {
+      idx.names += node->name;
+      idx.node_type[n] = node->node_type;
+      idx.micro_step[n] = node->micro_step;
+      idx.precision[n] = node->precision;
+      idx.overflow[n] = node->overflow;
+      idx.matched[n] = node->matched;
+      idx.flags[n] = node->flags;
+      for (uint32_t c : node->children) {
+        idx.children.push_back(c);
+        if (c < size) idx.parent[c] = static_cast<int32_t>(n);
+      }
+    }
+    idx.name_offset[n + 1] = idx.names.size();
+    idx.child_offset[n + 1] = static_cast<uint32_t>(idx.children.size());
+  }
+  return idx;
 }
 
 std::vector<uint32_t> SideIndex::PreOrder() const {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,33 @@ struct SideIndex {
   std::vector<uint32_t> Ancestors(uint32_t n) const;
   // Pre-order from the root (execution order).
   std::vector<uint32_t> PreOrder() const;
+};
+
+// A side index of which only some nodes are known (a .vis.db graph's opening
+// screen, formats::WriteVisDbOpening: a few dozen nodes among 10^5-10^6), so
+// that no column of every node is written twice. `size` nodes; each known one
+// at its index with its columns and children; every other node is nameless:
+// a module with no children, colours or match, whose parent is the known node
+// that lists it (none when no known node does).
+struct PartialSideIndex {
+  struct Known {
+    uint32_t index = 0;
+    std::string name;
+    uint8_t node_type = NODE_MODULE;
+    int32_t micro_step = -1;
+    double precision = std::numeric_limits<double>::quiet_NaN();
+    uint8_t overflow = 0;
+    int32_t matched = -1;
+    uint32_t flags = 0;
+    std::vector<uint32_t> children;
+  };
+  uint32_t size = 0;
+  std::vector<Known> known;  // by index, strictly increasing
+
+  // The known node at `index`, or null.
+  const Known* Find(uint32_t index) const;
+  // Every node's columns (10^5 and more): for checks and tests.
+  SideIndex Dense() const;
 };
 
 // Where parents and children lists fail to describe one forest (a parent

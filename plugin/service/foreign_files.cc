@@ -103,17 +103,21 @@ void WarnUnlessSameIndices(const SideIndexes& opening, const std::string& index)
   std::string wrong;
   if (!b.ok()) return;  // the index's own errors come when it is opened
   for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
-    const vis::SideIndex& a = side == vis::SIDE_NPU ? opening.npu : opening.bench;
-    if (a.size() == 0) continue;
+    const vis::PartialSideIndex& a = side == vis::SIDE_NPU ? opening.npu : opening.bench;
+    if (a.size == 0) continue;
     auto g = SideGraph::Load(**b, side, {});
     if (!g.ok()) return;
-    if (a.size() != (*g)->size()) {
+    if (a.size != (*g)->size()) {
       wrong = "node counts differ";
       break;
     }
-    for (uint32_t n = 0; n < a.size() && wrong.empty(); ++n) {
-      if (!a.Name(n).empty() && a.Name(n) != (*g)->name(n)) wrong = "node " + std::to_string(n);
+    for (const vis::PartialSideIndex::Known& k : a.known) {
+      if (k.name != (*g)->name(k.index)) {
+        wrong = "node " + std::to_string(k.index);
+        break;
+      }
     }
+    if (!wrong.empty()) break;
   }
   if (wrong.empty()) return;
   std::fprintf(stderr,
@@ -425,8 +429,8 @@ Result<ForeignOpen> ForeignFiles::OpeningFirst(const std::string& abs_path, cons
   if (!written->has_value()) return ForeignOpen{};
   const std::string chosen_id = (*written)->id;
   auto sides = std::make_shared<SideIndexes>();
-  sides->npu = std::move((*written)->graph.npu.index);
-  sides->bench = std::move((*written)->graph.bench.index);
+  sides->npu = std::move((*written)->npu);
+  sides->bench = std::move((*written)->bench);
   const std::string index = IndexFileOf(dir, id), full = FileOf(dir, chosen_id), asked = FileOf(dir, id);
   auto publish = [full, asked] {
     if (asked != full) link(full.c_str(), asked.c_str());
@@ -489,7 +493,12 @@ void ForeignFiles::StartFill(const ForeignOpen& opened) {
     if (fill->started_) return;
     fill->started_ = true;
     try {
-      fills_->threads.emplace_back(fill->write_);
+      // Behind the requests: the first screen and what the page asks next
+      // come before the conversion when they want the same cores.
+      fills_->threads.emplace_back([write = fill->write_] {
+        LowerThreadPriority();
+        write();
+      });
       return;
     } catch (const std::exception&) {
       // No thread to be had (std::system_error at a thread or address-space

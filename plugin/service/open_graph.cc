@@ -69,14 +69,16 @@ Result<std::shared_ptr<OpenGraph>> OpenGraph::Open(const std::string& abs_path, 
     progress(0.02 + 0.96 * sum, "reading node index");
   };
   auto load = [&](vis::Side side) {
-    if (index) return SideGraph::FromIndex(side == vis::SIDE_NPU ? index->npu : index->bench, abs_path, side);
+    if (index) return SideGraph::FromPartial(side == vis::SIDE_NPU ? index->npu : index->bench, abs_path, side);
     return SideGraph::Load(*f->reader_, side, [&](double v) { report(side == vis::SIDE_NPU ? 0 : 1, v); });
   };
   Result<std::unique_ptr<SideGraph>> bench = Error{};
   std::optional<BackgroundWork> bench_work;  // on the caller's thread when no thread can be started
-  if (two_sides && !index) {
+  // In memory: a side of a few milliseconds' copying is worth a thread.
+  constexpr uint32_t kThreadWorthy = 1u << 14;
+  if (two_sides && (!index || index->bench.size >= kThreadWorthy)) {
     bench_work.emplace([&] { bench = Guarded(abs_path, [&] { return load(vis::SIDE_BENCH); }); });
-  } else if (two_sides) {  // in memory: no thread worth starting
+  } else if (two_sides) {
     bench = Guarded(abs_path, [&] { return load(vis::SIDE_BENCH); });
   }
   auto npu = Guarded(abs_path, [&] { return load(vis::SIDE_NPU); });

@@ -45,8 +45,8 @@ using NodeDetailFn =
 // foreign_files.h): they replace the index of the file opened, which then
 // holds its meta and stacks (and an index of the root alone).
 struct SideIndexes {
-  vis::SideIndex npu;
-  vis::SideIndex bench;  // empty for a build
+  vis::PartialSideIndex npu;
+  vis::PartialSideIndex bench;  // size 0 for a build
 };
 
 class OpenGraph {

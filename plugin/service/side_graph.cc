@@ -156,51 +156,72 @@ void SideGraph::AppendName(uint32_t i, std::string_view name) {
   names_.push_back('\n');
 }
 
-Result<std::unique_ptr<SideGraph>> SideGraph::FromIndex(const vis::SideIndex& idx, const std::string& path,
-                                                        vis::Side side) {
-  const uint32_t n_total = idx.size();
+Result<std::unique_ptr<SideGraph>> SideGraph::FromPartial(const vis::PartialSideIndex& idx,
+                                                          const std::string& path, vis::Side side) {
+  const uint32_t n = idx.size;
   const std::string where = side == vis::SIDE_NPU ? "NPU node index" : "Bench node index";
-  if (n_total == 0 || idx.name_offset.size() != n_total + 1 || idx.child_offset.size() != n_total + 1 ||
-      idx.node_type.size() != n_total || idx.micro_step.size() != n_total || idx.precision.size() != n_total ||
-      idx.overflow.size() != n_total || idx.matched.size() != n_total || idx.flags.size() != n_total ||
-      idx.names.size() >= std::numeric_limits<uint32_t>::max()) {
-    return MakeError(path, where, "columns of different lengths");
-  }
+  if (n == 0) return MakeError(path, where, "no nodes");
   std::unique_ptr<SideGraph> g(new SideGraph());
-  g->names_.reserve(idx.names.size() + n_total);
-  g->name_offset_.reserve(n_total + 1);
-  for (uint32_t i = 0; i < n_total; ++i) {
-    std::string_view name = idx.Name(i);
-    g->AppendName(i, name);
+  uint64_t children = 0, name_bytes = 0;
+  for (size_t k = 0; k < idx.known.size(); ++k) {
+    const vis::PartialSideIndex::Known& node = idx.known[k];
+    if (node.index >= n || (k > 0 && node.index <= idx.known[k - 1].index)) {
+      return MakeError(path, where, "node " + std::to_string(node.index) + " out of range or out of order");
+    }
+    if (node.flags > 255) return MakeError(path, where, "flags out of range");
+    if (node.overflow > vis::OVERFLOW_CRITICAL) return MakeError(path, where, "overflow_level out of range");
+    children += node.children.size();
+    name_bytes += node.name.size();
   }
+  if (name_bytes + n >= std::numeric_limits<uint32_t>::max() || children >= n) {
+    return MakeError(path, where, "names or children out of range");
+  }
+  // Nameless nodes column-wide, the known ones over them: each column
+  // written once (10^5-10^6 nodes, a few dozen known).
+  g->names_.reserve(name_bytes + n);
+  g->name_offset_.reserve(n + 1);
+  g->child_begin_.reserve(n + 1);
+  g->children_.reserve(children);
+  g->node_type_.assign(n, static_cast<uint8_t>(vis::NODE_MODULE));
+  g->parent_.assign(n, -1);
+  g->micro_step_.assign(n, -1);
+  g->precision_.assign(n, std::numeric_limits<double>::quiet_NaN());
+  g->grade_.assign(n, std::numeric_limits<double>::quiet_NaN());
+  g->overflow_.assign(n, 0);
+  g->matched_.assign(n, -1);
+  g->flags_.assign(n, 0);
+  uint32_t next = 0;  // nodes before it are written
+  auto nameless_to = [&](uint32_t end) {  // an empty line each, no children
+    for (; next < end; ++next) {
+      g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
+      g->names_.push_back('\n');
+      g->child_begin_.push_back(static_cast<uint32_t>(g->children_.size()));
+    }
+  };
+  for (const vis::PartialSideIndex::Known& node : idx.known) {
+    nameless_to(node.index);
+    const uint32_t at = node.index;
+    g->AppendName(at, node.name);
+    g->child_begin_.push_back(static_cast<uint32_t>(g->children_.size()));
+    for (uint32_t c : node.children) {
+      if (c >= n || c == 0 || g->parent_[c] >= 0) {
+        return MakeError(path, where,
+                         "node " + std::to_string(at) + ": child " + std::to_string(c) + " out of range or listed twice");
+      }
+      g->parent_[c] = static_cast<int32_t>(at);
+      g->children_.push_back(c);
+    }
+    g->node_type_[at] = node.node_type;
+    g->micro_step_[at] = node.micro_step;
+    g->precision_[at] = node.precision;
+    g->overflow_[at] = node.overflow;
+    g->matched_[at] = node.matched;
+    g->flags_[at] = static_cast<uint8_t>(node.flags);
+    next = at + 1;
+  }
+  nameless_to(n);
   g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
-  g->node_type_ = idx.node_type;
-  g->parent_ = idx.parent;
-  g->child_begin_.assign(idx.child_offset.begin(), idx.child_offset.end());
-  g->children_ = idx.children;
-  g->micro_step_ = idx.micro_step;
-  g->precision_ = idx.precision;
-  if (idx.grade.size() == n_total) {
-    g->grade_ = idx.grade;
-  } else {
-    g->grade_.assign(n_total, std::numeric_limits<double>::quiet_NaN());
-  }
-  g->overflow_ = idx.overflow;
-  g->matched_ = idx.matched;
-  g->flags_.reserve(n_total);
-  for (uint32_t f : idx.flags) {
-    if (f > 255) return MakeError(path, where, "flags out of range");
-    g->flags_.push_back(static_cast<uint8_t>(f));
-  }
-  for (uint8_t o : g->overflow_) {
-    if (o > vis::OVERFLOW_CRITICAL) return MakeError(path, where, "overflow_level out of range");
-  }
-  if (g->child_begin_.front() != 0 || g->child_begin_.back() != g->children_.size()) {
-    return MakeError(path, where, "children do not add up to child_count");
-  }
-  for (uint32_t i = 0; i < n_total; ++i) {
-    if (g->child_begin_[i + 1] < g->child_begin_[i]) return MakeError(path, where, "children out of order");
-  }
+  g->child_begin_.push_back(static_cast<uint32_t>(g->children_.size()));
   GA_RETURN_IF_ERROR(g->Derive(path, side));
   return g;
 }

@@ -30,10 +30,11 @@ class SideGraph {
   static Result<std::unique_ptr<SideGraph>> Load(const vis::VisReader& reader, vis::Side side,
                                                  const std::function<void(double)>& progress);
 
-  // The same from an index held in memory (a .vis.db graph's opening
-  // screen); `path` and `side` name it in errors.
-  static Result<std::unique_ptr<SideGraph>> FromIndex(const vis::SideIndex& index, const std::string& path,
-                                                      vis::Side side);
+  // The same from an index held in memory of which only some nodes are
+  // known (a .vis.db graph's opening screen); `path` and `side` name it in
+  // errors.
+  static Result<std::unique_ptr<SideGraph>> FromPartial(const vis::PartialSideIndex& index, const std::string& path,
+                                                        vis::Side side);
 
   SideGraph(const SideGraph&) = delete;
   SideGraph& operator=(const SideGraph&) = delete;
@@ -101,7 +102,7 @@ class SideGraph {
 
  private:
   SideGraph() = default;
-  // Load's and FromIndex's end: the hierarchy checked, depths, micro steps, folded names, buckets.
+  // Load's and FromPartial's end: the hierarchy checked, depths, micro steps, folded names, buckets.
   Status Derive(const std::string& path, vis::Side side);
   // Appends node i's name to the '\n'-separated name buffer; a name holding '\n' or '\r' is kept
   // verbatim in odd_names_ and written flattened (breaks as spaces), so the buffer's lines stay nodes.

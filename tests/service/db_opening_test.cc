@@ -9,6 +9,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <future>
 #include <map>
@@ -16,6 +17,7 @@
 
 #include "formats/foreign_file.h"
 #include "graph_service.h"
+#include "side_graph.h"
 #include "service_fixture.h"
 
 namespace graph_ascend::service {
@@ -333,6 +335,106 @@ TEST(DbOpeningSize, OnlyAGraphOfTheOpeningSizeOpensFromItsOpening) {
     const std::string suffix = size > nodes ? ".index.vis" : ".opening.vis";
     EXPECT_EQ(opened->path.substr(opened->path.size() - suffix.size()), suffix) << opened->path;
     ASSERT_NE(opened->details, nullptr);
+  }
+}
+
+// The opening's sides are built from the few nodes known (no column of every
+// node written twice): every column as the dense index of the same nodes has
+// it, nameless nodes included; a partial index that is no forest is an error.
+TEST(SideGraphFromPartial, EveryColumnAsTheDenseIndexHasIt) {
+  vis::PartialSideIndex p;
+  p.size = 10;
+  auto known = [&](uint32_t index, std::string name, std::vector<uint32_t> children) {
+    vis::PartialSideIndex::Known k;
+    k.index = index;
+    k.name = std::move(name);
+    k.children = std::move(children);
+    p.known.push_back(std::move(k));
+    return &p.known.back();
+  };
+  known(0, "DefaultModel", {2, 5});
+  vis::PartialSideIndex::Known* a = known(2, "Module.a.forward.0", {1, 3, 9});
+  a->precision = 0.25;
+  a->matched = 4;
+  a->flags = vis::FLAG_HAS_DATA | vis::FLAG_PRECISION_FLOAT;
+  a->micro_step = 1;
+  vis::PartialSideIndex::Known* b = known(5, "odd\nname", {});
+  b->node_type = static_cast<uint8_t>(vis::NODE_API);
+  b->overflow = static_cast<uint8_t>(vis::OVERFLOW_CRITICAL);
+  known(7, "a peer, no parent", {});
+  const vis::SideIndex dense = p.Dense();
+  auto g = SideGraph::FromPartial(p, "x.vis.db", vis::SIDE_NPU);
+  ASSERT_TRUE(g.ok()) << g.error().ToString();
+  ASSERT_EQ((*g)->size(), dense.size());
+  for (uint32_t n = 0; n < dense.size(); ++n) {
+    SCOPED_TRACE(n);
+    EXPECT_EQ((*g)->name(n), dense.Name(n));
+    EXPECT_EQ((*g)->parent(n), dense.parent[n]);
+    EXPECT_EQ(std::vector<uint32_t>((*g)->children(n), (*g)->children(n) + (*g)->child_count(n)),
+              std::vector<uint32_t>(dense.children.begin() + dense.child_offset[n],
+                                    dense.children.begin() + dense.child_offset[n + 1]));
+    EXPECT_EQ((*g)->node_type(n), dense.node_type[n]);
+    EXPECT_EQ((*g)->micro_step(n), dense.micro_step[n]);
+    EXPECT_EQ((*g)->has_precision(n), !std::isnan(dense.precision[n]));
+    if ((*g)->has_precision(n)) EXPECT_EQ((*g)->precision(n), dense.precision[n]);
+    EXPECT_EQ((*g)->overflow(n), dense.overflow[n]);
+    EXPECT_EQ((*g)->matched(n), dense.matched[n]);
+    EXPECT_EQ((*g)->flags(n), dense.flags[n]);
+  }
+  EXPECT_EQ((*g)->name(5), "odd\nname");
+  EXPECT_EQ((*g)->child_count(0), 2u);
+  EXPECT_EQ((*g)->parent(9), 2);
+  EXPECT_EQ((*g)->depth(9), 2);
+  EXPECT_FALSE((*g)->reachable(7));
+  EXPECT_FALSE((*g)->reachable(6));
+
+  vis::PartialSideIndex twice = p;
+  twice.known[1].children.push_back(5);  // node 5 listed by the root and by node 2
+  vis::PartialSideIndex outside = p;
+  outside.known[1].children.push_back(10);
+  vis::PartialSideIndex unordered = p;
+  std::swap(unordered.known[1], unordered.known[2]);
+  for (const vis::PartialSideIndex* bad : {&twice, &outside, &unordered}) {
+    auto r = SideGraph::FromPartial(*bad, "x.vis.db", vis::SIDE_NPU);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().file, "x.vis.db");
+    EXPECT_EQ(r.error().where, "NPU node index");
+  }
+}
+
+// The opening places nodes by node_order, so a graph whose orders are not as
+// many consecutive numbers as its rows opens from its index instead: the
+// file's only graph (checked against the table's row count) and one graph of
+// a batch (checked side by side); another graph of the same batch still
+// opens from its opening.
+TEST(DbOpeningOrders, OrdersThatAreNotConsecutiveOpenFromTheIndex) {
+  TempDir logs, cache;
+  struct Case {
+    std::string fixture, id, sql, suffix;
+  };
+  const std::string gap_in_step1_rank0 =
+      "PRAGMA journal_mode=DELETE; UPDATE tb_nodes SET node_order = 100000 WHERE step = 1 AND rank = 0 AND up_node = ''";
+  const std::vector<Case> cases = {
+      {"dist_gloo_compare_8.2.1.vis.db", "", "", ".opening.vis"},
+      {"dist_gloo_compare_8.2.1.vis.db", "",
+       "PRAGMA journal_mode=DELETE; UPDATE tb_nodes SET node_order = 100000 WHERE up_node = ''", ".index.vis"},
+      {"dist_gloo_build_26.2.0.vis.db", "",
+       "PRAGMA journal_mode=DELETE; UPDATE tb_nodes SET node_order = node_order + 1 WHERE up_node = ''", ".index.vis"},
+      {"dist_gloo_batch_26.2.0.vis.db", "step1_rank0", gap_in_step1_rank0, ".index.vis"},
+      {"dist_gloo_batch_26.2.0.vis.db", "step0_rank1", gap_in_step1_rank0, ".opening.vis"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    SCOPED_TRACE(c.fixture + " " + c.id + " " + c.sql);
+    const std::string db = logs.Join(std::to_string(i) + ".vis.db");
+    fs::copy_file(MsprobeOutput(c.fixture), db);
+    if (!c.sql.empty()) testing::ExecSql(db, c.sql);
+    auto foreign = ForeignFiles::Open(cache.Join("c" + std::to_string(i)), logs.path(), 0);
+    ASSERT_TRUE(foreign.ok()) << foreign.error().ToString();
+    auto opened = foreign->Converted(db, c.id);
+    ASSERT_TRUE(opened.ok()) << opened.error().ToString();
+    ASSERT_GE(opened->path.size(), c.suffix.size());
+    EXPECT_EQ(opened->path.substr(opened->path.size() - c.suffix.size()), c.suffix) << opened->path;
   }
 }
 

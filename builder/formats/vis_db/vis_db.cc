@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <optional>
@@ -72,6 +73,46 @@ std::string_view View(sqlite3_stmt* s, int col) {
   const unsigned char* t = sqlite3_column_text(s, col);
   if (t == nullptr) return {};
   return {reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s, col))};
+}
+
+std::optional<uint64_t> CountStringList(std::string_view text) {
+  if (text.empty()) return 0;  // as ReadRow: no list, no children
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  auto skip_space = [&] {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) ++p;
+  };
+  skip_space();
+  if (p == end || *p++ != '[') return std::nullopt;
+  skip_space();
+  uint64_t count = 0;
+  if (p < end && *p == ']') {
+    ++p;
+  } else {
+    for (;;) {
+      if (p == end || *p++ != '"') return std::nullopt;
+      for (;;) {  // to the closing quote: one preceded by an even run of backslashes
+        const char* q = static_cast<const char*>(memchr(p, '"', static_cast<size_t>(end - p)));
+        if (q == nullptr) return std::nullopt;
+        const char* b = q;
+        while (b > p && b[-1] == '\\') --b;
+        p = q + 1;
+        if ((q - b) % 2 == 0) break;
+      }
+      ++count;
+      skip_space();
+      if (p == end) return std::nullopt;
+      if (*p == ']') {
+        ++p;
+        break;
+      }
+      if (*p++ != ',') return std::nullopt;
+      skip_space();
+    }
+  }
+  skip_space();
+  if (p != end) return std::nullopt;
+  return count;
 }
 
 namespace {
@@ -169,7 +210,7 @@ std::string SelectNodes(const Schema& schema, bool items, NodeRead read = NodeRe
          std::string(stack_table ? "stack_id" : "stack_info") + ", " + Column(schema, "parallel_merge_info") + ", " +
          Column(schema, "matched_distributed") + ", " + item_columns + ", data_source, " +
          Column(schema, "dump_data_dir") + (read != NodeRead::kWhole ? ", node_order" : "") +
-         (counted ? ", json_array_length(NULLIF(sub_nodes, ''))" : "") + " FROM tb_nodes";
+         (counted ? ", sub_nodes" : "") + " FROM tb_nodes";
 }
 
 }  // namespace
@@ -184,10 +225,14 @@ Result<Stmt> PrepareNodes(sqlite3* db, const std::string& path, const Schema& sc
 
 Result<Stmt> PrepareNode(sqlite3* db, const std::string& path, const Schema& schema, NodeRead read) {
   // Index3's order (node_order, equal ones by rowid) through index2: "+node_order"
-  // is no column, so SQLite seeks the name and sorts its few rows.
+  // is no column, so SQLite seeks the name and sorts its few rows. The placed
+  // reads want exactly one row and no order: no sorter, which would copy every
+  // column of the row (a module's sub_nodes can be megabytes).
   std::string sql = SelectNodes(schema, read == NodeRead::kWhole, read) +
-                    " WHERE step = ? AND rank = ? AND data_source = ? AND node_name = ? ORDER BY " +
-                    (schema.node_columns.count("node_order") ? "+node_order, rowid" : "rowid");
+                    " WHERE step = ? AND rank = ? AND data_source = ? AND node_name = ?";
+  if (read == NodeRead::kWhole) {
+    sql += std::string(" ORDER BY ") + (schema.node_columns.count("node_order") ? "+node_order, rowid" : "rowid");
+  }
   return Prepare(db, path, sql, "table tb_nodes");
 }
 

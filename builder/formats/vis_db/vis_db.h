@@ -19,6 +19,7 @@
 
 #include "base/status.h"
 #include "formats/model/graph_file.h"
+#include "vis/vis_index.h"
 
 namespace graph_ascend::formats {
 
@@ -68,24 +69,27 @@ Result<std::vector<std::string>> ConvertVisDbIndex(const std::string& path,
 
 // The opening screen of one graph, read straight from SQLite for the service
 // while ConvertVisDbIndex converts the whole index (a few indexed queries,
-// whatever the graph's size): each side's index of the graph's node count,
-// where the root, its children and the nodes they are matched with stand at
-// the indices ConvertVisDbIndex gives them (their rank in node_order, the
-// root first), with their rows' hierarchy, colours and stacks. Every other
-// node is nameless; the children a loaded node lists hang from it as
-// nameless nodes, so that it shows as expandable. `id` picks the graph as
+// whatever the graph's size): each side's index of the graph's node count
+// (vis::PartialSideIndex), where the root, its children and the nodes they
+// are matched with are known at the indices ConvertVisDbIndex gives them
+// (their rank in node_order, the root first), with their rows' hierarchy and
+// colours. Every other node is nameless; the children a loaded node lists
+// hang from it as nameless nodes, so that it shows as expandable. `id` picks the graph as
 // the service names it ("step0_rank1"; "" the first or only one).
 struct DbOpening {
   std::string id;  // the graph's ("" for the only graph of the file)
-  GraphFile graph;  // meta, and each side's index and stacks (no details)
+  vis::FileMeta meta;
+  vis::PartialSideIndex npu, bench;  // bench: size 0 for a build
 };
 // Reads it and writes `out`: a .vis of its meta, its stacks and each side's
 // root alone (the service opens it with the indexes held in memory). Nothing
 // (nullopt, nothing written) when node_order cannot give those indices (no
 // node_order column, a side's orders not as many consecutive numbers as it
 // has rows, a repeated name among the nodes read, no DefaultModel) or a side
-// has fewer than `min_nodes` nodes. The service checks the indices against
-// the whole index.
+// has fewer than `min_nodes` nodes. For the file's only graph the rows are
+// counted for both sides together (the table's count, which SQLite gives
+// without visiting rows): a gap on one side and a repeat on the other pass.
+// The service checks the indices against the whole index.
 Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, const std::string& id,
                                                    uint64_t min_nodes, const std::string& out);
 

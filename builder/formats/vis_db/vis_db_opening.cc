@@ -1,6 +1,6 @@
 // WriteVisDbOpening (vis_db.h): the opening screen of a graph from a few
 // indexed queries (index2 by name, index3 for a side's orders, index4 for the
-// graph), whatever the graph's size.
+// graph), whatever the graph's size; the two sides on two connections.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -62,12 +62,12 @@ bool Number(std::string_view text, std::string_view prefix, int64_t* out) {
 // Reads node `name` of `side` through `st` (PrepareNode's kPlaced, or
 // kPlacedCounted: its children are counted, not named). False in *ok when it
 // is not exactly one row, or SQLite cannot read it: the conversion says why.
-Status ReadNode(const DbFile& f, sqlite3_stmt* st, bool counted, const DbGraphKey& key, Side* side,
+Status ReadNode(sqlite3* db, const RowContext& ctx, sqlite3_stmt* st, bool counted, const DbGraphKey& key, Side* side,
                 const std::string& name, bool* ok) {
   *ok = false;
   GA_RETURN_IF_ERROR(Bind(st, key, side->source));
   if (sqlite3_bind_text(st, 4, name.data(), static_cast<int>(name.size()), SQLITE_TRANSIENT) != SQLITE_OK) {
-    return DbError(f.ctx.path, f.db.get(), "table tb_nodes, node '" + name + "'");
+    return DbError(ctx.path, db, "table tb_nodes, node '" + name + "'");
   }
   Loaded l;
   vis::NodeDetail detail;
@@ -75,10 +75,14 @@ Status ReadNode(const DbFile& f, sqlite3_stmt* st, bool counted, const DbGraphKe
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (++rows > 1) break;  // a repeated name merges records: left to the conversion
     l.node.name = name;
-    Status read = ReadRow(st, f.ctx, &side->rows, &l.node, &detail, false);
+    Status read = ReadRow(st, ctx, &side->rows, &l.node, &detail, false);
     if (!read.ok()) rows = 2;
     l.order = sqlite3_column_int64(st, kOrder);
-    if (counted) l.child_count = static_cast<uint64_t>(std::max<int64_t>(0, sqlite3_column_int64(st, kChildCount)));
+    if (counted) {
+      std::optional<uint64_t> count = CountStringList(View(st, kChildList));
+      if (!count) rows = 2;  // not a list of names: the conversion says so
+      l.child_count = count.value_or(0);
+    }
   }
   sqlite3_reset(st);
   if ((rc != SQLITE_DONE && rc != SQLITE_ROW) || rows != 1 || l.order < side->min_order || l.order > side->max_order) {
@@ -87,6 +91,40 @@ Status ReadNode(const DbFile& f, sqlite3_stmt* st, bool counted, const DbGraphKe
   l.node.detail = std::move(detail);
   side->by_name.emplace(name, side->loaded.size());
   side->loaded.push_back(std::move(l));
+  *ok = true;
+  return Status::Ok();
+}
+
+// Reads a side's span of orders, its root and the root's children through
+// `db`. False in *ok when the side cannot open this way.
+Status ReadSide(sqlite3* db, const DbFile& f, const DbGraphKey& key, uint64_t min_nodes, Side* side, bool* ok) {
+  *ok = false;
+  const std::string& path = f.ctx.path;
+  auto lo = One(db, path, "SELECT min(node_order) FROM tb_nodes WHERE step = ? AND rank = ? AND data_source = ?", key,
+                side->source);
+  if (!lo.ok()) return lo.error();
+  auto hi = One(db, path, "SELECT max(node_order) FROM tb_nodes WHERE step = ? AND rank = ? AND data_source = ?", key,
+                side->source);
+  if (!hi.ok()) return hi.error();
+  if (!lo->has_value() || !hi->has_value()) return Status::Ok();
+  side->min_order = **lo;
+  side->max_order = **hi;
+  const uint64_t n = static_cast<uint64_t>(side->max_order - side->min_order) + 1;
+  if (side->max_order < side->min_order || n < min_nodes || n >= (uint64_t{1} << 31)) return Status::Ok();
+  auto whole = PrepareNode(db, path, f.schema, NodeRead::kPlaced);  // the root: its children's names
+  if (!whole.ok()) return whole.error();
+  auto counted = PrepareNode(db, path, f.schema, NodeRead::kPlacedCounted);
+  if (!counted.ok()) return counted.error();
+  bool read = false;
+  GA_RETURN_IF_ERROR(ReadNode(db, f.ctx, whole->get(), false, key, side, "DefaultModel", &read));
+  if (!read) return Status::Ok();
+  side->loaded.front().children_loaded = true;
+  const std::vector<std::string> kids = side->loaded.front().node.children;
+  for (const std::string& c : kids) {
+    if (side->by_name.count(c)) return Status::Ok();
+    GA_RETURN_IF_ERROR(ReadNode(db, f.ctx, counted->get(), true, key, side, c, &read));
+    if (!read) return Status::Ok();
+  }
   *ok = true;
   return Status::Ok();
 }
@@ -101,114 +139,91 @@ void Place(Side& side) {
   }
 }
 
-// The side's index: loaded nodes at their places, nameless ones elsewhere.
-// False in *ok when the places collide or the nameless nodes do not fit.
-Status BuildIndex(Side& side, const Side* other, GraphSide* out, bool* ok) {
+// The side's index: loaded nodes at their places, nameless ones elsewhere
+// (vis::PartialSideIndex: no column of every node). False in *ok when the
+// places collide or the nameless nodes do not fit.
+Status BuildIndex(const Side& side, const Side* other, vis::PartialSideIndex* out, bool* ok) {
   *ok = false;
   const uint64_t n = static_cast<uint64_t>(side.max_order - side.min_order) + 1;
-  std::vector<int32_t> slot(n, -1);  // node -> its loaded node
-  for (size_t i = 0; i < side.loaded.size(); ++i) {
-    const uint32_t at = side.loaded[i].at;
-    if (at >= n || slot[at] >= 0) return Status::Ok();
-    slot[at] = static_cast<int32_t>(i);
-  }
-  // Children each loaded node lists: loaded ones where they stand, the others nameless in free places.
-  std::vector<int32_t> parent(n, -1);
-  std::vector<std::vector<uint32_t>> children(side.loaded.size());
-  uint64_t free_at = 0;
-  for (size_t i = 0; i < side.loaded.size(); ++i) {
-    const Loaded& l = side.loaded[i];
-    const uint64_t count = l.children_loaded ? l.node.children.size() : l.child_count;
-    for (uint64_t k = 0; k < count; ++k) {
-      uint32_t child;
-      if (l.children_loaded) {
-        auto found = side.by_name.find(l.node.children[k]);
-        if (found == side.by_name.end()) return Status::Ok();
-        child = side.loaded[found->second].at;
-      } else {
-        while (free_at < n && (slot[free_at] >= 0 || parent[free_at] >= 0)) ++free_at;
-        if (free_at >= n) return Status::Ok();
-        child = static_cast<uint32_t>(free_at);
-      }
-      if (parent[child] >= 0) return Status::Ok();
-      parent[child] = static_cast<int32_t>(l.at);
-      children[i].push_back(child);
-    }
-  }
-  // Nameless nodes everywhere (column-wide fills), then the loaded ones, a
-  // few among n, over them in index order.
-  vis::SideIndex& idx = out->index;
-  idx.name_offset.assign(n + 1, 0);
-  idx.child_offset.assign(n + 1, 0);
-  idx.node_type.assign(n, static_cast<uint8_t>(vis::NODE_MODULE));
-  idx.parent = std::move(parent);
-  idx.micro_step.assign(n, -1);
-  idx.precision.assign(n, std::numeric_limits<double>::quiet_NaN());
-  idx.overflow.assign(n, 0);
-  idx.matched.assign(n, -1);
-  idx.flags.assign(n, 0);
   std::vector<size_t> in_order(side.loaded.size());
   for (size_t i = 0; i < in_order.size(); ++i) in_order[i] = i;
   std::sort(in_order.begin(), in_order.end(),
             [&](size_t a, size_t b) { return side.loaded[a].at < side.loaded[b].at; });
-  uint64_t next = 0;  // the offsets of nodes before it are set
-  auto nameless_to = [&](uint64_t end) {  // nodes [next, end): no name, no children
-    std::fill(idx.name_offset.begin() + static_cast<std::ptrdiff_t>(next) + 1,
-              idx.name_offset.begin() + static_cast<std::ptrdiff_t>(end) + 1, idx.names.size());
-    std::fill(idx.child_offset.begin() + static_cast<std::ptrdiff_t>(next) + 1,
-              idx.child_offset.begin() + static_cast<std::ptrdiff_t>(end) + 1,
-              static_cast<uint32_t>(idx.children.size()));
-    next = end;
-  };
-  for (size_t i : in_order) {
+  std::vector<uint32_t> taken;  // the loaded nodes' places, increasing
+  std::vector<size_t> slot(side.loaded.size());  // loaded node -> its entry in out->known
+  for (size_t j = 0; j < in_order.size(); ++j) {
+    const uint32_t at = side.loaded[in_order[j]].at;
+    if (at >= n || (!taken.empty() && taken.back() == at)) return Status::Ok();
+    taken.push_back(at);
+    slot[in_order[j]] = j;
+  }
+  out->size = static_cast<uint32_t>(n);
+  out->known.assign(side.loaded.size(), {});
+  // Children each loaded node lists: loaded ones where they stand (the root's:
+  // distinct nodes other than the root, ReadSide checks), the others nameless
+  // in the free places in turn. A forest by construction.
+  uint64_t free_at = 0;
+  size_t next_taken = 0;
+  for (size_t i = 0; i < side.loaded.size(); ++i) {
     const Loaded& l = side.loaded[i];
-    const uint32_t at = l.at;
+    vis::PartialSideIndex::Known& k = out->known[slot[i]];
+    const uint64_t count = l.children_loaded ? l.node.children.size() : l.child_count;
+    k.children.reserve(count);
+    for (uint64_t c = 0; c < count; ++c) {
+      if (l.children_loaded) {
+        auto found = side.by_name.find(l.node.children[c]);
+        if (found == side.by_name.end()) return Status::Ok();
+        k.children.push_back(side.loaded[found->second].at);
+        continue;
+      }
+      for (;;) {  // the next place no loaded node holds
+        while (next_taken < taken.size() && taken[next_taken] < free_at) ++next_taken;
+        if (next_taken == taken.size() || taken[next_taken] != free_at) break;
+        ++free_at;
+      }
+      if (free_at >= n) return Status::Ok();
+      k.children.push_back(static_cast<uint32_t>(free_at++));
+    }
     const ForeignNode& node = l.node;
     if (!vis::NodeType_IsValid(static_cast<int>(node.node_type)) || node.node_type > 255 ||
         node.overflow > vis::OVERFLOW_CRITICAL || node.micro_step < -1) {
       return Status::Ok();  // the conversion says what is wrong
     }
-    nameless_to(at);
-    idx.names += node.name;
-    idx.name_offset[at + 1] = idx.names.size();
-    idx.node_type[at] = static_cast<uint8_t>(node.node_type);
-    for (uint32_t c : children[i]) idx.children.push_back(c);
-    idx.child_offset[at + 1] = static_cast<uint32_t>(idx.children.size());
-    idx.micro_step[at] = node.micro_step;
-    idx.precision[at] = node.precision;
-    idx.overflow[at] = static_cast<uint8_t>(node.overflow);
+    k.index = l.at;
+    k.name = node.name;
+    k.node_type = static_cast<uint8_t>(node.node_type);
+    k.micro_step = node.micro_step;
+    k.precision = node.precision;
+    k.overflow = static_cast<uint8_t>(node.overflow);
     if (other != nullptr && !node.matched.empty()) {
       auto peer = other->by_name.find(node.matched);
       if (peer == other->by_name.end()) return Status::Ok();
-      idx.matched[at] = static_cast<int32_t>(other->loaded[peer->second].at);
+      k.matched = static_cast<int32_t>(other->loaded[peer->second].at);
     }
     uint32_t flags = 0;
     if (node.has_data) flags |= vis::FLAG_HAS_DATA;
     if (node.precision_float && !std::isnan(node.precision)) flags |= vis::FLAG_PRECISION_FLOAT;
     if (node.distributed || node.detail.distributed_size() > 0) flags |= vis::FLAG_DISTRIBUTED;
-    idx.flags[at] = flags;
-    next = at + 1;
+    k.flags = flags;
   }
-  nameless_to(n);
-  if (vis::FindForestFault(idx)) return Status::Ok();
-  out->stacks = side.rows.builder.stacks();
   *ok = true;
   return Status::Ok();
 }
 
 // The root of `idx` alone.
-vis::SideIndex RootOf(const vis::SideIndex& idx) {
+vis::SideIndex RootOf(const vis::PartialSideIndex& idx) {
+  const vis::PartialSideIndex::Known& r = idx.known.front();
   vis::SideIndex root;
-  root.names = std::string(idx.Name(0));
+  root.names = r.name;
   root.name_offset = {0, root.names.size()};
-  root.node_type = {idx.node_type[0]};
+  root.node_type = {r.node_type};
   root.parent = {-1};
   root.child_offset = {0, 0};
-  root.micro_step = {idx.micro_step[0]};
-  root.precision = {idx.precision[0]};
-  root.overflow = {idx.overflow[0]};
+  root.micro_step = {r.micro_step};
+  root.precision = {r.precision};
+  root.overflow = {r.overflow};
   root.matched = {-1};
-  root.flags = {idx.flags[0]};
+  root.flags = {r.flags};
   return root;
 }
 
@@ -252,50 +267,43 @@ Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, cons
     meta.set_rank("rank" + std::to_string(key.rank));
   }
   const bool compare = meta.kind() == vis::GRAPH_COMPARE;
+  const int side_count = compare ? 2 : 1;
   Side sides[2] = {{"NPU", {}, 0, 0, {}, {}}, {"Bench", {}, 0, 0, {}, {}}};
-  // Each side's row count (a scan of index3, the longest query here) runs
-  // on a connection of its own beside the reads below; checked before the
-  // places are given.
+  // A graph of a file of several: each side's row count (a scan of index3,
+  // the longest query here) on a connection of its own beside the reads
+  // below; checked before the places are given.
   Result<std::optional<int64_t>> counts[2] = {Error{}, Error{}};
-  BackgroundWork counting([&] {
-    auto own = OpenReadOnly(path);
-    for (int s = 0; s < (compare ? 2 : 1); ++s) {
-      counts[s] = own.ok() ? One(own->get(), path,
-                                 "SELECT count(*) FROM tb_nodes WHERE step = ? AND rank = ? AND data_source = ?", key,
-                                 sides[s].source)
-                           : Result<std::optional<int64_t>>(own.error());
-    }
-  });
-  auto whole = PrepareNode(db, path, f.schema, NodeRead::kPlaced);  // the root: its children's names
-  if (!whole.ok()) return whole.error();
-  auto counted = PrepareNode(db, path, f.schema, NodeRead::kPlacedCounted);
-  if (!counted.ok()) return counted.error();
-  for (int s = 0; s < (compare ? 2 : 1); ++s) {
-    Side& side = sides[s];
-    // A side's orders are min..max over its rows.
-    auto lo = One(db, path, "SELECT min(node_order) FROM tb_nodes WHERE step = ? AND rank = ? AND data_source = ?",
-                  key, side.source);
-    if (!lo.ok()) return lo.error();
-    auto hi = One(db, path, "SELECT max(node_order) FROM tb_nodes WHERE step = ? AND rank = ? AND data_source = ?",
-                  key, side.source);
-    if (!hi.ok()) return hi.error();
-    if (!lo->has_value() || !hi->has_value()) return none;
-    side.min_order = **lo;
-    side.max_order = **hi;
-    const uint64_t n = static_cast<uint64_t>(side.max_order - side.min_order) + 1;
-    if (side.max_order < side.min_order || n < min_nodes || n >= (uint64_t{1} << 31)) return none;
-    bool ok = false;
-    GA_RETURN_IF_ERROR(ReadNode(f, whole->get(), false, key, &side, "DefaultModel", &ok));
-    if (!ok) return none;
-    side.loaded.front().children_loaded = true;
-    const std::vector<std::string> kids = side.loaded.front().node.children;
-    for (const std::string& c : kids) {
-      if (side.by_name.count(c)) return none;
-      GA_RETURN_IF_ERROR(ReadNode(f, counted->get(), true, key, &side, c, &ok));
-      if (!ok) return none;
-    }
+  std::optional<BackgroundWork> counting;
+  if (several) {
+    counting.emplace([&] {
+      auto own = OpenReadOnly(path);
+      for (int s = 0; s < side_count; ++s) {
+        counts[s] = own.ok() ? One(own->get(), path,
+                                   "SELECT count(*) FROM tb_nodes WHERE step = ? AND rank = ? AND data_source = ?",
+                                   key, sides[s].source)
+                             : Result<std::optional<int64_t>>(own.error());
+      }
+    });
   }
+  // The sides are read side by side, the Bench side on a connection of its own.
+  Status bench_read = Status::Ok();
+  bool read[2] = {false, false};
+  std::optional<BackgroundWork> bench_work;
   if (compare) {
+    bench_work.emplace([&] {
+      auto own = OpenReadOnly(path);
+      bench_read = own.ok() ? ReadSide(own->get(), f, key, min_nodes, &sides[1], &read[1]) : Status(own.error());
+    });
+  }
+  GA_RETURN_IF_ERROR(ReadSide(db, f, key, min_nodes, &sides[0], &read[0]));
+  if (bench_work) {
+    GA_RETURN_IF_ERROR(bench_work->Join(path));
+    GA_RETURN_IF_ERROR(bench_read);
+  }
+  if (!read[0] || (compare && !read[1])) return none;
+  if (compare) {
+    auto counted = PrepareNode(db, path, f.schema, NodeRead::kPlacedCounted);
+    if (!counted.ok()) return counted.error();
     // The peers the loaded nodes are matched with, on the other side (nameless children: they are not shown).
     for (int s = 0; s < 2; ++s) {
       Side& other = sides[1 - s];
@@ -304,49 +312,63 @@ Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, cons
         const std::string peer = sides[s].loaded[i].node.matched;
         if (peer.empty() || other.by_name.count(peer)) continue;
         bool ok = false;
-        GA_RETURN_IF_ERROR(ReadNode(f, counted->get(), true, key, &other, peer, &ok));
+        GA_RETURN_IF_ERROR(ReadNode(db, f.ctx, counted->get(), true, key, &other, peer, &ok));
         if (!ok) return none;
         other.loaded.back().child_count = 0;  // not shown: its place is what matters
       }
     }
   }
-  // Consecutive numbers: as many rows as the span (a repeated order or a gap fails it).
-  GA_RETURN_IF_ERROR(counting.Join(path));
-  for (int s = 0; s < (compare ? 2 : 1); ++s) {
-    if (!counts[s].ok()) return counts[s].error();
-    const uint64_t n = static_cast<uint64_t>(sides[s].max_order - sides[s].min_order) + 1;
-    if (!counts[s]->has_value() || static_cast<uint64_t>(**counts[s]) != n) return none;
+  // Consecutive numbers: as many rows as the span (a repeated order or a gap
+  // fails it). The file's only graph: SQLite counts the table from its pages
+  // (no row visited), against both spans together.
+  if (counting) {
+    GA_RETURN_IF_ERROR(counting->Join(path));
+    for (int s = 0; s < side_count; ++s) {
+      if (!counts[s].ok()) return counts[s].error();
+      const uint64_t n = static_cast<uint64_t>(sides[s].max_order - sides[s].min_order) + 1;
+      if (!counts[s]->has_value() || static_cast<uint64_t>(**counts[s]) != n) return none;
+    }
+  } else {
+    auto total = Prepare(db, path, "SELECT count(*) FROM tb_nodes", "table tb_nodes");  // no WHERE: OP_Count
+    if (!total.ok()) return total.error();
+    if (sqlite3_step(total->get()) != SQLITE_ROW) return DbError(path, db, "table tb_nodes");
+    uint64_t spans = 0;
+    for (int s = 0; s < side_count; ++s) spans += static_cast<uint64_t>(sides[s].max_order - sides[s].min_order) + 1;
+    if (static_cast<uint64_t>(sqlite3_column_int64(total->get(), 0)) != spans) return none;
   }
-  GraphFile g;
-  g.meta = meta;
-  for (int s = 0; s < (compare ? 2 : 1); ++s) Place(sides[s]);
-  for (int s = 0; s < (compare ? 2 : 1); ++s) {
-    bool ok = false;
-    GA_RETURN_IF_ERROR(BuildIndex(sides[s], compare ? &sides[1 - s] : nullptr, s == 0 ? &g.npu : &g.bench, &ok));
-    if (!ok) return none;
+  DbOpening opening;
+  opening.meta = meta;
+  vis::PartialSideIndex* index[2] = {&opening.npu, &opening.bench};
+  for (int s = 0; s < side_count; ++s) Place(sides[s]);  // a side's matches are the other's places
+  for (int s = 0; s < side_count; ++s) {
+    bool built = false;
+    GA_RETURN_IF_ERROR(BuildIndex(sides[s], compare ? &sides[1 - s] : nullptr, index[s], &built));
+    if (!built) return none;
     sides[s].rows.meta.set_root("DefaultModel");
-    *(s == 0 ? g.meta.mutable_npu() : g.meta.mutable_bench()) = sides[s].rows.meta;
+    *(s == 0 ? opening.meta.mutable_npu() : opening.meta.mutable_bench()) = sides[s].rows.meta;
   }
-  // A link written on one side only holds for both, as ResolveMatches has it.
+  // A link written on one side only holds for both, as ResolveMatches has it
+  // (a loaded node's peer is loaded: known on the other side).
   if (compare) {
     for (int s = 0; s < 2; ++s) {
-      vis::SideIndex& a = s == 0 ? g.npu.index : g.bench.index;
-      vis::SideIndex& b = s == 0 ? g.bench.index : g.npu.index;
-      for (uint32_t i = 0; i < a.size(); ++i) {
-        if (a.matched[i] >= 0 && b.matched[static_cast<uint32_t>(a.matched[i])] < 0) {
-          b.matched[static_cast<uint32_t>(a.matched[i])] = static_cast<int32_t>(i);
+      vis::PartialSideIndex& other = *index[1 - s];
+      for (const vis::PartialSideIndex::Known& k : index[s]->known) {
+        if (k.matched < 0) continue;
+        auto peer = std::lower_bound(other.known.begin(), other.known.end(), static_cast<uint32_t>(k.matched),
+                                     [](const vis::PartialSideIndex::Known& o, uint32_t i) { return o.index < i; });
+        if (peer != other.known.end() && peer->index == static_cast<uint32_t>(k.matched) && peer->matched < 0) {
+          peer->matched = static_cast<int32_t>(k.index);
         }
       }
     }
   }
   // The file holds the meta, the stacks and the root alone: the sides stay in memory.
   GraphFile shell;
-  shell.meta = g.meta;
-  for (int s = 0; s < (compare ? 2 : 1); ++s) {
-    const GraphSide& from = s == 0 ? g.npu : g.bench;
+  shell.meta = opening.meta;
+  for (int s = 0; s < side_count; ++s) {
     GraphSide& to = s == 0 ? shell.npu : shell.bench;
-    to.index = RootOf(from.index);
-    to.stacks = from.stacks;
+    to.index = RootOf(*index[s]);
+    to.stacks = sides[s].rows.builder.stacks();
   }
   auto writer = vis::VisWriter::Create(out);
   if (!writer.ok()) return writer.error();
@@ -354,8 +376,6 @@ Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, cons
   GA_RETURN_IF_ERROR(WriteIndexAndStacks(shell, writer->get(), &shell.meta));
   GA_RETURN_IF_ERROR((*writer)->WriteMeta(shell.meta));
   GA_RETURN_IF_ERROR((*writer)->Commit());
-  DbOpening opening;
-  opening.graph = std::move(g);
   if (several) opening.id = "step" + std::to_string(key.step) + "_rank" + std::to_string(key.rank);
   return std::optional<DbOpening>(std::move(opening));
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -46,7 +47,7 @@ enum NodeColumn {
   kSource,
   kDumpDir,
   kOrder,      // node_order: PrepareNode's statements but kWhole's only
-  kChildCount  // how many children sub_nodes lists: kPlacedCounted's only
+  kChildList  // sub_nodes unparsed, for its children to be counted: kPlacedCounted's only
 };
 
 // The rows of one graph (parameters step, rank and, with `one_source`,
@@ -62,10 +63,16 @@ Status Bind(sqlite3_stmt* s, const DbGraphKey& key, const char* source = nullptr
 // What PrepareNode reads of a node: kWhole its items and all; kPlaced no
 // items (as PrepareNodes without them) and node_order as kOrder (the schema
 // must have it); kPlacedCounted the same without the children's names
-// (sub_nodes reads as none), their count as kChildCount instead.
+// (sub_nodes reads as none), its text as kChildList instead (CountStringList).
+// The placed reads come in no order (for a name of one row: no sort).
 enum class NodeRead { kWhole, kPlaced, kPlacedCounted };
 Result<Stmt> PrepareNode(sqlite3* db, const std::string& path, const Schema& schema,
                          NodeRead read = NodeRead::kWhole);
+
+// The number of strings in a JSON array of strings (sub_nodes), found without
+// unescaping them: a scan for quotes, not a parse (the first screen counts a
+// row's 10^4-10^5 children). nullopt when `text` is not such an array.
+std::optional<uint64_t> CountStringList(std::string_view text);
 
 // A column's text in place: valid until the statement steps again.
 std::string_view View(sqlite3_stmt* s, int col);
