@@ -16,6 +16,7 @@ one line. Measures only.
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -40,6 +41,7 @@ def main():
     ap.add_argument("--server", default=os.path.join(ROOT, "build", "bin", "graph-ascend-server"))
     ap.add_argument("--node", help="also time GetNodeDetail of this NPU node (found by Search first)")
     ap.add_argument("--search", help="also time a Search of the NPU side for this text right after the first view")
+    ap.add_argument("--json", help="also write the figures (seconds) to this file")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         pb, pb_grpc = load_stubs(tmp)
@@ -81,7 +83,7 @@ def main():
             server.stdin.close()
             server.wait()
             print(
-                f"{args.file}: load {load:.1f}; open {opened:.2f} s, first view ({nodes} nodes) {first_view:.2f} s, "
+                f"{args.file}: load {load:.1f}; open {opened:.3f} s, first view ({nodes} nodes) {first_view:.3f} s, "
                 f"{view_cpu:.2f} s server CPU, {rss:.0f} MB (under {args.wrap}){searched}"
             )
             return
@@ -103,8 +105,12 @@ def main():
         total_cpu = cpu_s(pid) - cpu0
         server.stdin.close()
         server.wait()
+        if args.json:
+            figures = {"open_s": opened, "first_view_s": first_view, "server_cpu_s": view_cpu, "details_s": details}
+            with open(args.json, "w") as f:
+                json.dump(figures, f)
         print(
-            f"{args.file}: load {load:.1f}; open {opened:.2f} s, first view ({nodes} nodes) {first_view:.2f} s wall, "
+            f"{args.file}: load {load:.1f}; open {opened:.3f} s, first view ({nodes} nodes) {first_view:.3f} s wall, "
             f"{view_cpu:.2f} s server CPU, {rss:.0f} MB; node details answer at {details:.2f} s "
             f"(the call {call:.3f} s) "
             f"({total_cpu:.2f} s server CPU in all){node_call}{searched}"

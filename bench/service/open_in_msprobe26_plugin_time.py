@@ -12,7 +12,7 @@ of open + first screen, and the CPU and RSS of the tensorboard process. With --s
 N rounds times msprobe's plugin (a fresh tensorboard: it keeps nothing between runs) and then
 graph-ascend's cold open of the same file (bench/service/open_first_view.py with a new empty
 conversion cache: OpenFile, then GetView of both sides), one after the other on the same machine
-and load, one line each. Measures only.
+and load, one line each, then the medians of both and their ratio. Measures only.
 """
 
 import argparse
@@ -22,6 +22,7 @@ import pathlib
 import shutil
 import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,12 +57,13 @@ def graph_ascend_cold(args, src):
         except OSError:
             shutil.copyfile(src, logdir / RUN / src.name)
         bench = ROOT / "bench" / "service" / "open_first_view.py"
+        figures = tmp / "figures.json"
         cmd = [args.ga_python, str(bench), "--logdir", str(logdir), "--file", f"{RUN}/{src.name}",
-               "--cache", str(tmp / "cache"), "--server", args.server]
+               "--cache", str(tmp / "cache"), "--server", args.server, "--json", str(figures)]
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             raise SystemExit(f"open_first_view.py: {out.stderr.strip()[-500:]}")
-        return out.stdout.strip()
+        return out.stdout.strip(), json.loads(figures.read_text())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -78,10 +80,20 @@ def main():
     args = ap.parse_args()
     src = pathlib.Path(args.db).resolve()
     if not args.side_by_side:
-        return msprobe_round(args, src)
-    for i in range(args.rounds):
         msprobe_round(args, src)
-        print("graph-ascend, cold: " + graph_ascend_cold(args, src), flush=True)
+        return 0
+    theirs, ours = [], []
+    for i in range(args.rounds):
+        theirs.append(msprobe_round(args, src)["open_and_first_screen_s"])
+        line, figures = graph_ascend_cold(args, src)
+        ours.append(figures["first_view_s"])
+        print("graph-ascend, cold: " + line, flush=True)
+    a, b = statistics.median(theirs), statistics.median(ours)
+    print(
+        f"median of {args.rounds} rounds, open + first screen: msprobe 26.2.0 plugin {a * 1000:.1f} ms, "
+        f"graph-ascend cold {b * 1000:.1f} ms (graph-ascend / msprobe {b / a:.2f})",
+        flush=True,
+    )
 
 
 def msprobe_round(args, src):
@@ -133,8 +145,8 @@ def msprobe_round(args, src):
                 raise SystemExit("changeNodeExpandState root: " + json.dumps(layout)[:300])
             result = {
                 "file": str(src),
-                "open_s": round(open_s, 2),
-                "open_and_first_screen_s": round(first_screen_s, 2),
+                "open_s": round(open_s, 4),
+                "open_and_first_screen_s": round(first_screen_s, 4),
                 "tensorboard_cpu_s": round(cpu_s(tb.pid) - cpu0, 2),
                 "tensorboard_rss_mb": round(rss_mb(tb.pid), 1),
                 "load_average": os.getloadavg()[0],
@@ -146,11 +158,12 @@ def msprobe_round(args, src):
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
     print(
-        f"msprobe 26.2.0 plugin: open {result['open_s']:.2f} s, open + first screen "
-        f"{result['open_and_first_screen_s']:.2f} s, {result['tensorboard_cpu_s']:.2f} s tensorboard CPU, "
+        f"msprobe 26.2.0 plugin: open {result['open_s']:.3f} s, open + first screen "
+        f"{result['open_and_first_screen_s']:.3f} s, {result['tensorboard_cpu_s']:.2f} s tensorboard CPU, "
         f"RSS {result['tensorboard_rss_mb']:.0f} MB (load average {result['load_average']:.1f})",
         flush=True,
     )
+    return result
 
 
 if __name__ == "__main__":

@@ -151,6 +151,15 @@ void OpenGraph::RefreshAllBuckets() {
     SideGraph* g = mutable_side(s);
     if (g == nullptr) continue;
     for (uint32_t i = 0; i < g->size(); ++i) {
+      const uint32_t type = g->node_type(i);
+      if (is_compare() && g->matched(i) < 0 &&
+          (s == vis::SIDE_BENCH || (type != vis::NODE_API_COLLECTION && type != vis::NODE_MULTI_COLLECTION))) {
+        // BucketFor's answer for an unmatched node that is no NPU collection,
+        // without its lookups (most nodes of an opening screen are such).
+        g->set_bucket(i, unmatched_bucket_);
+        g->set_grade_bucket(i, unmatched_grade_bucket_);
+        continue;
+      }
       g->set_bucket(i, BucketFor(s, i, vis::GRADING_INDEX));
       g->set_grade_bucket(i, BucketFor(s, i, vis::GRADING_26));
     }

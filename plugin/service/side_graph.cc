@@ -191,12 +191,14 @@ Result<std::unique_ptr<SideGraph>> SideGraph::FromPartial(const vis::PartialSide
   g->matched_.assign(n, -1);
   g->flags_.assign(n, 0);
   uint32_t next = 0;  // nodes before it are written
-  auto nameless_to = [&](uint32_t end) {  // an empty line each, no children
-    for (; next < end; ++next) {
-      g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
-      g->names_.push_back('\n');
-      g->child_begin_.push_back(static_cast<uint32_t>(g->children_.size()));
-    }
+  auto nameless_to = [&](uint32_t end) {  // an empty line each, no children: whole runs at once
+    const size_t run = end - next, from = g->name_offset_.size();
+    const uint32_t base = static_cast<uint32_t>(g->names_.size());
+    g->names_.append(run, '\n');
+    g->name_offset_.resize(from + run);
+    for (size_t j = 0; j < run; ++j) g->name_offset_[from + j] = base + static_cast<uint32_t>(j);
+    g->child_begin_.insert(g->child_begin_.end(), run, static_cast<uint32_t>(g->children_.size()));
+    next = end;
   };
   for (const vis::PartialSideIndex::Known& node : idx.known) {
     nameless_to(node.index);
