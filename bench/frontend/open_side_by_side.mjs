@@ -20,24 +20,34 @@
 //
 // Also printed: pageMs, navigation start -> the plugin's iframe document's own navigation start (the
 // TensorBoard shell, a different TensorBoard on each side: 2.21.0 in msprobe's venv, 2.20.0 in ours), and
-// each request of the plugin's frame with its start and end from navigation start (Resource Timing), to
+// each request of the plugin's frame as start/sent-end from navigation start (Resource Timing: sent is when
+// it left on a connection, later than start while Chromium held it back at its 6 connections a host), to
 // say where the time went. A fresh Chromium each run: nothing cached. Prints one JSON line.
 import { createRequire } from "node:module";
 
-const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
+const require = createRequire(
+  new URL("../../frontend/package.json", import.meta.url),
+);
 const { chromium } = require("playwright");
 
 const side = process.env.GA_SIDE;
-if (side !== "msprobe" && side !== "ours") throw new Error("GA_SIDE is msprobe or ours");
+if (side !== "msprobe" && side !== "ours")
+  throw new Error("GA_SIDE is msprobe or ours");
 const url = process.env.GA_TB_URL ?? "http://127.0.0.1:6006";
 const expect = JSON.parse(process.env.GA_EXPECT ?? "{}");
-if (!expect.npu?.length || !expect.bench?.length) throw new Error("GA_EXPECT names no children of the roots");
+if (!expect.npu?.length || !expect.bench?.length)
+  throw new Error("GA_EXPECT names no children of the roots");
 
 /** Runs in every frame before its scripts; arms only in the plugin's iframe. */
 function probe([side, expect]) {
-  if (!location.pathname.endsWith("/data/plugin/graph_ascend/index.html")) return;
+  if (!location.pathname.endsWith("/data/plugin/graph_ascend/index.html"))
+    return;
   const w = window;
-  const out = (w.__firstScreen = { timeOrigin: performance.timeOrigin, ready: null, painted: null });
+  const out = (w.__firstScreen = {
+    timeOrigin: performance.timeOrigin,
+    ready: null,
+    painted: null,
+  });
   const done = () => {
     if (out.ready !== null) return;
     out.ready = performance.now();
@@ -53,7 +63,11 @@ function probe([side, expect]) {
     const check = () => {
       const svgs = document.querySelectorAll("svg#graph");
       if (svgs.length < 2) return false;
-      const texts = Array.from(svgs, (s) => Array.from(s.querySelectorAll("title"), (t) => t.textContent).join("\n"));
+      const texts = Array.from(svgs, (s) =>
+        Array.from(s.querySelectorAll("title"), (t) => t.textContent).join(
+          "\n",
+        ),
+      );
       return holds(texts[0], expect.npu) && holds(texts[1], expect.bench); // NPU left, Bench right
     };
     const mo = new MutationObserver(() => {
@@ -62,7 +76,11 @@ function probe([side, expect]) {
         mo.disconnect();
       }
     });
-    mo.observe(document, { subtree: true, childList: true, characterData: true });
+    mo.observe(document, {
+      subtree: true,
+      childList: true,
+      characterData: true,
+    });
   } else {
     // main.ts assigns window.graphAscend (the App) before any reply comes: hook both panes' apply then.
     const has = (pane, names) => {
@@ -98,18 +116,26 @@ const browser = await chromium.launch({
   ],
 });
 try {
-  const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+  const context = await browser.newContext({
+    viewport: { width: 1600, height: 1000 },
+  });
   await context.addInitScript(probe, [side, expect]);
   const page = await context.newPage();
   await page.goto(`${url}/#graph_ascend`, { waitUntil: "commit" });
   let frame = null;
   for (let i = 0; i < 6000 && !frame; i++) {
-    frame = page.frames().find((f) => f.url().includes("/data/plugin/graph_ascend/index.html"));
+    frame = page
+      .frames()
+      .find((f) => f.url().includes("/data/plugin/graph_ascend/index.html"));
     if (!frame) await page.waitForTimeout(10);
   }
   if (!frame) throw new Error("the GRAPH_ASCEND frame did not load");
   // Only waits: the times were taken inside the page.
-  await frame.waitForFunction(() => window.__firstScreen?.painted != null, null, { polling: "raf", timeout: 600000 });
+  await frame.waitForFunction(
+    () => window.__firstScreen?.painted != null,
+    null,
+    { polling: "raf", timeout: 600000 },
+  );
   const top = await page.evaluate(() => performance.timeOrigin);
   const inner = await frame.evaluate(() => {
     const f = window.__firstScreen;
@@ -117,11 +143,20 @@ try {
       .getEntriesByType("resource")
       .filter((e) => e.name.includes("/data/plugin/graph_ascend/"))
       .map((e) => ({
-        what: e.name.replace(/^.*\/data\/plugin\/graph_ascend\//, "").slice(0, 60),
+        what: e.name
+          .replace(/^.*\/data\/plugin\/graph_ascend\//, "")
+          .slice(0, 60),
         start: performance.timeOrigin + e.startTime,
+        // When it left on a connection: later than start while Chromium queued it (6 per host at most).
+        sent: performance.timeOrigin + (e.requestStart || e.startTime),
         end: performance.timeOrigin + e.responseEnd,
       }));
-    return { origin: f.timeOrigin, ready: f.timeOrigin + f.ready, painted: f.timeOrigin + f.painted, requests };
+    return {
+      origin: f.timeOrigin,
+      ready: f.timeOrigin + f.ready,
+      painted: f.timeOrigin + f.painted,
+      requests,
+    };
   });
   if (process.env.GA_SHOT) await page.screenshot({ path: process.env.GA_SHOT });
   const ms = (t) => Math.round((t - top) * 10) / 10;
@@ -131,7 +166,9 @@ try {
       readyMs: ms(inner.ready),
       paintedMs: ms(inner.painted),
       pageMs: ms(inner.origin),
-      requests: inner.requests.map((r) => `${r.what} ${ms(r.start)}-${ms(r.end)}`),
+      requests: inner.requests.map(
+        (r) => `${r.what} ${ms(r.start)}/${ms(r.sent)}-${ms(r.end)}`,
+      ),
     }),
   );
 } finally {

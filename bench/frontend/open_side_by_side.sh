@@ -18,7 +18,7 @@
 # draws it. Times are taken inside the page (performance.now), to 0.1 ms. The "page" figure is when the
 # plugin's iframe began loading (TensorBoard's own shell before it: 2.21.0 for msprobe, 2.20.0 for ours).
 #
-# Prints one line per page per round (with each plugin request's start-end, ms from navigation start),
+# Prints one line per page per round (with each plugin request's start/sent-end, ms from navigation start),
 # then the medians, the ratios ours / msprobe and the load average. Measures only: asserts nothing.
 #
 # Needs: .venv with tensorboard and the plugin installed (scripts/install-plugin.sh), build/bin (or
