@@ -1,6 +1,6 @@
 // The side panels: precision buckets, unmatched and overflow lists, rank
 // switching on a batch output, manual matching; theme and language.
-import { expect, test } from "@playwright/test";
+import { type Route, expect, test } from "@playwright/test";
 import {
   chooseRun,
   clickNode,
@@ -187,4 +187,47 @@ test("a build file shows one graph without the compare panels", async ({ page })
   await expect(frame.locator(".side-tab[data-tab=match]")).toBeHidden();
   await chooseRun(frame, "statistics/");
   await expect(frame.locator(".pane[data-side=bench]")).toBeVisible();
+});
+
+test("the side panels keep at most 3 requests in flight, so a file's first screen never waits behind them", async ({
+  page,
+}) => {
+  const frame = await openPlugin(page, "statistics/");
+  // Hold the side panels' requests of the next file, as a service still reading a big file would.
+  const held: Route[] = [];
+  let release = false;
+  let seen = 0;
+  await page.route(/\/data\/plugin\/graph_ascend\/api\/(Filter|GetCkpt|ListMatchConfigs)$/, (route) => {
+    seen++;
+    if (release) return route.continue();
+    held.push(route);
+  });
+  await frame.evaluate(() => {
+    const w = window as any;
+    w.__before = [w.graphAscend.npu.nodes, w.graphAscend.bench.nodes];
+  });
+  const picker = frame.locator("select[data-picker=run]");
+  const label = (await picker.locator("option").allTextContents()).find((t) => t.includes("gpt/"));
+  expect(label, "a run containing gpt/").toBeTruthy();
+  await picker.selectOption({ label: label! });
+  // Both panes show the new file's first screen while the panels' requests hang.
+  await expect
+    .poll(() =>
+      frame.evaluate(() => {
+        const w = window as any;
+        const [npu, bench] = w.__before;
+        const a = w.graphAscend;
+        return a.npu.nodes !== npu && a.npu.nodes.length > 0 && a.bench.nodes !== bench && a.bench.nodes.length > 0;
+      }),
+    )
+    .toBe(true);
+  expect(held.length).toBeGreaterThan(0);
+  expect(held.length).toBeLessThanOrEqual(3);
+  const waiting = await frame.evaluate(() => (window as any).graphAscend.api.inFlight);
+  expect(waiting).toBeGreaterThan(held.length); // the others wait in the page, counted as busy
+  // Released, the waiting ones follow.
+  release = true;
+  for (const r of held) await r.continue();
+  await idle(frame);
+  expect(seen).toBeGreaterThan(held.length);
 });

@@ -57,9 +57,58 @@ interface Codec {
 /** A request: any subset of the message's fields; the rest take their proto defaults. */
 export type PartialRequest<M extends keyof Methods> = DeepPartial<RequestOf<M>>;
 
+/**
+ * The panes' layout requests: the first screen of a file and every expand. Chromium opens at most 6
+ * HTTP/1.1 connections to TensorBoard and queues the requests past them in an order of its own; the side
+ * panels' requests of a file just opened (its unmatched lists, checkpoints, match configs) may wait seconds
+ * on the service's reading of a big file, and six of them would leave the first screen waiting behind
+ * them. So at most SIDE_REQUESTS unary requests other than these are in flight; the rest wait here, in
+ * order. Streams (OpenFile, ConvertProgress) are not held back either.
+ */
+const LAYOUT_RPCS = new Set(["GetView", "Expand", "Collapse", "Reveal"]);
+export const SIDE_REQUESTS = 3;
+
+/** At most `limit` holders at once; the others wait in order of arrival (or until their signal aborts). */
+export class Slots {
+  private used = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly limit: number) {}
+
+  async acquire(signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    if (this.used < this.limit) {
+      this.used++;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const go = () => {
+        signal?.removeEventListener("abort", abort);
+        resolve();
+      };
+      const abort = () => {
+        const i = this.waiting.indexOf(go);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(signal?.reason ?? new DOMException("aborted", "AbortError"));
+      };
+      this.waiting.push(go);
+      signal?.addEventListener("abort", abort, { once: true });
+    });
+  }
+
+  /** Hands the slot to the first waiter, if any. */
+  release() {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.used--;
+  }
+}
+
 export class GraphApi {
-  /** Requests in flight, for the busy indicator. */
+  /** Requests in flight (or waiting for a slot), for the busy indicator. */
   inFlight = 0;
+  /** The side panels' requests (all unary requests but the layout ones). */
+  private readonly side = new Slots(SIDE_REQUESTS);
   /** Called with the main-thread time spent parsing and decoding each reply (the frame-time bench reads it). */
   onDecode: ((rpc: string, ms: number, bytes: number) => void) | null = null;
   onBusyChange: (busy: boolean) => void = () => {};
@@ -71,8 +120,23 @@ export class GraphApi {
     const def = GraphServiceDefinition.methods[method];
     const codec = def.requestType as unknown as Codec;
     const body = JSON.stringify(codec.toJSON(codec.fromPartial(request as never) as never));
-    const response = await this.post(def.name, body, signal);
-    const text = await response.text();
+    const slots = LAYOUT_RPCS.has(def.name) ? null : this.side;
+    if (slots) {
+      this.busy(+1);
+      try {
+        await slots.acquire(signal);
+      } finally {
+        this.busy(-1);
+      }
+    }
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.post(def.name, body, signal);
+      text = await response.text(); // the connection is held until the body is read
+    } finally {
+      slots?.release();
+    }
     const t0 = performance.now();
     const json = parseJson(def.name, response.status, text);
     throwIfError(def.name, response, json);
