@@ -58,14 +58,15 @@ interface Codec {
 export type PartialRequest<M extends keyof Methods> = DeepPartial<RequestOf<M>>;
 
 /**
- * The panes' layout requests: the first screen of a file and every expand. Chromium opens at most 6
- * HTTP/1.1 connections to TensorBoard and queues the requests past them in an order of its own; the side
- * panels' requests of a file just opened (its unmatched lists, checkpoints, match configs) may wait seconds
- * on the service's reading of a big file, and six of them would leave the first screen waiting behind
- * them. So at most SIDE_REQUESTS unary requests other than these are in flight; the rest wait here, in
- * order. Streams (OpenFile, ConvertProgress) are not held back either.
+ * What the user waits on now: the panes' layout (the first screen of a file, every expand), a node's
+ * details and a search. Chromium opens at most 6 HTTP/1.1 connections to TensorBoard and queues the
+ * requests past them in an order of its own; the side panels' requests of a file just opened (its
+ * unmatched lists, checkpoints, match configs) may wait seconds on the service's reading of a big file,
+ * and six of them would leave the first screen waiting behind them. So at most SIDE_REQUESTS unary
+ * requests other than these are in flight; the rest wait here, in order. Streams (OpenFile,
+ * ConvertProgress) are not held back either.
  */
-const LAYOUT_RPCS = new Set(["GetView", "Expand", "Collapse", "Reveal"]);
+const FOREGROUND_RPCS = new Set(["GetView", "Expand", "Collapse", "Reveal", "GetNodeDetail", "Search"]);
 export const SIDE_REQUESTS = 3;
 
 /** At most `limit` holders at once; the others wait in order of arrival (or until their signal aborts). */
@@ -107,7 +108,7 @@ export class Slots {
 export class GraphApi {
   /** Requests in flight (or waiting for a slot), for the busy indicator. */
   inFlight = 0;
-  /** The side panels' requests (all unary requests but the layout ones). */
+  /** The side panels' requests (all unary requests but the foreground ones). */
   private readonly side = new Slots(SIDE_REQUESTS);
   /** Called with the main-thread time spent parsing and decoding each reply (the frame-time bench reads it). */
   onDecode: ((rpc: string, ms: number, bytes: number) => void) | null = null;
@@ -120,7 +121,7 @@ export class GraphApi {
     const def = GraphServiceDefinition.methods[method];
     const codec = def.requestType as unknown as Codec;
     const body = JSON.stringify(codec.toJSON(codec.fromPartial(request as never) as never));
-    const slots = LAYOUT_RPCS.has(def.name) ? null : this.side;
+    const slots = FOREGROUND_RPCS.has(def.name) ? null : this.side;
     if (slots) {
       this.busy(+1);
       try {
