@@ -1,12 +1,8 @@
 #include "base/parallel.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <new>
 #include <system_error>
 #include <vector>
@@ -71,15 +67,6 @@ void BackgroundWork::Run() {
   } catch (...) {
     failed_ = std::current_exception();
   }
-}
-
-void LowerThreadPriority() {
-#ifdef SYS_gettid
-  const id_t tid = static_cast<id_t>(syscall(SYS_gettid));
-  errno = 0;
-  const int now = getpriority(PRIO_PROCESS, tid);
-  if (errno == 0) setpriority(PRIO_PROCESS, tid, std::min(now + 5, 19));
-#endif
 }
 
 Status BackgroundWork::Join(const std::string& file) {

@@ -21,12 +21,6 @@ int DefaultThreads();
 // system), for stage timings.
 double ProcessCpuSeconds();
 
-// Lowers the calling thread's scheduling priority (nice +5: about a quarter
-// of a core's time when interactive work wants it too), for work that runs
-// behind what a user waits for; threads it starts afterwards inherit it.
-// Linux sets nice per thread; elsewhere, or when refused, nothing changes.
-void LowerThreadPriority();
-
 // Calls fn(0) .. fn(threads - 1) at once, fn(0) on the calling thread, and
 // returns when all have returned. An exception of any call is rethrown here
 // (the first one) once all have returned; a call whose thread cannot be

@@ -171,7 +171,8 @@ std::string DefaultCacheRoot() {
 }
 
 Result<ForeignFiles> ForeignFiles::Open(const std::string& cache_root, const std::string& logdir,
-                                        uint64_t opening_nodes, std::function<void()> before_index) {
+                                        uint64_t opening_nodes, std::function<void()> before_index,
+                                        std::chrono::milliseconds first_screen_wait) {
   std::error_code ec;
   std::filesystem::create_directories(cache_root, ec);
   std::string real = RealPathOf(cache_root);
@@ -187,7 +188,7 @@ Result<ForeignFiles> ForeignFiles::Open(const std::string& cache_root, const std
     return pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH && stat(path.c_str(), &st) == 0 &&
            time(nullptr) - st.st_mtime > 600;
   });
-  return ForeignFiles(real, opening_nodes, std::move(before_index));
+  return ForeignFiles(real, opening_nodes, std::move(before_index), first_screen_wait);
 }
 
 void ForeignFiles::RemoveTemporaries() const {
@@ -264,6 +265,25 @@ void DetailFill::IndexDone(Result<std::string> result) {
   cv_.notify_all();
 }
 
+void DetailFill::ViewServed(vis::Side side) {
+  std::lock_guard<std::mutex> l(mu_);
+  const int bit = side == vis::SIDE_NPU ? 1 : 2;
+  if ((screen_sides_ & bit) == 0) return;
+  screen_sides_ &= ~bit;
+  if (screen_sides_ == 0) cv_.notify_all();
+}
+
+void DetailFill::StartNow() {
+  std::lock_guard<std::mutex> l(mu_);
+  screen_sides_ = 0;
+  cv_.notify_all();
+}
+
+void DetailFill::WaitFirstScreen() const {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait_for(l, first_screen_wait_, [this] { return screen_sides_ == 0; });
+}
+
 std::shared_ptr<const SideIndexes> DetailFill::OpeningIndex() const {
   std::lock_guard<std::mutex> l(mu_);
   return opening_index_;
@@ -312,6 +332,10 @@ Result<std::vector<std::string>> DetailFill::Ancestors(vis::Side side, const std
 
 ForeignFiles::~ForeignFiles() {
   if (!fills_) return;  // moved from
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [file, fill] : fills_->by_file) fill->StartNow();
+  }
   for (std::thread& t : fills_->threads) t.join();
 }
 
@@ -325,6 +349,7 @@ Result<ForeignOpen> ForeignFiles::Converted(const std::string& abs_path, const s
     auto found = Converting(abs_path, *dir, id, progress, whole_index, &indexing);
     if (!indexing) return found;
   }
+  indexing->StartNow();
   StartFill(ForeignOpen{"", indexing});  // when no request has opened the opening yet
   auto index = indexing->WaitIndex();
   if (!index.ok()) return index.error();
@@ -440,9 +465,12 @@ Result<ForeignOpen> ForeignFiles::OpeningFirst(const std::string& abs_path, cons
   fill->opening_ = opening;
   fill->opening_index_ = sides;
   fill->index_done_ = false;
+  fill->screen_sides_ = sides->bench.size > 0 ? 3 : 1;  // NPU (1) and Bench (2)
+  fill->first_screen_wait_ = first_screen_wait_;
   fills_->by_file[asked] = fill;
   fill->write_ = [abs_path, chosen_id, sides, index, full, publish, hold = before_index_, fill = fill.get()] {
     try {
+      fill->WaitFirstScreen();
       if (hold) hold();
       bool taken = false;
       std::vector<bool> whole;
@@ -493,12 +521,7 @@ void ForeignFiles::StartFill(const ForeignOpen& opened) {
     if (fill->started_) return;
     fill->started_ = true;
     try {
-      // Behind the requests: the first screen and what the page asks next
-      // come before the conversion when they want the same cores.
-      fills_->threads.emplace_back([write = fill->write_] {
-        LowerThreadPriority();
-        write();
-      });
+      fills_->threads.emplace_back(fill->write_);
       return;
     } catch (const std::exception&) {
       // No thread to be had (std::system_error at a thread or address-space

@@ -24,6 +24,7 @@
 // source's names (DetailFill::Find), hits at the indices the index will give.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -78,6 +79,14 @@ class DetailFill {
   void IndexDone(Result<std::string> result);
   // The opening screen's sides while the index is not written.
   std::shared_ptr<const SideIndexes> OpeningIndex() const;
+  // A view of `side` was served from the opening. The fill's thread waits
+  // until each side's has been (the page asks for them right after the open),
+  // at most ForeignFiles' first_screen_wait, so that the first screen gets
+  // the cores first.
+  void ViewServed(vis::Side side);
+  // The fill waits for no view any longer: a request wants the index, or
+  // the service shuts down.
+  void StartNow();
 
  private:
   friend class ForeignFiles;
@@ -91,6 +100,9 @@ class DetailFill {
   bool done_ = false;
   Result<std::string> result_ = Error{};
   bool index_done_ = true;  // false from an opening until the index is written
+  int screen_sides_ = 0;     // the opening's sides whose view is still to be served, under mu_
+  std::chrono::milliseconds first_screen_wait_{0};
+  void WaitFirstScreen() const;
   Result<std::string> index_result_ = Error{};
   // One reader per converted file, opened on its first Node() (an error is
   // kept and returned to every caller).
@@ -116,17 +128,21 @@ class ForeignFiles {
  public:
   // Graphs of at least this many nodes a side open from their opening screen.
   static constexpr uint64_t kOpeningNodes = 20000;
+  // How long an opening's fill waits for its first screen to be served (DetailFill::ViewServed).
+  static constexpr std::chrono::milliseconds kFirstScreenWait{250};
 
   // `cache_root` is created when missing; it must not lie inside `logdir`.
   // `before_index` (tests): called on the fill's thread before the index of
   // a graph opened from its opening screen is converted.
   static Result<ForeignFiles> Open(const std::string& cache_root, const std::string& logdir,
-                                   uint64_t opening_nodes = kOpeningNodes, std::function<void()> before_index = {});
+                                   uint64_t opening_nodes = kOpeningNodes, std::function<void()> before_index = {},
+                                   std::chrono::milliseconds first_screen_wait = kFirstScreenWait);
 
   ForeignFiles(ForeignFiles&& other) noexcept
       : root_(std::move(other.root_)),
         opening_nodes_(other.opening_nodes_),
         before_index_(std::move(other.before_index_)),
+        first_screen_wait_(other.first_screen_wait_),
         fills_(std::move(other.fills_)) {}
   ~ForeignFiles();  // waits for the fills still writing
 
@@ -156,8 +172,12 @@ class ForeignFiles {
   void RemoveTemporaries() const;
 
  private:
-  ForeignFiles(std::string root, uint64_t opening_nodes, std::function<void()> before_index)
-      : root_(std::move(root)), opening_nodes_(opening_nodes), before_index_(std::move(before_index)) {}
+  ForeignFiles(std::string root, uint64_t opening_nodes, std::function<void()> before_index,
+               std::chrono::milliseconds first_screen_wait)
+      : root_(std::move(root)),
+        opening_nodes_(opening_nodes),
+        before_index_(std::move(before_index)),
+        first_screen_wait_(first_screen_wait) {}
   Result<std::string> KeyDir(const std::string& abs_path) const;
   // Converted() of a large .vis.db graph not in the cache, under mu_: its
   // opening screen and the fill converting its index, then the whole file;
@@ -179,6 +199,7 @@ class ForeignFiles {
   std::string root_;
   uint64_t opening_nodes_ = kOpeningNodes;
   std::function<void()> before_index_;
+  std::chrono::milliseconds first_screen_wait_ = kFirstScreenWait;
   std::mutex mu_;  // one conversion at a time (fills run beside)
   std::unique_ptr<Fills> fills_ = std::make_unique<Fills>();  // under mu_
 };

@@ -62,7 +62,7 @@ Result<std::unique_ptr<GraphServiceImpl>> GraphServiceImpl::Create(const Service
   auto dir = LogDir::Open(options.logdir);
   if (!dir.ok()) return dir.error();
   auto foreign = ForeignFiles::Open(options.cache_dir.empty() ? DefaultCacheRoot() : options.cache_dir, dir->root(),
-                                    options.opening_nodes, options.before_index);
+                                    options.opening_nodes, options.before_index, options.first_screen_wait);
   if (!foreign.ok()) return foreign.error();
   ConvertQueueOptions convert = ConvertOptionsOf(options, dir->root());
   std::unique_ptr<GraphServiceImpl> service(

@@ -61,6 +61,8 @@ struct ServiceOptions {
   // screen (foreign_files.h); `before_index` (tests) runs before its index is converted.
   uint64_t opening_nodes = ForeignFiles::kOpeningNodes;
   std::function<void()> before_index;
+  // How long an opening's conversion waits for its first screen to be served (tests: longer).
+  std::chrono::milliseconds first_screen_wait = ForeignFiles::kFirstScreenWait;
 };
 
 // Health is a callback method: it runs on gRPC's own threads, not on the

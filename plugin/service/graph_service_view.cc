@@ -118,6 +118,8 @@ grpc::Status GraphServiceImpl::DoView(const ViewKey& key, ViewOp op, int32_t nod
     out->set_contains_divergence((marks->mark[n] & OpenGraph::kContains) != 0);
     out->set_worst_descendant_bucket(marks->worst[n]);
   }
+  // An opening's first screen served: its fill need not wait for it any longer.
+  if (access.foreign.index && access.foreign.details) access.foreign.details->ViewServed(key.side());
   return grpc::Status::OK;
 }
 

@@ -3,18 +3,14 @@
 // checks the Error: the file, the place, what is wrong.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -497,26 +493,6 @@ TEST(BackgroundWorkTest, AnExceptionOnTheThreadIsAnErrorOfTheJoin) {
   BackgroundWork fine([&] { ++runs; });
   EXPECT_TRUE(fine.Join().ok());
   EXPECT_EQ(runs, 1);
-}
-
-// Work behind the requests (the service's detail fill) lowers its own
-// thread's priority and that of the threads it starts, not the caller's.
-TEST(LowerThreadPriorityTest, LowersThisThreadAndWhatItStarts) {
-  auto nice_of_this_thread = [] {
-    errno = 0;
-    return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
-  };
-  const int caller = nice_of_this_thread();
-  int before = 0, after = 0, started = 0;
-  std::thread([&] {
-    before = nice_of_this_thread();
-    LowerThreadPriority();
-    after = nice_of_this_thread();
-    std::thread([&] { started = nice_of_this_thread(); }).join();
-  }).join();
-  EXPECT_EQ(after, std::min(before + 5, 19));
-  EXPECT_EQ(started, after);
-  EXPECT_EQ(nice_of_this_thread(), caller);
 }
 
 TEST(BackgroundWorkTest, WorkWhoseThreadCannotStartRunsInJoin) {

@@ -9,6 +9,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <future>
@@ -67,6 +68,8 @@ class DbOpeningTest : public ::testing::Test {
     options.logdir = logs_.path();
     options.cache_dir = cache_.Join("c");
     options.opening_nodes = 0;  // the fixtures are small: every graph opens from its opening
+    // The conversion starts once the first screen is served, or an index is wanted: never on a clock here.
+    options.first_screen_wait = std::chrono::hours(1);
     options.before_index = [this] {
       ++indexing_;
       gate_.Wait();
@@ -159,6 +162,13 @@ class DbOpeningTest : public ::testing::Test {
     }
   }
 
+  // Whether `n` index conversions reached the gate (waiting for them, a minute at most: they run on
+  // threads of their own).
+  bool ReachedGate(int n) {
+    for (int i = 0; i < 6000 && indexing_.load() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return indexing_.load() == n;
+  }
+
   TempDir logs_, cache_, sock_;
   Gate gate_;
   std::atomic<int> indexing_{0};
@@ -201,7 +211,43 @@ TEST_F(DbOpeningTest, TheFirstScreenAndItsDetailsComeFromTheDbBeforeTheIndex) {
       }
     }
   }
-  EXPECT_EQ(indexing_.load(), 4) << "every index conversion still held";
+  // Each fill goes on once its first screen is served, to the gate that holds it.
+  ASSERT_TRUE(ReachedGate(4)) << "every index conversion reached its gate: " << indexing_.load();
+}
+
+// The index conversion waits until the first screen is served, each side's
+// view (the page asks for them right after the open), so that the first
+// screen has the cores; a request that needs the index does not wait for it.
+TEST_F(DbOpeningTest, TheConversionWaitsForTheFirstScreen) {
+  const std::string compare = "run82/compare.vis.db";
+  ASSERT_TRUE(Open(compare).ok());
+  View(compare, vis::SIDE_NPU);
+  EXPECT_EQ(indexing_.load(), 0) << "the Bench side's view is still to be served";
+  View(compare, vis::SIDE_BENCH);
+  ASSERT_TRUE(ReachedGate(1));
+  const std::string build = "run26/build.vis.db";  // one side
+  ASSERT_TRUE(Open(build).ok());
+  EXPECT_EQ(indexing_.load(), 1);
+  View(build, vis::SIDE_NPU);
+  ASSERT_TRUE(ReachedGate(2));
+  // The Bench side's view not asked: expanding a node whose children the
+  // opening has not read waits for the index, which starts it.
+  const std::string batch = "run26/batch.vis.db#step0_rank0";
+  ASSERT_TRUE(Open(batch).ok());
+  const ViewReply npu = View(batch, vis::SIDE_NPU);
+  EXPECT_EQ(indexing_.load(), 2);
+  int32_t module = -1;
+  for (const LayoutNode& n : npu.nodes()) {
+    if (n.expandable() && n.parent() >= 0) module = n.index();
+  }
+  ASSERT_GE(module, 0);
+  std::thread expand([&] { Expand(batch, vis::SIDE_NPU, module); });
+  const bool reached = ReachedGate(3);
+  gate_.Open();
+  expand.join();
+  EXPECT_TRUE(reached);
+  // Opened, never viewed: the service shuts down without waiting for its first screen.
+  ASSERT_TRUE(Open("run83/batch.vis.db#step0_rank1").ok());
 }
 
 // Expanding a node whose children the opening has not read waits for the
