@@ -23,7 +23,7 @@ std::string FolderOf(const std::string& relative) {
 
 grpc::Status GraphServiceImpl::GetCkpt(grpc::ServerContext*, const CkptRequest* req, CkptReply* reply) {
   std::shared_ptr<OpenGraph> file;
-  grpc::Status st = Open(req->file(), {}, &file);
+  grpc::Status st = Open(req->file(), {}, &file, false);  // the meta first: an opening screen will do
   if (!st.ok()) return st;
   weights::Tolerance t;
   if (req->has_cos_tolerance()) t.cos = req->cos_tolerance();
@@ -55,6 +55,8 @@ grpc::Status GraphServiceImpl::GetCkpt(grpc::ServerContext*, const CkptRequest* 
     *s = std::move(*stored);
     reply->set_source("file");
   } else if (!json.empty()) {
+    st = Open(req->file(), {}, &file);  // every node: the modules the JSON maps onto
+    if (!st.ok()) return st;
     bool missing = false;
     auto abs = logdir_.Resolve(json, true, &missing);
     if (!abs.ok()) {

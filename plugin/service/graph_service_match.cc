@@ -236,7 +236,7 @@ void GraphServiceImpl::ReplayJournal(const std::shared_ptr<OpenGraph>& file) {
 
 grpc::Status GraphServiceImpl::ListMatchConfigs(grpc::ServerContext*, const FileRequest* req, MatchConfigList* reply) {
   std::shared_ptr<OpenGraph> file;
-  grpc::Status st = Open(req->file(), {}, &file);
+  grpc::Status st = Open(req->file(), {}, &file, false);  // its name alone: an opening screen will do
   if (!st.ok()) return st;
   std::string own;
   {

@@ -250,6 +250,39 @@ TEST_F(DbOpeningTest, TheConversionWaitsForTheFirstScreen) {
   ASSERT_TRUE(Open("run83/batch.vis.db#step0_rank1").ok());
 }
 
+// The side panels' lists that need no node (the match configs beside the
+// file, its checkpoint comparison when there is none to map) answer from the
+// opening while the index is held; a checkpoint JSON to map onto the modules
+// waits for it.
+TEST_F(DbOpeningTest, PanelsThatNeedNoNodeAnswerFromTheOpening) {
+  const std::string file = "run82/compare.vis.db";
+  ASSERT_TRUE(Open(file).ok());
+  auto within_a_minute = [](grpc::ClientContext* ctx) {
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(1));
+  };
+  {
+    grpc::ClientContext ctx;
+    within_a_minute(&ctx);
+    FileRequest req;
+    req.set_file(file);
+    MatchConfigList reply;
+    grpc::Status st = service_.stub()->ListMatchConfigs(&ctx, req, &reply);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(reply.own().substr(0, 6), "run82/") << reply.own();
+  }
+  {
+    grpc::ClientContext ctx;
+    within_a_minute(&ctx);
+    CkptRequest req;
+    req.set_file(file);
+    CkptReply reply;
+    grpc::Status st = service_.stub()->GetCkpt(&ctx, req, &reply);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_FALSE(reply.available());
+  }
+  EXPECT_EQ(indexing_.load(), 0) << "no view served, no index wanted: the conversion has not started";
+}
+
 // Expanding a node whose children the opening has not read waits for the
 // index (a search beside it does not); the answers are those of the whole
 // graph, with the indices the opening showed.
