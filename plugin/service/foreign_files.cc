@@ -528,7 +528,8 @@ void ForeignFiles::StartFill(const ForeignOpen& opened) {
       // limit): written below.
     }
   }
-  fill->write_();  // on this thread, outside mu_: the open waits for the whole file
+  fill->StartNow();  // no view can be served before this open returns
+  fill->write_();    // on this thread, outside mu_: the open waits for the whole file
 }
 
 }  // namespace graph_ascend::service
