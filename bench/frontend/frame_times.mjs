@@ -9,10 +9,7 @@
 // times from the pane's own timing of each frame, main-thread stalls from
 // PerformanceObserver("longtask"). Prints one JSON object. With GA_OPEN_ONLY
 // set it stops after the open and prints only its time.
-import { createRequire } from "node:module";
-
-const require = createRequire(new URL("../../frontend/package.json", import.meta.url));
-const { chromium } = require("playwright");
+import { launchChromium } from "./chromium.mjs";
 
 const url = process.env.GA_TB_URL ?? "http://127.0.0.1:6006";
 const run = process.env.GA_RUN ?? "gpt_100000";
@@ -20,18 +17,7 @@ const target = process.env.GA_NODE ?? "optimizer";
 const minNodes = Number(process.env.GA_MIN_NODES ?? 5000);
 const steps = Number(process.env.GA_STEPS ?? 240);
 
-const browser = await chromium.launch({
-  executablePath: process.env.GA_CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-  ],
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   await page.goto(`${url}/#graph_ascend`);

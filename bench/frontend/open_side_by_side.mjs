@@ -23,12 +23,7 @@
 // each request of the plugin's frame as start/sent-end from navigation start (Resource Timing: sent is when
 // it left on a connection, later than start while Chromium held it back at its 6 connections a host), to
 // say where the time went. A fresh Chromium each run: nothing cached. Prints one JSON line.
-import { createRequire } from "node:module";
-
-const require = createRequire(
-  new URL("../../frontend/package.json", import.meta.url),
-);
-const { chromium } = require("playwright");
+import { launchChromium } from "./chromium.mjs";
 
 const side = process.env.GA_SIDE;
 if (side !== "msprobe" && side !== "ours")
@@ -103,18 +98,7 @@ function probe([side, expect]) {
   }
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.GA_CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-  ],
-});
+const browser = await launchChromium();
 try {
   const context = await browser.newContext({
     viewport: { width: 1600, height: 1000 },

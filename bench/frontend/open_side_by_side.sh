@@ -37,14 +37,7 @@ for need in "$venv/bin/tensorboard" "$msvenv/bin/tensorboard" "$build/bin/graph-
   [ -e "$need" ] || { echo "open_side_by_side: $need is missing" >&2; exit 1; }
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/graph-ascend-sidebyside.XXXXXX")
-tb_pid=""
-stop_board() {
-  if [ -n "$tb_pid" ] && kill -0 "$tb_pid" 2>/dev/null; then
-    kill "$tb_pid" 2>/dev/null || true
-    wait "$tb_pid" 2>/dev/null || true
-  fi
-  tb_pid=""
-}
+. "$here/board.sh"
 trap 'stop_board; rm -rf "$work"' EXIT
 
 mkdir -p "$work/logdir/run"

@@ -18,14 +18,7 @@ rounds="${2:-3}"
 build="${GA_BUILD_DIR:-$root/build}"
 venv="${GA_VENV:-$root/.venv}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/graph-ascend-opendb.XXXXXX")
-tb_pid=""
-stop_board() {
-  if [ -n "$tb_pid" ] && kill -0 "$tb_pid" 2>/dev/null; then
-    kill "$tb_pid" 2>/dev/null || true
-    wait "$tb_pid" 2>/dev/null || true
-  fi
-  tb_pid=""
-}
+. "$here/board.sh"
 trap 'stop_board; rm -rf "$work"' EXIT
 
 mkdir -p "$work/logdir/z_db"

@@ -28,15 +28,8 @@ fi
 GA_BUILD_DIR="$build" GA_VENV="$venv" "$root/scripts/install-plugin.sh" >/dev/null
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/graph-ascend-frames.XXXXXX")
-tb_pid=""
-cleanup() {
-  if [ -n "$tb_pid" ] && kill -0 "$tb_pid" 2>/dev/null; then
-    kill "$tb_pid" 2>/dev/null || true
-    wait "$tb_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. "$here/board.sh"
+trap 'stop_board; rm -rf "$work"' EXIT
 
 (cd "$case_dir" && "$build/bin/graph-ascend" graph -i compare.json -o "$work/logdir/gpt_$nodes" >"$work/graph.log" 2>&1) || {
   cat "$work/graph.log" >&2
