@@ -208,7 +208,8 @@ Result<std::unique_ptr<SideGraph>> SideGraph::FromPartial(const vis::PartialSide
     for (uint32_t c : node.children) {
       if (c >= n || c == 0 || g->parent_[c] >= 0) {
         return MakeError(path, where,
-                         "node " + std::to_string(at) + ": child " + std::to_string(c) + " out of range or listed twice");
+                         "node " + std::to_string(at) + ": child " + std::to_string(c) +
+                             " out of range or listed twice");
       }
       g->parent_[c] = static_cast<int32_t>(at);
       g->children_.push_back(c);
@@ -224,6 +225,15 @@ Result<std::unique_ptr<SideGraph>> SideGraph::FromPartial(const vis::PartialSide
   nameless_to(n);
   g->name_offset_.push_back(static_cast<uint32_t>(g->names_.size()));
   g->child_begin_.push_back(static_cast<uint32_t>(g->children_.size()));
+  // Only known nodes have children, so a cycle of parents is one of known
+  // nodes: each chain reaches a root within as many steps as there are.
+  for (const vis::PartialSideIndex::Known& node : idx.known) {
+    int32_t at = static_cast<int32_t>(node.index);
+    for (size_t steps = 0; at >= 0; ++steps) {
+      if (steps > idx.known.size()) return MakeError(path, where, "the parents form a cycle");
+      at = g->parent_[static_cast<uint32_t>(at)];
+    }
+  }
   GA_RETURN_IF_ERROR(g->Derive(path, side));
   return g;
 }

@@ -473,7 +473,11 @@ TEST(SideGraphFromPartial, EveryColumnAsTheDenseIndexHasIt) {
   outside.known[1].children.push_back(10);
   vis::PartialSideIndex unordered = p;
   std::swap(unordered.known[1], unordered.known[2]);
-  for (const vis::PartialSideIndex* bad : {&twice, &outside, &unordered}) {
+  vis::PartialSideIndex cycle = p;  // nodes 5 and 7 list each other, neither under the root
+  cycle.known[0].children = {2};
+  cycle.known[2].children = {7};
+  cycle.known[3].children = {5};
+  for (const vis::PartialSideIndex* bad : {&twice, &outside, &unordered, &cycle}) {
     auto r = SideGraph::FromPartial(*bad, "x.vis.db", vis::SIDE_NPU);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().file, "x.vis.db");
@@ -492,7 +496,8 @@ TEST(DbOpeningOrders, OrdersThatAreNotConsecutiveOpenFromTheIndex) {
     std::string fixture, id, sql, suffix;
   };
   const std::string gap_in_step1_rank0 =
-      "PRAGMA journal_mode=DELETE; UPDATE tb_nodes SET node_order = 100000 WHERE step = 1 AND rank = 0 AND up_node = ''";
+      "PRAGMA journal_mode=DELETE; UPDATE tb_nodes SET node_order = 100000 "
+      "WHERE step = 1 AND rank = 0 AND up_node = ''";
   const std::vector<Case> cases = {
       {"dist_gloo_compare_8.2.1.vis.db", "", "", ".opening.vis"},
       {"dist_gloo_compare_8.2.1.vis.db", "",
