@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -62,6 +63,7 @@ struct PartialSideIndex {
 
   // The known node at `index`, or null.
   const Known* Find(uint32_t index) const;
+  Known* Find(uint32_t index) { return const_cast<Known*>(std::as_const(*this).Find(index)); }
   // Every node's columns (10^5 and more): for checks and tests.
   SideIndex Dense() const;
 };

@@ -354,11 +354,8 @@ Result<std::optional<DbOpening>> WriteVisDbOpening(const std::string& path, cons
       vis::PartialSideIndex& other = *index[1 - s];
       for (const vis::PartialSideIndex::Known& k : index[s]->known) {
         if (k.matched < 0) continue;
-        auto peer = std::lower_bound(other.known.begin(), other.known.end(), static_cast<uint32_t>(k.matched),
-                                     [](const vis::PartialSideIndex::Known& o, uint32_t i) { return o.index < i; });
-        if (peer != other.known.end() && peer->index == static_cast<uint32_t>(k.matched) && peer->matched < 0) {
-          peer->matched = static_cast<int32_t>(k.index);
-        }
+        vis::PartialSideIndex::Known* peer = other.Find(static_cast<uint32_t>(k.matched));
+        if (peer != nullptr && peer->matched < 0) peer->matched = static_cast<int32_t>(k.index);
       }
     }
   }
