@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "formats/vis_db/sqlite_btree.h"
 
@@ -46,38 +47,107 @@ bool KeyLess(const uint8_t* a, const uint8_t* b) {
   return c < 0 || (c == 0 && la < lb);
 }
 
-// Sorts keys by the 16 bytes after the prefix they all share, held beside
-// each pointer, and by the whole key only where those are equal: most
-// comparisons touch no key (a random read each).
-void SortByPrefix(std::vector<const uint8_t*>* keys) {
-  if (keys->size() < 2) return;
-  const uint8_t* first = (*keys)[0];
-  size_t shared = Compared(first);
-  for (const uint8_t* e : *keys) {
-    const size_t n = std::min(shared, Compared(e));
-    size_t i = 0;
-    while (i < n && first[4 + i] == e[4 + i]) ++i;
-    shared = i;
+// A key with 16 of its bytes held beside it, big-endian: comparing two
+// compares the bytes without reading either key (a random read each).
+struct Digit {
+  uint64_t a, b;
+  const uint8_t* e;
+  size_t size;  // Compared(e)
+};
+
+// Whether x's key sorts before y's, both equal in their first `from` bytes.
+bool DigitLessFrom(const Digit& x, const Digit& y, size_t from) {
+  const size_t n = std::min(x.size, y.size);
+  const int c = n > from ? memcmp(x.e + 4 + from, y.e + 4 + from, n - from) : 0;
+  return c < 0 || (c == 0 && x.size < y.size);
+}
+
+uint64_t Load8(const uint8_t* e, size_t size, size_t from) {
+  if (from + 8 <= size) {
+    uint64_t v;
+    memcpy(&v, e + 4 + from, 8);
+    return __builtin_bswap64(v);
   }
-  struct Ref {
-    uint64_t a, b;
-    const uint8_t* e;
-  };
-  auto load = [](const uint8_t* e, size_t from) {
-    const size_t size = Compared(e);
-    uint64_t v = 0;
-    for (size_t i = 0; i < 8; ++i) v = (v << 8) | (from + i < size ? e[4 + from + i] : 0);
-    return v;
-  };
-  std::vector<Ref> refs;
-  refs.reserve(keys->size());
-  for (const uint8_t* e : *keys) refs.push_back({load(e, shared), load(e, shared + 8), e});
-  std::sort(refs.begin(), refs.end(), [](const Ref& x, const Ref& y) {
-    if (x.a != y.a) return x.a < y.a;
-    if (x.b != y.b) return x.b < y.b;
-    return KeyLess(x.e, y.e);
-  });
-  for (size_t i = 0; i < refs.size(); ++i) (*keys)[i] = refs[i].e;
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) v = (v << 8) | (from + i < size ? e[4 + from + i] : 0);
+  return v;
+}
+
+// How many first bytes all `n` keys share, `depth` or more (they share those).
+size_t SharedFrom(const Digit* keys, size_t n, size_t depth) {
+  const uint8_t* first = keys[0].e;
+  size_t shared = keys[0].size;
+  for (size_t i = 1; i < n && shared > depth; ++i) {
+    if (i + 8 < n) __builtin_prefetch(keys[i + 8].e + 4 + depth);  // scattered keys: ask ahead
+    const uint8_t* e = keys[i].e;
+    const size_t m = std::min(shared, keys[i].size);
+    size_t j = depth;
+    while (j + 8 <= m && memcmp(first + 4 + j, e + 4 + j, 8) == 0) j += 8;
+    while (j < m && first[4 + j] == e[4 + j]) ++j;
+    shared = j;
+  }
+  return std::max(shared, depth);
+}
+
+// Sorts `keys`, all equal in their first `depth` bytes, 16 bytes at a time:
+// by the digit at `depth`, then each group of equal digits by the next one.
+// Keys with a long shared start (names of one module, ancestor lists) are
+// compared 16 bytes a step in a flat array instead of from the start.
+void SortFrom(Digit* keys, size_t n, size_t depth) {
+  while (n > 1) {
+    if (n <= 16) {
+      std::sort(keys, keys + n, [depth](const Digit& x, const Digit& y) { return DigitLessFrom(x, y, depth); });
+      return;
+    }
+    // Skip the bytes all the keys share past depth (a module's names, the
+    // ancestors listed first): one read of each key instead of one a digit.
+    depth = SharedFrom(keys, n, depth);
+    for (size_t i = 0; i < n; ++i) {
+      keys[i].a = Load8(keys[i].e, keys[i].size, depth);
+      keys[i].b = Load8(keys[i].e, keys[i].size, depth + 8);
+    }
+    std::sort(keys, keys + n, [](const Digit& x, const Digit& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
+    // Each group of equal digits sorts by what follows: the largest here,
+    // the others by recursion (at most half as many keys a level down).
+    // Keys are prefix-free (texts end in 00 00, numbers and the rowid carry
+    // their length), so keys with equal digits go on past them; a group
+    // where one does not (read as zeros past its end) sorts whole, a guard.
+    const size_t next = depth + 16;
+    size_t start = 0;
+    Digit* largest = nullptr;
+    size_t largest_n = 0;
+    for (size_t i = 1; i <= n; ++i) {
+      if (i < n && keys[i].a == keys[start].a && keys[i].b == keys[start].b) continue;
+      const size_t group = i - start;
+      if (group > 1) {
+        bool ends = false;
+        for (size_t k = start; k < i && !ends; ++k) ends = keys[k].size <= next;
+        if (ends) {
+          std::sort(keys + start, keys + i,
+                    [depth](const Digit& x, const Digit& y) { return DigitLessFrom(x, y, depth); });
+        } else if (group > largest_n) {
+          if (largest) SortFrom(largest, largest_n, next);
+          largest = keys + start;
+          largest_n = group;
+        } else {
+          SortFrom(keys + start, group, next);
+        }
+      }
+      start = i;
+    }
+    keys = largest;
+    n = largest_n;
+    depth = next;
+  }
+}
+
+// Sorts keys as KeyLess orders them.
+void SortKeys(std::vector<const uint8_t*>* keys) {
+  std::vector<Digit> digits;
+  digits.reserve(keys->size());
+  for (const uint8_t* e : *keys) digits.push_back({0, 0, e, Compared(e)});
+  SortFrom(digits.data(), digits.size(), 0);
+  for (size_t i = 0; i < digits.size(); ++i) (*keys)[i] = digits[i].e;
 }
 
 // Key tags: they order NULL < negative numbers < [0, 2^32) by integer bytes < 2^32 and more < text.
@@ -96,6 +166,8 @@ class Cursor {
 
   Status Advance() {
     if (!file_) {
+      // Sorted keys lie scattered in memory: ask for one a few ahead.
+      if (end_ - next_ > 8) __builtin_prefetch(next_[8]);
       entry_ = next_ == end_ ? nullptr : *next_++;
       return Status::Ok();
     }
@@ -140,8 +212,7 @@ class Cursor {
 
 }  // namespace
 
-size_t AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::string* out) {
-  // Room for the longest encoding of each value, written in place, then cut.
+size_t SortKeyBound(std::span<const SqlValue> values) {
   size_t most = 9 + values.size();
   for (const SqlValue& v : values) {
     if (v.kind != SqlValue::kText) {
@@ -150,15 +221,18 @@ size_t AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::strin
     }
     most += 3 + v.text.size();
     if (v.text.empty()) continue;
-    for (const char* z = v.text.data(); (z = static_cast<const char*>(memchr(
-                                             z, 0, static_cast<size_t>(v.text.data() + v.text.size() - z)))) != nullptr;
+    for (const char* z = v.text.data();
+         (z = static_cast<const char*>(memchr(z, 0, static_cast<size_t>(v.text.data() + v.text.size() - z)))) !=
+         nullptr;
          ++z) {
       ++most;  // a zero byte takes two
     }
   }
-  const size_t start = out->size();
-  out->resize(start + most);
-  auto* p = reinterpret_cast<uint8_t*>(out->data() + start);
+  return most;
+}
+
+size_t WriteSortKey(std::span<const SqlValue> values, int64_t rowid, uint8_t* out, size_t* columns) {
+  uint8_t* p = out;
   auto put = [&p](uint64_t v, size_t bytes) {
     for (size_t i = bytes; i-- > 0;) *p++ = static_cast<uint8_t>(v >> (8 * i));
   };
@@ -210,7 +284,7 @@ size_t AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::strin
       }
     }
   }
-  const size_t columns = static_cast<size_t>(p - reinterpret_cast<uint8_t*>(out->data() + start));
+  *columns = static_cast<size_t>(p - out);
   // The rowid: its length, then its bytes.
   const auto r = static_cast<uint64_t>(rowid);
   size_t n = 1;
@@ -218,8 +292,7 @@ size_t AppendSortKey(std::span<const SqlValue> values, int64_t rowid, std::strin
   *p++ = static_cast<uint8_t>(n);
   put(r, n);
   for (const SqlValue& v : values) *p++ = v.kind == SqlValue::kReal ? 1 : 0;
-  out->resize(static_cast<size_t>(p - reinterpret_cast<uint8_t*>(out->data())));
-  return columns;
+  return static_cast<size_t>(p - out);
 }
 
 bool DecodeSortKey(std::string_view key, size_t columns, std::vector<SqlValue>* values, int64_t* rowid,
@@ -337,31 +410,47 @@ Result<size_t> RunFile::Read(uint64_t offset, uint8_t* out, size_t n) {
   }
 }
 
+uint8_t* KeySorter::Room(size_t bytes) {
+  if (bytes > left_) {
+    // Blocks double from 64 KiB to 8 MiB: a small index allocates little.
+    // (Huge pages made the faults fewer but the keys slower to add: the
+    // kernel compacts memory to find 2 MiB.)
+    const size_t size =
+        std::max(blocks_.empty() ? size_t{64} << 10 : std::min<size_t>(size_t{8} << 20, 2 * last_block_), bytes);
+    auto* block = static_cast<uint8_t*>(malloc(size));
+    if (!block) throw std::bad_alloc();
+    blocks_.emplace_back(block);
+    last_block_ = size;
+    free_ = block;
+    left_ = size;
+  }
+  return free_;
+}
+
 void KeySorter::Add(std::span<const SqlValue> values, int64_t rowid) {
-  const size_t at = arena_.size();
-  arena_.append(4, '\0');
-  const auto columns = static_cast<uint32_t>(AppendSortKey(values, rowid, &arena_));
-  memcpy(arena_.data() + at, &columns, 4);
-  if (runs_known_ && !offsets_.empty()) {
-    const auto* base = reinterpret_cast<const uint8_t*>(arena_.data());
-    if (KeyLess(base + at, base + offsets_.back())) {
-      if (run_starts_.size() < 32) {
-        run_starts_.push_back(static_cast<uint32_t>(offsets_.size()));
-      } else {
-        runs_known_ = false;
-      }
+  uint8_t* e = Room(4 + SortKeyBound(values));
+  size_t columns = 0;
+  const size_t n = 4 + WriteSortKey(values, rowid, e + 4, &columns);
+  const auto length = static_cast<uint32_t>(columns);
+  memcpy(e, &length, 4);
+  free_ += n;
+  left_ -= n;
+  used_ += n;
+  if (runs_known_ && !keys_.empty() && KeyLess(e, keys_.back())) {
+    if (run_starts_.size() < 32) {
+      run_starts_.push_back(static_cast<uint32_t>(keys_.size()));
+    } else {
+      runs_known_ = false;
     }
   }
-  offsets_.push_back(static_cast<uint32_t>(at));
+  keys_.push_back(e);
 }
 
 std::vector<const uint8_t*> KeySorter::Sorted() {
-  std::vector<const uint8_t*> sorted;
-  sorted.reserve(offsets_.size());
-  const auto* base = reinterpret_cast<const uint8_t*>(arena_.data());
-  for (uint32_t o : offsets_) sorted.push_back(base + o);
+  std::vector<const uint8_t*> sorted = std::move(keys_);
+  keys_.clear();
   if (!runs_known_) {
-    SortByPrefix(&sorted);
+    SortKeys(&sorted);
     return sorted;
   }
   // Merge the ascending runs pairwise.
@@ -381,8 +470,10 @@ std::vector<const uint8_t*> KeySorter::Sorted() {
 }
 
 void KeySorter::Clear() {
-  std::string().swap(arena_);
-  std::vector<uint32_t>().swap(offsets_);
+  blocks_.clear();
+  free_ = nullptr;
+  left_ = last_block_ = used_ = 0;
+  std::vector<const uint8_t*>().swap(keys_);
   run_starts_.clear();
   runs_known_ = true;
 }
