@@ -349,8 +349,10 @@ void JobRunner::ComparePair(PreparedPair* pair, uint32_t n, compare::PairMetrics
   std::string_view name = g.Name(n);
   compare::PairVerdict v = compare::ComparePair(pair->mode, name, items, pair->tensors.get(), metrics);
   g.grade[n] = compare::Grade26(pair->mode, name, items, *metrics, pair->parallel_merge);
-  if (pair->evidence.size() < g.size()) pair->evidence.resize(g.size());
-  pair->evidence[n] = divergence::EvidenceOf(pair->mode, items, *metrics);
+  if (!options_.pair_written) {  // a .vis.db holds no divergence ranking
+    if (pair->evidence.size() < g.size()) pair->evidence.resize(g.size());
+    pair->evidence[n] = divergence::EvidenceOf(pair->mode, items, *metrics);
+  }
   if (v.has_precision) {
     g.precision[n] = v.precision_index;
     g.precision_float[n] = v.is_float;
@@ -383,16 +385,18 @@ Status JobRunner::Write(PreparedPair* pair, std::string* written) {
     // Pairs are compared on several threads; tensor compares read .pt files in order.
     request.serial_compare = pair->tensors != nullptr;
     Graph* g = pair->npu->graph.get();
-    // Sized before the write: the compare threads fill it by node index.
-    if (pair->evidence.size() < g->size()) pair->evidence.resize(g->size());
     vis::CompareMode mode = pair->mode;
     request.after_compare = [g, mode]() { AggregateCollections(g, mode); };
-    request.rank_divergence = [g, mode, pair]() {
-      return divergence::Rank(*g, pair->evidence, mode);
-    };
-    request.summarize = [g](const vis::DivergenceRanking& ranking, vis::FileMeta* meta) {
-      *meta->mutable_overview() = divergence::CountForOverview(*g, *meta, ranking);
-    };
+    // A .vis.db holds neither the divergence ranking nor the overview (the page ranks one it
+    // opens): its scratch .vis goes without them.
+    if (!options_.pair_written) {
+      // Sized before the write: the compare threads fill it by node index.
+      if (pair->evidence.size() < g->size()) pair->evidence.resize(g->size());
+      request.rank_divergence = [g, mode, pair]() { return divergence::Rank(*g, pair->evidence, mode); };
+      request.summarize = [g](const vis::DivergenceRanking& ranking, vis::FileMeta* meta) {
+        *meta->mutable_overview() = divergence::CountForOverview(*g, *meta, ranking);
+      };
+    }
   }
   request.meta = pair->meta;
   request.threads = options_.threads;

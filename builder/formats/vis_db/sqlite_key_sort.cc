@@ -213,21 +213,10 @@ class Cursor {
 }  // namespace
 
 size_t SortKeyBound(std::span<const SqlValue> values) {
+  // A text's zero bytes take two each: counted as if every byte were one
+  // (room, not a length; a second pass over the texts cost more).
   size_t most = 9 + values.size();
-  for (const SqlValue& v : values) {
-    if (v.kind != SqlValue::kText) {
-      most += 11;
-      continue;
-    }
-    most += 3 + v.text.size();
-    if (v.text.empty()) continue;
-    for (const char* z = v.text.data();
-         (z = static_cast<const char*>(memchr(z, 0, static_cast<size_t>(v.text.data() + v.text.size() - z)))) !=
-         nullptr;
-         ++z) {
-      ++most;  // a zero byte takes two
-    }
-  }
+  for (const SqlValue& v : values) most += v.kind == SqlValue::kText ? 3 + 2 * v.text.size() : 11;
   return most;
 }
 

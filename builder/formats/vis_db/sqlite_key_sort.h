@@ -24,7 +24,7 @@ namespace graph_ascend::formats::sqlite_file {
 // integer from a real), so that the record is made again from it: each
 // index's keys are held once, compactly. No key is a prefix of another.
 //
-// The most bytes the key of `values` takes.
+// At least the bytes the key of `values` takes.
 size_t SortKeyBound(std::span<const SqlValue> values);
 // Writes the key of `values` and `rowid` (rowid >= 0) at `out` (SortKeyBound
 // bytes free): the columns' part, then the rowid's, then the columns' types.
