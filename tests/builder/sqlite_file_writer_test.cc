@@ -250,17 +250,23 @@ TEST(SqliteFileWriter, DeepTreesAtSmallPages) {
   EXPECT_GE(Levels(dir / "deep.db", "ic"), 3);
 }
 
+// t(k TEXT PRIMARY KEY, a, b) with indexes on (a) and (b, a).
+Schema KeyAndTwoColumns() {
+  Schema s;
+  s.create = "CREATE TABLE t (k TEXT PRIMARY KEY, a, b)";
+  s.columns = 3;
+  s.primary_key = 0;
+  s.indexes = {{"ia", "CREATE INDEX ia ON t (a)", {1}, "a, rowid"},
+               {"iab", "CREATE INDEX iab ON t (b, a)", {2, 1}, "b, a, rowid"}};
+  return s;
+}
+
 TEST(SqliteFileWriter, KeysInOrderOrInAFewAscendingRuns) {
   // Keys already ascending, or in a few ascending runs, are merged rather
   // than sorted; past 32 runs they are sorted. Ties are ordered by rowid.
   for (size_t runs : {1, 2, 5, 32, 33, 200}) {
     for (size_t budget : {size_t{64} << 20, size_t{3000}}) {
-      Schema s;
-      s.create = "CREATE TABLE t (k TEXT PRIMARY KEY, a, b)";
-      s.columns = 3;
-      s.primary_key = 0;
-      s.indexes = {{"ia", "CREATE INDEX ia ON t (a)", {1}, "a, rowid"},
-                   {"iab", "CREATE INDEX iab ON t (b, a)", {2, 1}, "b, a, rowid"}};
+      const Schema s = KeyAndTwoColumns();
       std::vector<Row> rows;
       const size_t n = 2000, per_run = n / runs;
       for (size_t i = 0; i < n; ++i) {
@@ -278,15 +284,10 @@ TEST(SqliteFileWriter, KeysInOrderOrInAFewAscendingRuns) {
 TEST(SqliteFileWriter, TextsWithLongSharedStartsSortAsSqliteDoes) {
   // Keys sharing long starts (ancestor lists, a module's names) sort 16
   // bytes a step from where their group stops agreeing: groups of every
-  // size, keys that end inside a step or are a prefix of another (with and
+  // size, texts ending inside a step or a prefix of another (with and
   // without zero bytes after), repeated texts (ordered by rowid) and texts
   // ending in zero bytes.
-  Schema s;
-  s.create = "CREATE TABLE t (k TEXT PRIMARY KEY, a, b)";
-  s.columns = 3;
-  s.primary_key = 0;
-  s.indexes = {{"ia", "CREATE INDEX ia ON t (a)", {1}, "a, rowid"},
-               {"iba", "CREATE INDEX iba ON t (b, a)", {2, 1}, "b, a, rowid"}};
+  const Schema s = KeyAndTwoColumns();
   const std::vector<std::string> parts = {
       "[\"DefaultModel\"",  ", \"Module.model.layers.", "1", "10", "2", "mlp.LlamaMLP.forward.0\"", ".",
       std::string("\0", 1), std::string(40, 'x'),       ""};
