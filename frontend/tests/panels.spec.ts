@@ -231,3 +231,88 @@ test("the side panels keep at most 3 requests in flight, so a file's first scree
   await idle(frame);
   expect(seen).toBeGreaterThan(held.length);
 });
+
+test("the filter and match panels share one request for each side's unmatched list", async ({ page }) => {
+  const frame = await openPlugin(page, "statistics/");
+  const unmatched: string[] = [];
+  await page.route(/\/data\/plugin\/graph_ascend\/api\/Filter$/, (route) => {
+    const body = JSON.parse(route.request().postData() ?? "{}");
+    if (body.unmatched) unmatched.push(JSON.stringify(body));
+    return route.continue();
+  });
+  await chooseRun(frame, "overflow/");
+  await idle(frame);
+  const summary = await frame.evaluate(() => {
+    const i = (window as any).graphAscend.info();
+    return { npu: i.npu.unmatched, bench: i.bench.unmatched };
+  });
+  expect(summary.npu).toBeGreaterThan(0);
+  // Both panels list both sides...
+  for (const [list, n] of [
+    ["unmatched-npu", summary.npu],
+    ["match-npu", summary.npu],
+    ["unmatched-bench", summary.bench],
+    ["match-bench", summary.bench],
+  ]) {
+    await expect(frame.locator(`.hitlist[data-list=${list}] .count`)).toHaveText(`(${n})`);
+  }
+  // ...from one request a side.
+  expect(unmatched.length).toBe(2);
+  expect(new Set(unmatched).size).toBe(2);
+});
+
+test("a shared request goes on while one of its callers waits, and a new one starts once all have aborted", async ({
+  page,
+}) => {
+  const frame = await openPlugin(page, "overflow/");
+  await idle(frame);
+  const held: Route[] = [];
+  await page.route(/\/data\/plugin\/graph_ascend\/api\/Filter$/, (route) => {
+    held.push(route);
+  });
+  // Two identical calls, the first aborted: one request, which answers the second.
+  const oneLeft = frame.evaluate(async () => {
+    const app = (window as any).graphAscend;
+    const req = { view: app.viewKey("SIDE_NPU"), unmatched: true, offset: 0, limit: 7 };
+    const a = new AbortController();
+    const first = app.api.call("filter", req, a.signal).then(
+      () => "answered",
+      (e: Error) => e.name,
+    );
+    const second = app.api.call("filter", req).then(
+      (r: any) => `answered ${r.total}`,
+      (e: Error) => e.name,
+    );
+    a.abort();
+    return [await first, await second];
+  });
+  await expect.poll(() => held.length).toBe(1);
+  await held[0].continue();
+  const unmatched: number = await frame.evaluate(() => (window as any).graphAscend.info().npu.unmatched);
+  expect(await oneLeft).toEqual(["AbortError", `answered ${unmatched}`]);
+  // Both aborted once their request is out: each caller gets its abort, and the same call afterwards
+  // is a request of its own.
+  await frame.evaluate(() => {
+    const w = window as any;
+    const req = { view: w.graphAscend.viewKey("SIDE_NPU"), unmatched: true, offset: 0, limit: 8 };
+    w.__req = req;
+    w.__controllers = [new AbortController(), new AbortController()];
+    w.__calls = w.__controllers.map((c: AbortController) =>
+      w.graphAscend.api.call("filter", req, c.signal).then(
+        () => "answered",
+        (e: Error) => e.name,
+      ),
+    );
+  });
+  await expect.poll(() => held.length).toBe(2);
+  const allAborted = frame.evaluate(async () => {
+    const w = window as any;
+    for (const c of w.__controllers) c.abort();
+    const aborted = await Promise.all(w.__calls);
+    const again = await w.graphAscend.api.call("filter", w.__req).then((r: any) => `answered ${r.total}`);
+    return [...aborted, again];
+  });
+  await expect.poll(() => held.length).toBe(3);
+  await held[2].continue();
+  expect(await allAborted).toEqual(["AbortError", "AbortError", `answered ${unmatched}`]);
+});

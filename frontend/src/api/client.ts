@@ -69,6 +69,26 @@ export type PartialRequest<M extends keyof Methods> = DeepPartial<RequestOf<M>>;
 const FOREGROUND_RPCS = new Set(["GetView", "Expand", "Collapse", "Reveal", "GetNodeDetail", "Search"]);
 export const SIDE_REQUESTS = 3;
 
+/**
+ * Reads whose identical requests in flight share one HTTP request: the filter panel and the match panel
+ * both list a new file's unmatched nodes, side by side, as it opens (on a big file both would hold a
+ * slot while the service reads it).
+ */
+const SHARED_RPCS = new Set(["Filter"]);
+
+/** A unary reply as read off the wire. */
+interface Fetched {
+  response: Response;
+  text: string;
+}
+
+/** A shared request: its callers still waiting, and how to abort it when none is. */
+interface SharedCall {
+  promise: Promise<Fetched>;
+  users: number;
+  controller: AbortController;
+}
+
 /** At most `limit` holders at once; the others wait in order of arrival (or until their signal aborts). */
 export class Slots {
   private used = 0;
@@ -110,6 +130,8 @@ export class GraphApi {
   inFlight = 0;
   /** The side panels' requests (all unary requests but the foreground ones). */
   private readonly side = new Slots(SIDE_REQUESTS);
+  /** The SHARED_RPCS requests in flight, by method and body. */
+  private readonly sharedCalls = new Map<string, SharedCall>();
   /** Called with the main-thread time spent parsing and decoding each reply (the frame-time bench reads it). */
   onDecode: ((rpc: string, ms: number, bytes: number) => void) | null = null;
   onBusyChange: (busy: boolean) => void = () => {};
@@ -121,7 +143,21 @@ export class GraphApi {
     const def = GraphServiceDefinition.methods[method];
     const codec = def.requestType as unknown as Codec;
     const body = JSON.stringify(codec.toJSON(codec.fromPartial(request as never) as never));
-    const slots = FOREGROUND_RPCS.has(def.name) ? null : this.side;
+    const { response, text } = SHARED_RPCS.has(def.name)
+      ? await this.shared(`${def.name}\n${body}`, (s) => this.fetchText(def.name, body, s), signal)
+      : await this.fetchText(def.name, body, signal);
+    const t0 = performance.now();
+    const json = parseJson(def.name, response.status, text);
+    throwIfError(def.name, response, json);
+    const reply =
+      def.responseType === ViewReply ? decodeViewReply(json) : (def.responseType as unknown as Codec).fromJSON(json);
+    this.onDecode?.(def.name, performance.now() - t0, text.length);
+    return reply as ReplyOf<M>;
+  }
+
+  /** Posts one unary request (a side panel's once it has a slot) and reads its whole reply. */
+  private async fetchText(rpc: string, body: string, signal?: AbortSignal): Promise<Fetched> {
+    const slots = FOREGROUND_RPCS.has(rpc) ? null : this.side;
     if (slots) {
       this.busy(+1);
       try {
@@ -130,21 +166,47 @@ export class GraphApi {
         this.busy(-1);
       }
     }
-    let response: Response;
-    let text: string;
     try {
-      response = await this.post(def.name, body, signal);
-      text = await response.text(); // the connection is held until the body is read
+      const response = await this.post(rpc, body, signal);
+      const text = await response.text(); // the connection is held until the body is read
+      return { response, text };
     } finally {
       slots?.release();
     }
-    const t0 = performance.now();
-    const json = parseJson(def.name, response.status, text);
-    throwIfError(def.name, response, json);
-    const reply =
-      def.responseType === ViewReply ? decodeViewReply(json) : (def.responseType as unknown as Codec).fromJSON(json);
-    this.onDecode?.(def.name, performance.now() - t0, text.length);
-    return reply as ReplyOf<M>;
+  }
+
+  /**
+   * `start`'s request, or the identical one in flight (`key`): each caller gets the reply or its own
+   * abort; the request itself is aborted once every caller has aborted.
+   */
+  private async shared(
+    key: string,
+    start: (signal: AbortSignal) => Promise<Fetched>,
+    signal?: AbortSignal,
+  ): Promise<Fetched> {
+    signal?.throwIfAborted();
+    let call = this.sharedCalls.get(key);
+    if (!call) {
+      const controller = new AbortController();
+      const created: SharedCall = { promise: start(controller.signal), users: 0, controller };
+      const forget = () => {
+        if (this.sharedCalls.get(key) === created) this.sharedCalls.delete(key);
+      };
+      created.promise.then(forget, forget);
+      this.sharedCalls.set(key, created);
+      call = created;
+    }
+    const mine = call;
+    mine.users++;
+    try {
+      return await untilAborted(mine.promise, signal);
+    } finally {
+      if (--mine.users === 0) {
+        // Nobody waits on it any more: a later caller starts afresh (aborting an answered request does nothing).
+        if (this.sharedCalls.get(key) === mine) this.sharedCalls.delete(key);
+        mine.controller.abort();
+      }
+    }
   }
 
   /**
@@ -276,6 +338,25 @@ export class GraphApi {
     this.inFlight += delta;
     if (was !== this.inFlight > 0) this.onBusyChange(this.inFlight > 0);
   }
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it aborts (as fetch rejects). */
+function untilAborted<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason ?? new DOMException("aborted", "AbortError"));
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener("abort", abort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", abort);
+        reject(e);
+      },
+    );
+  });
 }
 
 function parseJson(rpc: string, status: number, text: string): unknown {
