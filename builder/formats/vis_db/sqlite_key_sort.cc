@@ -401,11 +401,12 @@ Result<size_t> RunFile::Read(uint64_t offset, uint8_t* out, size_t n) {
 
 uint8_t* KeySorter::Room(size_t bytes) {
   if (bytes > left_) {
-    // Blocks double from 64 KiB to 8 MiB: a small index allocates little.
-    // (Huge pages made the faults fewer but the keys slower to add: the
-    // kernel compacts memory to find 2 MiB.)
+    // Blocks double from 64 KiB to 1 MiB: a small index allocates little,
+    // and the room left in each index's last block stays small beside the
+    // budget. (Huge pages made the faults fewer but the keys slower to add:
+    // the kernel compacts memory to find 2 MiB.)
     const size_t size =
-        std::max(blocks_.empty() ? size_t{64} << 10 : std::min<size_t>(size_t{8} << 20, 2 * last_block_), bytes);
+        std::max(blocks_.empty() ? size_t{64} << 10 : std::min<size_t>(size_t{1} << 20, 2 * last_block_), bytes);
     auto* block = static_cast<uint8_t*>(malloc(size));
     if (!block) throw std::bad_alloc();
     blocks_.emplace_back(block);

@@ -61,7 +61,8 @@ class KeySorter {
  public:
   KeySorter(size_t columns, bool unique) : columns_(columns), unique_(unique) {}
   void Add(std::span<const SqlValue> values, int64_t rowid);
-  // Memory held by the keys.
+  // Memory held by the keys and their pointers (the last block's free room,
+  // under 1 MiB, not counted: a small budget would spill every key).
   size_t bytes() const { return used_ + sizeof(const uint8_t*) * keys_.size(); }
   // Sorts the keys held and moves them to `runs` as one run.
   Status Spill(RunFile* runs);
