@@ -3,7 +3,7 @@
 // and next walks it. A compare that cannot be ranked (its match links taken out) says why, in full,
 // wrapped. A single compare given by its dump roots (one rank folder) shows as one graph: no step or
 // rank picker, no rank overview.
-import { expect, type Frame, test } from "@playwright/test";
+import { expect, type Frame, type Route, test } from "@playwright/test";
 
 import { idle, openPlugin, selectedName, shot } from "./helpers";
 
@@ -48,6 +48,29 @@ for (const run of ["msprobe26/", "msprobe81/"]) {
     await shot(page, info, `msprobe-first-divergence-${run.replace("/", "")}`);
   });
 }
+
+test("while a converted file's ranking comes, the walk says so instead of saying there is none", async ({ page }) => {
+  const frame = await openPlugin(page, "statistics/");
+  // Hold the ranking, as a big .vis.db's waits on the service's whole read of it.
+  const held: Route[] = [];
+  await page.route(/\/data\/plugin\/graph_ascend\/api\/GetDivergence$/, (route) => {
+    held.push(route);
+  });
+  const picker = frame.locator("select[data-picker=run]");
+  const label = (await picker.locator("option").allTextContents()).find((t) => t.includes("msprobe26/"));
+  expect(label, "a run containing msprobe26/").toBeTruthy();
+  await picker.selectOption({ label: label! });
+  await expect.poll(() => held.length).toBe(1);
+  const status = frame.locator(".divergence-status");
+  await expect(status).toHaveText("Ranking divergences…");
+  await expect(status).toHaveClass(/\branking\b/);
+  await expect(status).not.toHaveClass(/\bunranked\b/);
+  await expect(frame.locator("button[data-action=first-divergence]")).toBeDisabled();
+  await held[0].continue();
+  const count = await rankedCount(frame);
+  await expect(status).not.toHaveClass(/\branking\b/);
+  await expect(status).toHaveText(count === 1 ? "1 divergence" : `${count} divergences`);
+});
 
 test("a converted compare that cannot be ranked says why, in full", async ({ page }, info) => {
   const frame = await openPlugin(page, "msprobe_unmatched/");

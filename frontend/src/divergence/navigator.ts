@@ -21,6 +21,8 @@ export class DivergenceNav {
   private items: DivergenceItem[] = [];
   private reply: DivergenceReply = DivergenceReply.fromPartial({});
   private ranked = false;
+  /** The file's ranking is asked for and has not come (a .vis.db's comes once its conversion ends). */
+  private loading = false;
   private at = -1;
   private seq = 0;
   /** The ranks of the file's step and where each first diverges (batch files). */
@@ -59,8 +61,9 @@ export class DivergenceNav {
     this.ranks = [];
     this.ranked = false;
     this.at = -1;
+    this.loading = !!this.ctx.file() && this.ctx.isCompare();
     this.update();
-    if (!this.ctx.file() || !this.ctx.isCompare()) {
+    if (!this.loading) {
       this.ranksChanged([]);
       return;
     }
@@ -91,6 +94,7 @@ export class DivergenceNav {
     } catch (e) {
       if (seq === this.seq) this.ctx.toast((e as Error).message, "error");
     }
+    if (seq === this.seq) this.loading = false;
     this.update();
     this.ranksChanged(this.ranks);
   }
@@ -144,6 +148,8 @@ export class DivergenceNav {
     this.nextBtn.disabled = n === 0 || this.at >= n - 1;
     const item = this.current();
     if (!compare) this.status.textContent = "";
+    // Not "no ranking" while it comes: a big .vis.db is ranked once the service has read it whole.
+    else if (this.loading) this.status.textContent = t("ranking");
     // Why there is no ranking, in the service's words (a converted file says what it lacks), wrapped in full.
     else if (!this.ranked) this.status.textContent = this.seq ? this.reply.unrankedReason || t("notRanked") : "";
     else if (!n && this.reply.noneBeyondNoise) this.status.textContent = this.verdict();
@@ -157,7 +163,8 @@ export class DivergenceNav {
       this.status.title = `${this.verdict()}\n${t("noneBeyondNoiseTip", { t: formatMargin(this.reply.threshold) })}`;
     else this.status.title = this.status.textContent ?? ""; // the status may be cut at 1280 px
     this.status.classList.toggle("jumps", !n && this.reply.noneBeyondNoise && this.reply.hasLargest);
-    this.status.classList.toggle("unranked", compare && !this.ranked && !!this.seq);
+    this.status.classList.toggle("unranked", compare && !this.ranked && !!this.seq && !this.loading);
+    this.status.classList.toggle("ranking", compare && this.loading);
     // The first button's tooltip says where entry 0 is and by how much.
     const first = this.items[0];
     this.firstBtn.title = first
