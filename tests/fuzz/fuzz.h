@@ -25,6 +25,10 @@
 
 namespace graph_ascend::fuzz {
 
+// Tokens for a JSON reader's mutator: structure, odd numbers, broken escapes and UTF-8.
+#define GA_JSON_TOKENS "{", "}", "[", "]", "\"", ",", ":", "null", "true", "NaN", "-Infinity", "\\ud800", \
+                       "\\udc00\\ud800", "\xff", "\xc0\x80", "\xed\xa0\x80", "{\"type\": \"torch.Tensor\"}", "\"\": "
+
 // One input to a target.
 class Input {
  public:

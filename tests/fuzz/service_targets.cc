@@ -3,12 +3,14 @@
 // on it (layout of expanded nodes, search, filter, details, stacks, manual
 // matching). Built into ga_fuzz when the server is built.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "formats/vis_db/vis_db.h"
 #include "fuzz.h"
 #include "layout.h"
 #include "manual_match.h"
@@ -17,6 +19,7 @@
 #include "side_graph.h"
 #include "vis/protobuf_log.h"
 #include "vis/vis_file.h"
+#include "vis_db_cells.h"
 
 namespace graph_ascend::fuzz {
 namespace {
@@ -78,6 +81,56 @@ Status ServeVis(const std::string& path) {
     OpenGraph::DetailCache again;
     service::PrefetchForMatch(f, 0, 0, true, true, &again);
     (void)service::MatchNodes(&f, 0, 0, true, &again);
+  }
+  return Status::Ok();
+}
+
+// A msprobe .vis.db as graph-ascend-server opens a big one: its opening
+// screen read straight from SQLite (formats::WriteVisDbOpening), the sides
+// built from that partial index and served, then the node queries the
+// service answers from the db while the conversion runs (formats::VisDbNodes:
+// search, ancestors, details).
+Status ServeDbOpening(const std::string& db) {
+  const std::string dir = ScratchDir() + "/opening";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string opening = dir + "/graph.opening.vis";
+  auto written = formats::WriteVisDbOpening(db, "", 0, opening);
+  if (!written.ok()) return written.error();
+  if (written->has_value()) {
+    auto sides = std::make_shared<service::SideIndexes>();
+    sides->npu = std::move((*written)->npu);
+    sides->bench = std::move((*written)->bench);
+    auto opened = OpenGraph::Open(opening, "input.vis.db", [](double, const std::string&) {}, {}, {}, sides);
+    if (!opened.ok()) return opened.error();
+    (void)(*opened)->Info();
+    Browse(**opened, vis::SIDE_NPU);
+    Browse(**opened, vis::SIDE_BENCH);
+  }
+  const std::string converted = dir + "/graph.index.vis";
+  bool taken = false;  // the first graph only, as the opening's
+  std::vector<bool> whole;
+  auto index = formats::ConvertVisDbIndex(
+      db,
+      [&](const vis::FileMeta&) {
+        if (taken) return std::string();
+        taken = true;
+        return converted;
+      },
+      {}, &whole);
+  if (!index.ok()) return index.error();
+  if (!taken) return Status::Ok();
+  auto nodes = formats::VisDbNodes::Open(db, converted);
+  if (!nodes.ok()) return nodes.error();
+  for (vis::Side side : {vis::SIDE_NPU, vis::SIDE_BENCH}) {
+    auto hits = (*nodes)->Find(side, [](std::string_view) { return true; });
+    if (!hits.ok()) continue;
+    for (size_t i = 0; i < hits->size(); i += 3) {
+      const std::string& name = (*hits)[i].name;
+      (void)(*nodes)->Detail(side, name);
+      uint32_t omitted = 0;
+      (void)(*nodes)->Ancestors(side, name, 8, &omitted);
+    }
   }
   return Status::Ok();
 }
@@ -165,6 +218,12 @@ GA_FUZZ_TARGET(service_vis_index, "compare .vis NPU node index served by graph-a
   std::string path = ScratchDir() + "/service-index.vis";
   GA_RETURN_IF_ERROR(WriteCompareWithIndex(path, chunk));
   return ServeVis(path);
+}
+
+// One cell of a msprobe 26 .vis.db, opened as the service opens a big one.
+GA_FUZZ_TARGET(service_vis_db_opening_cell, "one cell of a msprobe .vis.db, its opening screen served from SQLite",
+               DbCellSeeds, GA_VIS_DB_CELL_TOKENS) {
+  return WithMutatedCell(input.bytes(), ServeDbOpening);
 }
 
 }  // namespace graph_ascend::fuzz
