@@ -1,5 +1,7 @@
 import { defineConfig } from "@playwright/test";
 
+import { chromiumLaunchOptions } from "./chromium.mjs";
+
 // The tests drive Debian's Chromium against a real tensorboard with the
 // plugin installed; scripts/test-browser.sh starts it and sets GA_TB_URL.
 const baseURL = process.env.GA_TB_URL ?? "http://127.0.0.1:6006";
@@ -18,17 +20,7 @@ export default defineConfig({
     viewport: { width: 1600, height: 1000 },
     screenshot: "only-on-failure",
     trace: "retain-on-failure",
-    launchOptions: {
-      executablePath: process.env.GA_CHROMIUM ?? "/usr/bin/chromium",
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-    },
+    launchOptions: chromiumLaunchOptions,
   },
   projects: [{ name: "chromium", use: { browserName: "chromium", headless: true } }],
 });
